@@ -1,0 +1,63 @@
+# lakegate build entry points. `make help` lists the targets.
+
+# duckdb-go's Arrow API is behind the duckdb_arrow build tag; every go
+# command run from here (and from .ci/run) needs it.
+export GOFLAGS := -tags=duckdb_arrow
+
+GO       ?= go
+PKGS     ?= ./...
+DATA_DIR ?= ./data
+BENCH    ?= .
+COUNT    ?= 1
+FUZZTIME ?= 30s
+
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK         := $(CURDIR)/bin/staticcheck
+
+.PHONY: all help build run test lint bench fuzz clean
+
+all: build
+
+help:
+	@echo 'build  go build -o bin/lakegate ./cmd/lakegate'
+	@echo 'run    build, then serve with --data-dir $$(DATA_DIR) (default ./data)'
+	@echo 'test   go vet, then every test including integration (PKGS=./...)'
+	@echo 'lint   gofmt check, go vet, staticcheck $(STATICCHECK_VERSION) (installed into bin/)'
+	@echo 'bench  benchmarks matching BENCH (default .), COUNT times (default 1)'
+	@echo 'fuzz   each fuzz target for FUZZTIME (default 30s)'
+	@echo 'clean  remove bin/'
+
+build:
+	$(GO) build -o bin/lakegate ./cmd/lakegate
+
+run: build
+	./bin/lakegate serve --data-dir $(DATA_DIR)
+
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 -timeout 60m $(PKGS)
+
+lint: $(STATICCHECK)
+	@out="$$(gofmt -l .)"; \
+	if [ -n "$$out" ]; then echo 'gofmt -l reports unformatted files:'; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(STATICCHECK) -tags duckdb_arrow $(PKGS)
+
+$(STATICCHECK):
+	GOBIN=$(CURDIR)/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count=$(COUNT) $(PKGS)
+
+# go test -fuzz takes one target in one package per run, so loop.
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+		list="$$($(GO) test -list 'Fuzz.*' $$pkg)"; \
+		for target in $$(printf '%s\n' "$$list" | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$target ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+clean:
+	rm -rf bin

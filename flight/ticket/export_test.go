@@ -1,0 +1,7 @@
+package ticket
+
+// Claims codec, for FuzzDecodeClaims.
+var (
+	AppendClaims = appendClaims
+	DecodeClaims = decodeClaims
+)
