@@ -1,0 +1,87 @@
+// Package backend defines the seam between the Flight SQL layer and the engines
+// that execute authorized SQL. The Flight layer resolves a statement's table
+// references through a Backend, renders canonical SQL against the relations it
+// gets back, and asks the Backend to describe or execute exactly that SQL.
+//
+// A Backend never sees client text: every SQL string it receives was printed by
+// the SQL gate from an authorized, rewritten AST.
+package backend
+
+import (
+	"context"
+	"errors"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// Errors returned by backends. The Flight layer maps them to gRPC codes in one
+// place; a missing table and a denied one must look the same to clients.
+var (
+	// ErrNotFound reports that a referenced table does not exist for the tenant.
+	ErrNotFound = errors.New("backend: table not found")
+	// ErrCanceled reports that execution stopped because the caller went away.
+	ErrCanceled = errors.New("backend: query canceled")
+	// ErrDeadline reports that execution exceeded the configured query deadline.
+	ErrDeadline = errors.New("backend: query deadline exceeded")
+	// ErrResources reports that the engine refused the query for lack of memory or
+	// another configured resource.
+	ErrResources = errors.New("backend: resources exhausted")
+	// ErrQuery reports that the engine rejected the (well-formed, authorized) SQL,
+	// for example a type error or an unknown column. Its message is safe to show
+	// the caller: it carries no paths or physical names.
+	ErrQuery = errors.New("backend: query failed")
+)
+
+// TableName is a logical table name inside a tenant: schema and table, both
+// lower case. The catalog level comes from the session and is not part of it.
+type TableName struct {
+	Schema string
+	Name   string
+}
+
+// String returns "schema.name".
+func (n TableName) String() string { return n.Schema + "." + n.Name }
+
+// Relation is the engine-side identifier a logical table is rewritten to. It is
+// opaque to clients and never derived from client text.
+type Relation struct {
+	Schema string
+	Name   string
+}
+
+// Table describes one table of a tenant.
+type Table struct {
+	Name     TableName
+	Relation Relation
+	// Columns lists the column names in order, lower case.
+	Columns []string
+	// Schema is the Arrow schema of the table's rows.
+	Schema *arrow.Schema
+}
+
+// Backend executes authorized SQL for tenants. Implementations are safe for use
+// from multiple goroutines.
+type Backend interface {
+	// Tables lists every table of the tenant, sorted by schema then name.
+	Tables(ctx context.Context, tenant string) ([]Table, error)
+	// Resolve returns the tables named, in the same order. If any is missing it
+	// returns an error wrapping ErrNotFound naming no physical detail.
+	Resolve(ctx context.Context, tenant string, names []TableName) ([]Table, error)
+	// Describe returns the result schema of sql without running it to
+	// completion. numParams placeholders ("?") are bound to NULL for the purpose.
+	Describe(ctx context.Context, tenant, sql string, numParams int) (*arrow.Schema, error)
+	// Execute runs sql with the positional args and streams the result. The
+	// reader yields batches of at least MinBatchRows rows or MinBatchBytes bytes
+	// (except the last). Cancelling ctx interrupts the query. The caller must
+	// Release the reader.
+	Execute(ctx context.Context, tenant, sql string, args []any) (array.RecordReader, error)
+}
+
+// Batch sizes the Flight layer expects from Execute: DuckDB produces small
+// vectors, and shipping each as its own Flight message wastes most of the
+// bandwidth on framing.
+const (
+	MinBatchRows  = 64 * 1024
+	MinBatchBytes = 4 << 20
+)

@@ -1,0 +1,90 @@
+package duckdb
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Config configures an Engine. The zero value of every field except Root means
+// the documented default.
+type Config struct {
+	// Root is the data root; a tenant's data lives at <Root>/tenants/<tenant>/.
+	// Required. It is created if missing and resolved to an absolute path
+	// without symlinks (DuckDB compares allowed_directories to real paths).
+	Root string
+	// MemoryLimit is DuckDB's memory_limit for each tenant instance, e.g.
+	// "1GB" or "512MiB". "" means "1GB". Every open tenant gets its own limit.
+	MemoryLimit string
+	// Threads is DuckDB's threads setting for each tenant instance. 0 means 2.
+	Threads int
+	// QueryTimeout is the deadline of one Execute or Describe, including
+	// reading the result. 0 means 5 minutes.
+	QueryTimeout time.Duration
+	// Logger receives operational logs. nil means discard.
+	Logger *slog.Logger
+	// Allocator allocates the merged record batches Execute returns. nil means
+	// memory.DefaultAllocator.
+	Allocator memory.Allocator
+}
+
+// Defaults applied for zero Config fields.
+const (
+	DefaultMemoryLimit  = "1GB"
+	DefaultThreads      = 2
+	DefaultQueryTimeout = 5 * time.Minute
+)
+
+// DefaultConfig returns a Config with every default filled in except Root.
+func DefaultConfig() Config {
+	return Config{
+		MemoryLimit:  DefaultMemoryLimit,
+		Threads:      DefaultThreads,
+		QueryTimeout: DefaultQueryTimeout,
+	}
+}
+
+// memoryLimitRE restricts memory_limit to what DuckDB parses; the value is
+// spliced into a SET statement, so nothing else may pass.
+var memoryLimitRE = regexp.MustCompile(`^[0-9]{1,12}(\.[0-9]{1,3})? ?(B|[KMGT]B|[KMGT]iB|bytes)$`)
+
+// Validate reports every invalid field, naming the bad value.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Root == "" {
+		errs = append(errs, errors.New("duckdb: Root is required"))
+	}
+	if c.MemoryLimit != "" && !memoryLimitRE.MatchString(c.MemoryLimit) {
+		errs = append(errs, fmt.Errorf("duckdb: MemoryLimit %q is not a size like \"1GB\" or \"512MiB\"", c.MemoryLimit))
+	}
+	if c.Threads < 0 || c.Threads > 1024 {
+		errs = append(errs, fmt.Errorf("duckdb: Threads %d out of range [0, 1024]", c.Threads))
+	}
+	if c.QueryTimeout < 0 {
+		errs = append(errs, fmt.Errorf("duckdb: QueryTimeout %v is negative", c.QueryTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	if c.MemoryLimit == "" {
+		c.MemoryLimit = DefaultMemoryLimit
+	}
+	if c.Threads == 0 {
+		c.Threads = DefaultThreads
+	}
+	if c.QueryTimeout == 0 {
+		c.QueryTimeout = DefaultQueryTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Allocator == nil {
+		c.Allocator = memory.DefaultAllocator
+	}
+	return c
+}
