@@ -1,0 +1,202 @@
+package sqlgate
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // literal values for the parser
+)
+
+// Config configures a Gate. The zero value is valid.
+type Config struct {
+	// MaxSQLBytes bounds the client text. Zero or negative means 1 MiB.
+	MaxSQLBytes int
+}
+
+const defaultMaxSQLBytes = 1 << 20
+
+// Gate parses and authorizes-to-be client SQL. It is safe for concurrent use:
+// parsers (not goroutine-safe) are pooled.
+type Gate struct {
+	max  int
+	pool sync.Pool
+}
+
+// New returns a Gate.
+func New(cfg Config) *Gate {
+	g := &Gate{max: cfg.MaxSQLBytes}
+	if g.max <= 0 {
+		g.max = defaultMaxSQLBytes
+	}
+	g.pool.New = func() any {
+		p := parser.New()
+		p.SetSQLMode(mysql.ModeNone) // MySQL defaults: "…" is a string, backslash escapes, || is OR
+		p.EnableWindowFunc(true)
+		return p
+	}
+	return g
+}
+
+// TableRef names a real table as the client referenced it: lower-cased, with
+// Schema taken from the default schema when the name was unqualified.
+type TableRef struct {
+	Schema, Name string
+}
+
+// String returns "schema.name".
+func (r TableRef) String() string { return r.Schema + "." + r.Name }
+
+// Kind is the kind of an accepted statement.
+type Kind int
+
+// Statement kinds.
+const (
+	KindQuery Kind = iota + 1 // SELECT, set operation, WITH … SELECT
+	KindUse                   // USE <schema>
+)
+
+// Relation is what the caller resolved a TableRef to: the engine identifier
+// (printed as "Schema"."Name") and the table's column names.
+type Relation struct {
+	Schema, Name string
+	Columns      []string
+}
+
+// Statement is one accepted statement. It is immutable after Parse; Tables,
+// Render and the other methods may be called from several goroutines.
+type Statement struct {
+	kind      Kind
+	useSchema string
+	tables    []TableRef
+	numParams int
+	root      ast.Node   // rewritten tree; never mutated after Parse
+	checks    []colCheck // bare column names that are also table aliases
+}
+
+// colCheck is a bare column reference whose name is also a table alias
+// somewhere in the statement. DuckDB binds such a name to the whole row of the
+// aliased table when no relation in scope has a column of that name; Render
+// refuses unless one of scope's real tables has the column.
+type colCheck struct {
+	name  string
+	scope []TableRef
+}
+
+// Parse accepts exactly one SELECT / set operation / WITH … SELECT query, or
+// USE <schema>, and returns it with its real table references extracted.
+// defaultSchema qualifies unqualified table names ("" = none: such names fail
+// with ErrNoSchema). Every error is an *Error.
+func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
+	if strings.TrimSpace(sql) == "" {
+		return nil, syntaxErr("empty statement")
+	}
+	if len(sql) > g.max {
+		return nil, newErr(ErrorKindTooLarge, "statement is larger than %d bytes", g.max)
+	}
+	if strings.IndexByte(sql, 0) >= 0 {
+		return nil, syntaxErr("statement contains a NUL byte")
+	}
+	if !utf8.ValidString(sql) {
+		return nil, syntaxErr("statement is not valid UTF-8")
+	}
+	def := strings.ToLower(defaultSchema)
+	if def != "" {
+		if err := checkIdent(def); err != nil {
+			return nil, err
+		}
+	}
+	stmt, err := g.parseOne(sql)
+	if err != nil {
+		return nil, err
+	}
+	switch n := stmt.(type) {
+	case *ast.UseStmt:
+		name := strings.ToLower(n.DBName)
+		if err := checkIdent(name); err != nil {
+			return nil, err
+		}
+		return &Statement{kind: KindUse, useSchema: name}, nil
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		w := newWalker(def)
+		if err := w.resultSet(n.(ast.ResultSetNode)); err != nil {
+			return nil, err
+		}
+		return w.statement(n), nil
+	}
+	return nil, unsupported("only SELECT queries and USE are supported")
+}
+
+func (g *Gate) parseOne(sql string) (stmt ast.StmtNode, err error) {
+	p := g.pool.Get().(*parser.Parser)
+	defer func() {
+		if r := recover(); r != nil {
+			// The parser's state is unknown: drop it rather than pool it.
+			stmt, err = nil, syntaxErr("statement could not be parsed")
+			return
+		}
+		g.pool.Put(p)
+	}()
+	stmts, _, perr := p.Parse(sql, "", "")
+	if perr != nil {
+		return nil, syntaxErr("%s", parseMessage(perr))
+	}
+	switch len(stmts) {
+	case 0:
+		return nil, syntaxErr("empty statement")
+	case 1:
+		return stmts[0], nil
+	}
+	return nil, syntaxErr("exactly one statement is allowed, got %d", len(stmts))
+}
+
+// parseMessage shortens the parser's message ("line 1 column 9 near …").
+func parseMessage(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "You have an error in your SQL syntax; "); i >= 0 {
+		msg = msg[i+len("You have an error in your SQL syntax; "):]
+		msg = strings.TrimPrefix(msg, "check the manual that corresponds to your TiDB version for the right syntax to use ")
+	}
+	const limit = 200
+	if len(msg) > limit {
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return msg
+}
+
+// Kind returns the statement kind.
+func (s *Statement) Kind() Kind { return s.kind }
+
+// UseSchema returns the lower-cased target of USE (KindUse only).
+func (s *Statement) UseSchema() string { return s.useSchema }
+
+// Tables returns the distinct real tables the query reads, sorted. The caller
+// owns the returned slice.
+func (s *Statement) Tables() []TableRef { return slices.Clone(s.tables) }
+
+// NumParams returns the number of "?" parameter markers.
+func (s *Statement) NumParams() int { return s.numParams }
+
+// checkIdent validates a lower-cased identifier.
+func checkIdent(name string) error {
+	if name == "" {
+		return syntaxErr("empty identifier")
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c == 0x7f {
+			return syntaxErr("identifier contains a control character")
+		}
+	}
+	if strings.HasPrefix(name, "__lg") || strings.HasPrefix(name, "__cte") {
+		return unsupported("identifier %q uses a reserved prefix", name)
+	}
+	return nil
+}

@@ -1,0 +1,369 @@
+package sqlgate
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+)
+
+// The gate replaces every allowed expression operator with one of the nodes
+// below, so that their printed form is decided here and not by the MySQL
+// printer: every operator node prints with its own outer parentheses, so
+// MySQL and DuckDB precedence never matter, and unary operands are always
+// parenthesised, so "- -x" can never print as a DuckDB comment. Structural
+// nodes (SELECT, JOIN, ORDER BY, CASE, ...) keep TiDB's printer, with their
+// expression slots filled by these nodes. Once a tree holds these nodes it must
+// not be walked with ast.Visitor again: their Accept does not descend.
+
+type gateExpr struct {
+	ast.TexprNode
+}
+
+func (*gateExpr) Format(w io.Writer) { _, _ = io.WriteString(w, "<sqlgate expression>") }
+
+func restoreAll(ctx *format.RestoreCtx, sep string, es []ast.ExprNode) error {
+	for i, e := range es {
+		if i > 0 {
+			ctx.WritePlain(sep)
+		}
+		if err := e.Restore(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// litExpr is a literal. Strings are written with RestoreCtx.WriteString
+// (single quotes, quotes doubled, no backslash escapes); anything else is text
+// produced by this package (numbers, TRUE, NULL), never client text.
+type litExpr struct {
+	gateExpr
+	text   string
+	isText bool
+}
+
+func (n *litExpr) Restore(ctx *format.RestoreCtx) error {
+	if n.isText {
+		ctx.WriteString(n.text)
+	} else {
+		ctx.WritePlain(n.text)
+	}
+	return nil
+}
+func (n *litExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+type paramExpr struct{ gateExpr }
+
+func (n *paramExpr) Restore(ctx *format.RestoreCtx) error  { ctx.WritePlain("?"); return nil }
+func (n *paramExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+type binExpr struct {
+	gateExpr
+	op   string // DuckDB operator, from binaryOps
+	l, r ast.ExprNode
+}
+
+func (n *binExpr) Restore(ctx *format.RestoreCtx) error {
+	ctx.WritePlain("(")
+	if err := n.l.Restore(ctx); err != nil {
+		return err
+	}
+	ctx.WritePlain(" " + n.op + " ")
+	if err := n.r.Restore(ctx); err != nil {
+		return err
+	}
+	ctx.WritePlain(")")
+	return nil
+}
+func (n *binExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+type unaryExpr struct {
+	gateExpr
+	op string // "-", "+" or "NOT "
+	v  ast.ExprNode
+}
+
+func (n *unaryExpr) Restore(ctx *format.RestoreCtx) error {
+	ctx.WritePlain("(" + n.op + "(")
+	if err := n.v.Restore(ctx); err != nil {
+		return err
+	}
+	ctx.WritePlain("))")
+	return nil
+}
+func (n *unaryExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+type isNullExpr struct {
+	gateExpr
+	not bool
+	v   ast.ExprNode
+}
+
+func (n *isNullExpr) Restore(ctx *format.RestoreCtx) error {
+	ctx.WritePlain("(")
+	if err := n.v.Restore(ctx); err != nil {
+		return err
+	}
+	if n.not {
+		ctx.WritePlain(" IS NOT NULL)")
+	} else {
+		ctx.WritePlain(" IS NULL)")
+	}
+	return nil
+}
+func (n *isNullExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+type inExpr struct {
+	gateExpr
+	not  bool
+	v    ast.ExprNode
+	list []ast.ExprNode
+	sub  *ast.SubqueryExpr // prints its own parentheses
+}
+
+func (n *inExpr) Restore(ctx *format.RestoreCtx) error {
+	ctx.WritePlain("(")
+	if err := n.v.Restore(ctx); err != nil {
+		return err
+	}
+	if n.not {
+		ctx.WritePlain(" NOT IN ")
+	} else {
+		ctx.WritePlain(" IN ")
+	}
+	if n.sub != nil {
+		if err := n.sub.Restore(ctx); err != nil {
+			return err
+		}
+	} else {
+		ctx.WritePlain("(")
+		if err := restoreAll(ctx, ", ", n.list); err != nil {
+			return err
+		}
+		ctx.WritePlain(")")
+	}
+	ctx.WritePlain(")")
+	return nil
+}
+func (n *inExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+type likeExpr struct {
+	gateExpr
+	not    bool
+	v, pat ast.ExprNode
+	escape string // "" = no escape character
+}
+
+func (n *likeExpr) Restore(ctx *format.RestoreCtx) error {
+	ctx.WritePlain("(")
+	if err := n.v.Restore(ctx); err != nil {
+		return err
+	}
+	if n.not {
+		ctx.WritePlain(" NOT LIKE ")
+	} else {
+		ctx.WritePlain(" LIKE ")
+	}
+	if err := n.pat.Restore(ctx); err != nil {
+		return err
+	}
+	if n.escape != "" {
+		ctx.WritePlain(" ESCAPE ")
+		ctx.WriteString(n.escape)
+	}
+	ctx.WritePlain(")")
+	return nil
+}
+func (n *likeExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+type betweenExpr struct {
+	gateExpr
+	not       bool
+	v, lo, hi ast.ExprNode
+}
+
+func (n *betweenExpr) Restore(ctx *format.RestoreCtx) error {
+	ctx.WritePlain("(")
+	if err := n.v.Restore(ctx); err != nil {
+		return err
+	}
+	if n.not {
+		ctx.WritePlain(" NOT BETWEEN ")
+	} else {
+		ctx.WritePlain(" BETWEEN ")
+	}
+	if err := n.lo.Restore(ctx); err != nil {
+		return err
+	}
+	ctx.WritePlain(" AND ")
+	if err := n.hi.Restore(ctx); err != nil {
+		return err
+	}
+	ctx.WritePlain(")")
+	return nil
+}
+func (n *betweenExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+// cmpSubExpr is "l op ANY|ALL (subquery)".
+type cmpSubExpr struct {
+	gateExpr
+	op  string
+	all bool
+	l   ast.ExprNode
+	sub *ast.SubqueryExpr
+}
+
+func (n *cmpSubExpr) Restore(ctx *format.RestoreCtx) error {
+	ctx.WritePlain("(")
+	if err := n.l.Restore(ctx); err != nil {
+		return err
+	}
+	if n.all {
+		ctx.WritePlain(" " + n.op + " ALL ")
+	} else {
+		ctx.WritePlain(" " + n.op + " ANY ")
+	}
+	if err := n.sub.Restore(ctx); err != nil {
+		return err
+	}
+	ctx.WritePlain(")")
+	return nil
+}
+func (n *cmpSubExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+type existsExpr struct {
+	gateExpr
+	not bool
+	sub *ast.SubqueryExpr
+}
+
+func (n *existsExpr) Restore(ctx *format.RestoreCtx) error {
+	if n.not {
+		ctx.WritePlain("(NOT EXISTS ")
+	} else {
+		ctx.WritePlain("(EXISTS ")
+	}
+	if err := n.sub.Restore(ctx); err != nil {
+		return err
+	}
+	ctx.WritePlain(")")
+	return nil
+}
+func (n *existsExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+// callExpr is an allow-listed function call; name comes from the functions
+// table, never from the client.
+type callExpr struct {
+	gateExpr
+	name     string
+	args     []ast.ExprNode
+	star     bool // count(*)
+	distinct bool
+	over     *ast.WindowSpec // non-nil: window call
+}
+
+func (n *callExpr) Restore(ctx *format.RestoreCtx) error {
+	ctx.WritePlain(n.name + "(")
+	if n.distinct {
+		ctx.WritePlain("DISTINCT ")
+	}
+	if n.star {
+		ctx.WritePlain("*")
+	} else if err := restoreAll(ctx, ", ", n.args); err != nil {
+		return err
+	}
+	ctx.WritePlain(")")
+	if n.over != nil {
+		ctx.WritePlain(" OVER ")
+		if err := n.over.Restore(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+func (n *callExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+type castExpr struct {
+	gateExpr
+	v   ast.ExprNode
+	typ string // from castType
+}
+
+func (n *castExpr) Restore(ctx *format.RestoreCtx) error {
+	ctx.WritePlain("CAST(")
+	if err := n.v.Restore(ctx); err != nil {
+		return err
+	}
+	ctx.WritePlain(" AS " + n.typ + ")")
+	return nil
+}
+func (n *castExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+func acceptLeaf(n ast.Node, v ast.Visitor) (ast.Node, bool) {
+	nn, skip := v.Enter(n)
+	if skip {
+		return v.Leave(nn)
+	}
+	return v.Leave(nn)
+}
+
+// relSource stands for a real table in FROM. It prints the relation the caller
+// resolved for ref, with the alias the query uses for it; it can only be
+// printed by Render (the relation map travels in the writer).
+type relSource struct {
+	ast.TableSource
+	ref   TableRef
+	alias string
+}
+
+func (n *relSource) Restore(ctx *format.RestoreCtx) error {
+	rb, ok := ctx.In.(*renderBuf)
+	if !ok {
+		return fmt.Errorf("sqlgate: internal error: table printed outside Render")
+	}
+	rel, ok := rb.rel[n.ref]
+	if !ok {
+		rb.fail(fmt.Errorf("sqlgate: no relation for table %q", n.ref.String()))
+		return rb.err
+	}
+	ctx.WriteName(rel.Schema)
+	ctx.WritePlain(".")
+	ctx.WriteName(rel.Name)
+	ctx.WritePlain(" AS ")
+	ctx.WriteName(n.alias)
+	return nil
+}
+func (n *relSource) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+// renderBuf is the RestoreWriter used by Render; it carries the relation map
+// to relSource nodes so that a Statement's tree is never mutated by Render.
+type renderBuf struct {
+	strings.Builder
+	rel map[TableRef]Relation
+	err error
+}
+
+func (b *renderBuf) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
+// limitExpr fills Limit.Count so that TiDB's "LIMIT offset,count" prints as
+// DuckDB's "LIMIT count OFFSET offset".
+type limitExpr struct {
+	gateExpr
+	count, offset ast.ExprNode
+}
+
+func (n *limitExpr) Restore(ctx *format.RestoreCtx) error {
+	if err := n.count.Restore(ctx); err != nil {
+		return err
+	}
+	ctx.WritePlain(" OFFSET ")
+	return n.offset.Restore(ctx)
+}
+func (n *limitExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }

@@ -1,0 +1,91 @@
+package sqlgate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/format"
+)
+
+// restoreFlags print names double-quoted, strings single-quoted with quotes
+// doubled and no backslash escapes or charset introducers, and binary
+// operations bracketed.
+const restoreFlags = format.RestoreStringSingleQuotes |
+	format.RestoreNameDoubleQuotes |
+	format.RestoreKeyWordUppercase |
+	format.RestoreStringWithoutCharset |
+	format.RestoreSpacesAroundBinaryOperation |
+	format.RestoreBracketAroundBinaryOperation
+
+// Render prints the statement as DuckDB SQL, with every real table replaced
+// by the relation rel holds for it (printed "schema"."name" AS "alias", the
+// alias being the client's or the table name) and every CTE renamed to
+// __cte<n>_<name>. rel must hold every table of Tables(); a missing one is a
+// caller bug and an error. The output has passed CheckLexical.
+//
+// Render refuses (ErrUnsupported) a bare column name that is also a table
+// alias anywhere in the statement unless it is a column (per rel) of a real
+// table in the FROM clause of its own SELECT: DuckDB would otherwise bind it
+// to the whole row of the aliased table. This is conservative: such a name
+// that is a column of a derived table or CTE is refused too; qualify it.
+//
+// Render does not modify the Statement and may be called concurrently.
+func (s *Statement) Render(rel map[TableRef]Relation) (string, error) {
+	if s.kind != KindQuery {
+		return "", fmt.Errorf("sqlgate: Render called on a statement of kind %d", s.kind)
+	}
+	for _, t := range s.tables {
+		r, ok := rel[t]
+		if !ok {
+			return "", fmt.Errorf("sqlgate: no relation for table %q", t.String())
+		}
+		if err := checkEngineIdent(r.Schema); err != nil {
+			return "", err
+		}
+		if err := checkEngineIdent(r.Name); err != nil {
+			return "", err
+		}
+	}
+	for _, c := range s.checks {
+		if !hasColumn(rel, c) {
+			return "", unsupported("column %q has the same name as a table alias and is not a column of a table in its FROM clause; qualify it", c.name)
+		}
+	}
+	buf := &renderBuf{rel: rel}
+	buf.Grow(256)
+	err := s.root.Restore(format.NewRestoreCtx(restoreFlags, buf))
+	if buf.err != nil {
+		return "", buf.err
+	}
+	if err != nil {
+		return "", fmt.Errorf("sqlgate: internal error printing the query: %w", err)
+	}
+	out := buf.String()
+	if err := CheckLexical(out); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+func hasColumn(rel map[TableRef]Relation, c colCheck) bool {
+	for _, t := range c.scope {
+		for _, col := range rel[t].Columns {
+			if strings.EqualFold(col, c.name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func checkEngineIdent(s string) error {
+	if s == "" {
+		return fmt.Errorf("sqlgate: empty engine identifier in relation")
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return fmt.Errorf("sqlgate: control character in engine identifier")
+		}
+	}
+	return nil
+}
