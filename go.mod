@@ -3,44 +3,64 @@ module lakegate
 go 1.26.0
 
 require (
-	github.com/apache/arrow-adbc/go/adbc v1.12.0 
-	github.com/apache/arrow-go/v18 v18.8.0 
-	github.com/cespare/xxhash/v2 v2.3.0 
-	github.com/coreos/go-semver v0.3.1 
-	github.com/duckdb/duckdb-go-bindings v0.10506.0 
-	github.com/duckdb/duckdb-go-bindings/lib/darwin-amd64 v0.10506.0 
-	github.com/duckdb/duckdb-go-bindings/lib/darwin-arm64 v0.10506.0 
-	github.com/duckdb/duckdb-go-bindings/lib/linux-amd64 v0.10506.0 
-	github.com/duckdb/duckdb-go-bindings/lib/linux-arm64 v0.10506.0 
-	github.com/duckdb/duckdb-go-bindings/lib/windows-amd64 v0.10506.0 
-	github.com/duckdb/duckdb-go/v2 v2.10506.0 
-	github.com/go-viper/mapstructure/v2 v2.5.0 
-	github.com/goccy/go-json v0.10.6 
-	github.com/google/flatbuffers v25.12.19+incompatible 
-	github.com/google/uuid v1.6.0 
-	github.com/klauspost/compress v1.19.2 
-	github.com/klauspost/cpuid/v2 v2.4.0 
-	github.com/pierrec/lz4/v4 v4.1.29 
-	github.com/pingcap/errors v0.11.5-0.20250523034308-74f78ae071ee 
-	github.com/pingcap/failpoint v0.0.0-20240528011301-b51a646c7c86 
-	github.com/pingcap/log v1.1.0 
-	github.com/pingcap/tidb/pkg/parser v0.0.0-20260418072757-ce92298d1124 
-	github.com/zeebo/xxh3 v1.1.0 
-	go.opentelemetry.io/otel v1.45.0 
-	go.opentelemetry.io/otel/trace v1.45.0 
-	go.uber.org/atomic v1.11.0 
-	go.uber.org/multierr v1.11.0 
-	go.uber.org/zap v1.27.0 
-	go.yaml.in/yaml/v3 v3.0.6 
-	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 
-	golang.org/x/mod v0.41.0 
-	golang.org/x/net v0.60.0 
-	golang.org/x/sync v0.23.0 
-	golang.org/x/sys v0.48.0 
-	golang.org/x/text v0.42.0 
-	golang.org/x/tools v0.49.0 
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 
-	google.golang.org/grpc v1.85.0 
-	google.golang.org/protobuf v1.36.12 
-	gopkg.in/natefinch/lumberjack.v2 v2.2.1 
+	github.com/apache/arrow-adbc/go/adbc v1.12.0
+	github.com/apache/arrow-go/v18 v18.8.0
+	github.com/duckdb/duckdb-go/v2 v2.10506.0
+	github.com/pingcap/tidb/pkg/parser v0.0.0-20260418072757-ce92298d1124
+	go.yaml.in/yaml/v3 v3.0.6
+	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
+	cloud.google.com/go/compute/metadata v0.9.0 // indirect
+	github.com/bluele/gcache v0.0.2 // indirect
+	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/coreos/go-semver v0.3.1 // indirect
+	github.com/duckdb/duckdb-go-bindings v0.10506.0 // indirect
+	github.com/duckdb/duckdb-go-bindings/lib/darwin-amd64 v0.10506.0 // indirect
+	github.com/duckdb/duckdb-go-bindings/lib/darwin-arm64 v0.10506.0 // indirect
+	github.com/duckdb/duckdb-go-bindings/lib/linux-amd64 v0.10506.0 // indirect
+	github.com/duckdb/duckdb-go-bindings/lib/linux-arm64 v0.10506.0 // indirect
+	github.com/duckdb/duckdb-go-bindings/lib/windows-amd64 v0.10506.0 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
+	github.com/goccy/go-json v0.10.6 // indirect
+	github.com/google/flatbuffers v25.12.19+incompatible // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
+	github.com/klauspost/compress v1.19.2 // indirect
+	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
+	github.com/pierrec/lz4/v4 v4.1.29 // indirect
+	github.com/pingcap/errors v0.11.5-0.20250523034308-74f78ae071ee // indirect
+	github.com/pingcap/failpoint v0.0.0-20240528011301-b51a646c7c86 // indirect
+	github.com/pingcap/log v1.1.0 // indirect
+	github.com/stoewer/go-strcase v1.3.1 // indirect
+	github.com/zeebo/xxh3 v1.1.0 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel v1.45.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.44.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.44.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp v1.44.0 // indirect
+	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.44.0 // indirect
+	go.opentelemetry.io/otel/metric v1.45.0 // indirect
+	go.opentelemetry.io/otel/sdk v1.45.0 // indirect
+	go.opentelemetry.io/otel/trace v1.45.0 // indirect
+	go.opentelemetry.io/proto/otlp v1.10.0 // indirect
+	go.uber.org/atomic v1.11.0 // indirect
+	go.uber.org/multierr v1.11.0 // indirect
+	go.uber.org/zap v1.27.0 // indirect
+	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
+	golang.org/x/mod v0.41.0 // indirect
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/oauth2 v0.36.0 // indirect
+	golang.org/x/sync v0.23.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	golang.org/x/tools v0.49.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 )

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"lakegate/authz"
+	"lakegate/flight/backend"
+	"lakegate/flight/backend/duckdb"
+)
+
+// Files `serve` generates in the data directory.
+const (
+	demoPrincipalsFile = "principals.yaml"
+	demoTokensFile     = "tokens.txt"
+	demoTenant         = "demo"
+)
+
+// demoCredential is a generated principal and its token, shown once.
+type demoCredential struct {
+	id, role, grants, token string
+}
+
+// demoPrincipals are the three principals of the demo tenant: an analyst who
+// may read sales, an HR user who may read hr, and the tenant's admin.
+var demoPrincipals = []struct {
+	id, role   string
+	namespaces []string
+}{
+	{"analyst@demo", "user", []string{"sales"}},
+	{"hr@demo", "user", []string{"hr"}},
+	{"admin@demo", "admin", nil},
+}
+
+// ensureDemoPrincipals creates the demo principal map and the tokens file on
+// first start and returns the new credentials; on later starts it returns nil.
+func ensureDemoPrincipals(dataDir string) ([]demoCredential, error) {
+	mapPath := filepath.Join(dataDir, demoPrincipalsFile)
+	if _, err := os.Lstat(mapPath); err == nil {
+		return nil, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	var (
+		specs []authz.PrincipalSpec
+		creds []demoCredential
+		lines strings.Builder
+	)
+	lines.WriteString("# lakegate demo tokens (generated once; keep this file private)\n")
+	for _, d := range demoPrincipals {
+		tok, err := authz.NewToken(rand.Reader)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, authz.PrincipalSpec{
+			ID: d.id, Tenant: demoTenant, Role: d.role, Namespaces: d.namespaces,
+			TokenHashes: []string{authz.HashToken(tok).String()},
+		})
+		grants := strings.Join(d.namespaces, ",")
+		if d.role == "admin" {
+			grants = "all namespaces of " + demoTenant
+		}
+		creds = append(creds, demoCredential{id: d.id, role: d.role, grants: grants, token: tok})
+		fmt.Fprintf(&lines, "%s %s\n", d.id, tok)
+	}
+	// Tokens first: a map without its tokens file would lock the demo out.
+	tokensPath := filepath.Join(dataDir, demoTokensFile)
+	if err := writeSecretFile(tokensPath, []byte(lines.String())); err != nil {
+		return nil, err
+	}
+	if err := authz.WritePrincipalMap(mapPath, specs); err != nil {
+		os.Remove(tokensPath)
+		return nil, err
+	}
+	return creds, nil
+}
+
+// writeSecretFile creates path with mode 0600, refusing to overwrite.
+func writeSecretFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// demoTables are generated deterministically with DuckDB's range().
+var demoTables = []struct {
+	schema, name, query string
+}{
+	{"sales", "customers", `SELECT i AS id, 'Customer ' || i AS name,
+		['DE','FR','US','JP','BR'][1 + i % 5] AS country,
+		DATE '2020-01-01' + CAST(i % 1000 AS INTEGER) AS signup_date
+		FROM range(1, 2001) t(i)`},
+	{"sales", "orders", `SELECT i AS id, 1 + (i * 7919) % 2000 AS customer_id,
+		DATE '2024-01-01' + CAST(i % 365 AS INTEGER) AS order_date,
+		CAST(10 + (i * 37 % 10000) / 100.0 AS DECIMAL(10,2)) AS amount,
+		['new','shipped','returned'][1 + i % 3] AS status
+		FROM range(1, 5001) t(i)`},
+	{"hr", "employees", `SELECT i AS id, 'Employee ' || i AS name,
+		['eng','sales','hr','finance'][1 + i % 4] AS department,
+		50000 + (i * 137) % 90000 AS salary,
+		lpad(CAST(100 + i % 800 AS VARCHAR), 3, '0') || '-' || lpad(CAST(10 + i % 89 AS VARCHAR), 2, '0') || '-' || lpad(CAST(1000 + i AS VARCHAR), 4, '0') AS ssn
+		FROM range(1, 501) t(i)`},
+}
+
+// ensureDemoTables writes the demo tables that do not exist yet.
+func ensureDemoTables(ctx context.Context, engine *duckdb.Engine) error {
+	for _, t := range demoTables {
+		_, err := engine.Resolve(ctx, demoTenant, []backend.TableName{{Schema: t.schema, Name: t.name}})
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, backend.ErrNotFound) {
+			return err
+		}
+		if err := engine.WriteTable(ctx, demoTenant, t.schema, t.name, t.query); err != nil {
+			return fmt.Errorf("writing demo table %s.%s: %w", t.schema, t.name, err)
+		}
+	}
+	return nil
+}
+
+// printBanner tells the operator how to connect. Tokens appear only on the
+// first start; afterwards the banner points at the tokens file.
+func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir string, demo bool, creds []demoCredential) {
+	scheme, jdbcTLS := "grpc", "useEncryption=false"
+	if tls {
+		scheme, jdbcTLS = "grpc+tls", "useEncryption=true"
+	}
+	fmt.Fprintf(w, "lakegate %s serving Flight SQL on %s://%s\n", version, scheme, addr)
+	fmt.Fprintf(w, "principal map: %s\n", principalsPath)
+	if !demo {
+		return
+	}
+	tokensPath := filepath.Join(dataDir, demoTokensFile)
+	if len(creds) == 0 {
+		fmt.Fprintf(w, "demo tokens: %s (mode 0600; shown only on the first start)\n", tokensPath)
+		fmt.Fprintf(w, "connect:     jdbc:arrow-flight-sql://%s?%s&token=<token>\n", addr, jdbcTLS)
+		return
+	}
+	fmt.Fprintf(w, "demo tenant %q created; tokens saved to %s (mode 0600). They are shown once:\n\n", demoTenant, tokensPath)
+	for _, c := range creds {
+		fmt.Fprintf(w, "  %s (%s: %s)\n", c.id, c.role, c.grants)
+		fmt.Fprintf(w, "    token: %s\n", c.token)
+		fmt.Fprintf(w, "    ADBC:  uri=%s://%s  adbc.flight.sql.authorization_header=\"Bearer %s\"\n", scheme, addr, c.token)
+		fmt.Fprintf(w, "    JDBC:  jdbc:arrow-flight-sql://%s?%s&token=%s\n", addr, jdbcTLS, c.token)
+		fmt.Fprintf(w, "    shell: lakegate sql --addr %s --token %s 'SELECT * FROM sales.orders LIMIT 5'\n\n", addr, c.token)
+	}
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	lgflight "lakegate/flight"
+)
+
+// runSQL runs one query and prints the result.
+func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("sql", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8815", "gateway address")
+	token := fs.String("token", "", "bearer token (default: $LAKEGATE_TOKEN)")
+	format := fs.String("format", "table", "output format: table, csv or json")
+	useTLS := fs.Bool("tls", false, "connect with TLS")
+	caFile := fs.String("tls-ca", "", "trust this CA (PEM) instead of the system roots")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: sql takes exactly one query argument", errUsage)
+	}
+	if *token == "" {
+		*token = os.Getenv("LAKEGATE_TOKEN")
+	}
+	if *token == "" {
+		return fmt.Errorf("%w: no token: pass --token or set LAKEGATE_TOKEN", errUsage)
+	}
+	write, err := writerFor(*format)
+	if err != nil {
+		return err
+	}
+	creds := insecure.NewCredentials()
+	if *useTLS || *caFile != "" {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		if *caFile != "" {
+			pem, err := os.ReadFile(*caFile)
+			if err != nil {
+				return err
+			}
+			cfg.RootCAs = x509.NewCertPool()
+			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+				return fmt.Errorf("%s holds no PEM certificate", *caFile)
+			}
+		}
+		creds = credentials.NewTLS(cfg)
+	}
+	cl, err := flightsql.NewClient(*addr, nil, nil,
+		grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(lgflight.MaxMessageBytes)))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+*token)
+	info, err := cl.Execute(ctx, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	var schema *arrow.Schema
+	var records []arrow.RecordBatch
+	defer func() {
+		for _, r := range records {
+			r.Release()
+		}
+	}()
+	for _, ep := range info.GetEndpoint() {
+		rdr, err := cl.DoGet(ctx, ep.GetTicket())
+		if err != nil {
+			return err
+		}
+		schema = rdr.Schema()
+		for rdr.Next() {
+			rec := rdr.RecordBatch()
+			rec.Retain()
+			records = append(records, rec)
+		}
+		err = rdr.Err()
+		rdr.Release()
+		if err != nil {
+			return err
+		}
+	}
+	if schema == nil {
+		if schema, err = flight.DeserializeSchema(info.GetSchema(), nil); err != nil {
+			return err
+		}
+	}
+	return write(stdout, schema, records)
+}
+
+type resultWriter func(io.Writer, *arrow.Schema, []arrow.RecordBatch) error
+
+func writerFor(format string) (resultWriter, error) {
+	switch format {
+	case "table":
+		return writeTable, nil
+	case "csv":
+		return writeCSV, nil
+	case "json":
+		return writeJSON, nil
+	}
+	return nil, fmt.Errorf("%w: --format must be table, csv or json", errUsage)
+}
+
+// cell renders one value as text; NULL is empty in CSV and "NULL" in tables.
+func cell(col arrow.Array, i int) (string, bool) {
+	if col.IsNull(i) {
+		return "", false
+	}
+	return col.ValueStr(i), true
+}
+
+func writeTable(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	names := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		names[i] = f.Name
+	}
+	fmt.Fprintln(tw, strings.Join(names, "\t"))
+	rows := 0
+	for _, rec := range recs {
+		for r := 0; r < int(rec.NumRows()); r++ {
+			vals := make([]string, rec.NumCols())
+			for c, col := range rec.Columns() {
+				v, ok := cell(col, r)
+				if !ok {
+					v = "NULL"
+				}
+				vals[c] = strings.NewReplacer("\t", " ", "\n", " ").Replace(v)
+			}
+			fmt.Fprintln(tw, strings.Join(vals, "\t"))
+			rows++
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "(%d rows)\n", rows)
+	return err
+}
+
+func writeCSV(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	cw := csv.NewWriter(w)
+	names := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		names[i] = f.Name
+	}
+	if err := cw.Write(names); err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		for r := 0; r < int(rec.NumRows()); r++ {
+			vals := make([]string, rec.NumCols())
+			for c, col := range rec.Columns() {
+				vals[c], _ = cell(col, r)
+			}
+			if err := cw.Write(vals); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeJSON prints one JSON object per row, in column order.
+func writeJSON(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	enc := json.NewEncoder(w)
+	for _, rec := range recs {
+		for r := 0; r < int(rec.NumRows()); r++ {
+			row := make(map[string]any, rec.NumCols())
+			for c, col := range rec.Columns() {
+				row[schema.Field(c).Name] = col.GetOneForMarshal(r)
+			}
+			if err := enc.Encode(row); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var _ = array.NewRecordReader

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"crypto/rand"
+	"flag"
+	"fmt"
+	"io"
+
+	"lakegate/authz"
+)
+
+// runTokenNew prints a fresh token and the line to paste into a principal map.
+// The token itself is shown once and stored nowhere.
+func runTokenNew(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("token new", flag.ContinueOnError)
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	tok, err := authz.NewToken(rand.Reader)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "token:  %s\nsha256: %s\n\nprincipal map line:\n      tokens: [{sha256: %s}]\n",
+		tok, authz.HashToken(tok), authz.HashToken(tok))
+	return nil
+}

@@ -1,0 +1,13 @@
+// Package flight is lakegate's Arrow Flight SQL server: authentication
+// middleware, the Handshake, statement planning through the SQL gate, sealed
+// tickets, prepared statements, sessions, discovery and cancellation.
+//
+// A request flows: interceptor (authenticate the bearer token, every RPC) →
+// handler (typed Flight SQL command) → planner (parse, gate, resolve, render)
+// → backend (describe, execute). Handlers stay thin; the planner owns the
+// decision of what may run.
+//
+// The package must never: send client SQL text to a backend (only SQL printed by
+// authz/sqlgate), tell a denied table apart from a missing one, hand out an
+// unsealed ticket, or log a token, a ticket or SQL text.
+package flight

@@ -1,0 +1,94 @@
+package flight
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"lakegate/authz"
+	"lakegate/authz/sqlgate"
+	"lakegate/flight/backend"
+	"lakegate/flight/ticket"
+)
+
+// Errors the planner returns; toStatus maps them to gRPC codes.
+var (
+	// errNotFound is used for missing and for denied tables alike.
+	errNotFound = errors.New("not found")
+	// errNotQuerier reports a principal whose role may not run SQL.
+	errNotQuerier = errors.New("this principal may not run queries")
+	// errBadRequest reports malformed input other than SQL.
+	errBadRequest = errors.New("bad request")
+	// errCanceledByClient reports a statement cancelled with CancelFlightInfo.
+	errCanceledByClient = errors.New("query was cancelled")
+)
+
+// notFoundError names an object that does not exist or is not visible to the
+// caller; both cases produce the same value, so the same code and text.
+type notFoundError struct {
+	kind, name string
+}
+
+func (e *notFoundError) Error() string { return e.kind + " " + e.name + " does not exist" }
+
+func (e *notFoundError) Is(target error) bool { return target == errNotFound }
+
+// tableNotFound is the one error for a table that is missing or not granted.
+func tableNotFound(schema, name string) error {
+	return &notFoundError{kind: "table", name: schema + "." + name}
+}
+
+// unauthenticatedMessage is shared by every authentication failure, including
+// tickets, so none can be told apart.
+const unauthenticatedMessage = "unauthenticated"
+
+// toStatus maps an error from the planner, the gate, the backend or the ticket
+// ring to a gRPC status. It is the only place that chooses codes; anything not
+// recognised becomes Internal with a generic message (details go to the log).
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	var gateErr *sqlgate.Error
+	switch {
+	case errors.Is(err, authz.ErrUnauthenticated), errors.Is(err, ticket.ErrInvalid):
+		return status.Error(codes.Unauthenticated, unauthenticatedMessage)
+	case errors.Is(err, errNotFound), errors.Is(err, backend.ErrNotFound):
+		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, errNotQuerier):
+		return status.Error(codes.PermissionDenied, err.Error())
+	case errors.As(err, &gateErr):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, errBadRequest):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, errCanceledByClient), errors.Is(err, backend.ErrCanceled), errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, "query was cancelled")
+	case errors.Is(err, backend.ErrDeadline), errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, "query exceeded its deadline")
+	case errors.Is(err, errTooManySessions), errors.Is(err, errTooManyPrepared):
+		return status.Error(codes.ResourceExhausted, err.Error())
+	case errors.Is(err, backend.ErrResources):
+		return status.Error(codes.ResourceExhausted, "query exceeded the engine's resource limits")
+	case errors.Is(err, backend.ErrQuery):
+		return status.Error(codes.InvalidArgument, err.Error())
+	default:
+		return status.Error(codes.Internal, "internal error")
+	}
+}
+
+// errTooManySessions reports that the session table is full.
+var errTooManySessions = errors.New("too many open sessions")
+
+// isInternal reports whether st is an Internal status (worth logging).
+func isInternal(st error) bool {
+	s, ok := status.FromError(st)
+	return ok && s.Code() == codes.Internal
+}
+
+// errTooManyPrepared reports that a principal has too many open statements.
+var errTooManyPrepared = errors.New("too many open prepared statements")

@@ -1,0 +1,224 @@
+package flight
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"lakegate/authz"
+	"lakegate/authz/sqlgate"
+	"lakegate/flight/backend"
+	"lakegate/flight/ticket"
+)
+
+func TestLike(t *testing.T) {
+	cases := []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"%", "", true},
+		{"%", "sales", true},
+		{"sales", "sales", true},
+		{"sales", "Sales", false},
+		{"sa%", "sales", true},
+		{"%es", "sales", true},
+		{"s_les", "sales", true},
+		{"s_les", "sles", false},
+		{"s\\_les", "s_les", true},
+		{"s\\_les", "sales", false},
+		{"100\\%", "100%", true},
+		{"100\\%", "1000", false},
+		{"%a%a%a%a%a%a%a%a%a%a%b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},
+		{"", "", true},
+		{"", "x", false},
+	}
+	for _, c := range cases {
+		if got := likeMatch(&c.pattern, c.s); got != c.want {
+			t.Errorf("like(%q, %q) = %v, want %v", c.pattern, c.s, got, c.want)
+		}
+	}
+	if !likeMatch(nil, "anything") {
+		t.Error("a nil pattern must match")
+	}
+}
+
+func TestToStatus(t *testing.T) {
+	cases := []struct {
+		err  error
+		code codes.Code
+		msg  string
+	}{
+		{authz.ErrUnauthenticated, codes.Unauthenticated, unauthenticatedMessage},
+		{ticket.ErrInvalid, codes.Unauthenticated, unauthenticatedMessage},
+		{tableNotFound("hr", "employees"), codes.NotFound, "table hr.employees does not exist"},
+		{fmt.Errorf("resolve: %w", backend.ErrNotFound), codes.NotFound, ""},
+		{errNotQuerier, codes.PermissionDenied, ""},
+		{fmt.Errorf("%w: x", errBadRequest), codes.InvalidArgument, ""},
+		{backend.ErrCanceled, codes.Canceled, ""},
+		{context.Canceled, codes.Canceled, ""},
+		{backend.ErrDeadline, codes.DeadlineExceeded, ""},
+		{backend.ErrResources, codes.ResourceExhausted, ""},
+		{errTooManyPrepared, codes.ResourceExhausted, ""},
+		{fmt.Errorf("%w: type mismatch", backend.ErrQuery), codes.InvalidArgument, ""},
+		{errors.New("disk on fire at /var/secret"), codes.Internal, "internal error"},
+	}
+	for _, c := range cases {
+		st := status.Convert(toStatus(c.err))
+		if st.Code() != c.code || (c.msg != "" && st.Message() != c.msg) {
+			t.Errorf("toStatus(%v) = %v %q, want %v %q", c.err, st.Code(), st.Message(), c.code, c.msg)
+		}
+	}
+	// A gate error is a user error.
+	_, err := sqlgate.New(sqlgate.Config{}).Parse("SELECT 1; SELECT 2", "")
+	if st := status.Convert(toStatus(err)); st.Code() != codes.InvalidArgument {
+		t.Errorf("gate error = %v", st)
+	}
+}
+
+func TestCredentialsFrom(t *testing.T) {
+	basicPadded := "Basic " + base64.StdEncoding.EncodeToString([]byte("alice@acme:lg_tok"))
+	basicRaw := "Basic " + base64.RawStdEncoding.EncodeToString([]byte("alice@acme:lg_tok"))
+	cases := []struct {
+		name       string
+		headers    []string
+		allowBasic bool
+		want       callCredentials
+		ok         bool
+	}{
+		{"bearer", []string{"Bearer lg_tok"}, false, callCredentials{token: "lg_tok"}, true},
+		{"bearer any case", []string{"bEaReR lg_tok"}, false, callCredentials{token: "lg_tok"}, true},
+		{"empty bearer", []string{"Bearer "}, false, callCredentials{}, false},
+		{"no scheme", []string{"lg_tok"}, false, callCredentials{}, false},
+		{"two headers", []string{"Bearer a", "Bearer b"}, false, callCredentials{}, false},
+		{"none", nil, false, callCredentials{}, false},
+		{"basic padded", []string{basicPadded}, true, callCredentials{basic: true, id: "alice@acme", token: "lg_tok"}, true},
+		{"basic raw", []string{basicRaw}, true, callCredentials{basic: true, id: "alice@acme", token: "lg_tok"}, true},
+		{"basic outside handshake", []string{basicPadded}, false, callCredentials{}, false},
+		{"basic without colon", []string{"Basic " + base64.StdEncoding.EncodeToString([]byte("alice"))}, true, callCredentials{}, false},
+		{"basic empty token", []string{"Basic " + base64.StdEncoding.EncodeToString([]byte("alice:"))}, true, callCredentials{}, false},
+		{"basic garbage", []string{"Basic !!!"}, true, callCredentials{}, false},
+		{"oversized", []string{"Bearer " + string(make([]byte, maxAuthHeader))}, false, callCredentials{}, false},
+	}
+	for _, c := range cases {
+		md := metadata.MD{}
+		for _, h := range c.headers {
+			md.Append("authorization", h)
+		}
+		ctx := metadata.NewIncomingContext(context.Background(), md)
+		got, ok := credentialsFrom(ctx, c.allowBasic)
+		if ok != c.ok || got != c.want {
+			t.Errorf("%s: got %+v %v, want %+v %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// fakeClock is a settable clock for TTL tests.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+func principal(t *testing.T, id string) *authz.Principal {
+	t.Helper()
+	pid, err := authz.ParsePrincipalID(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenant, _ := authz.ParseTenantID("acme")
+	ns, _ := authz.ParseNamespace("sales")
+	p, err := authz.NewPrincipal(pid, tenant, authz.RoleUser, []authz.Namespace{ns}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPreparedStoreTTLAndOwnership(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	ps := newPreparedStore(time.Minute, clock.now)
+	alice, bob := principal(t, "alice@acme"), principal(t, "bob@acme")
+	id, err := ps.add(alice, &plan{sql: "SELECT 1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ps.get(bob, id); ok {
+		t.Fatal("bob can use alice's statement")
+	}
+	clock.t = clock.t.Add(30 * time.Second)
+	if _, ok := ps.get(alice, id); !ok {
+		t.Fatal("statement gone before its TTL")
+	}
+	// Idle for longer than the TTL: the next add sweeps it.
+	clock.t = clock.t.Add(2 * time.Minute)
+	if _, err := ps.add(bob, &plan{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ps.get(alice, id); ok {
+		t.Fatal("idle statement survived the sweep")
+	}
+	if ps.len() != 1 {
+		t.Fatalf("len = %d, want 1", ps.len())
+	}
+	ps.remove(alice, id) // closing twice, or someone else's, is harmless
+	for i := 0; i < maxPreparedPerPrincipal-1; i++ {
+		if _, err := ps.add(bob, &plan{}); err != nil {
+			t.Fatalf("statement %d: %v", i, err)
+		}
+	}
+	if _, err := ps.add(bob, &plan{}); !errors.Is(err, errTooManyPrepared) {
+		t.Fatalf("over the cap: %v", err)
+	}
+	if _, err := ps.add(alice, &plan{}); err != nil {
+		t.Fatalf("the cap is per principal: %v", err)
+	}
+}
+
+// headerStream captures headers set by a handler.
+type headerStream struct {
+	grpc.ServerTransportStream
+	md metadata.MD
+}
+
+func (h *headerStream) Method() string { return "test" }
+func (h *headerStream) SetHeader(md metadata.MD) error {
+	h.md = metadata.Join(h.md, md)
+	return nil
+}
+
+func TestSessionsAreBoundToTheirPrincipal(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	st := newSessionStore(time.Hour, clock.now)
+	alice, bob := principal(t, "alice@acme"), principal(t, "bob@acme")
+	hs := &headerStream{}
+	ctx := grpc.NewContextWithServerTransportStream(context.Background(), hs)
+	sess, err := st.obtain(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.state.schema = "sales"
+	cookie := hs.md.Get("set-cookie")
+	if len(cookie) != 1 {
+		t.Fatalf("set-cookie = %v", cookie)
+	}
+	// Clients send back only name=value.
+	nameValue, _, _ := strings.Cut(cookie[0], ";")
+	withCookie := metadata.NewIncomingContext(context.Background(), metadata.Pairs("cookie", "other=1; "+nameValue))
+	if got := st.state(withCookie, alice); got.schema != "sales" {
+		t.Fatalf("alice's session state = %+v", got)
+	}
+	if got := st.state(withCookie, bob); got != (sessionState{}) {
+		t.Fatalf("bob presenting alice's cookie got %+v", got)
+	}
+	clock.t = clock.t.Add(2 * time.Hour)
+	if got := st.state(withCookie, alice); got != (sessionState{}) {
+		t.Fatalf("expired session state = %+v", got)
+	}
+}

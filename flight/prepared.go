@@ -1,0 +1,331 @@
+package flight
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+
+	"lakegate/authz"
+	"lakegate/flight/ticket"
+)
+
+// maxPreparedPerPrincipal bounds open prepared statements per principal.
+const maxPreparedPerPrincipal = 1024
+
+// preparedLifetime bounds a prepared statement handle's validity regardless of
+// use; idle statements are closed much sooner (Config.PreparedTTL).
+const preparedLifetime = 24 * time.Hour
+
+type prepared struct {
+	principal authz.PrincipalID
+	plan      *plan
+
+	mu       sync.Mutex
+	args     []any
+	lastUsed time.Time
+}
+
+// preparedStore holds prepared statements by id. Handles given to clients
+// are sealed tickets carrying the id, so a forged or foreign handle fails like
+// any bad ticket.
+type preparedStore struct {
+	ttl time.Duration
+	now func() time.Time
+
+	mu        sync.Mutex
+	byID      map[string]*prepared
+	count     map[authz.PrincipalID]int
+	lastSweep time.Time
+}
+
+func newPreparedStore(ttl time.Duration, now func() time.Time) *preparedStore {
+	return &preparedStore{ttl: ttl, now: now, byID: map[string]*prepared{}, count: map[authz.PrincipalID]int{}}
+}
+
+func (ps *preparedStore) add(p *authz.Principal, pl *plan) (string, error) {
+	var raw [16]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", err
+	}
+	id := string(raw[:])
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.sweepLocked()
+	if ps.count[p.ID()] >= maxPreparedPerPrincipal {
+		return "", errTooManyPrepared
+	}
+	ps.byID[id] = &prepared{principal: p.ID(), plan: pl, lastUsed: ps.now()}
+	ps.count[p.ID()]++
+	return id, nil
+}
+
+func (ps *preparedStore) get(p *authz.Principal, id string) (*prepared, bool) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	st, ok := ps.byID[id]
+	if !ok || st.principal != p.ID() {
+		return nil, false
+	}
+	st.mu.Lock()
+	st.lastUsed = ps.now()
+	st.mu.Unlock()
+	return st, true
+}
+
+func (ps *preparedStore) remove(p *authz.Principal, id string) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if st, ok := ps.byID[id]; ok && st.principal == p.ID() {
+		ps.removeLocked(id, st)
+	}
+}
+
+func (ps *preparedStore) removeLocked(id string, st *prepared) {
+	delete(ps.byID, id)
+	if ps.count[st.principal]--; ps.count[st.principal] <= 0 {
+		delete(ps.count, st.principal)
+	}
+}
+
+// sweepLocked closes statements idle longer than the TTL, at most once per
+// quarter TTL.
+func (ps *preparedStore) sweepLocked() {
+	now := ps.now()
+	if now.Sub(ps.lastSweep) < ps.ttl/4 {
+		return
+	}
+	ps.lastSweep = now
+	for id, st := range ps.byID {
+		st.mu.Lock()
+		idle := now.Sub(st.lastUsed)
+		st.mu.Unlock()
+		if idle > ps.ttl {
+			ps.removeLocked(id, st)
+		}
+	}
+}
+
+// len reports the number of open statements (for tests through export_test).
+func (ps *preparedStore) len() int {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return len(ps.byID)
+}
+
+// openPrepared unseals a handle and returns the caller's statement.
+func (s *Server) openPrepared(p *authz.Principal, handle []byte) (*prepared, string, error) {
+	claims, err := s.cfg.Tickets.Open(handle, s.cfg.Now(), p.ID().String(), p.Tenant().String())
+	if err != nil {
+		return nil, "", err
+	}
+	id := string(claims.Payload)
+	st, ok := s.prepared.get(p, id)
+	if !ok {
+		return nil, "", &notFoundError{kind: "prepared statement", name: "handle"}
+	}
+	return st, id, nil
+}
+
+// CreatePreparedStatement plans a query once; executions reuse the plan.
+func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.ActionCreatePreparedStatementRequest) (flightsql.ActionCreatePreparedStatementResult, error) {
+	var zero flightsql.ActionCreatePreparedStatementResult
+	p, err := principalOf(ctx)
+	if err != nil {
+		return zero, toStatus(err)
+	}
+	if len(req.GetTransactionId()) > 0 {
+		return zero, toStatus(fmt.Errorf("%w: transactions are not supported", errBadRequest))
+	}
+	pl, err := s.planQuery(ctx, p, req.GetQuery())
+	if err != nil {
+		return zero, s.fail(ctx, "prepare", err)
+	}
+	id, err := s.prepared.add(p, pl)
+	if err != nil {
+		return zero, toStatus(err)
+	}
+	handle, err := s.cfg.Tickets.Seal(s.rand, ticket.Claims{
+		Principal: p.ID().String(),
+		Tenant:    p.Tenant().String(),
+		Expiry:    s.cfg.Now().Add(preparedLifetime),
+		Payload:   []byte(id),
+	})
+	if err != nil {
+		s.prepared.remove(p, id)
+		return zero, s.fail(ctx, "seal", err)
+	}
+	fields := make([]arrow.Field, pl.numParams)
+	for i := range fields {
+		fields[i] = arrow.Field{Name: "parameter_" + strconv.Itoa(i+1), Type: arrow.Null, Nullable: true}
+	}
+	notUpdate := false
+	return flightsql.ActionCreatePreparedStatementResult{
+		Handle:          handle,
+		DatasetSchema:   pl.schema,
+		ParameterSchema: arrow.NewSchema(fields, nil),
+		IsUpdate:        &notUpdate,
+	}, nil
+}
+
+// ClosePreparedStatement forgets a statement. Closing twice is not an error.
+func (s *Server) ClosePreparedStatement(ctx context.Context, req flightsql.ActionClosePreparedStatementRequest) error {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return toStatus(err)
+	}
+	claims, err := s.cfg.Tickets.Open(req.GetPreparedStatementHandle(), s.cfg.Now(), p.ID().String(), p.Tenant().String())
+	if err != nil {
+		return toStatus(err)
+	}
+	s.prepared.remove(p, string(claims.Payload))
+	return nil
+}
+
+// DoPutPreparedStatementQuery binds one row of parameters.
+func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.PreparedStatementQuery, rdr flight.MessageReader, _ flight.MetadataWriter) ([]byte, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	st, _, err := s.openPrepared(p, cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	var args []any
+	rows := 0
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		if rec.NumRows() == 0 {
+			continue
+		}
+		rows += int(rec.NumRows())
+		if rows > 1 {
+			return nil, toStatus(fmt.Errorf("%w: bind exactly one row of parameters", errBadRequest))
+		}
+		if int(rec.NumCols()) != st.plan.numParams {
+			return nil, toStatus(fmt.Errorf("%w: the statement has %d parameters, %d were bound", errBadRequest, st.plan.numParams, rec.NumCols()))
+		}
+		args = make([]any, rec.NumCols())
+		for i, col := range rec.Columns() {
+			v, err := scalarAt(col, 0)
+			if err != nil {
+				return nil, toStatus(fmt.Errorf("%w: parameter %d: %v", errBadRequest, i+1, err))
+			}
+			args[i] = v
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		return nil, toStatus(fmt.Errorf("%w: reading parameters: %v", errBadRequest, err))
+	}
+	st.mu.Lock()
+	st.args = args
+	st.mu.Unlock()
+	return cmd.GetPreparedStatementHandle(), nil
+}
+
+// GetFlightInfoPreparedStatement returns the statement's schema and a ticket
+// that executes it with the parameters bound so far.
+func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	st, _, err := s.openPrepared(p, cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	// The descriptor's command is the sealed handle itself; DoGet re-opens it.
+	return s.flightInfo(desc, st.plan.schema, desc.GetCmd()), nil
+}
+
+// GetSchemaPreparedStatement returns the statement's result schema.
+func (s *Server) GetSchemaPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	st, _, err := s.openPrepared(p, cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &flight.SchemaResult{Schema: flight.SerializeSchema(st.plan.schema, s.mem)}, nil
+}
+
+// DoGetPreparedStatement executes a prepared statement.
+func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return nil, nil, toStatus(err)
+	}
+	handle := cmd.GetPreparedStatementHandle()
+	st, _, err := s.openPrepared(p, handle)
+	if err != nil {
+		return nil, nil, toStatus(err)
+	}
+	st.mu.Lock()
+	args := st.args
+	st.mu.Unlock()
+	if len(args) != st.plan.numParams {
+		return nil, nil, toStatus(fmt.Errorf("%w: the statement has %d parameters, %d were bound", errBadRequest, st.plan.numParams, len(args)))
+	}
+	if st.plan.sql == "" {
+		ch := make(chan flight.StreamChunk)
+		close(ch)
+		return arrow.NewSchema(nil, nil), ch, nil
+	}
+	return s.execute(ctx, p, ticketKey(handle), st.plan.sql, args)
+}
+
+// scalarAt converts one parameter value to a Go value the engine binds.
+func scalarAt(col arrow.Array, i int) (any, error) {
+	if col.IsNull(i) {
+		return nil, nil
+	}
+	switch a := col.(type) {
+	case *array.Null:
+		return nil, nil
+	case *array.Boolean:
+		return a.Value(i), nil
+	case *array.Int8:
+		return int64(a.Value(i)), nil
+	case *array.Int16:
+		return int64(a.Value(i)), nil
+	case *array.Int32:
+		return int64(a.Value(i)), nil
+	case *array.Int64:
+		return a.Value(i), nil
+	case *array.Uint8:
+		return uint64(a.Value(i)), nil
+	case *array.Uint16:
+		return uint64(a.Value(i)), nil
+	case *array.Uint32:
+		return uint64(a.Value(i)), nil
+	case *array.Uint64:
+		return a.Value(i), nil
+	case *array.Float32:
+		return float64(a.Value(i)), nil
+	case *array.Float64:
+		return a.Value(i), nil
+	case *array.String:
+		return a.Value(i), nil
+	case *array.LargeString:
+		return a.Value(i), nil
+	case *array.Binary:
+		return append([]byte(nil), a.Value(i)...), nil
+	case *array.Date32:
+		return a.Value(i).ToTime(), nil
+	case *array.Timestamp:
+		unit := a.DataType().(*arrow.TimestampType).Unit
+		return a.Value(i).ToTime(unit), nil
+	default:
+		return nil, fmt.Errorf("type %s is not supported", col.DataType())
+	}
+}

@@ -1,0 +1,224 @@
+package flight
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"lakegate/authz"
+	"lakegate/authz/sqlgate"
+	"lakegate/flight/backend"
+	"lakegate/flight/ticket"
+)
+
+// MaxMessageBytes is the gRPC message limit on both directions. Result batches
+// are coalesced to several MiB, so gRPC's 4 MiB default is far too small.
+const MaxMessageBytes = 256 << 20
+
+// Config configures a Server. The zero value of every optional field is a safe
+// default; Validate reports what is missing.
+type Config struct {
+	// Principals is the immutable principal map; required.
+	Principals *authz.PrincipalMap
+	// Backend executes authorized SQL; required.
+	Backend backend.Backend
+	// Tickets seals tickets and prepared statement handles; required.
+	Tickets *ticket.Ring
+	// TLS, when non-nil, is used for the listener. Nil serves plaintext; the
+	// caller decides whether that is allowed for the address.
+	TLS *tls.Config
+	// DefaultCatalog is the catalog name every tenant sees. Zero means "lake".
+	DefaultCatalog string
+	// TicketTTL bounds how long a ticket from GetFlightInfo stays valid.
+	// Zero means 10 minutes.
+	TicketTTL time.Duration
+	// PreparedTTL closes prepared statements idle for longer. Zero means 30
+	// minutes.
+	PreparedTTL time.Duration
+	// SessionTTL closes sessions idle for longer. Zero means 8 hours.
+	SessionTTL time.Duration
+	// MaxSQLBytes bounds statement text. Zero means 1 MiB.
+	MaxSQLBytes int
+	// Version is reported by GetSqlInfo.
+	Version string
+	// Logger receives operational logs. Nil discards them.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now. Tests inject one.
+	Now func() time.Time
+}
+
+func (c *Config) withDefaults() Config {
+	out := *c
+	if out.DefaultCatalog == "" {
+		out.DefaultCatalog = "lake"
+	}
+	if out.TicketTTL == 0 {
+		out.TicketTTL = 10 * time.Minute
+	}
+	if out.PreparedTTL == 0 {
+		out.PreparedTTL = 30 * time.Minute
+	}
+	if out.SessionTTL == 0 {
+		out.SessionTTL = 8 * time.Hour
+	}
+	if out.MaxSQLBytes == 0 {
+		out.MaxSQLBytes = 1 << 20
+	}
+	if out.Version == "" {
+		out.Version = "dev"
+	}
+	if out.Logger == nil {
+		out.Logger = slog.New(slog.DiscardHandler)
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	return out
+}
+
+// Validate reports configuration errors.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Principals == nil {
+		errs = append(errs, errors.New("flight: Config.Principals is required"))
+	}
+	if c.Backend == nil {
+		errs = append(errs, errors.New("flight: Config.Backend is required"))
+	}
+	if c.Tickets == nil {
+		errs = append(errs, errors.New("flight: Config.Tickets is required"))
+	}
+	for name, d := range map[string]time.Duration{"TicketTTL": c.TicketTTL, "PreparedTTL": c.PreparedTTL, "SessionTTL": c.SessionTTL} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("flight: Config.%s is negative (%s)", name, d))
+		}
+	}
+	if c.MaxSQLBytes < 0 {
+		errs = append(errs, fmt.Errorf("flight: Config.MaxSQLBytes is negative (%d)", c.MaxSQLBytes))
+	}
+	return errors.Join(errs...)
+}
+
+// Server is lakegate's Flight SQL service. It is safe for use from multiple
+// goroutines. Serve blocks; Shutdown drains and Close aborts.
+type Server struct {
+	flightsql.BaseServer
+
+	cfg      Config
+	log      *slog.Logger
+	gate     *sqlgate.Gate
+	auth     authenticator
+	grpc     *grpc.Server
+	health   *health.Server
+	sessions *sessionStore
+	prepared *preparedStore
+	running  *runningQueries
+	mem      memory.Allocator
+	rand     io.Reader
+
+	// producers tracks DoGet goroutines so Shutdown can wait for them.
+	producers sync.WaitGroup
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := cfg.withDefaults()
+	s := &Server{
+		cfg:      c,
+		log:      c.Logger,
+		gate:     sqlgate.New(sqlgate.Config{MaxSQLBytes: c.MaxSQLBytes}),
+		auth:     authenticator{auth: authz.NewAuthenticator(c.Principals)},
+		sessions: newSessionStore(c.SessionTTL, c.Now),
+		prepared: newPreparedStore(c.PreparedTTL, c.Now),
+		running:  newRunningQueries(),
+		mem:      memory.DefaultAllocator,
+		rand:     rand.Reader,
+	}
+	s.Alloc = s.mem
+	if err := registerSQLInfo(s, c.Version); err != nil {
+		return nil, err
+	}
+	opts := []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(s.auth.unaryInterceptor),
+		grpc.ChainStreamInterceptor(s.auth.streamInterceptor),
+		grpc.MaxRecvMsgSize(MaxMessageBytes),
+		grpc.MaxSendMsgSize(MaxMessageBytes),
+	}
+	if c.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(c.TLS)))
+	}
+	s.grpc = grpc.NewServer(opts...)
+	flight.RegisterFlightServiceServer(s.grpc, &service{FlightServer: flightsql.NewFlightServerWithAllocator(s, s.mem)})
+	s.health = health.NewServer()
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.health.SetServingStatus("arrow.flight.protocol.FlightService", healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	return s, nil
+}
+
+// service routes Flight RPCs to the Flight SQL router, answering Handshake
+// itself.
+type service struct {
+	flight.FlightServer
+}
+
+func (service) Handshake(stream flight.FlightService_HandshakeServer) error { return handshake(stream) }
+
+// Serve accepts connections on lis until Shutdown or Close. It returns nil
+// after a Shutdown or Close.
+func (s *Server) Serve(lis net.Listener) error {
+	err := s.grpc.Serve(lis)
+	if errors.Is(err, grpc.ErrServerStopped) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting calls and waits for running ones until ctx is
+// done, then aborts what is left. It is idempotent.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.health.Shutdown()
+	done := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.grpc.Stop()
+		<-done
+	}
+	s.running.cancelAll()
+	s.producers.Wait()
+	return nil
+}
+
+// Close aborts every call and waits for result producers to exit.
+func (s *Server) Close() error {
+	s.health.Shutdown()
+	s.grpc.Stop()
+	s.running.cancelAll()
+	s.producers.Wait()
+	return nil
+}
+
+func isEOF(err error) bool { return errors.Is(err, io.EOF) }

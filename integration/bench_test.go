@@ -1,0 +1,447 @@
+package integration_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-adbc/go/adbc"
+	drv "github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"lakegate/authz"
+	lgflight "lakegate/flight"
+	"lakegate/flight/backend"
+	"lakegate/flight/backend/duckdb"
+	"lakegate/flight/ticket"
+)
+
+// The benchmarks run an IN-PROCESS lakegate server (wired like `lakegate
+// serve`, see cmd/lakegate/serve.go) so that process start-up and scheduling
+// noise of a child process stay out of the numbers. One fixture is shared by
+// every benchmark of the process:
+//
+//   - benchLakegate: engine + principal map + ticket ring + Flight SQL server
+//     on 127.0.0.1:0 (BenchmarkSelect1 needs only this);
+//   - benchWide: the table bench.wide, 10M rows × 4 columns, written only when
+//     a benchmark that reads it runs;
+//   - benchBare: the batches of SELECT * FROM bench.wide, materialised once
+//     through the engine's Execute, served by a bare arrow-go Flight server.
+//
+// The fixture lives in a directory next to the harness's lakegate binary,
+// which TestMain removes when the run ends.
+
+const (
+	benchTenant    = "bench"
+	benchPrincipal = "bench@bench"
+	benchNamespace = "bench"
+	wideRows       = 10_000_000
+	wideQuery      = `SELECT i AS a, i*2 AS b, CAST(i AS DOUBLE)/3 AS c, i % 1000 AS d FROM range(10000000) t(i)`
+)
+
+// benchEnv is the in-process lakegate server.
+type benchEnv struct {
+	dir    string
+	engine *duckdb.Engine
+	srv    *lgflight.Server
+	addr   string
+	token  string
+}
+
+var (
+	benchEnvOnce sync.Once
+	benchEnvVal  *benchEnv
+	benchEnvErr  error
+
+	benchWideOnce sync.Once
+	benchWideErr  error
+
+	benchBareOnce sync.Once
+	benchBareVal  *bareFlight
+	benchBareErr  error
+
+	// bareMBps collects the throughput of BenchmarkBareFlight10M runs so that
+	// BenchmarkSelectStar10M (declared after it, so run after it) can report
+	// its ratio to the bare server.
+	bareMBps []float64
+)
+
+// benchLakegate returns the shared in-process server, starting it on first use.
+func benchLakegate(b *testing.B) *benchEnv {
+	b.Helper()
+	benchEnvOnce.Do(func() { benchEnvVal, benchEnvErr = startBenchEnv() })
+	if benchEnvErr != nil {
+		b.Fatalf("starting the in-process lakegate: %v", benchEnvErr)
+	}
+	return benchEnvVal
+}
+
+func startBenchEnv() (*benchEnv, error) {
+	// TestMain removes the binary's directory after m.Run: the fixture goes
+	// with it.
+	parent := ""
+	if lakegateBin != "" {
+		parent = filepath.Dir(lakegateBin)
+	}
+	dir, err := os.MkdirTemp(parent, "bench-")
+	if err != nil {
+		return nil, err
+	}
+	tok, err := authz.NewToken(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	mapPath := filepath.Join(dir, "principals.yaml")
+	err = authz.WritePrincipalMap(mapPath, []authz.PrincipalSpec{{
+		ID: benchPrincipal, Tenant: benchTenant, Role: "user",
+		Namespaces:  []string{benchNamespace},
+		TokenHashes: []string{authz.HashToken(tok).String()},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	principals, err := authz.LoadPrincipalMap(mapPath)
+	if err != nil {
+		return nil, err
+	}
+	ring, err := ticket.GenerateRing(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	// The defaults of `lakegate serve`: 1GB, 2 threads, 5 min timeout.
+	engineCfg := duckdb.DefaultConfig()
+	engineCfg.Root = filepath.Join(dir, "stage")
+	engine, err := duckdb.New(engineCfg)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := lgflight.New(lgflight.Config{
+		Principals: principals,
+		Backend:    engine,
+		Tickets:    ring,
+		Version:    "bench",
+	})
+	if err != nil {
+		engine.Close()
+		return nil, err
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		engine.Close()
+		return nil, err
+	}
+	go srv.Serve(lis) //nolint:errcheck // lives until the process exits
+	return &benchEnv{dir: dir, engine: engine, srv: srv, addr: lis.Addr().String(), token: tok}, nil
+}
+
+// benchWideTable writes bench.wide once per process.
+func benchWideTable(b *testing.B, env *benchEnv) {
+	b.Helper()
+	benchWideOnce.Do(func() {
+		start := time.Now()
+		benchWideErr = env.engine.WriteTable(context.Background(), benchTenant, benchNamespace, "wide", wideQuery)
+		if benchWideErr == nil {
+			fmt.Fprintf(os.Stderr, "bench: wrote bench.wide (%d rows) in %s\n", wideRows, time.Since(start).Round(time.Millisecond))
+		}
+	})
+	if benchWideErr != nil {
+		b.Fatalf("writing bench.wide: %v", benchWideErr)
+	}
+}
+
+// benchDial opens an ADBC connection to the in-process server. Unlike the
+// harness's dial it uses the plain Go allocator (the checked allocator's
+// bookkeeping is not what is being measured).
+func benchDial(b *testing.B, env *benchEnv) adbc.Connection {
+	b.Helper()
+	db, err := drv.NewDriver(memory.DefaultAllocator).NewDatabase(map[string]string{
+		adbc.OptionKeyURI:             "grpc://" + env.addr,
+		drv.OptionAuthorizationHeader: "Bearer " + env.token,
+		drv.OptionCookieMiddleware:    adbc.OptionValueEnabled,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	conn, err := db.Open(context.Background())
+	if err != nil {
+		db.Close()
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		conn.Close()
+		db.Close()
+	})
+	return conn
+}
+
+// adbcRun runs sql on conn and drains the result, returning rows and the
+// buffer bytes of the batches received.
+func adbcRun(ctx context.Context, conn adbc.Connection, sql string) (rows, bytes int64, err error) {
+	stmt, err := conn.NewStatement()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer stmt.Close()
+	if err := stmt.SetSqlQuery(sql); err != nil {
+		return 0, 0, err
+	}
+	rdr, _, err := stmt.ExecuteQuery(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rdr.Release()
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		rows += rec.NumRows()
+		bytes += batchBytes(rec)
+	}
+	return rows, bytes, rdr.Err()
+}
+
+// batchBytes is the size of rec's buffers, children and dictionaries included
+// (the measure the engine's coalescer uses).
+func batchBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, col := range rec.Columns() {
+		n += arrayDataBytes(col.Data())
+	}
+	return n
+}
+
+func arrayDataBytes(d arrow.ArrayData) int64 {
+	if d == nil {
+		return 0
+	}
+	var n int64
+	for _, buf := range d.Buffers() {
+		if buf != nil {
+			n += int64(buf.Len())
+		}
+	}
+	for _, ch := range d.Children() {
+		n += arrayDataBytes(ch)
+	}
+	if d.DataType().ID() == arrow.DICTIONARY {
+		n += arrayDataBytes(d.Dictionary())
+	}
+	return n
+}
+
+// percentile returns the nearest-rank p-th percentile (0 < p ≤ 100) of sorted.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(float64(len(sorted))*p/100+0.999999999) - 1
+	return sorted[min(max(rank, 0), len(sorted)-1)]
+}
+
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// BenchmarkSelect1 measures one SELECT 1 over ADBC against the in-process
+// server: GetFlightInfo (authenticate, parse, gate, describe, seal a ticket)
+// plus DoGet (open the ticket, execute, stream one batch). It reports the
+// median and 99th percentile of the per-operation latency.
+func BenchmarkSelect1(b *testing.B) {
+	env := benchLakegate(b)
+	conn := benchDial(b, env)
+	ctx := context.Background()
+	// Warm-up outside the measurement: connection set-up, the tenant's engine
+	// instance, the DuckDB connection pool, the Go heap.
+	for range 20 {
+		if rows, _, err := adbcRun(ctx, conn, "SELECT 1"); err != nil || rows != 1 {
+			b.Fatalf("SELECT 1: %d rows, %v", rows, err)
+		}
+	}
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		rows, _, err := adbcRun(ctx, conn, "SELECT 1")
+		lat = append(lat, time.Since(start))
+		if err != nil || rows != 1 {
+			b.Fatalf("SELECT 1: %d rows, %v", rows, err)
+		}
+	}
+	slices.Sort(lat)
+	b.ReportMetric(micros(percentile(lat, 50)), "p50-µs")
+	b.ReportMetric(micros(percentile(lat, 99)), "p99-µs")
+}
+
+// BenchmarkBareFlight10M is the baseline for BenchmarkSelectStar10M: the same
+// batches (SELECT * FROM bench.wide through the engine, materialised in
+// memory once) streamed by a bare arrow-go Flight server with no
+// authentication, SQL, tickets or engine in the path, read by an arrow-go
+// Flight client over loopback.
+func BenchmarkBareFlight10M(b *testing.B) {
+	env := benchLakegate(b)
+	benchWideTable(b, env)
+	benchBareOnce.Do(func() { benchBareVal, benchBareErr = startBareFlight(env) })
+	if benchBareErr != nil {
+		b.Fatalf("starting the bare Flight server: %v", benchBareErr)
+	}
+	bare := benchBareVal
+	cl, err := flight.NewClientWithMiddleware(bare.addr, nil, nil,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(lgflight.MaxMessageBytes)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cl.Close() })
+	ctx := context.Background()
+	// One full read outside the measurement, as in BenchmarkSelectStar10M.
+	if rows, _, err := bareRead(ctx, cl); err != nil || rows != wideRows {
+		b.Fatalf("warm-up bare DoGet: %d rows, %v", rows, err)
+	}
+
+	var totalRows, totalBytes int64
+	var elapsed time.Duration
+	for b.Loop() {
+		start := time.Now()
+		rows, bytes, err := bareRead(ctx, cl)
+		elapsed += time.Since(start)
+		if err != nil || rows != wideRows {
+			b.Fatalf("bare DoGet: %d rows, %v", rows, err)
+		}
+		totalRows += rows
+		totalBytes += bytes
+	}
+	mbps := float64(totalBytes) / 1e6 / elapsed.Seconds()
+	b.ReportMetric(float64(totalRows)/elapsed.Seconds(), "rows/s")
+	b.ReportMetric(mbps, "MB/s")
+	bareMBps = append(bareMBps, mbps)
+}
+
+// BenchmarkSelectStar10M streams SELECT * FROM bench.wide (10M rows × 4
+// columns) through lakegate to an ADBC client. When BenchmarkBareFlight10M
+// ran earlier in the same process it also reports "x-bare": this run's MB/s
+// over the median MB/s of the bare runs (target ≥ 0.6).
+func BenchmarkSelectStar10M(b *testing.B) {
+	env := benchLakegate(b)
+	benchWideTable(b, env)
+	conn := benchDial(b, env)
+	ctx := context.Background()
+	// One full read outside the measurement: the tenant instance, the table's
+	// view, DuckDB's file cache and the Go heap are warm afterwards (the
+	// first read of a run is otherwise up to twice as slow).
+	if rows, _, err := adbcRun(ctx, conn, "SELECT * FROM bench.wide"); err != nil || rows != wideRows {
+		b.Fatalf("warm-up SELECT *: %d rows, %v", rows, err)
+	}
+
+	var totalRows, totalBytes int64
+	var elapsed time.Duration
+	for b.Loop() {
+		start := time.Now()
+		rows, bytes, err := adbcRun(ctx, conn, "SELECT * FROM bench.wide")
+		elapsed += time.Since(start)
+		if err != nil || rows != wideRows {
+			b.Fatalf("SELECT *: %d rows, %v", rows, err)
+		}
+		totalRows += rows
+		totalBytes += bytes
+	}
+	mbps := float64(totalBytes) / 1e6 / elapsed.Seconds()
+	b.ReportMetric(float64(totalRows)/elapsed.Seconds(), "rows/s")
+	b.ReportMetric(mbps, "MB/s")
+	if len(bareMBps) > 0 {
+		sorted := slices.Sorted(slices.Values(bareMBps))
+		b.ReportMetric(mbps/sorted[len(sorted)/2], "x-bare")
+	}
+}
+
+// bareFlight is a plain arrow-go Flight server whose DoGet streams batches
+// held in memory.
+type bareFlight struct {
+	flight.BaseFlightServer
+	schema *arrow.Schema
+	recs   []arrow.RecordBatch
+	srv    flight.Server
+	addr   string
+}
+
+// startBareFlight materialises SELECT * FROM bench.wide through the engine
+// (the batches lakegate would send) and serves them.
+func startBareFlight(env *benchEnv) (*bareFlight, error) {
+	ctx := context.Background()
+	tables, err := env.engine.Resolve(ctx, benchTenant, []backend.TableName{{Schema: benchNamespace, Name: "wide"}})
+	if err != nil {
+		return nil, err
+	}
+	rel := tables[0].Relation
+	rdr, err := env.engine.Execute(ctx, benchTenant, fmt.Sprintf(`SELECT * FROM "%s"."%s"`, rel.Schema, rel.Name), nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Release()
+	bf := &bareFlight{schema: rdr.Schema()}
+	var rows int64
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		rec.Retain()
+		bf.recs = append(bf.recs, rec)
+		rows += rec.NumRows()
+	}
+	if err := rdr.Err(); err != nil {
+		return nil, err
+	}
+	if rows != wideRows {
+		return nil, fmt.Errorf("materialised %d rows, want %d", rows, wideRows)
+	}
+	bf.srv = flight.NewServerWithMiddleware(nil,
+		grpc.MaxRecvMsgSize(lgflight.MaxMessageBytes),
+		grpc.MaxSendMsgSize(lgflight.MaxMessageBytes))
+	if err := bf.srv.Init("127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	bf.srv.RegisterFlightService(bf)
+	go bf.srv.Serve() //nolint:errcheck // lives until the process exits
+	bf.addr = bf.srv.Addr().String()
+	return bf, nil
+}
+
+// DoGet streams every batch, whatever the ticket.
+func (bf *bareFlight) DoGet(_ *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(bf.schema))
+	for _, rec := range bf.recs {
+		if err := w.Write(rec); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	return w.Close()
+}
+
+// bareRead reads one DoGet stream from the bare server.
+func bareRead(ctx context.Context, cl flight.Client) (rows, bytes int64, err error) {
+	stream, err := cl.DoGet(ctx, &flight.Ticket{Ticket: []byte("wide")})
+	if err != nil {
+		return 0, 0, err
+	}
+	rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(memory.DefaultAllocator))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rdr.Release()
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		rows += rec.NumRows()
+		bytes += batchBytes(rec)
+	}
+	if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return rows, bytes, err
+	}
+	return rows, bytes, nil
+}
