@@ -70,6 +70,8 @@ func toStatus(err error) error {
 		return status.Error(codes.Canceled, "query was cancelled")
 	case errors.Is(err, backend.ErrDeadline), errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, "query exceeded its deadline")
+	case errors.Is(err, ticket.ErrTooLarge):
+		return status.Error(codes.InvalidArgument, "statement too large")
 	case errors.Is(err, errTooManySessions), errors.Is(err, errTooManyPrepared):
 		return status.Error(codes.ResourceExhausted, err.Error())
 	case errors.Is(err, backend.ErrResources):

@@ -361,3 +361,29 @@ func statementHandle(tkt []byte) ([]byte, error) {
 }
 
 var _ = proto.Marshal
+
+// DoPutCommandStatementUpdate accepts only USE: lakegate is read-only, and
+// drivers send USE through the update path.
+func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.StatementUpdate) (int64, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return 0, toStatus(err)
+	}
+	if len(cmd.GetTransactionId()) > 0 {
+		return 0, toStatus(fmt.Errorf("%w: transactions are not supported", errBadRequest))
+	}
+	if !p.MayQuery() {
+		return 0, toStatus(errNotQuerier)
+	}
+	stmt, err := s.gate.Parse(cmd.GetQuery(), s.sessions.state(ctx, p).schema)
+	if err != nil {
+		return 0, toStatus(err)
+	}
+	if stmt.Kind() != sqlgate.KindUse {
+		return 0, toStatus(fmt.Errorf("%w: only queries and USE are supported; run queries with ExecuteQuery", errBadRequest))
+	}
+	if _, err := s.use(ctx, p, stmt.UseSchema()); err != nil {
+		return 0, s.fail(ctx, "use", err)
+	}
+	return 0, nil
+}

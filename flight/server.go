@@ -26,9 +26,15 @@ import (
 	"lakegate/flight/ticket"
 )
 
-// MaxMessageBytes is the gRPC message limit on both directions. Result batches
-// are coalesced to several MiB, so gRPC's 4 MiB default is far too small.
+// MaxMessageBytes is the gRPC limit on messages the server sends and clients
+// should accept. Result batches are coalesced to several MiB, so gRPC's 4 MiB
+// default is too small.
 const MaxMessageBytes = 256 << 20
+
+// MaxRequestBytes bounds one message a client sends. Unary requests are
+// decoded before authentication runs, so this is also what an unauthenticated
+// caller can make the server buffer.
+const MaxRequestBytes = 16 << 20
 
 // Config configures a Server. The zero value of every optional field is a safe
 // default; Validate reports what is missing.
@@ -159,7 +165,7 @@ func New(cfg Config) (*Server, error) {
 	opts := []grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(s.auth.unaryInterceptor),
 		grpc.ChainStreamInterceptor(s.auth.streamInterceptor),
-		grpc.MaxRecvMsgSize(MaxMessageBytes),
+		grpc.MaxRecvMsgSize(MaxRequestBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
 	}
 	if c.TLS != nil {

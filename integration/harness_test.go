@@ -201,6 +201,8 @@ func dial(t testing.TB, uri string, opts map[string]string) (*client, error) {
 	t.Cleanup(func() {
 		conn.Close()
 		db.Close()
+		// Every batch the driver handed out was released.
+		mem.AssertSize(t, 0)
 	})
 	return c, nil
 }

@@ -25,7 +25,7 @@ const (
 
 // demoCredential is a generated principal and its token, shown once.
 type demoCredential struct {
-	id, role, grants, token string
+	id, role, grants, token, example string
 }
 
 // demoPrincipals are the three principals of the demo tenant: an analyst who
@@ -33,10 +33,11 @@ type demoCredential struct {
 var demoPrincipals = []struct {
 	id, role   string
 	namespaces []string
+	example    string // a query the banner suggests
 }{
-	{"analyst@demo", "user", []string{"sales"}},
-	{"hr@demo", "user", []string{"hr"}},
-	{"admin@demo", "admin", nil},
+	{"analyst@demo", "user", []string{"sales"}, "SELECT status, count(*) FROM sales.orders GROUP BY status"},
+	{"hr@demo", "user", []string{"hr"}, "SELECT department, avg(salary) FROM hr.employees GROUP BY department"},
+	{"admin@demo", "admin", nil, "SELECT count(*) FROM sales.customers"},
 }
 
 // ensureDemoPrincipals creates the demo principal map and the tokens file on
@@ -67,7 +68,7 @@ func ensureDemoPrincipals(dataDir string) ([]demoCredential, error) {
 		if d.role == "admin" {
 			grants = "all namespaces of " + demoTenant
 		}
-		creds = append(creds, demoCredential{id: d.id, role: d.role, grants: grants, token: tok})
+		creds = append(creds, demoCredential{id: d.id, role: d.role, grants: grants, token: tok, example: d.example})
 		fmt.Fprintf(&lines, "%s %s\n", d.id, tok)
 	}
 	// Tokens first: a map without its tokens file would lock the demo out.
@@ -139,9 +140,9 @@ func ensureDemoTables(ctx context.Context, engine *duckdb.Engine) error {
 // printBanner tells the operator how to connect. Tokens appear only on the
 // first start; afterwards the banner points at the tokens file.
 func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir string, demo bool, creds []demoCredential) {
-	scheme, jdbcTLS := "grpc", "useEncryption=false"
+	scheme, jdbcTLS, shellTLS := "grpc", "useEncryption=false", ""
 	if tls {
-		scheme, jdbcTLS = "grpc+tls", "useEncryption=true"
+		scheme, jdbcTLS, shellTLS = "grpc+tls", "useEncryption=true", " --tls"
 	}
 	fmt.Fprintf(w, "lakegate %s serving Flight SQL on %s://%s\n", version, scheme, addr)
 	fmt.Fprintf(w, "principal map: %s\n", principalsPath)
@@ -160,6 +161,6 @@ func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir str
 		fmt.Fprintf(w, "    token: %s\n", c.token)
 		fmt.Fprintf(w, "    ADBC:  uri=%s://%s  adbc.flight.sql.authorization_header=\"Bearer %s\"\n", scheme, addr, c.token)
 		fmt.Fprintf(w, "    JDBC:  jdbc:arrow-flight-sql://%s?%s&token=%s\n", addr, jdbcTLS, c.token)
-		fmt.Fprintf(w, "    shell: lakegate sql --addr %s --token %s 'SELECT * FROM sales.orders LIMIT 5'\n\n", addr, c.token)
+		fmt.Fprintf(w, "    shell: ./bin/lakegate sql%s --addr %s --token %s '%s'\n\n", shellTLS, addr, c.token, c.example)
 	}
 }

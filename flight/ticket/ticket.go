@@ -19,8 +19,9 @@ const (
 	// KeySize is the size of every ring key in bytes (AES-256).
 	KeySize = 32
 	// MaxSize is the largest ticket Seal produces and Open accepts, checked
-	// before any decryption.
-	MaxSize = 64 << 10
+	// before any decryption. Statement tickets carry the rendered SQL of a
+	// statement of up to 1 MiB, which printing can roughly double.
+	MaxSize = 4 << 20
 
 	version    byte = 1
 	keyIDSize       = 4

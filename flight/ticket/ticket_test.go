@@ -64,8 +64,8 @@ func TestRoundTrip(t *testing.T) {
 	r := mustRing(t, key(1))
 	// Largest payload that still fits in MaxSize with the claims below:
 	// header, nonce, tag; one-byte principal and tenant with their
-	// lengths; 5-byte seconds, 5-byte nanoseconds, 3-byte payload length.
-	maxPayload := ticket.MaxSize - 1 - 4 - 12 - 16 - (1 + 1) - (1 + 1) - 5 - 5 - 3
+	// lengths; 5-byte seconds, 5-byte nanoseconds, 4-byte payload length.
+	maxPayload := ticket.MaxSize - 1 - 4 - 12 - 16 - (1 + 1) - (1 + 1) - 5 - 5 - 4
 	tests := []struct {
 		name string
 		c    ticket.Claims

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"lakegate/authz"
+)
+
+func TestCheckExposure(t *testing.T) {
+	cases := []struct {
+		addr                    string
+		haveMap, haveTLS, plain bool
+		wantErr                 string
+	}{
+		{"127.0.0.1:8815", false, false, false, ""},
+		{"localhost:8815", false, false, false, ""},
+		{"[::1]:8815", false, false, false, ""},
+		{"0.0.0.0:8815", false, false, false, "without --principals"},
+		{"0.0.0.0:8815", false, true, false, "without --principals"},
+		{"0.0.0.0:8815", false, false, true, "without --principals"},
+		{":8815", true, false, false, "without TLS"},
+		{"10.0.0.5:8815", true, false, false, "without TLS"},
+		{"10.0.0.5:8815", true, true, false, ""},
+		{"10.0.0.5:8815", true, false, true, ""},
+		{"[::]:8815", true, false, false, "without TLS"},
+		{"no-port", false, false, false, "missing port"},
+	}
+	for _, c := range cases {
+		err := checkExposure(c.addr, c.haveMap, c.haveTLS, c.plain)
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%s %+v: %v", c.addr, c, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr) || !errors.Is(err, errUsage)):
+			t.Errorf("%s %+v: err %v, want usage error containing %q", c.addr, c, err, c.wantErr)
+		}
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	for _, args := range [][]string{nil, {"nope"}, {"token"}, {"token", "old"}, {"serve", "--flight-addr", "0.0.0.0:1"}, {"serve", "--tls-client-ca", "x"}, {"sql"}, {"sql", "--format", "xml", "--token", "t", "SELECT 1"}} {
+		var out, errOut bytes.Buffer
+		if err := run(context.Background(), args, &out, &errOut); !errors.Is(err, errUsage) {
+			t.Errorf("run(%q) = %v, want a usage error", args, err)
+		}
+	}
+}
+
+func TestTokenNew(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"token", "new"}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`token:  (lg_\S+)\nsha256: ([0-9a-f]{64})\n`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	if !authz.ValidTokenFormat(m[1]) || authz.HashToken(m[1]).String() != m[2] {
+		t.Fatalf("token %q does not match hash %s", m[1], m[2])
+	}
+	if !strings.Contains(out.String(), "tokens: [{sha256: "+m[2]+"}]") {
+		t.Fatalf("no principal map line:\n%s", out.String())
+	}
+}
+
+func TestWriters(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "name", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2}, nil)
+	b.Field(1).(*array.StringBuilder).AppendValues([]string{"a,\"b\"", ""}, []bool{true, false})
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	cases := map[string]string{
+		"csv":   "id,name\n1,\"a,\"\"b\"\"\"\n2,\n",
+		"json":  "{\"id\":1,\"name\":\"a,\\\"b\\\"\"}\n{\"id\":2,\"name\":null}\n",
+		"table": "id  name\n1   a,\"b\"\n2   NULL\n(2 rows)\n",
+	}
+	for format, want := range cases {
+		w, err := writerFor(format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := w(&out, schema, []arrow.RecordBatch{rec}); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want {
+			t.Errorf("%s:\n%q\nwant\n%q", format, out.String(), want)
+		}
+	}
+}
