@@ -37,10 +37,12 @@ import (
 //
 //   - benchLakegate: engine + principal map + ticket ring + Flight SQL server
 //     on 127.0.0.1:0 (BenchmarkSelect1 needs only this);
-//   - benchWide: the table bench.wide, 10M rows × 4 columns, written only when
-//     a benchmark that reads it runs;
-//   - benchBare: the batches of SELECT * FROM bench.wide, materialised once
-//     through the engine's Execute, served by a bare arrow-go Flight server.
+//   - benchWideTable: the table bench.wide, 10M rows × 4 columns (BIGINT,
+//     BIGINT, DOUBLE, BIGINT: 320 MB of Arrow buffers), written only when a
+//     benchmark that reads it runs;
+//   - startBareFlight: the batches of SELECT * FROM bench.wide, materialised
+//     once through the engine's Execute and kept in memory, served by a bare
+//     arrow-go Flight server (BenchmarkBareFlight10M only).
 //
 // The fixture lives in a directory next to the harness's lakegate binary,
 // which TestMain removes when the run ends.
@@ -144,7 +146,7 @@ func startBenchEnv() (*benchEnv, error) {
 		engine.Close()
 		return nil, err
 	}
-	go srv.Serve(lis) //nolint:errcheck // lives until the process exits
+	go func() { _ = srv.Serve(lis) }() // lives until the process exits
 	return &benchEnv{dir: dir, engine: engine, srv: srv, addr: lis.Addr().String(), token: tok}, nil
 }
 
@@ -362,6 +364,56 @@ func BenchmarkSelectStar10M(b *testing.B) {
 	}
 }
 
+// BenchmarkEngine10M reads SELECT * FROM bench.wide straight from the
+// engine's Execute, with no Flight, gRPC or client in the path: the ceiling
+// the lakegate path cannot beat, for telling engine cost from transport cost.
+func BenchmarkEngine10M(b *testing.B) {
+	env := benchLakegate(b)
+	benchWideTable(b, env)
+	ctx := context.Background()
+	tables, err := env.engine.Resolve(ctx, benchTenant, []backend.TableName{{Schema: benchNamespace, Name: "wide"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sql := relationSelect(tables[0].Relation)
+	run := func() (rows, bytes int64, err error) {
+		rdr, err := env.engine.Execute(ctx, benchTenant, sql, nil)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer rdr.Release()
+		for rdr.Next() {
+			rec := rdr.RecordBatch()
+			rows += rec.NumRows()
+			bytes += batchBytes(rec)
+		}
+		return rows, bytes, rdr.Err()
+	}
+	if rows, _, err := run(); err != nil || rows != wideRows {
+		b.Fatalf("warm-up Execute: %d rows, %v", rows, err)
+	}
+	var totalRows, totalBytes int64
+	var elapsed time.Duration
+	for b.Loop() {
+		start := time.Now()
+		rows, bytes, err := run()
+		elapsed += time.Since(start)
+		if err != nil || rows != wideRows {
+			b.Fatalf("Execute: %d rows, %v", rows, err)
+		}
+		totalRows += rows
+		totalBytes += bytes
+	}
+	b.ReportMetric(float64(totalRows)/elapsed.Seconds(), "rows/s")
+	b.ReportMetric(float64(totalBytes)/1e6/elapsed.Seconds(), "MB/s")
+}
+
+// relationSelect is SELECT * over an engine relation (what the gate renders
+// for SELECT * FROM <table>, minus masks and filters).
+func relationSelect(rel backend.Relation) string {
+	return fmt.Sprintf(`SELECT * FROM "%s"."%s"`, rel.Schema, rel.Name)
+}
+
 // bareFlight is a plain arrow-go Flight server whose DoGet streams batches
 // held in memory.
 type bareFlight struct {
@@ -380,8 +432,7 @@ func startBareFlight(env *benchEnv) (*bareFlight, error) {
 	if err != nil {
 		return nil, err
 	}
-	rel := tables[0].Relation
-	rdr, err := env.engine.Execute(ctx, benchTenant, fmt.Sprintf(`SELECT * FROM "%s"."%s"`, rel.Schema, rel.Name), nil)
+	rdr, err := env.engine.Execute(ctx, benchTenant, relationSelect(tables[0].Relation), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -407,7 +458,7 @@ func startBareFlight(env *benchEnv) (*bareFlight, error) {
 		return nil, err
 	}
 	bf.srv.RegisterFlightService(bf)
-	go bf.srv.Serve() //nolint:errcheck // lives until the process exits
+	go func() { _ = bf.srv.Serve() }() // lives until the process exits
 	bf.addr = bf.srv.Addr().String()
 	return bf, nil
 }

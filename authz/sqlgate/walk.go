@@ -489,7 +489,7 @@ func (w *walker) tableSource(ts *ast.TableSource) (ast.ResultSetNode, error) {
 		if alias == "" {
 			return nil, syntaxErr("every derived table must have its own alias")
 		}
-		if err := w.resultSet(src.(ast.ResultSetNode)); err != nil {
+		if err := w.resultSet(src); err != nil {
 			return nil, err
 		}
 		ts.AsName = cistr(alias)
