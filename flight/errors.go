@@ -3,6 +3,7 @@ package flight
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -77,7 +78,8 @@ func toStatus(err error) error {
 	case errors.Is(err, backend.ErrResources):
 		return status.Error(codes.ResourceExhausted, "query exceeded the engine's resource limits")
 	case errors.Is(err, backend.ErrQuery):
-		return status.Error(codes.InvalidArgument, err.Error())
+		// The backend scrubs paths and physical names; drop its package prefix.
+		return status.Error(codes.InvalidArgument, strings.TrimPrefix(err.Error(), "backend: "))
 	default:
 		return status.Error(codes.Internal, "internal error")
 	}
