@@ -1,0 +1,81 @@
+package raftnode
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// streamLayer is raft's StreamLayer over TCP, optionally wrapped in mutual
+// TLS. The listener and the dialer use the same tls.Config: peers verify each
+// other against the same CAs.
+type streamLayer struct {
+	net.Listener
+	tls *tls.Config // nil: plain TCP
+}
+
+// peerTLS returns a copy of c hardened for peer-to-peer use.
+func peerTLS(c *tls.Config) *tls.Config {
+	if c == nil {
+		return nil
+	}
+	c = c.Clone()
+	c.ClientAuth = tls.RequireAndVerifyClientCert
+	if c.MinVersion < tls.VersionTLS12 {
+		c.MinVersion = tls.VersionTLS12
+	}
+	return c
+}
+
+func listen(addr string, tc *tls.Config) (*streamLayer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("raftnode: listen %s: %w", addr, err)
+	}
+	s := &streamLayer{Listener: ln, tls: tc}
+	if tc != nil {
+		s.Listener = tls.NewListener(ln, tc)
+	}
+	return s, nil
+}
+
+// Dial implements raft.StreamLayer. With TLS the handshake completes (and
+// the peer's certificate is verified) before the connection is returned.
+func (s *streamLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return s.dial(ctx, string(addr))
+}
+
+func (s *streamLayer) dial(ctx context.Context, addr string) (net.Conn, error) {
+	if s.tls == nil {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", addr)
+	}
+	cfg := s.tls
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		cfg = cfg.Clone()
+		cfg.ServerName = host
+	}
+	d := tls.Dialer{Config: cfg}
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+// probe checks that addr answers on the Raft transport and, with TLS, proves
+// a certificate our CAs accept. It sends nothing: the peer's transport sees
+// a connection closed before its first RPC.
+func (s *streamLayer) probe(ctx context.Context, addr string) error {
+	c, err := s.dial(ctx, addr)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrPeerUnreachable, addr, err)
+	}
+	return c.Close()
+}
