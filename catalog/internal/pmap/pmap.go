@@ -1,0 +1,349 @@
+// Package pmap is a persistent (immutable) hash map with structural sharing:
+// a compressed hash-array mapped prefix tree (CHAMP). Set and Delete return a
+// new Map that shares every untouched node with the old one, so an update
+// copies O(log32 n) nodes. A Map value is immutable and safe for concurrent
+// reads; the zero Map is not usable: create maps with New, NewString or
+// NewUint64.
+//
+// Iteration order (Range) depends only on the keys' hashes and is therefore
+// deterministic for a fixed hash function, but it is not sorted: callers that
+// need an order sort the keys.
+package pmap
+
+import "math/bits"
+
+const (
+	bitsPerLevel = 5
+	mask         = 1<<bitsPerLevel - 1
+	maxShift     = 64 // at or beyond this shift, nodes are collision lists
+)
+
+// Map is a persistent map from K to V.
+type Map[K comparable, V any] struct {
+	root   node[K, V]
+	n      int
+	hash   func(K) uint64
+	inline func(K) (w0, w1 uint64, ok bool) // optional; see NewString
+}
+
+// node is a CHAMP node held by value: its bitmaps live in the parent's slot,
+// so a lookup touches one slots array per level. slots holds the entries (in
+// datamap order) followed by the sub-nodes (in nodemap order). At maxShift a
+// node is a collision list: every slot is an entry and both bitmaps are 0.
+type node[K comparable, V any] struct {
+	datamap uint32
+	nodemap uint32
+	slots   []slot[K, V]
+}
+
+type slot[K comparable, V any] struct {
+	h      uint64
+	w0, w1 uint64 // the key inline, when Map.inline is set (see inlineString)
+	k      K
+	v      V
+	sub    node[K, V]
+}
+
+// New returns an empty map using hash. hash must be deterministic.
+func New[K comparable, V any](hash func(K) uint64) Map[K, V] {
+	return Map[K, V]{hash: hash}
+}
+
+// NewString returns an empty map keyed by strings (FNV-1a, mixed). Keys of
+// up to 15 bytes are also stored inline in the entry, so that a lookup
+// compares them without touching the key's bytes elsewhere in memory.
+func NewString[V any]() Map[string, V] {
+	return Map[string, V]{hash: HashString, inline: inlineString}
+}
+
+// inlineString packs s into two words with its length in the top byte of
+// w1; ok is false for strings of 16 bytes or more, whose words hold their
+// first 15 bytes and 0xFF and are not exact.
+func inlineString(s string) (w0, w1 uint64, ok bool) {
+	var b [16]byte
+	copy(b[:15], s)
+	ok = len(s) < 16
+	b[15] = 0xFF // never the length of an inline key
+	if ok {
+		b[15] = byte(len(s))
+	}
+	w0 = uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	w1 = uint64(b[8]) | uint64(b[9])<<8 | uint64(b[10])<<16 | uint64(b[11])<<24 |
+		uint64(b[12])<<32 | uint64(b[13])<<40 | uint64(b[14])<<48 | uint64(b[15])<<56
+	return w0, w1, ok
+}
+
+// NewUint64 returns an empty map keyed by uint64 (SplitMix64 finalizer).
+func NewUint64[V any]() Map[uint64, V] { return New[uint64, V](HashUint64) }
+
+// HashString is a deterministic string hash (FNV-1a 64, then mixed).
+func HashString(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return mix(h)
+}
+
+// HashUint64 is a deterministic uint64 hash (SplitMix64 finalizer).
+func HashUint64(x uint64) uint64 { return mix(x) }
+
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// Len returns the number of entries.
+func (m Map[K, V]) Len() int { return m.n }
+
+func frag(h uint64, shift uint) uint32 { return 1 << ((h >> shift) & mask) }
+
+func index(bitmap, bit uint32) int { return bits.OnesCount32(bitmap & (bit - 1)) }
+
+func (n *node[K, V]) nEntries() int {
+	if n.datamap == 0 && n.nodemap == 0 {
+		return len(n.slots) // collision list (or empty)
+	}
+	return bits.OnesCount32(n.datamap)
+}
+
+// Get returns the value stored under k.
+func (m Map[K, V]) Get(k K) (V, bool) {
+	var zero V
+	if m.n == 0 {
+		return zero, false
+	}
+	h := m.hash(k)
+	var w0, w1 uint64
+	short := false
+	if m.inline != nil {
+		w0, w1, short = m.inline(k)
+	}
+	n := &m.root
+	for shift := uint(0); ; shift += bitsPerLevel {
+		if shift >= maxShift {
+			for i := range n.slots {
+				if n.slots[i].k == k {
+					return n.slots[i].v, true
+				}
+			}
+			return zero, false
+		}
+		bit := frag(h, shift)
+		if n.datamap&bit != 0 {
+			s := &n.slots[index(n.datamap, bit)]
+			if s.h != h {
+				return zero, false
+			}
+			if short {
+				// Exact: both keys are inline (a long key has another length byte).
+				if s.w0 == w0 && s.w1 == w1 {
+					return s.v, true
+				}
+				return zero, false
+			}
+			if s.k == k {
+				return s.v, true
+			}
+			return zero, false
+		}
+		if n.nodemap&bit == 0 {
+			return zero, false
+		}
+		n = &n.slots[bits.OnesCount32(n.datamap)+index(n.nodemap, bit)].sub
+	}
+}
+
+// Has reports whether k is present.
+func (m Map[K, V]) Has(k K) bool {
+	_, ok := m.Get(k)
+	return ok
+}
+
+// Set returns a map with k bound to v.
+func (m Map[K, V]) Set(k K, v V) Map[K, V] {
+	e := slot[K, V]{h: m.hash(k), k: k, v: v}
+	if m.inline != nil {
+		e.w0, e.w1, _ = m.inline(k)
+	}
+	nr, added := set(&m.root, 0, e)
+	out := Map[K, V]{root: nr, n: m.n, hash: m.hash, inline: m.inline}
+	if added {
+		out.n++
+	}
+	return out
+}
+
+func set[K comparable, V any](n *node[K, V], shift uint, e slot[K, V]) (node[K, V], bool) {
+	h, k, v := e.h, e.k, e.v
+	if shift >= maxShift {
+		c := node[K, V]{slots: make([]slot[K, V], len(n.slots), len(n.slots)+1)}
+		copy(c.slots, n.slots)
+		for i := range c.slots {
+			if c.slots[i].k == k {
+				c.slots[i].v = v
+				return c, false
+			}
+		}
+		c.slots = append(c.slots, e)
+		return c, true
+	}
+	bit := frag(h, shift)
+	ne := bits.OnesCount32(n.datamap)
+	switch {
+	case n.datamap&bit != 0:
+		i := index(n.datamap, bit)
+		old := n.slots[i]
+		if old.h == h && old.k == k {
+			c := node[K, V]{datamap: n.datamap, nodemap: n.nodemap, slots: clone(n.slots)}
+			c.slots[i].v = v
+			return c, false
+		}
+		// Push both entries one level down: entry i becomes a sub-node.
+		sub := pair(old, e, shift+bitsPerLevel)
+		c := node[K, V]{datamap: n.datamap &^ bit, nodemap: n.nodemap | bit}
+		j := ne - 1 + index(c.nodemap, bit)
+		c.slots = make([]slot[K, V], 0, len(n.slots))
+		c.slots = append(c.slots, n.slots[:i]...)
+		c.slots = append(c.slots, n.slots[i+1:j+1]...)
+		c.slots = append(c.slots, slot[K, V]{sub: sub})
+		c.slots = append(c.slots, n.slots[j+1:]...)
+		return c, true
+	case n.nodemap&bit != 0:
+		j := ne + index(n.nodemap, bit)
+		sub, added := set(&n.slots[j].sub, shift+bitsPerLevel, e)
+		c := node[K, V]{datamap: n.datamap, nodemap: n.nodemap, slots: clone(n.slots)}
+		c.slots[j].sub = sub
+		return c, added
+	default:
+		i := index(n.datamap, bit)
+		c := node[K, V]{datamap: n.datamap | bit, nodemap: n.nodemap}
+		c.slots = make([]slot[K, V], 0, len(n.slots)+1)
+		c.slots = append(c.slots, n.slots[:i]...)
+		c.slots = append(c.slots, e)
+		c.slots = append(c.slots, n.slots[i:]...)
+		return c, true
+	}
+}
+
+func clone[T any](s []T) []T { return append([]T(nil), s...) }
+
+func pair[K comparable, V any](a, b slot[K, V], shift uint) node[K, V] {
+	if shift >= maxShift {
+		return node[K, V]{slots: []slot[K, V]{a, b}}
+	}
+	ba, bb := frag(a.h, shift), frag(b.h, shift)
+	if ba == bb {
+		return node[K, V]{nodemap: ba, slots: []slot[K, V]{{sub: pair(a, b, shift+bitsPerLevel)}}}
+	}
+	if ba < bb {
+		return node[K, V]{datamap: ba | bb, slots: []slot[K, V]{a, b}}
+	}
+	return node[K, V]{datamap: ba | bb, slots: []slot[K, V]{b, a}}
+}
+
+// Delete returns a map without k (the same map when k is absent).
+func (m Map[K, V]) Delete(k K) Map[K, V] {
+	if m.n == 0 {
+		return m
+	}
+	nr, removed := del(&m.root, 0, m.hash(k), k)
+	if !removed {
+		return m
+	}
+	return Map[K, V]{root: nr, n: m.n - 1, hash: m.hash, inline: m.inline}
+}
+
+// single reports whether n holds exactly one entry and no sub-nodes; that
+// entry is then n.slots[0].
+func (n *node[K, V]) single() bool { return n.nodemap == 0 && len(n.slots) == 1 }
+
+// del removes k below n. A returned node with a single entry and no
+// sub-nodes is inlined by the parent.
+func del[K comparable, V any](n *node[K, V], shift uint, h uint64, k K) (node[K, V], bool) {
+	if shift >= maxShift {
+		for i := range n.slots {
+			if n.slots[i].k == k {
+				c := node[K, V]{slots: make([]slot[K, V], 0, len(n.slots)-1)}
+				c.slots = append(c.slots, n.slots[:i]...)
+				c.slots = append(c.slots, n.slots[i+1:]...)
+				return c, true
+			}
+		}
+		return *n, false
+	}
+	bit := frag(h, shift)
+	ne := bits.OnesCount32(n.datamap)
+	switch {
+	case n.datamap&bit != 0:
+		i := index(n.datamap, bit)
+		if n.slots[i].h != h || n.slots[i].k != k {
+			return *n, false
+		}
+		c := node[K, V]{datamap: n.datamap &^ bit, nodemap: n.nodemap}
+		c.slots = make([]slot[K, V], 0, len(n.slots)-1)
+		c.slots = append(c.slots, n.slots[:i]...)
+		c.slots = append(c.slots, n.slots[i+1:]...)
+		return c, true
+	case n.nodemap&bit != 0:
+		j := ne + index(n.nodemap, bit)
+		sub, removed := del(&n.slots[j].sub, shift+bitsPerLevel, h, k)
+		if !removed {
+			return *n, false
+		}
+		if sub.single() {
+			// Inline the remaining entry: remove sub-node j, insert entry.
+			e := sub.slots[0]
+			e.sub = node[K, V]{}
+			c := node[K, V]{datamap: n.datamap | bit, nodemap: n.nodemap &^ bit}
+			i := index(c.datamap, bit)
+			c.slots = make([]slot[K, V], 0, len(n.slots))
+			c.slots = append(c.slots, n.slots[:i]...)
+			c.slots = append(c.slots, e)
+			c.slots = append(c.slots, n.slots[i:j]...)
+			c.slots = append(c.slots, n.slots[j+1:]...)
+			return c, true
+		}
+		c := node[K, V]{datamap: n.datamap, nodemap: n.nodemap, slots: clone(n.slots)}
+		c.slots[j].sub = sub
+		return c, true
+	default:
+		return *n, false
+	}
+}
+
+// Range calls f for every entry until f returns false. The order is
+// deterministic for a given hash function but unspecified.
+func (m Map[K, V]) Range(f func(K, V) bool) {
+	if m.n > 0 {
+		rangeNode(&m.root, f)
+	}
+}
+
+func rangeNode[K comparable, V any](n *node[K, V], f func(K, V) bool) bool {
+	ne := n.nEntries()
+	for i := 0; i < ne; i++ {
+		if !f(n.slots[i].k, n.slots[i].v) {
+			return false
+		}
+	}
+	for i := ne; i < len(n.slots); i++ {
+		if !rangeNode(&n.slots[i].sub, f) {
+			return false
+		}
+	}
+	return true
+}
+
+// Keys returns all keys in Range order.
+func (m Map[K, V]) Keys() []K {
+	out := make([]K, 0, m.n)
+	m.Range(func(k K, _ V) bool { out = append(out, k); return true })
+	return out
+}

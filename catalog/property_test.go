@@ -1,0 +1,329 @@
+package catalog_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	. "lakegate/catalog"
+	"lakegate/catalog/catalogtest"
+)
+
+// gen draws random commands over a small universe of names so that
+// sequences hit both successes and every kind of rejection.
+type gen struct{ r *rand.Rand }
+
+func (g gen) pick(ss ...string) string { return ss[g.r.IntN(len(ss))] }
+
+func (g gen) catalog() string { return g.pick("c0", "c1") }
+func (g gen) schema() string  { return g.catalog() + "." + g.pick("s0", "s1") }
+func (g gen) table() string   { return g.schema() + "." + g.pick("t0", "t1", "t2") }
+func (g gen) column() string  { return g.table() + "." + g.pick("a", "b") }
+func (g gen) user() string    { return g.pick(admin, "u0", "u1", "u2") }
+func (g gen) role() string    { return g.pick("r0", "r1", "r2") }
+func (g gen) tag() string     { return g.pick("any", "none", "dept") }
+func (g gen) value() string   { return g.pick("", "fin", "hr", "x") }
+func (g gen) policy() string  { return g.pick("p0", "p1", "p2") }
+
+func (g gen) object() Object {
+	switch g.r.IntN(7) {
+	case 0:
+		return Catalog(g.catalog())
+	case 1:
+		return Schema(g.schema())
+	case 2, 3:
+		return Table(g.table())
+	case 4:
+		return Column(g.column())
+	case 5:
+		return Tag(g.tag())
+	}
+	return Object{ObjectMetalake, "acme"}
+}
+
+func (g gen) privilege() Privilege { return Privilege(1 + g.r.IntN(17)) }
+
+func (g gen) cond() Condition {
+	if g.r.IntN(4) == 0 {
+		return Deny
+	}
+	return Allow
+}
+
+func (g gen) content(t PolicyType) PolicyContent {
+	switch t {
+	case PolicySystemAccessControl:
+		return PolicyContent{Privileges: []Privilege{g.pick2(PrivSelectTable, PrivModifyTable)}, ApplicableRoles: []string{g.role()}}
+	case PolicyRowFilter:
+		return PolicyContent{Expression: g.pick("a > 1", "b = 'x'"), ExemptRoles: []string{g.role()}}
+	case PolicyColumnMask:
+		return PolicyContent{Mask: g.pick("NULL", "HASH", "upper(b)")}
+	}
+	return PolicyContent{Custom: []byte(`{"k":1}`)}
+}
+
+func (g gen) pick2(a, b Privilege) Privilege {
+	if g.r.IntN(2) == 0 {
+		return a
+	}
+	return b
+}
+
+func (g gen) command() Command {
+	cols := []ColumnDef{{Name: "a", Type: "INT"}, {Name: "b", Type: "VARCHAR", Nullable: true}}
+	switch g.r.IntN(31) {
+	case 0:
+		return CreateCatalog{Name: g.catalog()}
+	case 1, 2:
+		return CreateSchema{Name: g.schema()}
+	case 3, 4, 5:
+		return CreateTable{Name: g.table(), Columns: cols}
+	case 6:
+		return DropObject{Object: g.object(), Cascade: g.r.IntN(2) == 0}
+	case 7:
+		o := g.object()
+		nn := map[ObjectType]func() string{ObjectCatalog: g.catalog, ObjectSchema: g.schema, ObjectTable: g.table, ObjectColumn: g.column}[o.Type]
+		if nn == nil {
+			return RenameObject{Object: o, NewName: "x"}
+		}
+		return RenameObject{Object: o, NewName: nn()}
+	case 8:
+		return AddColumn{Table: g.table(), Column: ColumnDef{Name: g.pick("a", "c"), Type: "INT"}}
+	case 9:
+		o := g.object()
+		if o.Type == ObjectMetalake {
+			o = Catalog(g.catalog()) // keep admin the metalake owner
+		}
+		return SetOwner{Object: o, Owner: Owner{OwnerUser, g.user()}}
+	case 10:
+		return CreateUser{Name: g.user()}
+	case 11:
+		return DropUser{Name: g.user()}
+	case 12:
+		return CreateGroup{Name: g.pick("g0", "g1")}
+	case 13:
+		return AddGroupMembers{Group: g.pick("g0", "g1"), Users: []string{g.user()}}
+	case 14:
+		return RemoveGroupMembers{Group: g.pick("g0", "g1"), Users: []string{g.user()}}
+	case 15:
+		return CreateRole{Name: g.role()}
+	case 16:
+		return DropRole{Name: g.role()}
+	case 17, 18, 19:
+		return GrantPrivileges{Role: g.role(), Object: g.object(), Privileges: []PrivilegeCondition{{g.privilege(), g.cond()}}}
+	case 20:
+		return RevokePrivileges{Role: g.role(), Object: g.object(), Privileges: []PrivilegeCondition{{g.privilege(), g.cond()}}}
+	case 21:
+		if g.r.IntN(2) == 0 {
+			return GrantRoles{Grantee: Owner{OwnerGroup, g.pick("g0", "g1")}, Roles: []string{g.role()}}
+		}
+		return GrantRoles{Grantee: Owner{OwnerUser, g.user()}, Roles: []string{g.role()}}
+	case 22:
+		return RevokeRoles{Grantee: Owner{OwnerUser, g.user()}, Roles: []string{g.role()}}
+	case 23:
+		switch t := g.tag(); t {
+		case "none":
+			return CreateTag{Name: t, AllowedValues: []string{}}
+		case "dept":
+			return CreateTag{Name: t, AllowedValues: []string{"fin", "hr"}}
+		default:
+			return CreateTag{Name: t, Comment: "c", Properties: map[string]string{"k": "v"}}
+		}
+	case 24:
+		return DropTag{Name: g.tag()}
+	case 25:
+		return AssociateTagsV1{Object: g.object(), TagsToAdd: []string{g.tag()}}
+	case 26, 27:
+		if g.r.IntN(3) == 0 {
+			return AssociateTagsV2{Object: g.object(), TagsToRemove: []TagValue{{g.tag(), g.value()}}}
+		}
+		return AssociateTagsV2{Object: g.object(), TagsToAdd: []TagValue{{g.tag(), g.value()}}}
+	case 28:
+		t := []PolicyType{PolicySystemAccessControl, PolicyRowFilter, PolicyColumnMask, PolicyCustom}[g.r.IntN(4)]
+		return CreatePolicy{Name: g.policy(), Type: t, Enabled: g.r.IntN(3) > 0, Content: g.content(t)}
+	case 29:
+		switch g.r.IntN(4) {
+		case 0:
+			return EnablePolicy{Name: g.policy()}
+		case 1:
+			return DisablePolicy{Name: g.policy()}
+		case 2:
+			return DropPolicy{Name: g.policy()}
+		}
+		return AlterTag{Name: g.tag(), Updates: []TagUpdate{{Type: "setProperty", Property: "p", Value: g.value()}}}
+	}
+	if g.r.IntN(4) == 0 {
+		return DetachPolicy{Tag: g.tag(), Policy: g.policy()}
+	}
+	return AttachPolicy{Tag: g.tag(), Policy: g.policy(), Selector: Selector{Value: g.value()}}
+}
+
+type step struct {
+	cmd  Command
+	meta Meta
+}
+
+func replay(t *testing.T, steps []step) (*Snapshot, [][]Event) {
+	s := catalogtest.New(t, "acme", admin)
+	var evs [][]Event
+	for _, st := range steps {
+		n, ev, _ := Apply(s, st.cmd, st.meta)
+		s = n
+		evs = append(evs, ev)
+	}
+	return s, evs
+}
+
+func allObjects() []Object {
+	var out []Object
+	out = append(out, Object{ObjectMetalake, "acme"})
+	for _, c := range []string{"c0", "c1"} {
+		out = append(out, Catalog(c))
+		for _, sc := range []string{"s0", "s1"} {
+			out = append(out, Schema(c+"."+sc))
+			for _, tb := range []string{"t0", "t1", "t2"} {
+				out = append(out, Table(c+"."+sc+"."+tb))
+				for _, col := range []string{"a", "b", "c"} {
+					out = append(out, Column(c+"."+sc+"."+tb+"."+col))
+				}
+			}
+		}
+	}
+	for _, tg := range []string{"any", "none", "dept"} {
+		out = append(out, Tag(tg))
+	}
+	for _, p := range []string{"p0", "p1", "p2"} {
+		out = append(out, Policy(p))
+	}
+	return out
+}
+
+func TestPropertyRandomSequences(t *testing.T) {
+	n := 3000
+	if testing.Short() {
+		n = 500
+	}
+	r := rand.New(rand.NewPCG(42, 7))
+	g := gen{r}
+	s := catalogtest.New(t, "acme", admin)
+	// Bootstrap some users so that non-admin actors exist.
+	s = catalogtest.Apply(t, s, admin, CreateUser{"u0"}, CreateUser{"u1"}, CreateUser{"u2"})
+	var steps []step
+	for i := 0; i < n; i++ {
+		c := g.command()
+		actor := admin
+		if r.IntN(5) == 0 {
+			actor = g.user()
+		}
+		m := catalogtest.Meta(s, actor)
+		// Command codec round trip.
+		b, err := EncodeCommand(c)
+		if err != nil {
+			t.Fatalf("encode %T: %v", c, err)
+		}
+		d, err := DecodeCommand(b)
+		if err != nil || !reflect.DeepEqual(normalize(d), normalize(c)) {
+			t.Fatalf("decode(encode(%#v)) = %#v, %v", c, d, err)
+		}
+		steps = append(steps, step{c, m})
+		ns, ev, err := Apply(s, c, m)
+		if (err == nil) != (ns != s) || len(ev) == 0 {
+			t.Fatalf("step %d %s: snapshot/err/events inconsistent: %v", i, c.Op(), err)
+		}
+		if err == nil && ns.Generation() != s.Generation()+1 {
+			t.Fatalf("step %d: generation", i)
+		}
+		s = ns
+		if i%100 == 99 {
+			checkSnapshot(t, s)
+		}
+	}
+	// Determinism: two replays give identical bytes and events.
+	boot := []step{}
+	s0 := catalogtest.New(t, "acme", admin)
+	for _, u := range []string{"u0", "u1", "u2"} {
+		boot = append(boot, step{CreateUser{u}, catalogtest.Meta(s0, admin)})
+		s0, _, _ = Apply(s0, CreateUser{u}, catalogtest.Meta(s0, admin))
+	}
+	all := append(boot, steps...)
+	a, evA := replay(t, all)
+	b, evB := replay(t, all)
+	ba, _ := a.MarshalBinary()
+	bb, _ := b.MarshalBinary()
+	bs, _ := s.MarshalBinary()
+	if !bytes.Equal(ba, bb) || !bytes.Equal(ba, bs) {
+		t.Fatal("replays differ")
+	}
+	if !reflect.DeepEqual(evA, evB) {
+		t.Fatal("replay events differ")
+	}
+	ok := 0
+	for _, ev := range evA {
+		if ev[0].Outcome == Success {
+			ok++
+		}
+	}
+	t.Logf("%d commands, %d applied, generation %d, %d bytes", len(all), ok, s.Generation(), len(bs))
+	if ok < len(all)/5 {
+		t.Fatalf("only %d of %d commands applied: generator too weak", ok, len(all))
+	}
+}
+
+// normalize maps nil and empty slices alike for comparison (JSON cannot
+// distinguish them where the field is omitempty).
+func normalize(c Command) string { b, _ := EncodeCommand(c); return string(b) }
+
+func checkSnapshot(t *testing.T, s *Snapshot) {
+	t.Helper()
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := UnmarshalSnapshot(b)
+	if err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	b2, _ := r.MarshalBinary()
+	if !bytes.Equal(b, b2) {
+		t.Fatalf("round trip differs:\n%s\n%s", b, b2)
+	}
+	objs := allObjects()
+	for _, u := range []string{admin, "u0", "u1", "u2", "ghost"} {
+		vis := s.FilterVisible(u, objs)
+		j := 0
+		for _, o := range objs {
+			v := s.Visible(u, o)
+			in := j < len(vis) && vis[j] == o
+			if in {
+				j++
+			}
+			if v != in {
+				t.Fatalf("%s %v: Visible=%v FilterVisible=%v", u, o, v, in)
+			}
+			if o.Type == ObjectTable {
+				// Visible uses the batched child summaries; Authorize walks the objects.
+				want := s.Authorize(u, PrivSelectTable, o).Allowed || s.Authorize(u, PrivModifyTable, o).Allowed
+				if v != want {
+					t.Fatalf("%s %v: Visible=%v but Authorize(SELECT|MODIFY)=%v", u, o, v, want)
+				}
+			}
+			if r.Visible(u, o) != v {
+				t.Fatalf("%s %v: restored snapshot disagrees on Visible", u, o)
+			}
+			for _, p := range []Privilege{PrivSelectTable, PrivModifyTable, PrivUseSchema, PrivApplyTag} {
+				if s.Authorize(u, p, o) != r.Authorize(u, p, o) {
+					t.Fatalf("%s %v %v: restored snapshot disagrees on Authorize", u, p, o)
+				}
+			}
+			if o.Type == ObjectTable {
+				f1, m1, e1 := s.RowFiltersAndMasks(u, o.Name)
+				f2, m2, e2 := r.RowFiltersAndMasks(u, o.Name)
+				if f1 != f2 || !reflect.DeepEqual(m1, m2) || fmt.Sprint(e1) != fmt.Sprint(e2) {
+					t.Fatalf("%s %v: restored snapshot disagrees on RowFiltersAndMasks", u, o)
+				}
+			}
+		}
+	}
+}
