@@ -49,3 +49,28 @@ func BenchmarkExecuteSelectStar10M(b *testing.B) {
 	b.ReportMetric(float64(rows)/sec, "rows/s")
 	b.ReportMetric(float64(bytes)/sec/1e6, "MB/s")
 }
+
+// BenchmarkDescribeExecuteSelect1 is the engine's share of a SELECT 1 over
+// Flight SQL: Describe (GetFlightInfo) then Execute and drain (DoGet).
+func BenchmarkDescribeExecuteSelect1(b *testing.B) {
+	ctx := context.Background()
+	e, _ := newEngine(b)
+	if _, err := query(ctx, e, "acme", "SELECT 1"); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := e.Describe(ctx, "acme", "SELECT 1", 0); err != nil {
+			b.Fatal(err)
+		}
+		rr, err := e.Execute(ctx, "acme", "SELECT 1", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rr.Next() {
+		}
+		if err := rr.Err(); err != nil {
+			b.Fatal(err)
+		}
+		rr.Release()
+	}
+}

@@ -1,6 +1,7 @@
 package duckdb
 
 import (
+	"errors"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -10,13 +11,14 @@ import (
 	"lakegate/flight/backend"
 )
 
-// coalescer merges the small batches of src into batches of at least
-// backend.MinBatchRows rows or backend.MinBatchBytes bytes (the last may be
-// smaller). Like every RecordReader it is for one consumer goroutine; Retain
-// and Release may be called from any.
+// coalescer merges the small batches next returns (nil at the end) into
+// batches of at least backend.MinBatchRows rows or backend.MinBatchBytes
+// bytes (the last may be smaller). Like every RecordReader it is for one
+// consumer goroutine; Retain and Release may be called from any.
 type coalescer struct {
 	refs      atomic.Int64
-	src       array.RecordReader
+	schema    *arrow.Schema
+	next      func() (arrow.RecordBatch, error)
 	mem       memory.Allocator
 	mapErr    func(error) error
 	onRelease func()
@@ -31,8 +33,8 @@ type coalescer struct {
 
 var _ array.RecordReader = (*coalescer)(nil)
 
-func newCoalescer(src array.RecordReader, mem memory.Allocator, mapErr func(error) error, onRelease func()) *coalescer {
-	c := &coalescer{src: src, mem: mem, mapErr: mapErr, onRelease: onRelease}
+func newCoalescer(schema *arrow.Schema, next func() (arrow.RecordBatch, error), mem memory.Allocator, mapErr func(error) error, onRelease func()) *coalescer {
+	c := &coalescer{schema: schema, next: next, mem: mem, mapErr: mapErr, onRelease: onRelease}
 	c.refs.Store(1)
 	return c
 }
@@ -48,13 +50,18 @@ func (c *coalescer) Release() {
 		c.cur = nil
 	}
 	c.dropPending()
-	c.src.Release()
+	if c.err == nil {
+		c.err = errReleased // a Next after the final Release must not read on
+	}
 	if c.onRelease != nil {
 		c.onRelease()
 	}
 }
 
-func (c *coalescer) Schema() *arrow.Schema { return c.src.Schema() }
+// errReleased is the reader's error once it is released.
+var errReleased = errors.New("duckdb: reader released")
+
+func (c *coalescer) Schema() *arrow.Schema { return c.schema }
 
 // Record returns the current batch; it is valid until the next call to Next.
 func (c *coalescer) Record() arrow.RecordBatch { return c.cur }
@@ -72,23 +79,26 @@ func (c *coalescer) Next() bool {
 	if c.done || c.err != nil {
 		return false
 	}
-	for c.src.Next() {
-		rec := c.src.RecordBatch()
-		if rec == nil || rec.NumRows() == 0 {
+	for {
+		rec, err := c.next()
+		if err != nil {
+			c.dropPending()
+			c.err = c.mapErr(err)
+			return false
+		}
+		if rec == nil {
+			break
+		}
+		if rec.NumRows() == 0 {
+			rec.Release()
 			continue
 		}
-		rec.Retain()
 		c.pending = append(c.pending, rec)
 		c.pendingRows += rec.NumRows()
 		c.pendingBytes += recordBytes(rec)
 		if c.pendingRows >= backend.MinBatchRows || c.pendingBytes >= backend.MinBatchBytes {
 			return c.flush()
 		}
-	}
-	if err := c.src.Err(); err != nil {
-		c.dropPending()
-		c.err = c.mapErr(err)
-		return false
 	}
 	c.done = true
 	if len(c.pending) > 0 {
@@ -105,7 +115,7 @@ func (c *coalescer) flush() bool {
 		c.pendingRows, c.pendingBytes = 0, 0
 		return true
 	}
-	schema := c.src.Schema()
+	schema := c.schema
 	cols := make([]arrow.Array, schema.NumFields())
 	parts := make([]arrow.Array, len(c.pending))
 	var err error

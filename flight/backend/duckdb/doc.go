@@ -14,15 +14,18 @@
 //
 // A tenant's data lives under <Root>/tenants/<tenant>/: tables/<schema>/<table>/data.parquet
 // and tmp/ (DuckDB's spill directory). The first call for a tenant opens its
-// instance and locks it down in this order (SQL_GATE.md §5): create the
-// directories; allowed_directories = [tenant dir]; temp_directory; memory_limit
-// and threads; enable_external_access=false; no autoinstall, no autoload, no
-// community extensions; MySQL's NULL ordering and TimeZone=UTC; an empty schema
-// lg_empty that every connection USEs (so an unqualified name resolves to
-// nothing) and the schema lg_rel for relations; finally lock_configuration=true.
-// Tables become views lg_rel."<schema>__<table>" over read_parquet of their file,
-// created on first Resolve and re-created when the file changes. The instance
-// stays open until Close.
+// instance (through duckdb-go's C API bindings, not database/sql) and locks it
+// down in this order (SQL_GATE.md §5): create the directories;
+// allowed_directories = [tenant dir]; temp_directory; memory_limit and
+// threads; enable_external_access=false; no autoinstall, no autoload, no
+// community extensions; MySQL's NULL ordering and TimeZone=UTC; an empty
+// schema lg_empty and the schema lg_rel for relations; then the pool's primed
+// connections, each with a 32 MB streaming_buffer_size and USE lg_empty
+// (both per connection); finally lock_configuration=true. Connections opened
+// later, when every primed one is busy, USE lg_empty and keep DuckDB's default
+// buffer. Tables become views lg_rel."<schema>__<table>" over read_parquet of
+// their file, created on first Resolve and re-created when the file changes.
+// The instance stays open until Close.
 //
 // # What it must never do
 //
@@ -44,11 +47,18 @@
 // WriteTable is for trusted generator SQL only (demo data, tests); it runs on a
 // separate, unlocked scratch instance, never the tenant's.
 //
-// Results: duckdb-go materializes a query's result before the first batch is
-// returned (it does not use DuckDB's streaming API), so a result must fit in
-// memory_limit (DuckDB may spill to the tenant tmp/). Execute merges DuckDB's
-// 2,048-row vectors into batches of at least backend.MinBatchRows rows or
-// backend.MinBatchBytes bytes.
+// Results stream: Execute prepares the statement, binds its arguments and
+// starts it with DuckDB's streaming API; the reader fetches chunks as it is
+// read, so a result need not fit in memory_limit (operators that must see all
+// their input first, such as ORDER BY or a hash join's build side, still hold
+// it, and may spill to the tenant's tmp/). Batches hold at least
+// backend.MinBatchRows rows or backend.MinBatchBytes bytes: results whose
+// columns are all fixed-width (integers, floats, decimals, dates, timestamps,
+// times, booleans) are copied from DuckDB's vectors straight into the batch;
+// others are converted by DuckDB per 2,048-row chunk and concatenated.
+// Describe only prepares. Each connection caches the last few prepared
+// statements by SQL text, so the Execute that follows a Describe does not
+// prepare again; a view change retires them.
 //
 // An Engine is safe for use from multiple goroutines.
 package duckdb

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"lakegate/flight/backend"
@@ -190,13 +191,19 @@ func TestDescribe(t *testing.T) {
 			t.Errorf("Execute schema %v != Describe %v", res.schema, got)
 		}
 	}
+	// A placeholder in the select list is typed only once bound: Describe
+	// falls back to binding NULLs (the wrapper keeps distinct names).
+	got, err := e.Describe(ctx, "acme", "SELECT ? + 1 AS a, ? AS b FROM lg_rel.s__t", 2)
+	if err != nil || got.NumFields() != 2 || got.Field(0).Name != "a" || got.Field(1).Name != "b" {
+		t.Errorf("Describe with untyped placeholders = %v, %v", got, err)
+	}
 	// Describe does not run the query.
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if _, err := e.Describe(dctx, "acme", slow, 0); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.Describe(ctx, "acme", "SELECT nope FROM lg_rel.s__t", 0)
+	_, err = e.Describe(ctx, "acme", "SELECT nope FROM lg_rel.s__t", 0)
 	wantErr(t, err, backend.ErrQuery)
 	if !errors.Is(err, backend.ErrQuery) || strings.Contains(err.Error(), "__lg_d") {
 		t.Errorf("message shows the wrapper: %v", err)
@@ -236,6 +243,223 @@ func TestConcurrentUse(t *testing.T) {
 	for _, tn := range tenants {
 		if in := e.ConnsInUse(tn); in != 0 {
 			t.Errorf("%s: %d connections in use", tn, in)
+		}
+	}
+}
+
+// TestExecuteFixedWidthTypes reads every fixed-width type (which Execute
+// copies from DuckDB's vectors itself) with nulls, over partial chunks (the
+// filter) and several batches, and checks each column's non-null count and
+// sum against DuckDB's own aggregates.
+func TestExecuteFixedWidthTypes(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	e, _ := newEngine(t, func(c *duckdb.Config) { c.Allocator = mem })
+	const src = `SELECT
+		CASE WHEN r % 7 = 0 THEN NULL ELSE (r % 100)::TINYINT END AS i8,
+		(r % 30000)::SMALLINT AS i16,
+		CASE WHEN r % 5 = 0 THEN NULL ELSE r::INTEGER END AS i32,
+		r::BIGINT AS i64,
+		(r % 200)::UTINYINT AS u8,
+		(r % 60000)::USMALLINT AS u16,
+		CASE WHEN r % 11 = 0 THEN NULL ELSE r::UINTEGER END AS u32,
+		r::UBIGINT AS u64,
+		(r / 4)::FLOAT AS f32,
+		CASE WHEN r % 3 = 1 THEN NULL ELSE r / 8 END AS f64,
+		DATE '2000-01-01' + (r % 5000)::INTEGER AS d,
+		TIMESTAMP '2000-01-01' + to_microseconds(r) AS ts,
+		(TIMESTAMP '2000-01-01' + to_microseconds(r))::TIMESTAMP_NS AS tsns,
+		(TIMESTAMP '2000-01-01' + to_seconds(r))::TIMESTAMP_S AS tss,
+		TIMESTAMPTZ '2000-01-01 00:00:00+00' + to_microseconds(r) AS tstz,
+		TIME '00:00:00' + to_microseconds(r) AS tm,
+		CASE WHEN r % 13 = 0 THEN NULL ELSE r % 2 = 0 END AS b,
+		((r % 1000 - 500) / 100)::DECIMAL(4,2) AS dec2,
+		CASE WHEN r % 17 = 0 THEN NULL ELSE ((r - 150000) / 100)::DECIMAL(9,2) END AS dec4,
+		((r - 150000) * 1.5)::DECIMAL(18,3) AS dec8,
+		((r - 150000) * 0.5)::DECIMAL(38,1) AS dec16,
+		(r - 150000)::HUGEINT AS hi
+		FROM range(300000) t(r) WHERE r % 3 <> 2`
+	for q, want := range map[string]bool{
+		src:                             true,
+		"SELECT 1 AS x, 'a' AS s":       false, // VARCHAR
+		"SELECT [1] AS l":               false, // LIST
+		"SELECT 1.5::DECIMAL(4,1) AS d": true,
+	} {
+		if got, err := e.DirectPath("acme", q); err != nil || got != want {
+			t.Errorf("DirectPath(%.40q) = %v, %v; want %v", q, got, err, want)
+		}
+	}
+	res := mustQuery(t, e, "acme", src)
+	if res.rows != 200000 || len(res.batches) < 3 {
+		t.Fatalf("rows = %d, batches %v", res.rows, res.batches)
+	}
+
+	// Re-read, summing each column in Go, and compare with DuckDB's sums of
+	// the same values (as integers: epoch units, days, booleans as 0/1).
+	rr, err := e.Execute(context.Background(), "acme", src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	n := rr.Schema().NumFields()
+	counts := make([]int64, n)
+	sums := make([]float64, n)
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		for j, col := range rec.Columns() {
+			for k := 0; k < col.Len(); k++ {
+				if col.IsNull(k) {
+					continue
+				}
+				counts[j]++
+				sums[j] += numeric(t, col, k)
+			}
+		}
+	}
+	if err := rr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var aggs []string
+	for _, f := range rr.Schema().Fields() {
+		c := f.Name
+		var v string
+		switch f.Type.ID() {
+		case arrow.DATE32:
+			v = "(" + c + " - DATE '1970-01-01')"
+		case arrow.TIMESTAMP:
+			switch f.Type.(*arrow.TimestampType).Unit {
+			case arrow.Second:
+				v = "epoch(" + c + ")"
+			case arrow.Nanosecond:
+				v = "epoch_ns(" + c + ")"
+			default:
+				v = "epoch_us(" + c + ")"
+			}
+		case arrow.TIME64:
+			v = "epoch_us(" + c + ")"
+		case arrow.BOOL:
+			v = c + "::INTEGER"
+		case arrow.DECIMAL128:
+			v = c + "::DOUBLE"
+		default:
+			v = c
+		}
+		aggs = append(aggs, "count("+c+")::BIGINT", "coalesce(sum("+v+"), 0)::DOUBLE")
+	}
+	want := mustQuery(t, e, "acme", "SELECT "+strings.Join(aggs, ", ")+" FROM ("+src+")")
+	for j, f := range rr.Schema().Fields() {
+		wc, ws := want.values[0][2*j], want.values[0][2*j+1].(float64)
+		if wc != counts[j] {
+			t.Errorf("%s (%s): count %d, want %d", f.Name, f.Type, counts[j], wc)
+		}
+		if diff := sums[j] - ws; diff > 1e-6*max(1, ws) || diff < -1e-6*max(1, ws) {
+			t.Errorf("%s (%s): sum %v, want %v", f.Name, f.Type, sums[j], ws)
+		}
+	}
+	rr.Release()
+	rr = nil
+	mem.AssertSize(t, 0)
+}
+
+// numeric returns value k of col as a float64 in the units the test's
+// DuckDB aggregates use.
+func numeric(t *testing.T, col arrow.Array, k int) float64 {
+	switch c := col.(type) {
+	case *array.Int8:
+		return float64(c.Value(k))
+	case *array.Int16:
+		return float64(c.Value(k))
+	case *array.Int32:
+		return float64(c.Value(k))
+	case *array.Int64:
+		return float64(c.Value(k))
+	case *array.Uint8:
+		return float64(c.Value(k))
+	case *array.Uint16:
+		return float64(c.Value(k))
+	case *array.Uint32:
+		return float64(c.Value(k))
+	case *array.Uint64:
+		return float64(c.Value(k))
+	case *array.Float32:
+		return float64(c.Value(k))
+	case *array.Float64:
+		return c.Value(k)
+	case *array.Date32:
+		return float64(c.Value(k))
+	case *array.Timestamp:
+		return float64(c.Value(k))
+	case *array.Time64:
+		return float64(c.Value(k))
+	case *array.Decimal128:
+		return c.Value(k).ToFloat64(c.DataType().(*arrow.Decimal128Type).Scale)
+	case *array.Boolean:
+		if c.Value(k) {
+			return 1
+		}
+		return 0
+	}
+	t.Fatalf("unexpected column type %s", col.DataType())
+	return 0
+}
+
+// TestOneStatementOnly: text holding several statements runs none of them,
+// whichever comes first (the gate already prints exactly one; DuckDB's
+// prepare refuses more).
+func TestOneStatementOnly(t *testing.T) {
+	ctx := context.Background()
+	e, _ := newEngine(t)
+	for _, sql := range []string{
+		"SELECT 1; SELECT 2",
+		"SELECT 1; CREATE TABLE lg_empty.second AS SELECT 2 AS x",
+		"CREATE TABLE lg_empty.first AS SELECT 1 AS x; SELECT 2",
+	} {
+		_, err := query(ctx, e, "acme", sql)
+		wantErr(t, err, backend.ErrQuery)
+		_, err = e.Describe(ctx, "acme", sql, 0)
+		wantErr(t, err, backend.ErrQuery)
+	}
+	for _, table := range []string{"lg_empty.first", "lg_empty.second"} {
+		_, err := query(ctx, e, "acme", "SELECT * FROM "+table)
+		wantErr(t, err, backend.ErrQuery) // never created
+	}
+	// The control: one statement of the same kind does run.
+	mustQuery(t, e, "acme", "CREATE TABLE lg_empty.control AS SELECT 1 AS x")
+	if r := mustQuery(t, e, "acme", "SELECT x FROM lg_empty.control"); r.rows != 1 {
+		t.Fatalf("control: %d rows", r.rows)
+	}
+	if in := e.ConnsInUse("acme"); in != 0 {
+		t.Errorf("%d connections still in use", in)
+	}
+}
+
+// TestExecuteCancelMidStream reads the first batch of a result of ten
+// billion rows (80 GB: only a streamed result returns it promptly) and
+// cancels while the caller is reading.
+func TestExecuteCancelMidStream(t *testing.T) {
+	e, _ := newEngine(t)
+	for range 3 { // the connection is reusable afterwards
+		ctx, cancel := context.WithCancel(context.Background())
+		start := time.Now()
+		rr, err := e.Execute(ctx, "acme", "SELECT range AS x FROM range(10000000000)", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rr.Next() {
+			t.Fatal(rr.Err())
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("first batch after %v", d)
+		}
+		cancel()
+		for rr.Next() {
+		}
+		wantErr(t, rr.Err(), backend.ErrCanceled)
+		rr.Release()
+		if in := e.ConnsInUse("acme"); in != 0 {
+			t.Errorf("%d connections still in use", in)
+		}
+		if r := mustQuery(t, e, "acme", "SELECT 42 AS x"); r.values[0][0] != int32(42) {
+			t.Fatal(r.values)
 		}
 	}
 }

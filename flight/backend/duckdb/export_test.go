@@ -8,5 +8,24 @@ func (e *Engine) ConnsInUse(tenant string) int {
 	if err != nil {
 		return -1
 	}
-	return t.db.Stats().InUse
+	return t.pool.inUseCount()
+}
+
+// DirectPath reports whether Execute copies sql's result itself (the direct
+// path) rather than through DuckDB's Arrow conversion.
+func (e *Engine) DirectPath(tenant, sql string) (bool, error) {
+	t, err := e.tenant(context.Background(), tenant)
+	if err != nil {
+		return false, err
+	}
+	s, err := t.begin(context.Background())
+	if err != nil {
+		return false, err
+	}
+	defer s.end()
+	schema, err := s.start(sql, nil, false)
+	if err != nil {
+		return false, s.err(err)
+	}
+	return directLayout(&s.res, schema) != nil, nil
 }

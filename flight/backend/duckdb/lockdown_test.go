@@ -172,7 +172,9 @@ func TestLockdown(t *testing.T) {
 
 // TestPooledConnectionsAreLocked holds several connections at once and checks
 // each one: the empty default schema (per connection) and the locked settings
-// (per database).
+// (per database). There are more than the pool's primed connections, which
+// are set up before lock_configuration, so that connections opened after it
+// are checked too.
 func TestPooledConnectionsAreLocked(t *testing.T) {
 	ctx := context.Background()
 	e, root := newEngine(t, func(c *duckdb.Config) { c.MemoryLimit = "512MB"; c.Threads = 3 })
@@ -189,7 +191,7 @@ func TestPooledConnectionsAreLocked(t *testing.T) {
 		current_setting('TimeZone')::VARCHAR AS tz,
 		current_setting('temp_directory')::VARCHAR AS tmp,
 		current_setting('allowed_directories')::VARCHAR AS dirs`
-	const n = 6
+	const n = 10 // Threads 3: 6 primed connections, 4 opened on demand
 	var readers []interface{ Release() }
 	defer func() {
 		for _, r := range readers {

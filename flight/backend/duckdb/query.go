@@ -2,7 +2,6 @@ package duckdb
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"regexp"
@@ -10,56 +9,61 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	duckdbdrv "github.com/duckdb/duckdb-go/v2"
+	"github.com/duckdb/duckdb-go/v2/mapping"
 
 	"lakegate/flight/backend"
 )
 
 // Execute runs sql (printed by the SQL gate, never client text) with the
-// positional args on the tenant's instance. The query runs under the caller's
-// ctx bounded by Config.QueryTimeout; cancelling it interrupts DuckDB. The
-// reader holds a pooled connection until it is released.
+// positional args on the tenant's instance and streams the result: DuckDB
+// produces chunks as the reader asks for them, so a result need not fit in
+// memory (blocking operators such as ORDER BY still hold their input, and may
+// spill to the tenant's tmp/). The query runs under the caller's ctx bounded
+// by Config.QueryTimeout; cancelling it interrupts DuckDB. The reader holds a
+// pooled connection until it is released.
 func (e *Engine) Execute(ctx context.Context, tenantID, sql string, args []any) (array.RecordReader, error) {
 	t, err := e.tenant(ctx, tenantID)
 	if err != nil {
 		return nil, err
 	}
-	qctx, cancel := context.WithTimeout(ctx, e.cfg.QueryTimeout)
-	conn, err := t.db.Conn(qctx)
+	s, err := t.begin(ctx)
 	if err != nil {
-		err = t.mapErr(ctx, qctx, err) // before cancel: it reads qctx
-		cancel()
 		return nil, err
 	}
-	var src array.RecordReader
-	err = conn.Raw(func(dc any) error {
-		a, err := duckdbdrv.NewArrowFromConn(dc.(driver.Conn))
-		if err != nil {
-			return err
-		}
-		src, err = a.QueryContext(qctx, sql, args...)
-		return err
-	})
+	schema, err := s.start(sql, args, true)
 	if err != nil {
-		err = t.mapErr(ctx, qctx, err)
-		conn.Close()
-		cancel()
+		err = s.err(err) // before end: it reads the query context
+		s.end()
 		return nil, err
 	}
-	// The driver reader reads the result, not the connection; conn stays
-	// checked out (so nothing else uses it) until the reader is released.
-	return newCoalescer(src, e.cfg.Allocator, func(err error) error {
-		return t.mapErr(ctx, qctx, err)
-	}, func() {
-		conn.Close()
-		cancel()
-	}), nil
+	next := func() (arrow.RecordBatch, error) { return s.fetch(schema) }
+	if layout := directLayout(&s.res, schema); layout != nil {
+		b := newBatchBuilder(e.cfg.Allocator, schema, layout)
+		next = func() (arrow.RecordBatch, error) { return s.fetchDirect(b) }
+	}
+	return newCoalescer(schema, next, e.cfg.Allocator, s.err, s.end), nil
 }
 
-// Describe returns the result schema of sql with numParams placeholders bound
-// to NULL, without running it: it reads the Arrow schema of
-// SELECT * FROM (sql) LIMIT 0, then restores the column names of sql's own
-// prepared statement (the wrapper would rename duplicates, "a" → "a_1").
+// start prepares (or with reuse takes from the connection's cache), binds and
+// starts sql, and returns its result schema.
+func (s *stmt) start(sql string, args []any, reuse bool) (*arrow.Schema, error) {
+	if err := s.prepare(sql, reuse); err != nil {
+		return nil, err
+	}
+	if err := s.bind(args); err != nil {
+		return nil, err
+	}
+	if err := s.execute(); err != nil {
+		return nil, err
+	}
+	return s.resultSchema()
+}
+
+// Describe returns the result schema of sql without running it: the schema
+// of the prepared statement. Where DuckDB cannot type the statement without
+// parameter values (a placeholder in the select list), it reads the schema of
+// SELECT * FROM (sql) LIMIT 0 with the numParams placeholders bound to NULL;
+// that wrapper renames duplicate column names ("a" → "a_1").
 func (e *Engine) Describe(ctx context.Context, tenantID, sql string, numParams int) (*arrow.Schema, error) {
 	if numParams < 0 {
 		return nil, fmt.Errorf("%w: negative parameter count", backend.ErrQuery)
@@ -68,83 +72,49 @@ func (e *Engine) Describe(ctx context.Context, tenantID, sql string, numParams i
 	if err != nil {
 		return nil, err
 	}
-	return t.describe(ctx, sql, make([]any, numParams))
+	return t.describe(ctx, sql, numParams)
 }
 
-// describe is Describe on an open tenant. Table resolution calls it with a
-// query that is already LIMIT 0.
-func (t *tenant) describe(ctx context.Context, sql string, args []any) (*arrow.Schema, error) {
-	qctx, cancel := context.WithTimeout(ctx, t.eng.cfg.QueryTimeout)
-	defer cancel()
-	conn, err := t.db.Conn(qctx)
+// describe is Describe on an open tenant.
+func (t *tenant) describe(ctx context.Context, sql string, numParams int) (*arrow.Schema, error) {
+	s, err := t.begin(ctx)
 	if err != nil {
-		return nil, t.mapErr(ctx, qctx, err)
+		return nil, err
 	}
-	defer conn.Close()
-	var schema *arrow.Schema
-	err = conn.Raw(func(dc any) error {
-		names, err := columnNamesOf(qctx, dc.(driver.Conn), sql)
-		if err != nil {
-			return err
-		}
-		a, err := duckdbdrv.NewArrowFromConn(dc.(driver.Conn))
-		if err != nil {
-			return err
-		}
-		rr, err := a.QueryContext(qctx, "SELECT * FROM ("+sql+") AS __lg_d LIMIT 0", args...)
-		if err != nil {
-			return err
-		}
-		defer rr.Release()
-		schema = rr.Schema()
-		if len(names) != schema.NumFields() {
-			return fmt.Errorf("describe: %d columns prepared, %d described", len(names), schema.NumFields())
-		}
-		fields := schema.Fields()
-		for i := range fields {
-			fields[i].Name = names[i]
-		}
-		md := schema.Metadata()
-		schema = arrow.NewSchema(fields, &md)
-		return nil
-	})
+	defer s.end()
+	// Always a fresh prepare: the schema must reflect the views as they are
+	// now. The statement is then cached for the Execute that usually follows.
+	if err := s.prepare(sql, false); err != nil {
+		return nil, s.err(err)
+	}
+	schema, err := s.preparedSchema()
 	if err != nil {
-		return nil, t.mapErr(ctx, qctx, err)
+		return nil, s.err(err)
+	}
+	if schema != nil {
+		s.keepPS = true
+		return schema, nil
+	}
+	// Typed only once values are bound: run the LIMIT 0 wrapper on the
+	// same connection (the first statement holds no result).
+	schema, err = s.start("SELECT * FROM ("+sql+") AS __lg_d LIMIT 0", make([]any, numParams), false)
+	if err != nil {
+		return nil, s.err(err)
 	}
 	return schema, nil
 }
 
-// columnNamesOf prepares sql (without executing it) and returns its result
-// column names.
-func columnNamesOf(ctx context.Context, dc driver.Conn, sql string) ([]string, error) {
-	st, err := dc.(driver.ConnPrepareContext).PrepareContext(ctx, sql)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	ds, ok := st.(*duckdbdrv.Stmt)
-	if !ok {
-		return nil, errors.New("describe: not a duckdb statement")
-	}
-	n, err := ds.ColumnCount()
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, n)
-	for i := range names {
-		if names[i], err = ds.ColumnName(i); err != nil {
-			return nil, err
-		}
-	}
-	return names, nil
-}
-
-// exec runs internal DDL on a pooled connection.
+// exec runs internal DDL (view changes) on a pooled connection and moves the
+// view generation on, which retires every cached prepared statement.
 func (t *tenant) exec(ctx context.Context, sql string) error {
-	qctx, cancel := context.WithTimeout(ctx, t.eng.cfg.QueryTimeout)
-	defer cancel()
-	if _, err := t.db.ExecContext(qctx, sql); err != nil {
-		return t.mapErr(ctx, qctx, err)
+	s, err := t.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.end()
+	defer t.gen.Add(1)
+	if err := s.c.query(sql); err != nil {
+		return s.err(err)
 	}
 	return nil
 }
@@ -164,12 +134,12 @@ func (t *tenant) mapErr(ctx, qctx context.Context, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return mapCtxErr(err)
 	}
-	var de *duckdbdrv.Error
-	if errors.As(err, &de) {
-		switch de.Type {
-		case duckdbdrv.ErrorTypeOutOfMemory:
-			return fmt.Errorf("%w: %s", backend.ErrResources, scrub(de.Msg, t.dir, t.eng.root))
-		case duckdbdrv.ErrorTypeInterrupt:
+	var ee *engineError
+	if errors.As(err, &ee) {
+		switch ee.typ {
+		case mapping.ErrorTypeOutOfMemory:
+			return fmt.Errorf("%w: %s", backend.ErrResources, scrub(ee.msg, t.dir, t.eng.root))
+		case mapping.ErrorTypeInterrupt:
 			return backend.ErrCanceled
 		}
 	}

@@ -133,7 +133,7 @@ func (t *tenant) resolve(ctx context.Context, n backend.TableName) (backend.Tabl
 		delete(t.tables, n)
 		return backend.Table{}, err
 	}
-	schema, err := t.describe(ctx, "SELECT * FROM "+qualified+" LIMIT 0", nil)
+	schema, err := t.describe(ctx, "SELECT * FROM "+qualified, 0)
 	if err != nil {
 		delete(t.tables, n)
 		return backend.Table{}, err

@@ -120,14 +120,25 @@ func TestResolveNotFoundAndRefresh(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got[0].Columns, []string{"a"}) {
 		t.Fatalf("Resolve = %v, %v", got, err)
 	}
-	// Rewrite with another schema: the cached view must be replaced.
+	// Run the query the way Flight does, twice, so that connections cache
+	// its prepared statement.
+	for range 2 {
+		if _, err := e.Describe(ctx, "acme", "SELECT * FROM lg_rel.s__t", 0); err != nil {
+			t.Fatal(err)
+		}
+		if r := mustQuery(t, e, "acme", "SELECT * FROM lg_rel.s__t"); r.values[0][0] != int32(1) {
+			t.Fatalf("read %v", r.values)
+		}
+	}
+	// Rewrite with another schema: the cached view must be replaced, and no
+	// cached statement may read through the old one.
 	writeTable(t, e, "acme", "s", "t", "SELECT 'x' AS b, 2 AS c")
 	got, err = e.Resolve(ctx, "acme", []backend.TableName{name})
 	if err != nil || !reflect.DeepEqual(got[0].Columns, []string{"b", "c"}) {
 		t.Fatalf("Resolve after rewrite = %v, %v", got, err)
 	}
-	if r := mustQuery(t, e, "acme", "SELECT * FROM lg_rel.s__t"); r.values[0][0] != "x" {
-		t.Fatalf("read %v", r.values)
+	if r := mustQuery(t, e, "acme", "SELECT * FROM lg_rel.s__t"); r.values[0][0] != "x" || r.schema.NumFields() != 2 {
+		t.Fatalf("read %v %v", r.schema, r.values)
 	}
 	// Removing the file makes it not found again.
 	if err := os.Remove(filepath.Join(root, "tenants", "acme", "tables", "s", "t", "data.parquet")); err != nil {

@@ -1,0 +1,346 @@
+package duckdb
+
+import (
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/duckdb/duckdb-go/v2/mapping"
+
+	"lakegate/flight/backend"
+)
+
+// The direct path copies DuckDB's vectors straight into the buffers of the
+// batch being built, for results whose columns all have the same memory
+// layout in DuckDB and in Arrow (fixed-width numbers, dates, timestamps,
+// times; booleans are bit-packed on the way). That is one copy per value,
+// where DuckDB's own conversion (duckdb_data_chunk_to_arrow) makes a
+// 2,048-row Arrow batch per chunk that the coalescer then concatenates: two
+// copies and a C-to-Go import per chunk. Other results take that path.
+//
+// It relies on two things DuckDB guarantees for chunks fetched from a
+// result: their vectors are flat, and a validity mask is an array of
+// uint64 words with bit i%64 of word i/64 set when row i is valid, which on
+// a little-endian machine is Arrow's bitmap layout.
+
+// directCol is how one column is copied: width bytes a value (srcWidth in
+// DuckDB when it differs: a DECIMAL stored in a 2-, 4- or 8-byte integer
+// becomes Arrow's 16-byte decimal128 by sign extension), or a bit-packed
+// boolean.
+type directCol struct {
+	width    int
+	srcWidth int
+	boolean  bool
+}
+
+// directLayout returns the copy plan of res's columns for schema (the
+// result's Arrow schema), or nil if some column needs DuckDB's conversion.
+func directLayout(res *mapping.Result, schema *arrow.Schema) []directCol {
+	if !littleEndian() {
+		return nil
+	}
+	cols := make([]directCol, schema.NumFields())
+	for i, f := range schema.Fields() {
+		var want arrow.Type
+		width := 0
+		unit := arrow.Microsecond
+		switch mapping.ColumnType(res, mapping.IdxT(i)) {
+		case mapping.TypeBoolean:
+			want = arrow.BOOL
+		case mapping.TypeTinyInt:
+			want, width = arrow.INT8, 1
+		case mapping.TypeSmallInt:
+			want, width = arrow.INT16, 2
+		case mapping.TypeInteger:
+			want, width = arrow.INT32, 4
+		case mapping.TypeBigInt:
+			want, width = arrow.INT64, 8
+		case mapping.TypeUTinyInt:
+			want, width = arrow.UINT8, 1
+		case mapping.TypeUSmallInt:
+			want, width = arrow.UINT16, 2
+		case mapping.TypeUInteger:
+			want, width = arrow.UINT32, 4
+		case mapping.TypeUBigInt:
+			want, width = arrow.UINT64, 8
+		case mapping.TypeFloat:
+			want, width = arrow.FLOAT32, 4
+		case mapping.TypeDouble:
+			want, width = arrow.FLOAT64, 8
+		case mapping.TypeDate:
+			want, width = arrow.DATE32, 4
+		case mapping.TypeTimestamp, mapping.TypeTimestampTZ:
+			want, width = arrow.TIMESTAMP, 8
+		case mapping.TypeTimestampS:
+			want, width, unit = arrow.TIMESTAMP, 8, arrow.Second
+		case mapping.TypeTimestampMS:
+			want, width, unit = arrow.TIMESTAMP, 8, arrow.Millisecond
+		case mapping.TypeTimestampNS:
+			want, width, unit = arrow.TIMESTAMP, 8, arrow.Nanosecond
+		case mapping.TypeTime:
+			want, width = arrow.TIME64, 8
+		case mapping.TypeHugeInt:
+			want, width = arrow.DECIMAL128, 16
+		case mapping.TypeDecimal:
+			src := decimalStorage(res, i, f.Type)
+			if src == 0 {
+				return nil
+			}
+			cols[i] = directCol{width: 16, srcWidth: src}
+			continue
+		default:
+			return nil
+		}
+		// The Arrow type DuckDB chose must be the one of the same layout.
+		if f.Type.ID() != want {
+			return nil
+		}
+		switch t := f.Type.(type) {
+		case *arrow.TimestampType:
+			if t.Unit != unit {
+				return nil
+			}
+		case *arrow.Time64Type:
+			if t.Unit != arrow.Microsecond {
+				return nil
+			}
+		}
+		if width == 0 {
+			cols[i] = directCol{boolean: true}
+		} else {
+			if fw, ok := f.Type.(arrow.FixedWidthDataType); !ok || fw.Bytes() != width {
+				return nil
+			}
+			cols[i] = directCol{width: width, srcWidth: width}
+		}
+	}
+	return cols
+}
+
+// decimalStorage returns the width of DuckDB's storage of DECIMAL column i
+// if its Arrow type is a decimal128 of the same precision and scale, else 0.
+func decimalStorage(res *mapping.Result, i int, at arrow.DataType) int {
+	dt, ok := at.(*arrow.Decimal128Type)
+	if !ok {
+		return 0
+	}
+	lt := mapping.ColumnLogicalType(res, mapping.IdxT(i))
+	defer mapping.DestroyLogicalType(&lt)
+	if int32(mapping.DecimalWidth(lt)) != dt.Precision || int32(mapping.DecimalScale(lt)) != dt.Scale {
+		return 0
+	}
+	switch mapping.DecimalInternalType(lt) {
+	case mapping.TypeSmallInt:
+		return 2
+	case mapping.TypeInteger:
+		return 4
+	case mapping.TypeBigInt:
+		return 8
+	case mapping.TypeHugeInt:
+		return 16
+	}
+	return 0
+}
+
+func littleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}
+
+// batchBuilder accumulates chunks into one batch of at least target rows
+// (the last batch may be smaller). It is reused from batch to batch.
+type batchBuilder struct {
+	mem     memory.Allocator
+	schema  *arrow.Schema
+	cols    []directCol
+	target  int // rows that make a batch
+	capRows int // target plus one chunk
+	// grown is set once a batch has filled: later batches reserve capRows
+	// at once. Until then buffers start at one chunk and double, so that a
+	// small result does not allocate (and zero) a full batch.
+	grown bool
+
+	rows  int
+	data  []*memory.Buffer
+	valid []*memory.Buffer // nil for a column until it has a null
+}
+
+func newBatchBuilder(mem memory.Allocator, schema *arrow.Schema, cols []directCol) *batchBuilder {
+	rowBytes := 0
+	for _, c := range cols {
+		rowBytes += c.width
+	}
+	target := backend.MinBatchRows
+	if rowBytes > 0 && rowBytes*target > backend.MinBatchBytes {
+		target = (backend.MinBatchBytes + rowBytes - 1) / rowBytes
+	}
+	return &batchBuilder{
+		mem:     mem,
+		schema:  schema,
+		cols:    cols,
+		target:  target,
+		capRows: target + int(mapping.VectorSize()),
+		data:    make([]*memory.Buffer, len(cols)),
+		valid:   make([]*memory.Buffer, len(cols)),
+	}
+}
+
+// full reports whether the batch has reached its target size.
+func (b *batchBuilder) full() bool { return b.rows >= b.target }
+
+// append copies chunk's rows into the batch; the caller checks full before
+// appending again (a chunk holds at most mapping.VectorSize rows).
+func (b *batchBuilder) append(chunk mapping.DataChunk) {
+	n := int(mapping.DataChunkGetSize(chunk))
+	if n == 0 {
+		return
+	}
+	rows := b.reserveRows(b.rows + n)
+	for i, c := range b.cols {
+		vec := mapping.DataChunkGetVector(chunk, mapping.IdxT(i))
+		if b.data[i] == nil {
+			b.data[i] = memory.NewResizableBuffer(b.mem)
+		}
+		if c.boolean {
+			b.data[i].Reserve(int(bitutil.BytesForBits(int64(rows))))
+		} else {
+			b.data[i].Reserve(rows * c.width)
+		}
+		if b.valid[i] != nil {
+			b.valid[i].Reserve(int(bitutil.BytesForBits(int64(rows))))
+		}
+		dst := b.data[i].Buf()
+		src := mapping.VectorGetData(vec)
+		if c.boolean {
+			bools := unsafe.Slice((*byte)(src), n)
+			for r, v := range bools {
+				bitutil.SetBitTo(dst, b.rows+r, v != 0)
+			}
+		} else if c.srcWidth == c.width {
+			copy(dst[b.rows*c.width:], unsafe.Slice((*byte)(src), n*c.width))
+		} else {
+			widenDecimal(dst[b.rows*16:(b.rows+n)*16], src, c.srcWidth, n)
+		}
+		b.copyValidity(i, mapping.VectorGetValidity(vec), n, rows)
+	}
+	b.rows += n
+}
+
+// reserveRows returns how many rows the buffers should hold for need rows.
+func (b *batchBuilder) reserveRows(need int) int {
+	if b.grown {
+		return b.capRows
+	}
+	rows := int(mapping.VectorSize())
+	for rows < need {
+		rows *= 2
+	}
+	return min(rows, b.capRows)
+}
+
+// copyValidity records the validity of n rows of column i from DuckDB's
+// mask (nil: all valid); a new bitmap gets room for capRows rows.
+func (b *batchBuilder) copyValidity(i int, mask unsafe.Pointer, n, capRows int) {
+	var src []byte
+	if mask != nil {
+		src = unsafe.Slice((*byte)(mask), bitutil.BytesForBits(int64(n)))
+		if bitutil.CountSetBits(src, 0, n) == n {
+			src = nil
+		}
+	}
+	if b.valid[i] == nil {
+		if src == nil {
+			return // still no null in this batch
+		}
+		buf := memory.NewResizableBuffer(b.mem)
+		buf.Reserve(int(bitutil.BytesForBits(int64(capRows))))
+		bitutil.SetBitsTo(buf.Buf(), 0, int64(b.rows), true)
+		b.valid[i] = buf
+	}
+	dst := b.valid[i].Buf()
+	if src == nil {
+		bitutil.SetBitsTo(dst, int64(b.rows), int64(n), true)
+		return
+	}
+	bitutil.CopyBitmap(src, 0, n, dst, b.rows)
+}
+
+// finish returns the batch built so far (nil if empty) and starts the next.
+func (b *batchBuilder) finish() arrow.RecordBatch {
+	if b.rows == 0 {
+		return nil
+	}
+	if b.full() {
+		b.grown = true
+	}
+	cols := make([]arrow.Array, len(b.cols))
+	for i, c := range b.cols {
+		data := b.data[i]
+		if c.boolean {
+			data.ResizeNoShrink(int(bitutil.BytesForBits(int64(b.rows))))
+		} else {
+			data.ResizeNoShrink(b.rows * c.width)
+		}
+		nulls := 0
+		valid := b.valid[i]
+		if valid != nil {
+			valid.ResizeNoShrink(int(bitutil.BytesForBits(int64(b.rows))))
+			nulls = b.rows - bitutil.CountSetBits(valid.Bytes(), 0, b.rows)
+		}
+		d := array.NewData(b.schema.Field(i).Type, b.rows, []*memory.Buffer{valid, data}, nil, nulls, 0)
+		cols[i] = array.MakeFromData(d)
+		d.Release()
+		data.Release()
+		if valid != nil {
+			valid.Release()
+		}
+		b.data[i], b.valid[i] = nil, nil
+	}
+	rec := array.NewRecordBatch(b.schema, cols, int64(b.rows))
+	for _, col := range cols {
+		col.Release()
+	}
+	b.rows = 0
+	return rec
+}
+
+// reset drops a partly built batch.
+func (b *batchBuilder) reset() {
+	for i := range b.cols {
+		if b.data[i] != nil {
+			b.data[i].Release()
+			b.data[i] = nil
+		}
+		if b.valid[i] != nil {
+			b.valid[i].Release()
+			b.valid[i] = nil
+		}
+	}
+	b.rows = 0
+}
+
+// widenDecimal writes n sign-extended 2-, 4- or 8-byte integers from src
+// into dst as little-endian 128-bit integers.
+func widenDecimal(dst []byte, src unsafe.Pointer, srcWidth, n int) {
+	words := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(dst))), 2*n)
+	put := func(r int, v int64) {
+		words[2*r] = uint64(v)
+		words[2*r+1] = uint64(v >> 63)
+	}
+	switch srcWidth {
+	case 2:
+		for r, v := range unsafe.Slice((*int16)(src), n) {
+			put(r, int64(v))
+		}
+	case 4:
+		for r, v := range unsafe.Slice((*int32)(src), n) {
+			put(r, int64(v))
+		}
+	case 8:
+		for r, v := range unsafe.Slice((*int64)(src), n) {
+			put(r, v)
+		}
+	}
+}
