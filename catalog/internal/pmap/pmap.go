@@ -347,3 +347,77 @@ func (m Map[K, V]) Keys() []K {
 	m.Range(func(k K, _ V) bool { out = append(out, k); return true })
 	return out
 }
+
+// batchLen is the number of keys GetStrings walks in lockstep.
+const batchLen = 16
+
+// GetStrings looks up every keys[i] in m, storing the value in vals[i] and
+// whether it was found in found[i] (vals and found must be at least as long
+// as keys). It gives the same answers as len(keys) calls of m.Get but walks
+// up to 16 keys level by level in lockstep, so that the memory accesses of
+// different keys overlap instead of queuing behind each other: for a batch of
+// lookups into a map that is not in the CPU cache it is several times faster.
+// Maps not created by NewString fall back to Get.
+func GetStrings[V any](m Map[string, V], keys []string, vals []V, found []bool) {
+	vals, found = vals[:len(keys)], found[:len(keys)]
+	if m.inline == nil {
+		for i, k := range keys {
+			vals[i], found[i] = m.Get(k)
+		}
+		return
+	}
+	var zero V
+	for i := range keys {
+		vals[i], found[i] = zero, false
+	}
+	if m.n == 0 {
+		return
+	}
+	type walk struct {
+		h, w0, w1 uint64
+		short     bool
+		n         *node[string, V]
+	}
+	for base := 0; base < len(keys); base += batchLen {
+		ks := keys[base:min(base+batchLen, len(keys))]
+		var st [batchLen]walk
+		live := uint32(1)<<len(ks) - 1
+		for j, k := range ks {
+			e := &st[j]
+			e.h = HashString(k)
+			e.w0, e.w1, e.short = inlineString(k)
+			e.n = &m.root
+		}
+		for shift := uint(0); live != 0; shift += bitsPerLevel {
+			for l := live; l != 0; l &= l - 1 {
+				j := bits.TrailingZeros32(l)
+				e := &st[j]
+				n := e.n
+				if shift >= maxShift {
+					for i := range n.slots {
+						if n.slots[i].k == ks[j] {
+							vals[base+j], found[base+j] = n.slots[i].v, true
+							break
+						}
+					}
+					live &^= 1 << j
+					continue
+				}
+				bit := frag(e.h, shift)
+				if n.datamap&bit != 0 {
+					s := &n.slots[index(n.datamap, bit)]
+					if s.h == e.h && ((e.short && s.w0 == e.w0 && s.w1 == e.w1) || (!e.short && s.k == ks[j])) {
+						vals[base+j], found[base+j] = s.v, true
+					}
+					live &^= 1 << j
+					continue
+				}
+				if n.nodemap&bit == 0 {
+					live &^= 1 << j
+					continue
+				}
+				e.n = &n.slots[bits.OnesCount32(n.datamap)+index(n.nodemap, bit)].sub
+			}
+		}
+	}
+}

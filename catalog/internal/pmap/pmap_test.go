@@ -134,3 +134,53 @@ func TestInlineStringKeys(t *testing.T) {
 		t.Fatal("colliding Get found a missing key")
 	}
 }
+
+func TestGetStringsAgreesWithGet(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	key := func(i int) string {
+		if i%3 == 0 {
+			return "a-long-key-of-more-than-fifteen-bytes-" + string(rune('a'+i%26)) + itoa(i)
+		}
+		return "k" + itoa(i)
+	}
+	custom := New[string, int](HashString) // no inline keys: the fallback path
+	for _, m := range []Map[string, int]{NewString[int](), custom} {
+		for step := 0; step < 4; step++ {
+			var keys []string
+			for i := 0; i < 1000; i++ {
+				keys = append(keys, key(r.IntN(3000)))
+			}
+			keys = append(keys, "", "k", "a-long-key-of-more-than-fifteen-bytes-")
+			vals := make([]int, len(keys))
+			found := make([]bool, len(keys))
+			for i := range vals {
+				vals[i], found[i] = -1, true // GetStrings must overwrite them
+			}
+			GetStrings(m, keys, vals, found)
+			for i, k := range keys {
+				v, ok := m.Get(k)
+				if v != vals[i] || ok != found[i] {
+					t.Fatalf("step %d key %q: GetStrings (%d, %v), Get (%d, %v)", step, k, vals[i], found[i], v, ok)
+				}
+			}
+			for i := 0; i < 700; i++ {
+				if k := key(r.IntN(3000)); r.IntN(4) == 0 {
+					m = m.Delete(k)
+				} else {
+					m = m.Set(k, i)
+				}
+			}
+		}
+	}
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; i > 0; i /= 10 {
+		b = append([]byte{byte('0' + i%10)}, b...)
+	}
+	return string(b)
+}
