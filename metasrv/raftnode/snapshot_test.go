@@ -15,9 +15,8 @@ func TestSnapshotRestore(t *testing.T) {
 	n1 := start(t, cfg1)
 	waitLeader(t, 10*time.Second, n1)
 
-	var last uint64
 	for i := range 20 {
-		last = mustPropose(t, n1, fmt.Sprintf("k%d=v%d", i, i))
+		mustPropose(t, n1, fmt.Sprintf("k%d=v%d", i, i))
 	}
 	if err := n1.Snapshot(); err != nil {
 		t.Fatal(err)
@@ -25,7 +24,7 @@ func TestSnapshotRestore(t *testing.T) {
 
 	n2 := start(t, nodeConfig(t, "s2", false))
 	join(t, n1, n2)
-	last = mustPropose(t, n1, "after-snapshot=x")
+	last := mustPropose(t, n1, "after-snapshot=x")
 	waitApplied(t, n2, last)
 	if n2.kv.restores.Load() == 0 {
 		t.Fatal("joining node caught up without installing the snapshot")
