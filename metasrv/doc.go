@@ -1,11 +1,35 @@
 // Package metasrv is lakegate's Raft-replicated metadata service: the
-// authority for governance state (the catalog), served over a REST API shaped
-// like Apache Gravitino's.
+// authority for governance state (one catalog.Snapshot per metalake), served
+// over a REST API shaped like Apache Gravitino's.
 //
-// The package is being built. Today it holds only the replication core,
-// metasrv/raftnode (a hashicorp/raft node with durable stores, a mutual-TLS
-// transport, read barriers, membership handlers and write forwarding). The
-// catalog state machine, the REST API, delegation, audit events and the Go
-// client (metasrv/client) land here next, as described in issue 4 and the
-// "metasrv" section of the design.
+// Usage:
+//
+//	cfg := metasrv.DefaultConfig()
+//	cfg.NodeID, cfg.DataDir, cfg.RaftAddr, cfg.HTTPAddr = "n1", dir, "10.0.0.1:8817", "10.0.0.1:8816"
+//	cfg.Principals, cfg.PeerToken = principalMap, peerToken
+//	cfg.Bootstrap = true // first node; the others call srv.Join(ctx, anyMemberHTTPAddr)
+//	srv, err := metasrv.New(ctx, cfg)
+//	go srv.Serve(listener) // REST under /api/metalakes/{tenant}/…, cluster under /cluster/
+//	defer srv.Shutdown(ctx)
+//
+// The pieces: FSM is the raftnode.StateMachine (metalakes behind one atomic
+// pointer; Proposals carry catalog commands stamped by the leader with actor
+// and time, applied all or nothing; metalake create/alter/drop need a
+// leader-verified admin). AuditLog records every applied and rejected
+// command's events to an append-only JSON-lines file and a bounded ring
+// served by GET /events. Server authenticates with the principal map,
+// confines tenant principals to their own metalake (404 otherwise), maps
+// errors to Gravitino codes in one function (mapError), forwards writes from
+// followers to the leader as its metadata_peer identity with the original
+// caller in CallerHeader (the leader re-authorizes; non-peers sending
+// forwarding headers are rejected and audited), and serves reads from the
+// local snapshot, optionally after minGeneration (per-metalake generation,
+// bounded wait) or consistent=true (raftnode Barrier on the leader).
+//
+// Every response about a metalake carries GenerationHeader (the metalake's
+// catalog generation) and IndexHeader (the Raft index).
+//
+// Not here yet: query_service delegation (its headers are rejected), the
+// internal resolve-and-authorize API for gateways, policies over REST,
+// metrics, and the Go client (metasrv/client).
 package metasrv

@@ -33,6 +33,7 @@ const usage = `usage: lakegate <command> [flags]
 
 commands:
   serve      run the all-in-one gateway (embedded engine, demo tenant)
+  metasrv    run a metadata service node (Raft-replicated catalog, REST API)
   sql        run a query against a gateway and print the result
   token new  print a new bearer token and its principal-map hash line
   version    print the version
@@ -50,6 +51,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "serve":
 		return runServe(ctx, args[1:], stdout, stderr)
+	case "metasrv":
+		return runMetasrv(ctx, args[1:], stdout, stderr)
 	case "sql":
 		return runSQL(ctx, args[1:], stdout, stderr)
 	case "token":

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"lakegate/authz"
+	"lakegate/metasrv"
+)
+
+// metasrvConfig is everything `lakegate metasrv` reads from its flags.
+type metasrvConfig struct {
+	nodeID, dataDir, raftAddr, httpAddr string
+	bootstrap                           bool
+	join                                string
+	principals                          string
+	peerTokenFile                       string
+	tlsCert, tlsKey, tlsCA              string
+	insecureNoTLS                       bool
+	logLevel                            string
+}
+
+func parseMetasrvFlags(args []string, stderr io.Writer) (metasrvConfig, error) {
+	var c metasrvConfig
+	fs := flag.NewFlagSet("metasrv", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.nodeID, "node-id", "", "this node's stable id in the cluster (required)")
+	fs.StringVar(&c.dataDir, "data-dir", "./metasrv-data", "data directory: Raft log, snapshots, audit log (mode 0700)")
+	fs.StringVar(&c.raftAddr, "raft-addr", "127.0.0.1:8817", "Raft transport address, as peers dial it")
+	fs.StringVar(&c.httpAddr, "http-addr", "127.0.0.1:8816", "REST API address, as peers and clients dial it")
+	fs.BoolVar(&c.bootstrap, "bootstrap", false, "form a new cluster with this node as its first voter (ignored once state exists)")
+	fs.StringVar(&c.join, "join", "", "HTTP address of any cluster member to join through")
+	fs.StringVar(&c.principals, "principals", "", "principal map (YAML, mode 0600; required)")
+	fs.StringVar(&c.peerTokenFile, "peer-token-file", "", "file holding this node's metadata_peer bearer token (needed to forward writes and to join)")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate chain (PEM) for the REST API and the Raft transport")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "private key (PEM)")
+	fs.StringVar(&c.tlsCA, "tls-ca", "", "CA (PEM) that signs every member's certificate: mutual TLS between nodes")
+	fs.BoolVar(&c.insecureNoTLS, "insecure-no-tls", false, "allow plaintext on a non-loopback address; never waives authentication")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return c, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return c, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	case c.nodeID == "":
+		return c, fmt.Errorf("%w: --node-id is required", errUsage)
+	case c.principals == "":
+		return c, fmt.Errorf("%w: --principals is required: metasrv never runs without a principal map", errUsage)
+	case c.bootstrap && c.join != "":
+		return c, fmt.Errorf("%w: --bootstrap and --join exclude each other", errUsage)
+	case c.join != "" && c.peerTokenFile == "":
+		return c, fmt.Errorf("%w: --join needs --peer-token-file", errUsage)
+	case (c.tlsCert == "") != (c.tlsKey == ""), c.tlsCert != "" && c.tlsCA == "":
+		return c, fmt.Errorf("%w: TLS needs --tls-cert, --tls-key and --tls-ca together", errUsage)
+	}
+	for _, a := range []struct{ flag, addr string }{{"--http-addr", c.httpAddr}, {"--raft-addr", c.raftAddr}} {
+		host, _, err := net.SplitHostPort(a.addr)
+		if err != nil {
+			return c, fmt.Errorf("%w: %s %q: %v", errUsage, a.flag, a.addr, err)
+		}
+		if !isLoopback(host) && c.tlsCert == "" && !c.insecureNoTLS {
+			return c, fmt.Errorf("%w: refusing to listen on non-loopback %s without TLS: pass --tls-cert, --tls-key and --tls-ca, or --insecure-no-tls", errUsage, a.addr)
+		}
+	}
+	return c, nil
+}
+
+// metasrvTLS builds the server, Raft (mutual) and peer-client TLS
+// configurations from the files.
+func metasrvTLS(c metasrvConfig) (server, raft *tls.Config, client *http.Client, err error) {
+	cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("loading TLS certificate: %w", err)
+	}
+	pem, err := os.ReadFile(c.tlsCA)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("reading --tls-ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, nil, nil, errors.New("--tls-ca holds no PEM certificate")
+	}
+	server = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	raft = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, ClientCAs: pool, RootCAs: pool,
+		ClientAuth: tls.RequireAndVerifyClientCert}
+	client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, RootCAs: pool}}}
+	return server, raft, client, nil
+}
+
+// runMetasrv runs one metasrv node until ctx is done.
+func runMetasrv(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parseMetasrvFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, c.logLevel)
+	if err != nil {
+		return err
+	}
+	principals, err := authz.LoadPrincipalMap(c.principals)
+	if err != nil {
+		return err
+	}
+	cfg := metasrv.DefaultConfig()
+	cfg.NodeID, cfg.DataDir, cfg.RaftAddr, cfg.HTTPAddr = c.nodeID, c.dataDir, c.raftAddr, c.httpAddr
+	cfg.Bootstrap, cfg.Principals, cfg.Logger = c.bootstrap, principals, log.With("component", "metasrv")
+	if c.peerTokenFile != "" {
+		b, err := os.ReadFile(c.peerTokenFile)
+		if err != nil {
+			return fmt.Errorf("reading --peer-token-file: %w", err)
+		}
+		cfg.PeerToken = strings.TrimSpace(string(b))
+	}
+	var serverTLS *tls.Config
+	cfg.PeerScheme = "http"
+	if c.tlsCert != "" {
+		if serverTLS, cfg.RaftTLS, cfg.PeerClient, err = metasrvTLS(c); err != nil {
+			return err
+		}
+		cfg.PeerScheme = "https"
+	}
+	ln, err := net.Listen("tcp", c.httpAddr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", c.httpAddr, err)
+	}
+	cfg.HTTPAddr = ln.Addr().String() // the real port when --http-addr asked for 0
+	if serverTLS != nil {
+		ln = tls.NewListener(ln, serverTLS)
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	srv, err := metasrv.New(startCtx, cfg)
+	cancel()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "lakegate metasrv %s: REST on %s, Raft on %s, data in %s\n", c.nodeID, ln.Addr(), srv.Node().RaftAddr(), c.dataDir)
+	if c.join != "" {
+		if err := joinWithRetry(ctx, srv, c.join); err != nil {
+			shutdownMetasrv(ctx, srv, log)
+			return err
+		}
+	}
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	return errors.Join(err, shutdownMetasrv(ctx, srv, log))
+}
+
+// joinWithRetry asks a member to add this node, retrying while the cluster
+// has no leader, for up to a minute.
+func joinWithRetry(ctx context.Context, srv *metasrv.Server, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		err := srv.Join(ctx, addr)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("joining via %s: %w", addr, err)
+		case <-t.C:
+		}
+	}
+}
+
+func shutdownMetasrv(ctx context.Context, srv *metasrv.Server, log interface{ Error(string, ...any) }) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Error("shutdown", "err", err)
+		return err
+	}
+	return nil
+}

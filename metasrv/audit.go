@@ -1,0 +1,169 @@
+package metasrv
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+
+	"lakegate/catalog"
+)
+
+// Event is an audit event: a catalog event (raft index when applied, time,
+// actor, operation, target, outcome, detail) with its metalake. Requests
+// rejected before they reach the log (bad bodies, forged headers) are
+// events with Index 0.
+type Event struct {
+	Metalake string `json:"metalake"`
+	catalog.Event
+	// Delegator is the service that acted for Actor, if any.
+	Delegator string `json:"delegator,omitempty"`
+}
+
+// DefaultAuditRing is the number of events kept in memory for GET /events
+// when AuditConfig.RingSize is zero.
+const DefaultAuditRing = 4096
+
+// AuditLog appends events as JSON lines to an append-only file (opened
+// O_APPEND, mode 0600) and keeps the newest in a bounded in-memory ring.
+// Applied events whose index is not above the highest index already in the
+// file are not written again (log replay after a restart). Safe for
+// concurrent use. Write failures are logged, never returned to the FSM:
+// auditing must not make replicas diverge.
+type AuditLog struct {
+	mu       sync.Mutex
+	f        *os.File // nil: memory only
+	w        *bufio.Writer
+	maxIndex uint64
+	ring     []Event
+	next     int  // ring write position
+	full     bool // ring wrapped
+	log      *slog.Logger
+}
+
+// OpenAuditLog opens (creating) the audit file at path; an empty path keeps
+// events in memory only. ringSize zero means DefaultAuditRing.
+func OpenAuditLog(path string, ringSize int, log *slog.Logger) (*AuditLog, error) {
+	if ringSize <= 0 {
+		ringSize = DefaultAuditRing
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	a := &AuditLog{ring: make([]Event, ringSize), log: log}
+	if path == "" {
+		return a, nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("metasrv: audit log: %w", err)
+	}
+	// Recover the highest applied index and the newest events.
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var e Event
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue // a torn last line after a crash
+		}
+		a.maxIndex = max(a.maxIndex, e.Index)
+		a.push(e)
+	}
+	if err := sc.Err(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("metasrv: audit log: reading %s: %w", path, err)
+	}
+	a.f, a.w = f, bufio.NewWriter(f)
+	return a, nil
+}
+
+func (a *AuditLog) push(e Event) {
+	a.ring[a.next] = e
+	a.next++
+	if a.next == len(a.ring) {
+		a.next, a.full = 0, true
+	}
+}
+
+// Record appends events and flushes them to the file.
+func (a *AuditLog) Record(evs ...Event) {
+	if len(evs) == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	wrote := false
+	for _, e := range evs {
+		if e.Index != 0 && e.Index <= a.maxIndex {
+			continue // already recorded before a restart
+		}
+		a.push(e)
+		if a.w == nil {
+			continue
+		}
+		b, err := json.Marshal(e)
+		if err == nil {
+			b = append(b, '\n')
+			_, err = a.w.Write(b)
+		}
+		if err != nil {
+			a.log.Error("metasrv: audit write failed", "err", err)
+		}
+		wrote = true
+	}
+	for _, e := range evs {
+		a.maxIndex = max(a.maxIndex, e.Index)
+	}
+	if wrote {
+		if err := a.w.Flush(); err != nil {
+			a.log.Error("metasrv: audit flush failed", "err", err)
+		}
+	}
+}
+
+// Events returns the ring's events of metalake (all metalakes when empty)
+// whose index is above since (0: any) and, when before is not zero, below
+// it, newest first, at most limit. Unapplied events (index 0) are included
+// only when since is 0 and before is 0.
+func (a *AuditLog) Events(metalake string, since, before uint64, limit int) []Event {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := a.next
+	if a.full {
+		n = len(a.ring)
+	}
+	var out []Event
+	for i := 0; i < n && len(out) < limit; i++ {
+		k := (a.next - 1 - i + len(a.ring)) % len(a.ring)
+		e := a.ring[k]
+		if metalake != "" && e.Metalake != metalake {
+			continue
+		}
+		if e.Index == 0 && (since != 0 || before != 0) {
+			continue
+		}
+		if e.Index != 0 && (e.Index <= since || (before != 0 && e.Index >= before)) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// Close flushes and closes the file.
+func (a *AuditLog) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.f == nil {
+		return nil
+	}
+	err := errors.Join(a.w.Flush(), a.f.Sync(), a.f.Close())
+	a.f, a.w = nil, nil
+	return err
+}
+
+var _ io.Closer = (*AuditLog)(nil)

@@ -1,0 +1,116 @@
+package metasrv
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"lakegate/authz"
+	"lakegate/catalog"
+	"lakegate/metasrv/raftnode"
+)
+
+// Sentinel errors. The REST layer maps each (and catalog's) to one Gravitino
+// code in writeError.
+var (
+	// ErrInvalidProposal: log entry bytes that cannot be decoded.
+	ErrInvalidProposal = errors.New("metasrv: invalid proposal")
+	// ErrBadRequest: a malformed request (body, parameters, names).
+	ErrBadRequest = errors.New("metasrv: bad request")
+	// ErrUnauthenticated: no or unknown credential.
+	ErrUnauthenticated = errors.New("metasrv: unauthenticated")
+	// ErrForbidden: the caller may not do this (and may know the target
+	// exists).
+	ErrForbidden = errors.New("metasrv: forbidden")
+	// ErrNotFound: no such resource (or the caller may not see it).
+	ErrNotFound = errors.New("metasrv: not found")
+	// ErrUnsupported: an operation metasrv does not support.
+	ErrUnsupported = errors.New("metasrv: unsupported operation")
+	// ErrUnavailable: no leader, or a bounded wait ran out; retry.
+	ErrUnavailable = errors.New("metasrv: temporarily unavailable")
+)
+
+// Gravitino error codes.
+const (
+	codeIllegalArgument = 1001
+	codeInternal        = 1002
+	codeNotFound        = 1003
+	codeAlreadyExists   = 1004
+	codeNonEmpty        = 1005
+	codeUnsupported     = 1006
+	codeForbidden       = 1008
+	codeInUse           = 1010
+	codeUnauthorized    = 1011
+)
+
+// errorBody is Gravitino's error envelope (never with a stack).
+type errorBody struct {
+	Code    int    `json:"code"`
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// mapError is the one mapping from errors to Gravitino codes and HTTP
+// statuses. A missing object and one the caller may not see map to the same
+// answer; anything unexpected becomes 1002 with a generic message.
+func mapError(err error) (status int, body errorBody) {
+	switch {
+	case errors.Is(err, catalog.ErrInvalidName), errors.Is(err, catalog.ErrInvalidArgument),
+		errors.Is(err, catalog.ErrInvalidCommand), errors.Is(err, ErrBadRequest),
+		errors.Is(err, authz.ErrInvalidTenantID):
+		return http.StatusBadRequest, errorBody{codeIllegalArgument, "IllegalArgumentException", err.Error()}
+	case errors.Is(err, catalog.ErrNotFound), errors.Is(err, ErrNotFound):
+		return http.StatusNotFound, errorBody{codeNotFound, "NotFoundException", err.Error()}
+	case errors.Is(err, catalog.ErrAlreadyExists):
+		return http.StatusConflict, errorBody{codeAlreadyExists, "AlreadyExistsException", err.Error()}
+	case errors.Is(err, catalog.ErrNonEmpty):
+		return http.StatusConflict, errorBody{codeNonEmpty, "NonEmptyException", err.Error()}
+	case errors.Is(err, catalog.ErrInUse):
+		return http.StatusConflict, errorBody{codeInUse, "InUseException", err.Error()}
+	case errors.Is(err, ErrUnsupported):
+		return http.StatusMethodNotAllowed, errorBody{codeUnsupported, "UnsupportedOperationException", err.Error()}
+	case errors.Is(err, catalog.ErrForbidden), errors.Is(err, ErrForbidden):
+		return http.StatusForbidden, errorBody{codeForbidden, "ForbiddenException", err.Error()}
+	case errors.Is(err, ErrUnauthenticated):
+		return http.StatusUnauthorized, errorBody{codeUnauthorized, "UnauthorizedException", "unauthenticated"}
+	case errors.Is(err, ErrUnavailable), errors.Is(err, raftnode.ErrNotLeader), errors.Is(err, raftnode.ErrNoLeader),
+		errors.Is(err, raftnode.ErrOutcomeUnknown), errors.Is(err, raftnode.ErrClosed),
+		errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable, errorBody{codeInternal, "ServiceUnavailableException", "service unavailable, retry: " + err.Error()}
+	}
+	return http.StatusInternalServerError, errorBody{codeInternal, "RuntimeException", "internal error"}
+}
+
+func badRequest(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrBadRequest}, args...)...)
+}
+
+// checkTenantName validates a metalake name: it is a tenant id.
+func checkTenantName(name string) error {
+	if _, err := authz.ParseTenantID(name); err != nil {
+		return fmt.Errorf("%w: metalake name must be a tenant id (1-64 of [A-Za-z0-9_-], alphanumeric at both ends)", ErrBadRequest)
+	}
+	return nil
+}
+
+// checkProperties bounds metalake properties.
+func checkProperties(m map[string]string) error {
+	if len(m) > 256 {
+		return badRequest("more than 256 properties")
+	}
+	for k, v := range m {
+		if k == "" || len(k) > 256 || len(v) > 4096 {
+			return badRequest("property names must be 1-256 bytes and values at most 4096")
+		}
+	}
+	return nil
+}
+
+// writeJSON writes v as the response body.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

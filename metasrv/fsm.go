@@ -1,0 +1,481 @@
+package metasrv
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"lakegate/catalog"
+	"lakegate/metasrv/raftnode"
+)
+
+// proposalVersion is the version of the Proposal encoding.
+const proposalVersion = 1
+
+// Proposal is one replicated log entry of metasrv: a change to one metalake,
+// stamped by the leader with the acting principal and the time before it is
+// proposed. Exactly one of Commands and Lake is set.
+type Proposal struct {
+	V        int    `json:"v"`
+	Metalake string `json:"metalake"`
+	Actor    string `json:"actor"`
+	// Admin records that the leader authenticated Actor as a deployment
+	// admin; metalake operations (Lake) require it.
+	Admin bool      `json:"admin,omitempty"`
+	Time  time.Time `json:"time"`
+	// Commands are catalog commands (catalog.EncodeCommand), applied in
+	// order, all or nothing.
+	Commands []json.RawMessage `json:"commands,omitempty"`
+	// Lake is a metalake operation.
+	Lake *LakeOp `json:"lake,omitempty"`
+}
+
+// Metalake operations (LakeOp.Op).
+const (
+	LakeCreate = "create"
+	LakeAlter  = "alter"
+	LakeDrop   = "drop"
+)
+
+// LakeOp creates, alters or drops a metalake.
+type LakeOp struct {
+	Op string `json:"op"`
+	// Owner is the initial owner (a user of the new metalake) for create.
+	Owner      string            `json:"owner,omitempty"`
+	Comment    string            `json:"comment,omitempty"`
+	Properties map[string]string `json:"properties,omitempty"`
+	// Updates for alter: updateComment, setProperty, removeProperty.
+	Updates []Update `json:"updates,omitempty"`
+	// Force drops a metalake that still has catalogs.
+	Force bool `json:"force,omitempty"`
+}
+
+// Update is one change of a PUT {"updates":[…]} body. Which fields apply
+// depends on Type (Gravitino's "@type").
+type Update struct {
+	Type         string   `json:"@type"`
+	NewName      string   `json:"newName,omitempty"`
+	NewComment   string   `json:"newComment,omitempty"`
+	Property     string   `json:"property,omitempty"`
+	Value        string   `json:"value,omitempty"`
+	FieldName    []string `json:"fieldName,omitempty"`
+	OldFieldName []string `json:"oldFieldName,omitempty"`
+	NewFieldName string   `json:"newFieldName,omitempty"`
+	DataType     string   `json:"type,omitempty"`
+	Comment      string   `json:"comment,omitempty"`
+	Nullable     *bool    `json:"nullable,omitempty"`
+	IfExists     bool     `json:"ifExists,omitempty"`
+}
+
+// EncodeProposal serializes p (deterministically).
+func EncodeProposal(p Proposal) ([]byte, error) {
+	p.V = proposalVersion
+	p.Time = p.Time.UTC()
+	return json.Marshal(p)
+}
+
+// DecodeProposal parses bytes written by EncodeProposal, strictly.
+func DecodeProposal(b []byte) (Proposal, error) {
+	var p Proposal
+	if err := strictJSON(b, &p); err != nil {
+		return p, fmt.Errorf("%w: proposal: %v", ErrInvalidProposal, err)
+	}
+	if p.V != proposalVersion {
+		return p, fmt.Errorf("%w: unsupported proposal version %d", ErrInvalidProposal, p.V)
+	}
+	if (len(p.Commands) == 0) == (p.Lake == nil) {
+		return p, fmt.Errorf("%w: exactly one of commands and lake must be set", ErrInvalidProposal)
+	}
+	return p, nil
+}
+
+// Lake is the replicated state of one metalake: the catalog snapshot plus
+// the metalake's own comment and properties. Immutable once published.
+type Lake struct {
+	Snapshot   *catalog.Snapshot
+	Comment    string
+	Properties map[string]string // never modified
+	Audit      catalog.Audit
+}
+
+// Name returns the metalake's name.
+func (l *Lake) Name() string { return l.Snapshot.Metalake() }
+
+// Generation returns the metalake's generation (catalog.Snapshot.Generation).
+func (l *Lake) Generation() uint64 { return l.Snapshot.Generation() }
+
+// state is the whole replicated state; never modified once published.
+type state struct {
+	lakes map[string]*Lake
+}
+
+// Result is the value an applied Proposal returns to the proposer (via
+// raftnode.Node.Propose on the leader).
+type Result struct {
+	Metalake string
+	// Lake is the metalake after the change; nil after a drop.
+	Lake   *Lake
+	Events []Event
+	// Dropped reports whether a drop removed a metalake.
+	Dropped bool
+}
+
+// Generation returns the metalake's generation after the change (0 after a
+// drop).
+func (r *Result) Generation() uint64 {
+	if r.Lake == nil {
+		return 0
+	}
+	return r.Lake.Generation()
+}
+
+// FSM is metasrv's raftnode.StateMachine: the set of metalakes (tenant →
+// *Lake) behind one atomic pointer, so that a request loads the state once.
+// Apply is deterministic; the only effect besides the new state is handing
+// each command's events to the audit sink. Safe for concurrent use: Apply,
+// Snapshot and Restore are called by raftnode from one goroutine, readers
+// call Lake and WaitGeneration from any.
+type FSM struct {
+	st      atomic.Pointer[state]
+	audit   *AuditLog // may be nil
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every change
+}
+
+var _ raftnode.StateMachine = (*FSM)(nil)
+
+// NewFSM returns an empty FSM that records events to audit (nil: none).
+func NewFSM(audit *AuditLog) *FSM {
+	f := &FSM{audit: audit, changed: make(chan struct{})}
+	f.st.Store(&state{lakes: map[string]*Lake{}})
+	return f
+}
+
+// Lake returns the current state of metalake name.
+func (f *FSM) Lake(name string) (*Lake, bool) {
+	l, ok := f.st.Load().lakes[name]
+	return l, ok
+}
+
+// Lakes returns the names of all metalakes, sorted.
+func (f *FSM) Lakes() []string {
+	return slices.Sorted(maps.Keys(f.st.Load().lakes))
+}
+
+func (f *FSM) wait() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.changed
+}
+
+func (f *FSM) broadcast() {
+	f.mu.Lock()
+	close(f.changed)
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+}
+
+// WaitGeneration blocks until metalake name exists at generation ≥ gen, or
+// ctx ends.
+func (f *FSM) WaitGeneration(ctx context.Context, name string, gen uint64) error {
+	for {
+		ch := f.wait()
+		if l, ok := f.Lake(name); ok && l.Generation() >= gen {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("metasrv: waiting for generation %d of %q: %w", gen, name, ctx.Err())
+		}
+	}
+}
+
+// Apply implements raftnode.StateMachine. It returns a *Result, or an error
+// (a *catalog.Error or one wrapping a metasrv sentinel) for a rejected
+// proposal. Either way the events go to the audit sink.
+func (f *FSM) Apply(index uint64, cmd []byte) any {
+	st := f.st.Load()
+	p, err := DecodeProposal(cmd)
+	if err != nil {
+		f.record([]Event{{Event: catalog.Event{Index: index, Operation: "Apply", Outcome: catalog.Failure, Detail: err.Error()}}})
+		return err
+	}
+	meta := catalog.Meta{Actor: p.Actor, Time: p.Time, Index: index}
+	var res *Result
+	if p.Lake != nil {
+		res, err = applyLake(st, p, meta)
+	} else {
+		res, err = applyCommands(st, p, meta)
+	}
+	f.record(res.Events)
+	if err != nil {
+		return err
+	}
+	next := &state{lakes: maps.Clone(st.lakes)}
+	if res.Lake == nil {
+		delete(next.lakes, p.Metalake)
+	} else {
+		next.lakes[p.Metalake] = res.Lake
+	}
+	f.st.Store(next)
+	f.broadcast()
+	return res
+}
+
+func (f *FSM) record(evs []Event) {
+	if f.audit != nil {
+		f.audit.Record(evs...)
+	}
+}
+
+func lakeEvent(p Proposal, m catalog.Meta, op string) Event {
+	return Event{Metalake: p.Metalake, Event: catalog.Event{Index: m.Index, Time: m.Time.UTC().Round(0), Actor: m.Actor,
+		Operation: op, Target: catalog.Object{Type: catalog.ObjectMetalake, Name: p.Metalake}, Outcome: catalog.Success}}
+}
+
+func failed(ev Event, err error) (*Result, error) {
+	ev.Outcome, ev.Detail = catalog.Failure, err.Error()
+	return &Result{Metalake: ev.Metalake, Events: []Event{ev}}, err
+}
+
+func applyLake(st *state, p Proposal, m catalog.Meta) (*Result, error) {
+	op := p.Lake.Op
+	ev := lakeEvent(p, m, map[string]string{LakeCreate: "CreateMetalake", LakeAlter: "AlterMetalake", LakeDrop: "DropMetalake"}[op])
+	if ev.Operation == "" {
+		ev.Operation = "Metalake"
+		return failed(ev, fmt.Errorf("%w: unknown metalake operation %q", ErrInvalidProposal, op))
+	}
+	if !p.Admin {
+		return failed(ev, fmt.Errorf("%w: metalake operations need an admin", ErrForbidden))
+	}
+	cur, exists := st.lakes[p.Metalake]
+	switch op {
+	case LakeCreate:
+		if err := checkTenantName(p.Metalake); err != nil {
+			return failed(ev, err)
+		}
+		if exists {
+			return failed(ev, fmt.Errorf("%w: metalake %q", catalog.ErrAlreadyExists, p.Metalake))
+		}
+		if err := checkProperties(p.Lake.Properties); err != nil {
+			return failed(ev, err)
+		}
+		s, err := catalog.New(p.Metalake, p.Lake.Owner, m.Time)
+		if err != nil {
+			return failed(ev, err)
+		}
+		l := &Lake{Snapshot: s, Comment: p.Lake.Comment, Properties: maps.Clone(p.Lake.Properties),
+			Audit: catalog.Audit{Creator: m.Actor, CreateTime: m.Time.UTC().Round(0)}}
+		if len(l.Properties) == 0 {
+			l.Properties = nil
+		}
+		return &Result{Metalake: p.Metalake, Lake: l, Events: []Event{ev}}, nil
+	case LakeAlter:
+		if !exists {
+			return failed(ev, fmt.Errorf("%w: metalake %q", catalog.ErrNotFound, p.Metalake))
+		}
+		n := *cur
+		props := maps.Clone(cur.Properties)
+		if props == nil {
+			props = map[string]string{}
+		}
+		for _, u := range p.Lake.Updates {
+			switch u.Type {
+			case "updateComment":
+				n.Comment = u.NewComment
+			case "setProperty":
+				if u.Property == "" {
+					return failed(ev, fmt.Errorf("%w: empty property name", catalog.ErrInvalidArgument))
+				}
+				props[u.Property] = u.Value
+			case "removeProperty":
+				delete(props, u.Property)
+			case "rename":
+				return failed(ev, fmt.Errorf("%w: a metalake cannot be renamed (its name is the tenant)", ErrUnsupported))
+			default:
+				return failed(ev, fmt.Errorf("%w: unknown metalake update %q", catalog.ErrInvalidArgument, u.Type))
+			}
+		}
+		if len(props) == 0 {
+			props = nil
+		}
+		if err := checkProperties(props); err != nil {
+			return failed(ev, err)
+		}
+		n.Properties = props
+		n.Audit.LastModifier, n.Audit.LastModifiedTime = m.Actor, m.Time.UTC().Round(0)
+		return &Result{Metalake: p.Metalake, Lake: &n, Events: []Event{ev}}, nil
+	default: // LakeDrop
+		if !exists {
+			return failed(ev, fmt.Errorf("%w: metalake %q", catalog.ErrNotFound, p.Metalake))
+		}
+		if cs, _ := cur.Snapshot.Children(catalog.Object{Type: catalog.ObjectMetalake, Name: p.Metalake}); len(cs) > 0 && !p.Lake.Force {
+			return failed(ev, fmt.Errorf("%w: metalake %q has catalogs (drop with force=true)", catalog.ErrNonEmpty, p.Metalake))
+		}
+		return &Result{Metalake: p.Metalake, Events: []Event{ev}, Dropped: true}, nil
+	}
+}
+
+func applyCommands(st *state, p Proposal, m catalog.Meta) (*Result, error) {
+	cur, ok := st.lakes[p.Metalake]
+	if !ok {
+		ev := lakeEvent(p, m, "Apply")
+		return failed(ev, fmt.Errorf("%w: metalake %q", catalog.ErrNotFound, p.Metalake))
+	}
+	s := cur.Snapshot
+	var evs []Event
+	for _, raw := range p.Commands {
+		cmd, err := catalog.DecodeCommand(raw)
+		if err != nil {
+			ev := lakeEvent(p, m, "Apply")
+			return failed(ev, err)
+		}
+		n, cevs, err := catalog.Apply(s, cmd, m)
+		if err != nil {
+			// All or nothing: report only the failure.
+			out := make([]Event, 0, len(cevs))
+			for _, e := range cevs {
+				out = append(out, Event{Metalake: p.Metalake, Event: e})
+			}
+			return &Result{Metalake: p.Metalake, Events: out}, err
+		}
+		for _, e := range cevs {
+			evs = append(evs, Event{Metalake: p.Metalake, Event: e})
+		}
+		s = n
+	}
+	l := *cur
+	l.Snapshot = s
+	return &Result{Metalake: p.Metalake, Lake: &l, Events: evs}, nil
+}
+
+// ---- snapshots ----
+
+// fsmSnapshotMagic starts the FSM's snapshot stream.
+var fsmSnapshotMagic = [5]byte{'L', 'G', 'M', 'S', 1}
+
+// maxLakeRecord bounds one metalake record read from a snapshot.
+const maxLakeRecord = 1 << 30
+
+type lakeMeta struct {
+	Comment    string            `json:"comment,omitempty"`
+	Properties map[string]string `json:"properties,omitempty"`
+	Audit      catalog.Audit     `json:"audit"`
+}
+
+// Snapshot implements raftnode.StateMachine: O(1).
+func (f *FSM) Snapshot() (raftnode.Snapshot, error) { return fsmSnapshot{f.st.Load()}, nil }
+
+type fsmSnapshot struct{ st *state }
+
+// Persist writes the metalakes sorted by name: magic, uvarint count, then
+// per metalake uvarint-length-prefixed name, metadata JSON and
+// catalog.Snapshot.MarshalBinary bytes. The bytes depend only on the state.
+func (s fsmSnapshot) Persist(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	var hdr []byte
+	hdr = append(hdr, fsmSnapshotMagic[:]...)
+	hdr = binary.AppendUvarint(hdr, uint64(len(s.st.lakes)))
+	if _, err := bw.Write(hdr); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.st.lakes)) {
+		l := s.st.lakes[name]
+		meta, err := json.Marshal(lakeMeta{Comment: l.Comment, Properties: l.Properties, Audit: l.Audit})
+		if err != nil {
+			return fmt.Errorf("metasrv: snapshot %q: %w", name, err)
+		}
+		body, err := l.Snapshot.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("metasrv: snapshot %q: %w", name, err)
+		}
+		for _, part := range [][]byte{[]byte(name), meta, body} {
+			if _, err := bw.Write(binary.AppendUvarint(nil, uint64(len(part)))); err != nil {
+				return err
+			}
+			if _, err := bw.Write(part); err != nil {
+				return err
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+func (fsmSnapshot) Release() {}
+
+// Restore implements raftnode.StateMachine.
+func (f *FSM) Restore(r io.Reader) error {
+	br := bufio.NewReader(r)
+	var magic [5]byte
+	if _, err := io.ReadFull(br, magic[:]); err != nil || magic != fsmSnapshotMagic {
+		return fmt.Errorf("metasrv: restore: bad header (%v)", err)
+	}
+	n, err := binary.ReadUvarint(br)
+	if err != nil {
+		return fmt.Errorf("metasrv: restore: count: %w", err)
+	}
+	readPart := func() ([]byte, error) {
+		l, err := binary.ReadUvarint(br)
+		if err != nil {
+			return nil, err
+		}
+		if l > maxLakeRecord {
+			return nil, fmt.Errorf("record of %d bytes", l)
+		}
+		b := make([]byte, l)
+		_, err = io.ReadFull(br, b)
+		return b, err
+	}
+	lakes := map[string]*Lake{}
+	for i := uint64(0); i < n; i++ {
+		var parts [3][]byte
+		for k := range parts {
+			if parts[k], err = readPart(); err != nil {
+				return fmt.Errorf("metasrv: restore: metalake %d: %w", i, err)
+			}
+		}
+		var meta lakeMeta
+		if err := strictJSON(parts[1], &meta); err != nil {
+			return fmt.Errorf("metasrv: restore: metalake %q: %w", parts[0], err)
+		}
+		s, err := catalog.UnmarshalSnapshot(parts[2])
+		if err != nil {
+			return fmt.Errorf("metasrv: restore: metalake %q: %w", parts[0], err)
+		}
+		if s.Metalake() != string(parts[0]) {
+			return fmt.Errorf("metasrv: restore: metalake %q holds %q", parts[0], s.Metalake())
+		}
+		lakes[string(parts[0])] = &Lake{Snapshot: s, Comment: meta.Comment, Properties: meta.Properties, Audit: meta.Audit}
+	}
+	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+		return errors.New("metasrv: restore: trailing data")
+	}
+	f.st.Store(&state{lakes: lakes})
+	f.broadcast()
+	return nil
+}
+
+// strictJSON decodes exactly one JSON value into v, rejecting unknown fields
+// and trailing data.
+func strictJSON(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if _, err := d.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}

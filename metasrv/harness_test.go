@@ -1,0 +1,235 @@
+package metasrv_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"lakegate/authz"
+	"lakegate/metasrv"
+)
+
+// Test tokens (the principal map holds their hashes).
+const (
+	tokAdmin = "tok-admin"
+	tokAlice = "tok-alice" // alice@acme, owner of metalake acme
+	tokBob   = "tok-bob"   // bob@acme
+	tokEve   = "tok-eve"   // eve@other
+	tokPeer  = "tok-peer"  // metadata_peer
+)
+
+func principals(t testing.TB) *authz.PrincipalMap {
+	t.Helper()
+	h := func(s string) []string { return []string{authz.HashToken(s).String()} }
+	b, err := authz.EncodePrincipalMap([]authz.PrincipalSpec{
+		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: h(tokAdmin)},
+		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h(tokAlice)},
+		{ID: "bob@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h(tokBob)},
+		{ID: "eve@other", Tenant: "other", Role: "user", Namespaces: []string{"x"}, TokenHashes: h(tokEve)},
+		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: h(tokPeer)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := authz.ParsePrincipalMap(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+type tlogWriter struct{ t testing.TB }
+
+func (w tlogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// node is an in-process metasrv node serving on loopback.
+type node struct {
+	*metasrv.Server
+	t       testing.TB
+	addr    string // HTTP host:port
+	dir     string
+	id      string
+	raft    string
+	served  chan error
+	stopped bool
+}
+
+// startNode starts a node with its own (or the given) data dir; a restart
+// passes the old node's dir, raft and http addresses.
+func startNode(t testing.TB, id, dir, raftAddr, httpAddr string, bootstrap bool) *node {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if raftAddr == "" {
+		raftAddr = "127.0.0.1:0"
+	}
+	if httpAddr == "" {
+		httpAddr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", httpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := metasrv.DefaultConfig()
+	cfg.NodeID, cfg.DataDir, cfg.RaftAddr, cfg.HTTPAddr = id, dir, raftAddr, ln.Addr().String()
+	cfg.Bootstrap = bootstrap
+	cfg.Principals = principals(t)
+	cfg.PeerToken, cfg.PeerScheme = tokPeer, "http"
+	cfg.Logger = slog.New(slog.NewTextHandler(tlogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Raft.HeartbeatTimeout = 200 * time.Millisecond
+	cfg.Raft.ElectionTimeout = 200 * time.Millisecond
+	cfg.Raft.LeaderLeaseTimeout = 100 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := metasrv.New(ctx, cfg)
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	n := &node{Server: s, t: t, addr: ln.Addr().String(), dir: dir, id: id, raft: s.Node().RaftAddr(), served: make(chan error, 1)}
+	go func() { n.served <- s.Serve(ln) }()
+	t.Cleanup(n.stop)
+	return n
+}
+
+func (n *node) stop() {
+	if n.stopped {
+		return
+	}
+	n.stopped = true
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := n.Shutdown(ctx); err != nil {
+		n.t.Errorf("%s: shutdown: %v", n.id, err)
+	}
+	if err := <-n.served; err != nil {
+		n.t.Errorf("%s: serve: %v", n.id, err)
+	}
+}
+
+// waitLeader waits until one of nodes leads and has announced itself
+// (Barrier succeeds), and returns it.
+func waitLeader(t testing.TB, nodes ...*node) *node {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for {
+		ch := nodes[0].Node().LeaderCh()
+		for _, n := range nodes {
+			if n.Node().IsLeader() && n.Node().Barrier(ctx) == nil {
+				return n
+			}
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatal("no leader")
+		}
+	}
+}
+
+// resp is a decoded REST answer.
+type resp struct {
+	status int
+	body   map[string]any
+	raw    []byte
+	header http.Header
+}
+
+func (r resp) code() int {
+	c, _ := r.body["code"].(float64)
+	return int(c)
+}
+
+func (r resp) gen() uint64 {
+	g, _ := strconv.ParseUint(r.header.Get(metasrv.GenerationHeader), 10, 64)
+	return g
+}
+
+type call struct {
+	method, path, token string
+	body                any // string, []byte or a value to marshal
+	header              map[string]string
+}
+
+func do(t testing.TB, n *node, c call) resp {
+	t.Helper()
+	var rd io.Reader
+	switch b := c.body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(c.method, "http://"+n.addr+c.path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range c.header {
+		req.Header.Set(k, v)
+	}
+	hr, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hr.Body.Close()
+	raw, _ := io.ReadAll(hr.Body)
+	r := resp{status: hr.StatusCode, raw: raw, header: hr.Header}
+	_ = json.Unmarshal(raw, &r.body)
+	return r
+}
+
+// must does c and fails unless it answers 200 with code 0.
+func must(t testing.TB, n *node, c call) resp {
+	t.Helper()
+	r := do(t, n, c)
+	if r.status != http.StatusOK || r.code() != 0 {
+		t.Fatalf("%s %s: HTTP %d: %s", c.method, c.path, r.status, r.raw)
+	}
+	return r
+}
+
+// expect does c and checks the HTTP status and Gravitino code.
+func expect(t testing.TB, n *node, c call, status, code int) resp {
+	t.Helper()
+	r := do(t, n, c)
+	if r.status != status || r.code() != code {
+		t.Fatalf("%s %s: want HTTP %d code %d, got HTTP %d: %s", c.method, c.path, status, code, r.status, r.raw)
+	}
+	return r
+}
+
+// single starts a one-node cluster with metalake acme owned by alice.
+func single(t testing.TB) *node {
+	t.Helper()
+	n := startNode(t, "n1", "", "", "", true)
+	waitLeader(t, n)
+	must(t, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin,
+		body: map[string]any{"name": "acme", "comment": "Acme", "owner": "alice@acme"}})
+	return n
+}

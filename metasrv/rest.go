@@ -1,0 +1,466 @@
+package metasrv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"lakegate/authz"
+	"lakegate/catalog"
+	"lakegate/metasrv/raftnode"
+)
+
+// HTTP headers of the REST API.
+const (
+	// CallerHeader carries the original caller's principal id on a request
+	// a follower forwards to the leader. Only metadata_peer principals may
+	// send it (or raftnode.ForwardedHeader); anyone else is rejected and
+	// audited.
+	CallerHeader = "Lakegate-Caller"
+	// DelegateTenantHeader and DelegateUserHeader are reserved for
+	// query_service delegation (not served yet: rejected, never ignored).
+	DelegateTenantHeader = "Lakegate-Delegate-Tenant"
+	DelegateUserHeader   = "Lakegate-Delegate-User"
+	// GenerationHeader is on every response about a metalake: the
+	// metalake's generation the response was computed at.
+	GenerationHeader = "Lakegate-Generation"
+	// IndexHeader is the Raft index: of the write for writes, applied on
+	// the answering node for reads.
+	IndexHeader = "Lakegate-Index"
+)
+
+// Media types of tag association bodies.
+const (
+	mediaJSON = "application/json"
+	mediaV1   = "application/vnd.gravitino.v1+json"
+	mediaV2   = "application/vnd.gravitino.v2+json"
+)
+
+// request is one authenticated REST request.
+type request struct {
+	s      *Server
+	w      http.ResponseWriter
+	r      *http.Request
+	caller *authz.Principal // the effective caller
+	peer   *authz.Principal // the forwarding peer, if forwarded
+	tenant string           // {tenant}, "" for /api/metalakes
+	body   []byte
+}
+
+// actor is the caller's name in catalogs: its principal id.
+func (rq *request) actor() string { return rq.caller.ID().String() }
+
+func (rq *request) admin() bool { return rq.caller.Role() == authz.RoleAdmin }
+
+func (rq *request) param(name string) string { return rq.r.PathValue(name) }
+
+func (rq *request) query(name string) string { return rq.r.URL.Query().Get(name) }
+
+func (rq *request) details() bool {
+	b, _ := strconv.ParseBool(rq.query("details"))
+	return b
+}
+
+// decode parses the body strictly into v.
+func (rq *request) decode(v any) error {
+	if len(rq.body) == 0 {
+		return badRequest("empty request body")
+	}
+	if err := strictJSON(rq.body, v); err != nil {
+		return badRequest("request body: %v", err)
+	}
+	return nil
+}
+
+type readFunc func(rq *request, l *Lake) (map[string]any, error)
+
+// plan is what a write handler proposes and how it answers.
+type plan struct {
+	cmds []catalog.Command
+	lake *LakeOp
+	// render builds the response fields from the result.
+	render func(res *Result) (map[string]any, error)
+	// onNotFound, when set, answers a not-found rejection (deletes answer
+	// {"dropped":false}).
+	onNotFound map[string]any
+	// now, when set, is answered without proposing.
+	now map[string]any
+	// lakeName is the metalake of a lake operation on /api/metalakes.
+	lakeName string
+}
+
+type writeFunc func(rq *request, l *Lake) (*plan, error)
+
+func (s *Server) routes() error {
+	h, err := raftnode.NewHandlers(raftnode.HTTPConfig{
+		Node: s.node,
+		Authorize: func(r *http.Request) error {
+			p, err := s.authenticate(r)
+			if err != nil {
+				return statusErr{http.StatusUnauthorized, err}
+			}
+			if p.Role() != authz.RoleMetadataPeer && p.Role() != authz.RoleAdmin {
+				return statusErr{http.StatusForbidden, ErrForbidden}
+			}
+			return nil
+		},
+		Forwarder: s.fwd,
+		ForwardHeader: func(*http.Request) (http.Header, error) {
+			return s.peerHeader()
+		},
+		MaxBodyBytes: s.cfg.MaxBodyBytes,
+		Logger:       s.log,
+	})
+	if err != nil {
+		return err
+	}
+	m := http.NewServeMux()
+	m.Handle("/cluster/join", h.JoinHandler())
+	m.Handle("/cluster/status", h.StatusHandler())
+	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, fmt.Errorf("%w: no such endpoint", ErrNotFound))
+	})
+	s.mux = m
+	s.metalakeRoutes()
+	s.objectRoutes()
+	s.tagRoutes()
+	s.accessRoutes()
+	return nil
+}
+
+type statusErr struct {
+	code int
+	err  error
+}
+
+func (e statusErr) Error() string   { return e.err.Error() }
+func (e statusErr) Unwrap() error   { return e.err }
+func (e statusErr) HTTPStatus() int { return e.code }
+
+func (s *Server) peerHeader() (http.Header, error) {
+	if s.cfg.PeerToken == "" {
+		return nil, fmt.Errorf("%w: this node has no peer token to forward with", ErrUnavailable)
+	}
+	return http.Header{"Authorization": {"Bearer " + s.cfg.PeerToken}}, nil
+}
+
+// authenticate checks the bearer token.
+func (s *Server) authenticate(r *http.Request) (*authz.Principal, error) {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return nil, ErrUnauthenticated
+	}
+	p, err := s.auth.Authenticate(strings.TrimSpace(tok))
+	if err != nil {
+		return nil, ErrUnauthenticated
+	}
+	return p, nil
+}
+
+// rejectEvent audits a request rejected before it reached the log.
+// Recording is synchronous and takes no context, so client cancellation
+// never loses it.
+func (s *Server) rejectEvent(tenant, actor, op string, target catalog.Object, err error) {
+	s.audit.Record(Event{Metalake: tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: actor,
+		Operation: op, Target: target, Outcome: catalog.Failure, Detail: err.Error()}})
+}
+
+// begin authenticates the request, resolves forwarding and checks the
+// tenant. op names the operation for audit.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*request, error) {
+	p, err := s.authenticate(r)
+	if err != nil {
+		return nil, err
+	}
+	rq := &request{s: s, w: w, r: r, caller: p, tenant: r.PathValue("tenant")}
+	target := catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}
+	forwarded := r.Header.Get(CallerHeader) != "" || r.Header.Get(raftnode.ForwardedHeader) != ""
+	switch {
+	case forwarded && p.Role() != authz.RoleMetadataPeer:
+		err := fmt.Errorf("%w: forwarding headers from a %s principal", ErrForbidden, p.Role())
+		s.rejectEvent(rq.tenant, p.ID().String(), op, target, err)
+		return nil, err
+	case p.Role() == authz.RoleMetadataPeer:
+		id := r.Header.Get(CallerHeader)
+		c, ok := s.byID[id]
+		if !ok || c.Role() == authz.RoleMetadataPeer {
+			err := fmt.Errorf("%w: a peer request must name a known non-peer caller", ErrForbidden)
+			s.rejectEvent(rq.tenant, p.ID().String(), op, target, err)
+			return nil, err
+		}
+		rq.peer, rq.caller = p, c
+	}
+	if r.Header.Get(DelegateTenantHeader) != "" || r.Header.Get(DelegateUserHeader) != "" {
+		err := fmt.Errorf("%w: delegation headers are not accepted", ErrForbidden)
+		s.rejectEvent(rq.tenant, rq.actor(), op, target, err)
+		return nil, err
+	}
+	if rq.tenant != "" && !rq.admin() && rq.caller.Tenant().String() != rq.tenant {
+		return nil, fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
+	}
+	return rq, nil
+}
+
+// writeError answers err through the one mapper.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, body := mapError(err)
+	if status == http.StatusInternalServerError {
+		s.log.Error("metasrv: request failed", "method", r.Method, "route", r.Pattern, "err", err)
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, status, body)
+}
+
+func (s *Server) ok(w http.ResponseWriter, l *Lake, fields map[string]any) {
+	if l != nil {
+		w.Header().Set(GenerationHeader, strconv.FormatUint(l.Generation(), 10))
+	}
+	if fields == nil {
+		fields = map[string]any{}
+	}
+	fields["code"] = 0
+	writeJSON(w, http.StatusOK, fields)
+}
+
+// read registers a read route.
+func (s *Server) read(pattern, op string, fn readFunc) {
+	s.mux.HandleFunc("GET "+pattern, func(w http.ResponseWriter, r *http.Request) {
+		rq, err := s.begin(w, r, op)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if err := s.serveRead(rq, fn); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+func (s *Server) serveRead(rq *request, fn readFunc) error {
+	r := rq.r
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadWaitTimeout)
+	defer cancel()
+	if c, _ := strconv.ParseBool(rq.query("consistent")); c {
+		if !s.node.IsLeader() {
+			if err := s.forward(rq); !errors.Is(err, errNowLeader) {
+				return err
+			}
+		}
+		if err := s.node.Barrier(ctx); err != nil {
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+	if mg := rq.query("minGeneration"); mg != "" && rq.tenant != "" {
+		gen, err := strconv.ParseUint(mg, 10, 64)
+		if err != nil {
+			return badRequest("minGeneration must be a non-negative integer")
+		}
+		if err := s.fsm.WaitGeneration(ctx, rq.tenant, gen); err != nil {
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+	var l *Lake
+	if rq.tenant != "" {
+		var ok bool
+		if l, ok = s.fsm.Lake(rq.tenant); !ok {
+			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
+		}
+		if !rq.admin() && !l.Snapshot.Visible(rq.actor(), catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}) {
+			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
+		}
+	}
+	fields, err := fn(rq, l)
+	if err != nil {
+		return err
+	}
+	rq.w.Header().Set(IndexHeader, strconv.FormatUint(s.node.AppliedIndex(), 10))
+	s.ok(rq.w, l, fields)
+	return nil
+}
+
+// write registers a write route.
+func (s *Server) write(method, pattern, op string, fn writeFunc) {
+	s.writeRoute(method, pattern, op, false, fn)
+}
+
+// writeRoute registers a write route; with lakeOptional, fn runs with a nil
+// *Lake when the metalake does not exist.
+func (s *Server) writeRoute(method, pattern, op string, lakeOptional bool, fn writeFunc) {
+	s.mux.HandleFunc(method+" "+pattern, func(w http.ResponseWriter, r *http.Request) {
+		rq, err := s.begin(w, r, op)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if err := s.serveWrite(rq, op, lakeOptional, fn); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeFunc) error {
+	r := rq.r
+	body, err := io.ReadAll(http.MaxBytesReader(rq.w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			err = badRequest("request body larger than %d bytes", s.cfg.MaxBodyBytes)
+		} else {
+			err = badRequest("reading request body: %v", err)
+		}
+		s.rejectEvent(rq.tenant, rq.actor(), op, catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}, err)
+		return err
+	}
+	rq.body = body
+	if !s.node.IsLeader() {
+		if err := s.forward(rq); !errors.Is(err, errNowLeader) {
+			return err
+		}
+	}
+	var l *Lake
+	if rq.tenant != "" {
+		var ok bool
+		if l, ok = s.fsm.Lake(rq.tenant); !ok && !lakeOptional {
+			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
+		}
+	}
+	pl, err := fn(rq, l)
+	if err != nil {
+		s.rejectEvent(rq.tenant, rq.actor(), op, catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}, err)
+		return err
+	}
+	if pl.now != nil {
+		s.ok(rq.w, l, pl.now)
+		return nil
+	}
+	metalake := rq.tenant
+	if pl.lake != nil && metalake == "" {
+		metalake = pl.lakeName
+	}
+	prop := Proposal{Metalake: metalake, Actor: rq.actor(), Admin: rq.admin(), Time: s.now(), Lake: pl.lake}
+	for _, c := range pl.cmds {
+		b, err := catalog.EncodeCommand(c)
+		if err != nil {
+			return err
+		}
+		prop.Commands = append(prop.Commands, b)
+	}
+	b, err := EncodeProposal(prop)
+	if err != nil {
+		return err
+	}
+	ctx := context.WithoutCancel(r.Context()) // a queued proposal is not withdrawn
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ReadWaitTimeout)
+	defer cancel()
+	out, index, err := s.node.Propose(ctx, b)
+	if index != 0 {
+		rq.w.Header().Set(IndexHeader, strconv.FormatUint(index, 10))
+	}
+	if err != nil {
+		if pl.onNotFound != nil && errors.Is(err, catalog.ErrNotFound) {
+			s.ok(rq.w, l, pl.onNotFound)
+			return nil
+		}
+		if l != nil {
+			rq.w.Header().Set(GenerationHeader, strconv.FormatUint(l.Generation(), 10))
+		}
+		return err
+	}
+	res, ok := out.(*Result)
+	if !ok {
+		return fmt.Errorf("metasrv: unexpected apply result %T", out)
+	}
+	fields, err := pl.render(res)
+	if err != nil {
+		return err
+	}
+	if res.Lake != nil {
+		s.ok(rq.w, res.Lake, fields)
+	} else {
+		s.ok(rq.w, nil, fields)
+	}
+	return nil
+}
+
+// errNowLeader: forward found this node to be the leader; serve locally.
+var errNowLeader = errors.New("metasrv: this node is the leader")
+
+// forward relays a request that needs the leader, once, as this node's peer
+// identity on behalf of the caller.
+func (s *Server) forward(rq *request) error {
+	r := rq.r
+	if r.Header.Get(raftnode.ForwardedHeader) != "" {
+		return fmt.Errorf("%w: not the leader", ErrUnavailable)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadWaitTimeout)
+	defer cancel()
+	if self, err := s.awaitLeader(ctx); err != nil {
+		return err
+	} else if self {
+		return errNowLeader
+	}
+	hdr, err := s.peerHeader()
+	if err != nil {
+		return err
+	}
+	hdr.Set(CallerHeader, rq.caller.ID().String())
+	for _, k := range []string{"Content-Type", "Accept"} {
+		if v := r.Header.Get(k); v != "" {
+			hdr.Set(k, v)
+		}
+	}
+	resp, err := s.fwd.Forward(ctx, r.Method, r.URL.RequestURI(), hdr, rq.body)
+	if err != nil {
+		if s.node.IsLeader() { // won the election while waiting for a leader
+			return errNowLeader
+		}
+		return fmt.Errorf("%w: forwarding to the leader: %v", ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	for _, k := range []string{"Content-Type", GenerationHeader, IndexHeader, "Retry-After"} {
+		if v := resp.Header.Get(k); v != "" {
+			rq.w.Header().Set(k, v)
+		}
+	}
+	rq.w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(rq.w, io.LimitReader(resp.Body, 64<<20))
+	return nil
+}
+
+// awaitLeader waits until a leader is known; self reports this node.
+func (s *Server) awaitLeader(ctx context.Context) (self bool, err error) {
+	for {
+		ch := s.node.LeaderCh()
+		if s.node.IsLeader() {
+			return true, nil
+		}
+		if _, ok := s.node.Leader(); ok {
+			return false, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false, fmt.Errorf("%w: no leader: %v", ErrUnavailable, ctx.Err())
+		}
+	}
+}
+
+// mediaType returns the request's media type, lower case.
+func mediaType(r *http.Request) string {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(mt)
+}
+
+// lower returns an enum's wire form.
+func lower(s fmt.Stringer) string { return strings.ToLower(s.String()) }

@@ -1,0 +1,391 @@
+package metasrv
+
+import (
+	"fmt"
+	"strconv"
+
+	"lakegate/catalog"
+)
+
+type privilegeDTO struct {
+	Name      catalog.Privilege `json:"name"`
+	Condition catalog.Condition `json:"condition"`
+}
+
+type securableDTO struct {
+	FullName   string         `json:"fullName"`
+	Type       string         `json:"type"`
+	Privileges []privilegeDTO `json:"privileges"`
+}
+
+type roleDTO struct {
+	Name             string            `json:"name"`
+	Properties       map[string]string `json:"properties,omitempty"`
+	SecurableObjects []securableOut    `json:"securableObjects"`
+	Audit            catalog.Audit     `json:"audit"`
+}
+
+type privilegeOut struct {
+	Name      string `json:"name"`
+	Condition string `json:"condition"`
+}
+
+type securableOut struct {
+	FullName   string         `json:"fullName"`
+	Type       string         `json:"type"`
+	Privileges []privilegeOut `json:"privileges"`
+}
+
+type userDTO struct {
+	Name  string        `json:"name"`
+	Roles []string      `json:"roles"`
+	Audit catalog.Audit `json:"audit"`
+}
+
+type groupDTO struct {
+	Name  string        `json:"name"`
+	Roles []string      `json:"roles"`
+	Users []string      `json:"users,omitempty"`
+	Audit catalog.Audit `json:"audit"`
+}
+
+type ownerDTO struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+func toRole(r catalog.RoleInfo) roleDTO {
+	d := roleDTO{Name: r.Name, Properties: r.Properties, Audit: r.Audit, SecurableObjects: []securableOut{}}
+	for _, g := range r.Grants {
+		n := len(d.SecurableObjects)
+		p := privilegeOut{Name: lower(g.Privilege), Condition: lower(g.Condition)}
+		if n > 0 && d.SecurableObjects[n-1].FullName == g.Object.Name && d.SecurableObjects[n-1].Type == lower(g.Object.Type) {
+			d.SecurableObjects[n-1].Privileges = append(d.SecurableObjects[n-1].Privileges, p)
+			continue
+		}
+		d.SecurableObjects = append(d.SecurableObjects, securableOut{FullName: g.Object.Name, Type: lower(g.Object.Type), Privileges: []privilegeOut{p}})
+	}
+	return d
+}
+
+func toUser(u catalog.UserInfo) userDTO {
+	return userDTO{Name: u.Name, Roles: nonNil(u.Roles), Audit: u.Audit}
+}
+
+func toGroup(g catalog.GroupInfo) groupDTO {
+	return groupDTO{Name: g.Name, Roles: nonNil(g.Roles), Users: g.Members, Audit: g.Audit}
+}
+
+func nonNil(ss []string) []string {
+	if ss == nil {
+		return []string{}
+	}
+	return ss
+}
+
+func privConds(ps []privilegeDTO) ([]catalog.PrivilegeCondition, error) {
+	if len(ps) == 0 {
+		return nil, badRequest("no privileges")
+	}
+	out := make([]catalog.PrivilegeCondition, len(ps))
+	for i, p := range ps {
+		if p.Name == 0 || p.Condition == 0 {
+			return nil, badRequest("each privilege needs a name and a condition")
+		}
+		out[i] = catalog.PrivilegeCondition{Name: p.Name, Condition: p.Condition}
+	}
+	return out, nil
+}
+
+// mayManage reports whether the caller holds priv on the metalake.
+func mayManage(rq *request, s *catalog.Snapshot, privs ...catalog.Privilege) bool {
+	ml := catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}
+	for _, p := range privs {
+		if s.Authorize(rq.actor(), p, ml).Allowed {
+			return true
+		}
+	}
+	return false
+}
+
+func userVisible(rq *request, s *catalog.Snapshot, name string) bool {
+	return name == rq.actor() || mayManage(rq, s, catalog.PrivManageUsers, catalog.PrivManageGrants)
+}
+
+func groupVisible(rq *request, s *catalog.Snapshot, name string) bool {
+	if mayManage(rq, s, catalog.PrivManageGroups, catalog.PrivManageGrants) {
+		return true
+	}
+	u, ok := s.User(rq.actor())
+	if !ok {
+		return false
+	}
+	for _, g := range u.Groups {
+		if g == name {
+			return true
+		}
+	}
+	return false
+}
+
+func dropPlan(visible bool, cmd catalog.Command) *plan {
+	dropped := map[string]any{"dropped": false}
+	if !visible {
+		return &plan{now: dropped}
+	}
+	return &plan{cmds: []catalog.Command{cmd}, onNotFound: dropped,
+		render: func(*Result) (map[string]any, error) { return map[string]any{"dropped": true}, nil }}
+}
+
+func (s *Server) accessRoutes() {
+	const base = "/api/metalakes/{tenant}"
+
+	// ---- roles ----
+	s.write("POST", base+"/roles", "CreateRole", func(rq *request, l *Lake) (*plan, error) {
+		var b struct {
+			Name             string            `json:"name"`
+			Properties       map[string]string `json:"properties"`
+			SecurableObjects []securableDTO    `json:"securableObjects"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		if err := catalog.CheckEntityName(b.Name); err != nil {
+			return nil, err
+		}
+		c := catalog.CreateRole{Name: b.Name, Properties: b.Properties}
+		for _, so := range b.SecurableObjects {
+			t, err := catalog.ParseObjectType(so.Type)
+			if err != nil {
+				return nil, badRequest("unknown securable object type")
+			}
+			pcs, err := privConds(so.Privileges)
+			if err != nil {
+				return nil, err
+			}
+			for _, pc := range pcs {
+				c.Grants = append(c.Grants, catalog.Grant{Object: catalog.Object{Type: t, Name: so.FullName}, Privilege: pc.Name, Condition: pc.Condition})
+			}
+		}
+		return &plan{cmds: []catalog.Command{c}, render: renderRole(b.Name)}, nil
+	})
+	s.read(base+"/roles", "ListRoles", func(rq *request, l *Lake) (map[string]any, error) {
+		names := []string{}
+		for _, n := range l.Snapshot.RoleNames() {
+			if l.Snapshot.Visible(rq.actor(), catalog.Role(n)) {
+				names = append(names, n)
+			}
+		}
+		return map[string]any{"names": names}, nil
+	})
+	s.read(base+"/roles/{role}", "GetRole", func(rq *request, l *Lake) (map[string]any, error) {
+		name := rq.param("role")
+		r, ok := l.Snapshot.Role(name)
+		if !ok || !l.Snapshot.Visible(rq.actor(), catalog.Role(name)) {
+			return nil, fmt.Errorf("%w: role %q", ErrNotFound, name)
+		}
+		return map[string]any{"role": toRole(r)}, nil
+	})
+	s.write("DELETE", base+"/roles/{role}", "DropRole", func(rq *request, l *Lake) (*plan, error) {
+		name := rq.param("role")
+		return dropPlan(l.Snapshot.Visible(rq.actor(), catalog.Role(name)), catalog.DropRole{Name: name}), nil
+	})
+	for _, action := range []string{"grant", "revoke"} {
+		s.write("PUT", base+"/permissions/roles/{role}/{type}/{fullName}/"+action, "Privileges", func(rq *request, l *Lake) (*plan, error) {
+			o, err := parseObject(rq)
+			if err != nil {
+				return nil, err
+			}
+			var b struct {
+				Privileges []privilegeDTO `json:"privileges"`
+			}
+			if err := rq.decode(&b); err != nil {
+				return nil, err
+			}
+			pcs, err := privConds(b.Privileges)
+			if err != nil {
+				return nil, err
+			}
+			role := rq.param("role")
+			var c catalog.Command = catalog.GrantPrivileges{Role: role, Object: o, Privileges: pcs}
+			if action == "revoke" {
+				c = catalog.RevokePrivileges{Role: role, Object: o, Privileges: pcs}
+			}
+			return &plan{cmds: []catalog.Command{c}, render: renderRole(role)}, nil
+		})
+		for _, kind := range []string{"users", "groups"} {
+			s.write("PUT", base+"/permissions/"+kind+"/{name}/"+action, "Roles", func(rq *request, l *Lake) (*plan, error) {
+				var b struct {
+					RoleNames []string `json:"roleNames"`
+				}
+				if err := rq.decode(&b); err != nil {
+					return nil, err
+				}
+				if len(b.RoleNames) == 0 {
+					return nil, badRequest("no roleNames")
+				}
+				g := catalog.Owner{Type: catalog.OwnerUser, Name: rq.param("name")}
+				if kind == "groups" {
+					g.Type = catalog.OwnerGroup
+				}
+				var c catalog.Command = catalog.GrantRoles{Grantee: g, Roles: b.RoleNames}
+				if action == "revoke" {
+					c = catalog.RevokeRoles{Grantee: g, Roles: b.RoleNames}
+				}
+				return &plan{cmds: []catalog.Command{c}, render: func(res *Result) (map[string]any, error) {
+					if kind == "groups" {
+						gi, _ := res.Lake.Snapshot.Group(g.Name)
+						return map[string]any{"group": toGroup(gi)}, nil
+					}
+					u, _ := res.Lake.Snapshot.User(g.Name)
+					return map[string]any{"user": toUser(u)}, nil
+				}}, nil
+			})
+		}
+	}
+
+	// ---- users and groups ----
+	for _, kind := range []string{"users", "groups"} {
+		single := kind[:len(kind)-1]
+		isGroup := kind == "groups"
+		visible := func(rq *request, s *catalog.Snapshot, n string) bool {
+			if isGroup {
+				return groupVisible(rq, s, n)
+			}
+			return userVisible(rq, s, n)
+		}
+		get := func(s *catalog.Snapshot, n string) (any, bool) {
+			if isGroup {
+				g, ok := s.Group(n)
+				return toGroup(g), ok
+			}
+			u, ok := s.User(n)
+			return toUser(u), ok
+		}
+		s.write("POST", base+"/"+kind, "Create"+single, func(rq *request, l *Lake) (*plan, error) {
+			var b struct {
+				Name string `json:"name"`
+			}
+			if err := rq.decode(&b); err != nil {
+				return nil, err
+			}
+			if err := catalog.CheckEntityName(b.Name); err != nil {
+				return nil, err
+			}
+			var c catalog.Command = catalog.CreateUser{Name: b.Name}
+			if isGroup {
+				c = catalog.CreateGroup{Name: b.Name}
+			}
+			return &plan{cmds: []catalog.Command{c}, render: func(res *Result) (map[string]any, error) {
+				v, _ := get(res.Lake.Snapshot, b.Name)
+				return map[string]any{single: v}, nil
+			}}, nil
+		})
+		s.read(base+"/"+kind, "List"+kind, func(rq *request, l *Lake) (map[string]any, error) {
+			all := l.Snapshot.UserNames()
+			if isGroup {
+				all = l.Snapshot.GroupNames()
+			}
+			names := []string{}
+			items := []any{}
+			for _, n := range all {
+				if visible(rq, l.Snapshot, n) {
+					names = append(names, n)
+					v, _ := get(l.Snapshot, n)
+					items = append(items, v)
+				}
+			}
+			if rq.details() {
+				return map[string]any{kind: items}, nil
+			}
+			return map[string]any{"names": names}, nil
+		})
+		s.read(base+"/"+kind+"/{name}", "Get"+single, func(rq *request, l *Lake) (map[string]any, error) {
+			n := rq.param("name")
+			v, ok := get(l.Snapshot, n)
+			if !ok || !visible(rq, l.Snapshot, n) {
+				return nil, fmt.Errorf("%w: %s %q", ErrNotFound, single, n)
+			}
+			return map[string]any{single: v}, nil
+		})
+		s.write("DELETE", base+"/"+kind+"/{name}", "Drop"+single, func(rq *request, l *Lake) (*plan, error) {
+			n := rq.param("name")
+			var c catalog.Command = catalog.DropUser{Name: n}
+			if isGroup {
+				c = catalog.DropGroup{Name: n}
+			}
+			return dropPlan(visible(rq, l.Snapshot, n), c), nil
+		})
+	}
+
+	// ---- owners ----
+	s.read(base+"/owners/{type}/{fullName}", "GetOwner", func(rq *request, l *Lake) (map[string]any, error) {
+		o, err := parseObject(rq)
+		if err != nil {
+			return nil, err
+		}
+		ow, ok := l.Snapshot.Owner(o)
+		if !ok || !l.Snapshot.Visible(rq.actor(), o) {
+			return nil, fmt.Errorf("%w: %s", ErrNotFound, o)
+		}
+		return map[string]any{"owner": ownerDTO{Name: ow.Name, Type: lower(ow.Type)}}, nil
+	})
+	s.write("PUT", base+"/owners/{type}/{fullName}", "SetOwner", func(rq *request, l *Lake) (*plan, error) {
+		o, err := parseObject(rq)
+		if err != nil {
+			return nil, err
+		}
+		var b struct {
+			Name string            `json:"name"`
+			Type catalog.OwnerType `json:"type"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		if b.Type == 0 || b.Name == "" {
+			return nil, badRequest("owner needs a name and a type")
+		}
+		return &plan{cmds: []catalog.Command{catalog.SetOwner{Object: o, Owner: catalog.Owner{Type: b.Type, Name: b.Name}}},
+			render: func(*Result) (map[string]any, error) { return map[string]any{"set": true}, nil }}, nil
+	})
+
+	// ---- events ----
+	s.read(base+"/events", "ListEvents", func(rq *request, l *Lake) (map[string]any, error) {
+		if !rq.admin() && l.Snapshot.MetalakeOwner() != (catalog.Owner{Type: catalog.OwnerUser, Name: rq.actor()}) {
+			return nil, fmt.Errorf("%w: events are for the metalake owner and admins", ErrForbidden)
+		}
+		var since, before uint64
+		limit := 100
+		var err error
+		if v := rq.query("since"); v != "" {
+			if since, err = strconv.ParseUint(v, 10, 64); err != nil {
+				return nil, badRequest("since must be a non-negative integer")
+			}
+		}
+		if v := rq.query("before"); v != "" {
+			if before, err = strconv.ParseUint(v, 10, 64); err != nil {
+				return nil, badRequest("before must be a non-negative integer")
+			}
+		}
+		if v := rq.query("limit"); v != "" {
+			if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 1000 {
+				return nil, badRequest("limit must be within [1, 1000]")
+			}
+		}
+		evs := s.audit.Events(rq.tenant, since, before, limit)
+		if evs == nil {
+			evs = []Event{}
+		}
+		return map[string]any{"events": evs}, nil
+	})
+}
+
+func renderRole(name string) func(*Result) (map[string]any, error) {
+	return func(res *Result) (map[string]any, error) {
+		r, ok := res.Lake.Snapshot.Role(name)
+		if !ok {
+			return nil, fmt.Errorf("metasrv: role %q missing after apply", name)
+		}
+		return map[string]any{"role": toRole(r)}, nil
+	}
+}

@@ -1,0 +1,414 @@
+package metasrv
+
+import (
+	"fmt"
+	"strconv"
+
+	"lakegate/catalog"
+)
+
+// ---- wire shapes (Gravitino's) ----
+
+type metalakeDTO struct {
+	Name       string            `json:"name"`
+	Comment    string            `json:"comment,omitempty"`
+	Properties map[string]string `json:"properties,omitempty"`
+	Owner      string            `json:"owner,omitempty"`
+	Audit      catalog.Audit     `json:"audit"`
+}
+
+type catalogDTO struct {
+	Name       string            `json:"name"`
+	Type       string            `json:"type"`
+	Provider   string            `json:"provider"`
+	Comment    string            `json:"comment,omitempty"`
+	Properties map[string]string `json:"properties,omitempty"`
+	Audit      catalog.Audit     `json:"audit"`
+}
+
+type schemaDTO struct {
+	Name       string            `json:"name"`
+	Comment    string            `json:"comment,omitempty"`
+	Properties map[string]string `json:"properties,omitempty"`
+	Audit      catalog.Audit     `json:"audit"`
+}
+
+type columnDTO struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Comment  string `json:"comment,omitempty"`
+	Nullable *bool  `json:"nullable,omitempty"`
+}
+
+type tableDTO struct {
+	Name       string            `json:"name"`
+	Comment    string            `json:"comment,omitempty"`
+	Columns    []columnDTO       `json:"columns"`
+	Properties map[string]string `json:"properties,omitempty"`
+	Audit      catalog.Audit     `json:"audit"`
+}
+
+// provider is the only catalog provider metasrv serves.
+const provider = "lakegate"
+
+func toMetalake(l *Lake) metalakeDTO {
+	return metalakeDTO{Name: l.Name(), Comment: l.Comment, Properties: l.Properties,
+		Owner: l.Snapshot.MetalakeOwner().Name, Audit: l.Audit}
+}
+
+func lastPart(full string) string {
+	for i := len(full) - 1; i >= 0; i-- {
+		if full[i] == '.' {
+			return full[i+1:]
+		}
+	}
+	return full
+}
+
+func toCatalog(i catalog.ObjectInfo) catalogDTO {
+	return catalogDTO{Name: i.Object.Name, Type: i.Type, Provider: provider, Comment: i.Comment, Properties: i.Properties, Audit: i.Audit}
+}
+
+func toSchema(i catalog.ObjectInfo) schemaDTO {
+	return schemaDTO{Name: lastPart(i.Object.Name), Comment: i.Comment, Properties: i.Properties, Audit: i.Audit}
+}
+
+func toTable(i catalog.ObjectInfo) tableDTO {
+	t := tableDTO{Name: lastPart(i.Object.Name), Comment: i.Comment, Properties: i.Properties, Audit: i.Audit, Columns: []columnDTO{}}
+	for _, c := range i.Columns {
+		n := c.Nullable
+		t.Columns = append(t.Columns, columnDTO{Name: c.Name, Type: c.Type, Comment: c.Comment, Nullable: &n})
+	}
+	return t
+}
+
+func render(o catalog.ObjectInfo) (string, any) {
+	switch o.Object.Type {
+	case catalog.ObjectCatalog:
+		return "catalog", toCatalog(o)
+	case catalog.ObjectSchema:
+		return "schema", toSchema(o)
+	}
+	return "table", toTable(o)
+}
+
+func plural(t catalog.ObjectType) string {
+	switch t {
+	case catalog.ObjectCatalog:
+		return "catalogs"
+	case catalog.ObjectSchema:
+		return "schemas"
+	}
+	return "tables"
+}
+
+// visibleObject returns o's info if the caller may see it, else ErrNotFound.
+func visibleObject(rq *request, s *catalog.Snapshot, o catalog.Object) (catalog.ObjectInfo, error) {
+	if s.Visible(rq.actor(), o) {
+		if info, ok := s.Object(o); ok {
+			return info, nil
+		}
+	}
+	return catalog.ObjectInfo{}, fmt.Errorf("%w: %s", ErrNotFound, o)
+}
+
+func (s *Server) metalakeRoutes() {
+	s.write("POST", "/api/metalakes", "CreateMetalake", func(rq *request, _ *Lake) (*plan, error) {
+		if !rq.admin() {
+			return nil, fmt.Errorf("%w: only admins create metalakes", ErrForbidden)
+		}
+		var b struct {
+			Name       string            `json:"name"`
+			Comment    string            `json:"comment"`
+			Properties map[string]string `json:"properties"`
+			Owner      string            `json:"owner"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		if err := checkTenantName(b.Name); err != nil {
+			return nil, err
+		}
+		if b.Owner == "" {
+			b.Owner = rq.actor()
+		}
+		return &plan{lakeName: b.Name,
+			lake: &LakeOp{Op: LakeCreate, Owner: b.Owner, Comment: b.Comment, Properties: b.Properties},
+			render: func(res *Result) (map[string]any, error) {
+				return map[string]any{"metalake": toMetalake(res.Lake)}, nil
+			}}, nil
+	})
+	s.read("/api/metalakes", "ListMetalakes", func(rq *request, _ *Lake) (map[string]any, error) {
+		out := []metalakeDTO{}
+		for _, n := range s.fsm.Lakes() {
+			l, ok := s.fsm.Lake(n)
+			if !ok {
+				continue
+			}
+			if rq.admin() || (n == rq.caller.Tenant().String() &&
+				l.Snapshot.Visible(rq.actor(), catalog.Object{Type: catalog.ObjectMetalake, Name: n})) {
+				out = append(out, toMetalake(l))
+			}
+		}
+		return map[string]any{"metalakes": out}, nil
+	})
+	s.read("/api/metalakes/{tenant}", "GetMetalake", func(rq *request, l *Lake) (map[string]any, error) {
+		return map[string]any{"metalake": toMetalake(l)}, nil
+	})
+	s.write("PUT", "/api/metalakes/{tenant}", "AlterMetalake", func(rq *request, l *Lake) (*plan, error) {
+		if !rq.admin() {
+			return nil, fmt.Errorf("%w: only admins alter metalakes", ErrForbidden)
+		}
+		var b struct {
+			Updates []Update `json:"updates"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		return &plan{lake: &LakeOp{Op: LakeAlter, Updates: b.Updates},
+			render: func(res *Result) (map[string]any, error) {
+				return map[string]any{"metalake": toMetalake(res.Lake)}, nil
+			}}, nil
+	})
+	s.writeRoute("DELETE", "/api/metalakes/{tenant}", "DropMetalake", true, func(rq *request, l *Lake) (*plan, error) {
+		if !rq.admin() {
+			return nil, fmt.Errorf("%w: only admins drop metalakes", ErrForbidden)
+		}
+		dropped := map[string]any{"dropped": false}
+		if l == nil {
+			return &plan{now: dropped}, nil
+		}
+		force, _ := strconv.ParseBool(rq.query("force"))
+		return &plan{lake: &LakeOp{Op: LakeDrop, Force: force}, onNotFound: dropped,
+			render: func(*Result) (map[string]any, error) { return map[string]any{"dropped": true}, nil }}, nil
+	})
+}
+
+func (s *Server) objectRoutes() {
+	const base = "/api/metalakes/{tenant}/catalogs"
+	type level struct {
+		typ        catalog.ObjectType
+		collection string // pattern of the collection
+		item       string // pattern of one item
+	}
+	levels := []level{
+		{catalog.ObjectCatalog, base, base + "/{catalog}"},
+		{catalog.ObjectSchema, base + "/{catalog}/schemas", base + "/{catalog}/schemas/{schema}"},
+		{catalog.ObjectTable, base + "/{catalog}/schemas/{schema}/tables", base + "/{catalog}/schemas/{schema}/tables/{table}"},
+	}
+	for _, lv := range levels {
+		lv := lv
+		parentOf := func(rq *request) catalog.Object {
+			switch lv.typ {
+			case catalog.ObjectCatalog:
+				return catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}
+			case catalog.ObjectSchema:
+				return catalog.Catalog(rq.param("catalog"))
+			}
+			return catalog.Schema(rq.param("catalog") + "." + rq.param("schema"))
+		}
+		prefixOf := func(rq *request) string {
+			switch lv.typ {
+			case catalog.ObjectCatalog:
+				return ""
+			case catalog.ObjectSchema:
+				return rq.param("catalog") + "."
+			}
+			return rq.param("catalog") + "." + rq.param("schema") + "."
+		}
+		itemOf := func(rq *request) catalog.Object {
+			name := map[catalog.ObjectType]string{catalog.ObjectCatalog: "catalog", catalog.ObjectSchema: "schema", catalog.ObjectTable: "table"}[lv.typ]
+			return catalog.Object{Type: lv.typ, Name: prefixOf(rq) + rq.param(name)}
+		}
+		op := map[catalog.ObjectType]string{catalog.ObjectCatalog: "Catalog", catalog.ObjectSchema: "Schema", catalog.ObjectTable: "Table"}[lv.typ]
+
+		s.read(lv.collection, "List"+op+"s", func(rq *request, l *Lake) (map[string]any, error) {
+			snap := l.Snapshot
+			parent := parentOf(rq)
+			if parent.Type != catalog.ObjectMetalake && !snap.Visible(rq.actor(), parent) {
+				return nil, fmt.Errorf("%w: %s", ErrNotFound, parent)
+			}
+			names, _ := snap.Children(parent)
+			objs := make([]catalog.Object, len(names))
+			for i, n := range names {
+				objs[i] = catalog.Object{Type: lv.typ, Name: prefixOf(rq) + n}
+			}
+			objs = snap.FilterVisible(rq.actor(), objs)
+			if rq.details() {
+				out := []any{}
+				for _, o := range objs {
+					info, _ := snap.Object(o)
+					_, dto := render(info)
+					out = append(out, dto)
+				}
+				return map[string]any{plural(lv.typ): out}, nil
+			}
+			ids := []map[string]any{}
+			for _, o := range objs {
+				ids = append(ids, map[string]any{"name": lastPart(o.Name)})
+			}
+			return map[string]any{"identifiers": ids}, nil
+		})
+
+		s.write("POST", lv.collection, "Create"+op, func(rq *request, l *Lake) (*plan, error) {
+			var cmd catalog.Command
+			var name string
+			switch lv.typ {
+			case catalog.ObjectCatalog:
+				var b struct {
+					Name       string            `json:"name"`
+					Type       string            `json:"type"`
+					Provider   string            `json:"provider"`
+					Comment    string            `json:"comment"`
+					Properties map[string]string `json:"properties"`
+				}
+				if err := rq.decode(&b); err != nil {
+					return nil, err
+				}
+				if b.Provider != "" && b.Provider != provider {
+					return nil, badRequest("provider must be %q", provider)
+				}
+				if b.Type == "" {
+					b.Type = "managed"
+				}
+				if b.Type != "managed" {
+					return nil, badRequest("catalog type must be \"managed\"")
+				}
+				name = b.Name
+				cmd = catalog.CreateCatalog{Name: b.Name, Type: b.Type, Comment: b.Comment, Properties: b.Properties}
+			case catalog.ObjectSchema:
+				var b struct {
+					Name       string            `json:"name"`
+					Comment    string            `json:"comment"`
+					Properties map[string]string `json:"properties"`
+				}
+				if err := rq.decode(&b); err != nil {
+					return nil, err
+				}
+				name = b.Name
+				cmd = catalog.CreateSchema{Name: prefixOf(rq) + b.Name, Comment: b.Comment, Properties: b.Properties}
+			default:
+				var b struct {
+					Name       string            `json:"name"`
+					Comment    string            `json:"comment"`
+					Columns    []columnDTO       `json:"columns"`
+					Properties map[string]string `json:"properties"`
+				}
+				if err := rq.decode(&b); err != nil {
+					return nil, err
+				}
+				name = b.Name
+				c := catalog.CreateTable{Name: prefixOf(rq) + b.Name, Comment: b.Comment, Properties: b.Properties}
+				for _, col := range b.Columns {
+					c.Columns = append(c.Columns, colDef(col))
+				}
+				cmd = c
+			}
+			if err := catalog.CheckNamePart(name); err != nil {
+				return nil, err
+			}
+			target := catalog.Object{Type: lv.typ, Name: prefixOf(rq) + name}
+			return &plan{cmds: []catalog.Command{cmd}, render: renderObject(target)}, nil
+		})
+
+		s.read(lv.item, "Get"+op, func(rq *request, l *Lake) (map[string]any, error) {
+			info, err := visibleObject(rq, l.Snapshot, itemOf(rq))
+			if err != nil {
+				return nil, err
+			}
+			k, dto := render(info)
+			return map[string]any{k: dto}, nil
+		})
+
+		s.write("PUT", lv.item, "Alter"+op, func(rq *request, l *Lake) (*plan, error) {
+			var b struct {
+				Updates []Update `json:"updates"`
+			}
+			if err := rq.decode(&b); err != nil {
+				return nil, err
+			}
+			if len(b.Updates) == 0 {
+				return nil, badRequest("no updates")
+			}
+			o := itemOf(rq)
+			cur := o
+			var cmds []catalog.Command
+			for _, u := range b.Updates {
+				switch u.Type {
+				case "rename":
+					if err := catalog.CheckNamePart(u.NewName); err != nil {
+						return nil, err
+					}
+					next := catalog.Object{Type: lv.typ, Name: prefixOf(rq) + u.NewName}
+					cmds = append(cmds, catalog.RenameObject{Object: cur, NewName: next.Name})
+					cur = next
+				case "addColumn", "deleteColumn", "renameColumn":
+					if lv.typ != catalog.ObjectTable {
+						return nil, badRequest("%s applies to tables only", u.Type)
+					}
+					c, err := columnUpdate(cur.Name, u)
+					if err != nil {
+						return nil, err
+					}
+					cmds = append(cmds, c)
+				case "updateComment", "setProperty", "removeProperty":
+					return nil, fmt.Errorf("%w: %s on a %s", ErrUnsupported, u.Type, op)
+				default:
+					return nil, badRequest("unknown update %q", u.Type)
+				}
+			}
+			return &plan{cmds: cmds, render: renderObject(cur)}, nil
+		})
+
+		s.write("DELETE", lv.item, "Drop"+op, func(rq *request, l *Lake) (*plan, error) {
+			o := itemOf(rq)
+			dropped := map[string]any{"dropped": false}
+			if !l.Snapshot.Visible(rq.actor(), o) {
+				return &plan{now: dropped}, nil
+			}
+			force, _ := strconv.ParseBool(rq.query("force"))
+			cascade, _ := strconv.ParseBool(rq.query("cascade"))
+			return &plan{cmds: []catalog.Command{catalog.DropObject{Object: o, Cascade: force || cascade}},
+				onNotFound: dropped,
+				render: func(*Result) (map[string]any, error) {
+					return map[string]any{"dropped": true}, nil
+				}}, nil
+		})
+	}
+}
+
+func colDef(c columnDTO) catalog.ColumnDef {
+	nullable := c.Nullable == nil || *c.Nullable // Gravitino: nullable unless said otherwise
+	return catalog.ColumnDef{Name: c.Name, Type: c.Type, Comment: c.Comment, Nullable: nullable}
+}
+
+func columnUpdate(table string, u Update) (catalog.Command, error) {
+	field := u.FieldName
+	if u.Type == "renameColumn" {
+		field = u.OldFieldName
+	}
+	if len(field) != 1 {
+		return nil, badRequest("%s needs a one-part field name (nested columns are not supported)", u.Type)
+	}
+	switch u.Type {
+	case "addColumn":
+		return catalog.AddColumn{Table: table, Column: colDef(columnDTO{Name: field[0], Type: u.DataType, Comment: u.Comment, Nullable: u.Nullable})}, nil
+	case "deleteColumn":
+		return catalog.DropObject{Object: catalog.Column(table + "." + field[0])}, nil
+	}
+	if err := catalog.CheckNamePart(u.NewFieldName); err != nil {
+		return nil, err
+	}
+	return catalog.RenameObject{Object: catalog.Column(table + "." + field[0]), NewName: table + "." + u.NewFieldName}, nil
+}
+
+func renderObject(o catalog.Object) func(*Result) (map[string]any, error) {
+	return func(res *Result) (map[string]any, error) {
+		info, ok := res.Lake.Snapshot.Object(o)
+		if !ok {
+			return nil, fmt.Errorf("metasrv: %s missing after apply", o)
+		}
+		k, dto := render(info)
+		return map[string]any{k: dto}, nil
+	}
+}

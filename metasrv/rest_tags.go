@@ -1,0 +1,226 @@
+package metasrv
+
+import (
+	"fmt"
+	"slices"
+
+	"lakegate/catalog"
+)
+
+type tagDTO struct {
+	Name          string            `json:"name"`
+	Comment       string            `json:"comment,omitempty"`
+	Properties    map[string]string `json:"properties,omitempty"`
+	AllowedValues *[]string         `json:"allowedValues,omitempty"` // absent: any value
+	Audit         *catalog.Audit    `json:"audit,omitempty"`
+	// In an object's context:
+	Inherited        *bool     `json:"inherited,omitempty"`
+	AssignmentValues *[]string `json:"assignmentValues,omitempty"`
+}
+
+type metadataObjectDTO struct {
+	FullName string `json:"fullName"`
+	Type     string `json:"type"`
+}
+
+func toTag(t catalog.TagInfo) tagDTO {
+	d := tagDTO{Name: t.Name, Comment: t.Comment, Properties: t.Properties}
+	if t.AllowedValues != nil {
+		av := append([]string{}, t.AllowedValues...)
+		d.AllowedValues = &av
+	}
+	a := t.Audit
+	d.Audit = &a
+	return d
+}
+
+func toObjects(os []catalog.Object) []metadataObjectDTO {
+	out := []metadataObjectDTO{}
+	for _, o := range os {
+		out = append(out, metadataObjectDTO{FullName: o.Name, Type: lower(o.Type)})
+	}
+	return out
+}
+
+// parseObject parses the {type}/{fullName} path segments. A metalake's
+// full name must be the addressed metalake.
+func parseObject(rq *request) (catalog.Object, error) {
+	t, err := catalog.ParseObjectType(rq.param("type"))
+	if err != nil {
+		return catalog.Object{}, badRequest("unknown object type")
+	}
+	o := catalog.Object{Type: t, Name: rq.param("fullName")}
+	if t == catalog.ObjectMetalake && o.Name != rq.tenant {
+		return o, fmt.Errorf("%w: %s", ErrNotFound, o)
+	}
+	if t == catalog.ObjectUser || t == catalog.ObjectGroup {
+		return o, badRequest("%s is not a metadata object type here", lower(t))
+	}
+	return o, nil
+}
+
+// directTagNames returns the sorted, unique names of the tags assigned to o
+// itself.
+func directTagNames(s *catalog.Snapshot, o catalog.Object) []string {
+	info, _ := s.Object(o)
+	names := []string{}
+	for _, tv := range info.Tags {
+		names = append(names, tv.Name)
+	}
+	return slices.Compact(names)
+}
+
+func (s *Server) tagRoutes() {
+	const base = "/api/metalakes/{tenant}"
+	s.read(base+"/tags", "ListTags", func(rq *request, l *Lake) (map[string]any, error) {
+		tags := l.Snapshot.ViewTags(rq.actor())
+		if rq.details() {
+			out := []tagDTO{}
+			for _, t := range tags {
+				out = append(out, toTag(t))
+			}
+			return map[string]any{"tags": out}, nil
+		}
+		names := []string{}
+		for _, t := range tags {
+			names = append(names, t.Name)
+		}
+		return map[string]any{"names": names}, nil
+	})
+	s.write("POST", base+"/tags", "CreateTag", func(rq *request, l *Lake) (*plan, error) {
+		var b struct {
+			Name          string            `json:"name"`
+			Comment       string            `json:"comment"`
+			Properties    map[string]string `json:"properties"`
+			AllowedValues *[]string         `json:"allowedValues"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		if err := catalog.CheckEntityName(b.Name); err != nil {
+			return nil, err
+		}
+		c := catalog.CreateTag{Name: b.Name, Comment: b.Comment, Properties: b.Properties}
+		if b.AllowedValues != nil {
+			c.AllowedValues = append([]string{}, *b.AllowedValues...)
+		}
+		return &plan{cmds: []catalog.Command{c}, render: renderTag(b.Name)}, nil
+	})
+	s.read(base+"/tags/{tag}", "GetTag", func(rq *request, l *Lake) (map[string]any, error) {
+		t, err := l.Snapshot.ViewTag(rq.actor(), rq.param("tag"))
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"tag": toTag(t)}, nil
+	})
+	s.write("PUT", base+"/tags/{tag}", "AlterTag", func(rq *request, l *Lake) (*plan, error) {
+		var b struct {
+			Updates []Update `json:"updates"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		if len(b.Updates) == 0 {
+			return nil, badRequest("no updates")
+		}
+		name := rq.param("tag")
+		c := catalog.AlterTag{Name: name}
+		for _, u := range b.Updates {
+			switch u.Type {
+			case "rename", "updateComment", "setProperty", "removeProperty":
+			default:
+				return nil, badRequest("unknown tag update %q", u.Type)
+			}
+			c.Updates = append(c.Updates, catalog.TagUpdate{Type: u.Type, NewName: u.NewName, NewComment: u.NewComment, Property: u.Property, Value: u.Value})
+			if u.Type == "rename" {
+				name = u.NewName
+			}
+		}
+		return &plan{cmds: []catalog.Command{c}, render: renderTag(name)}, nil
+	})
+	s.write("DELETE", base+"/tags/{tag}", "DropTag", func(rq *request, l *Lake) (*plan, error) {
+		dropped := map[string]any{"dropped": false}
+		name := rq.param("tag")
+		if !l.Snapshot.Visible(rq.actor(), catalog.Tag(name)) {
+			return &plan{now: dropped}, nil
+		}
+		return &plan{cmds: []catalog.Command{catalog.DropTag{Name: name}}, onNotFound: dropped,
+			render: func(*Result) (map[string]any, error) { return map[string]any{"dropped": true}, nil }}, nil
+	})
+	s.read(base+"/tags/{tag}/objects", "ListObjectsForTag", func(rq *request, l *Lake) (map[string]any, error) {
+		objs, err := l.Snapshot.ViewObjectsWithTag(rq.actor(), rq.param("tag"), rq.query("value"))
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"metadataObjects": toObjects(objs)}, nil
+	})
+	s.read(base+"/objects/{type}/{fullName}/tags", "ListTagsForObject", func(rq *request, l *Lake) (map[string]any, error) {
+		o, err := parseObject(rq)
+		if err != nil {
+			return nil, err
+		}
+		tags, err := l.Snapshot.ViewEffectiveTags(rq.actor(), o)
+		if err != nil {
+			return nil, err
+		}
+		if !rq.details() {
+			names := []string{}
+			for _, t := range tags {
+				names = append(names, t.Name)
+			}
+			return map[string]any{"names": names}, nil
+		}
+		out := []tagDTO{}
+		for _, et := range tags {
+			t, _ := l.Snapshot.Tag(et.Name)
+			d := toTag(t)
+			inh := et.Inherited
+			vals := append([]string{}, et.Values...)
+			d.Inherited, d.AssignmentValues = &inh, &vals
+			out = append(out, d)
+		}
+		return map[string]any{"tags": out}, nil
+	})
+	s.write("POST", base+"/objects/{type}/{fullName}/tags", "AssociateTags", func(rq *request, l *Lake) (*plan, error) {
+		o, err := parseObject(rq)
+		if err != nil {
+			return nil, err
+		}
+		var cmd catalog.Command
+		switch mt := mediaType(rq.r); mt {
+		case mediaV2:
+			var b struct {
+				TagsToAdd    []catalog.TagValue `json:"tagsToAdd"`
+				TagsToRemove []catalog.TagValue `json:"tagsToRemove"`
+			}
+			if err := rq.decode(&b); err != nil {
+				return nil, err
+			}
+			cmd = catalog.AssociateTagsV2{Object: o, TagsToAdd: b.TagsToAdd, TagsToRemove: b.TagsToRemove}
+		case mediaJSON, mediaV1, "":
+			var b struct {
+				TagsToAdd    []string `json:"tagsToAdd"`
+				TagsToRemove []string `json:"tagsToRemove"`
+			}
+			if err := rq.decode(&b); err != nil {
+				return nil, err
+			}
+			cmd = catalog.AssociateTagsV1{Object: o, TagsToAdd: b.TagsToAdd, TagsToRemove: b.TagsToRemove}
+		default:
+			return nil, badRequest("unsupported content type %q", mt)
+		}
+		return &plan{cmds: []catalog.Command{cmd}, render: func(res *Result) (map[string]any, error) {
+			return map[string]any{"names": directTagNames(res.Lake.Snapshot, o)}, nil
+		}}, nil
+	})
+}
+
+func renderTag(name string) func(*Result) (map[string]any, error) {
+	return func(res *Result) (map[string]any, error) {
+		t, ok := res.Lake.Snapshot.Tag(name)
+		if !ok {
+			return nil, fmt.Errorf("metasrv: tag %q missing after apply", name)
+		}
+		return map[string]any{"tag": toTag(t)}, nil
+	}
+}

@@ -1,0 +1,284 @@
+package metasrv
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"lakegate/authz"
+	"lakegate/metasrv/raftnode"
+)
+
+// Config configures a Server. Build one with DefaultConfig and set the
+// identity, addresses and principal map; New calls Validate. No zero value
+// weakens security.
+type Config struct {
+	// NodeID is the node's stable id in the cluster. Required.
+	NodeID string
+	// DataDir holds the Raft state (raft/) and the audit log (audit.jsonl).
+	// Required.
+	DataDir string
+	// RaftAddr is the Raft transport's host:port (port 0 picks one).
+	// Required.
+	RaftAddr string
+	// HTTPAddr is the REST API's host:port as peers dial it; it is
+	// replicated so that followers can forward writes. Required.
+	HTTPAddr string
+	// Bootstrap forms a new single-voter cluster when DataDir is empty.
+	Bootstrap bool
+	// RaftTLS runs the Raft transport over mutual TLS (see
+	// raftnode.Config.TLS). Nil means plain TCP.
+	RaftTLS *tls.Config
+	// Principals authenticates every request. Required.
+	Principals *authz.PrincipalMap
+	// PeerToken is this node's metadata_peer bearer token, sent when it
+	// forwards a request to the leader or joins a cluster. Empty means the
+	// node cannot forward: writes on a follower answer 503.
+	PeerToken string
+	// PeerClient sends forwarded requests and joins; for https it carries
+	// the TLS client configuration. Nil means http.DefaultClient.
+	PeerClient *http.Client
+	// PeerScheme is "https" or "http" for forwarded requests and joins.
+	// Empty means "https".
+	PeerScheme string
+	// MaxBodyBytes bounds request bodies. Zero means 1 MiB.
+	MaxBodyBytes int64
+	// ReadWaitTimeout bounds the wait of a read with minGeneration or
+	// consistent=true. Zero means 5s.
+	ReadWaitTimeout time.Duration
+	// AuditRingSize is the number of events kept for GET /events. Zero
+	// means DefaultAuditRing.
+	AuditRingSize int
+	// Raft tunes the replication core; NodeID, DataDir, RaftAddr, HTTPAddr,
+	// Bootstrap, TLS and Logger are overwritten from this Config. The zero
+	// value means raftnode's defaults.
+	Raft raftnode.Config
+	// Logger receives operational logs. Nil discards them.
+	Logger *slog.Logger
+	// Now returns the time the leader stamps on proposals. Nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// DefaultConfig returns a Config with every tunable at its default.
+func DefaultConfig() Config {
+	return Config{
+		MaxBodyBytes:    1 << 20,
+		ReadWaitTimeout: 5 * time.Second,
+		AuditRingSize:   DefaultAuditRing,
+		Raft:            raftnode.DefaultConfig(),
+	}
+}
+
+// Validate checks the fields, reporting the offending values.
+func (c Config) Validate() error {
+	var errs []error
+	if c.NodeID == "" {
+		errs = append(errs, errors.New("metasrv: Config.NodeID is empty"))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("metasrv: Config.DataDir is empty"))
+	}
+	if c.HTTPAddr == "" {
+		errs = append(errs, errors.New("metasrv: Config.HTTPAddr is empty"))
+	}
+	if c.Principals == nil {
+		errs = append(errs, errors.New("metasrv: Config.Principals is nil: metasrv never runs without a principal map"))
+	}
+	if c.MaxBodyBytes < 0 {
+		errs = append(errs, fmt.Errorf("MaxBodyBytes %d is negative", c.MaxBodyBytes))
+	}
+	if c.ReadWaitTimeout < 0 {
+		errs = append(errs, fmt.Errorf("ReadWaitTimeout %s is negative", c.ReadWaitTimeout))
+	}
+	if c.PeerScheme != "" && c.PeerScheme != "http" && c.PeerScheme != "https" {
+		errs = append(errs, fmt.Errorf("PeerScheme %q is not http or https", c.PeerScheme))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("metasrv: invalid config: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Server is one metasrv node: the replicated FSM, its Raft node and the
+// REST API. Safe for concurrent use. Serve blocks; Shutdown stops
+// everything and is idempotent.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	auth   *authz.Authenticator
+	byID   map[string]*authz.Principal
+	audit  *AuditLog
+	fsm    *FSM
+	node   *raftnode.Node
+	fwd    *raftnode.Forwarder
+	mux    *http.ServeMux
+	now    func() time.Time
+	client *http.Client
+
+	mu       sync.Mutex
+	servers  []*http.Server
+	shutOnce sync.Once
+	shutErr  error
+}
+
+// New opens the node's state in cfg.DataDir and starts Raft. Serve the API
+// with Serve; join a cluster with Join.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.ReadWaitTimeout == 0 {
+		cfg.ReadWaitTimeout = 5 * time.Second
+	}
+	if cfg.PeerScheme == "" {
+		cfg.PeerScheme = "https"
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("metasrv_node", cfg.NodeID)
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("metasrv: data dir: %w", err)
+	}
+	audit, err := OpenAuditLog(filepath.Join(cfg.DataDir, "audit.jsonl"), cfg.AuditRingSize, log)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:    cfg,
+		log:    log,
+		auth:   authz.NewAuthenticator(cfg.Principals),
+		byID:   map[string]*authz.Principal{},
+		audit:  audit,
+		fsm:    NewFSM(audit),
+		now:    cfg.Now,
+		client: cfg.PeerClient,
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.client == nil {
+		s.client = http.DefaultClient
+	}
+	for _, p := range cfg.Principals.Principals() {
+		s.byID[p.ID().String()] = p
+	}
+	rc := cfg.Raft
+	rc.NodeID, rc.DataDir, rc.RaftAddr, rc.HTTPAddr = cfg.NodeID, filepath.Join(cfg.DataDir, "raft"), cfg.RaftAddr, cfg.HTTPAddr
+	rc.Bootstrap, rc.TLS, rc.Logger = cfg.Bootstrap, cfg.RaftTLS, log
+	node, err := raftnode.New(ctx, rc, s.fsm)
+	if err != nil {
+		audit.Close()
+		return nil, err
+	}
+	s.node = node
+	s.fwd = &raftnode.Forwarder{Node: node, Client: s.client, Scheme: cfg.PeerScheme}
+	if err := s.routes(); err != nil {
+		_ = node.Shutdown(ctx)
+		audit.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Node returns the Raft node.
+func (s *Server) Node() *raftnode.Node { return s.node }
+
+// FSM returns the replicated state machine.
+func (s *Server) FSM() *FSM { return s.fsm }
+
+// Audit returns the node's audit log.
+func (s *Server) Audit() *AuditLog { return s.audit }
+
+// Handler returns the HTTP handler: the REST API under /api/ and the
+// cluster endpoints under /cluster/.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Serve serves the HTTP API on ln until Shutdown; it returns nil after
+// Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	hs := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	s.mu.Lock()
+	s.servers = append(s.servers, hs)
+	s.mu.Unlock()
+	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Join asks the cluster member whose HTTP address is addr (any member) to
+// add this node as a voter, authenticating with PeerToken.
+func (s *Server) Join(ctx context.Context, addr string) error {
+	body, _ := json.Marshal(raftnode.JoinRequest{ID: s.cfg.NodeID, RaftAddr: s.node.RaftAddr(), HTTPAddr: s.cfg.HTTPAddr})
+	u := addr
+	if !strings.Contains(u, "://") {
+		u = s.cfg.PeerScheme + "://" + addr
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(u, "/")+"/cluster/join", bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("metasrv: join: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+s.cfg.PeerToken)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("metasrv: join via %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("metasrv: join via %s: HTTP %d: %s", addr, resp.StatusCode, bytes.TrimSpace(msg))
+	}
+	return nil
+}
+
+// Shutdown stops the HTTP servers (draining requests until ctx ends), Raft
+// and the audit log. It is idempotent; later calls return the first
+// result.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutOnce.Do(func() {
+		s.mu.Lock()
+		servers := s.servers
+		s.mu.Unlock()
+		var errs []error
+		for _, hs := range servers {
+			if err := hs.Shutdown(ctx); err != nil {
+				errs = append(errs, err, hs.Close())
+			}
+		}
+		errs = append(errs, s.node.Shutdown(ctx), s.audit.Close())
+		s.shutErr = errors.Join(errs...)
+	})
+	return s.shutErr
+}
+
+// Close aborts: it closes connections without draining, then shuts down.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	for _, hs := range s.servers {
+		_ = hs.Close()
+	}
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return s.Shutdown(ctx)
+}
