@@ -1,0 +1,406 @@
+package integration_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"lakegate/authz"
+	"lakegate/metasrv/raftnode"
+)
+
+// metasrvFailover bounds how long a cluster may take to converge (form, elect
+// a new leader, catch a restarted node up); it is a failure bound only.
+const metasrvFailover = 15 * time.Second
+
+// metasrvEnv is what every node of one test cluster shares.
+type metasrvEnv struct {
+	principals, peerTokenFile string
+	adminTok                  string
+	client                    *http.Client
+}
+
+func newMetasrvEnv(t *testing.T) *metasrvEnv {
+	t.Helper()
+	dir := t.TempDir()
+	adminTok, err := authz.NewToken(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peerTok, err := authz.NewToken(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &metasrvEnv{
+		principals:    filepath.Join(dir, "principals.yaml"),
+		peerTokenFile: filepath.Join(dir, "peer.token"),
+		adminTok:      adminTok,
+		client:        &http.Client{Timeout: 20 * time.Second},
+	}
+	if err := authz.WritePrincipalMap(e.principals, []authz.PrincipalSpec{
+		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: []string{authz.HashToken(adminTok).String()}},
+		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: []string{authz.HashToken(peerTok).String()}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(e.peerTokenFile, []byte(peerTok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// metasrvProc is one running `lakegate metasrv` process.
+type metasrvProc struct {
+	id, dataDir, httpAddr, raftAddr string
+
+	cmd            *exec.Cmd
+	stdout, stderr *lockedBuffer
+	exited         chan struct{} // closed once Wait returned
+	waitErr        error
+}
+
+// bannerWriter records stdout and signals once the start banner was written.
+type bannerWriter struct {
+	buf    *lockedBuffer
+	ready  chan struct{}
+	closed bool
+}
+
+func (w *bannerWriter) Write(p []byte) (int, error) {
+	n, err := w.buf.Write(p)
+	if !w.closed && strings.Contains(w.buf.String(), ": REST on ") {
+		w.closed = true
+		close(w.ready)
+	}
+	return n, err
+}
+
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// startMetasrv starts a node on fresh ports, retrying on the rare port
+// collision.
+func (e *metasrvEnv) startMetasrv(t *testing.T, id, dataDir string, extra ...string) *metasrvProc {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		p, err := e.runMetasrv(t, id, dataDir, freeLoopbackAddr(t), freeLoopbackAddr(t), extra...)
+		if err == nil {
+			return p
+		}
+		if attempt < 3 && strings.Contains(err.Error(), "address already in use") {
+			t.Logf("%s: port collision, retrying: %v", id, err)
+			continue
+		}
+		t.Fatal(err)
+	}
+}
+
+// runMetasrv starts a node and waits for its banner; an error carries the
+// output of a process that exited first.
+func (e *metasrvEnv) runMetasrv(t *testing.T, id, dataDir, httpAddr, raftAddr string, extra ...string) (*metasrvProc, error) {
+	t.Helper()
+	args := append([]string{"metasrv", "--node-id", id, "--data-dir", dataDir,
+		"--http-addr", httpAddr, "--raft-addr", raftAddr,
+		"--principals", e.principals, "--peer-token-file", e.peerTokenFile, "--log-level", "warn"}, extra...)
+	p := &metasrvProc{id: id, dataDir: dataDir, httpAddr: httpAddr, raftAddr: raftAddr,
+		cmd: exec.Command(lakegateBin, args...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{},
+		exited: make(chan struct{})}
+	bw := &bannerWriter{buf: p.stdout, ready: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = bw, p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.waitErr = p.cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() { p.stop(t) })
+	select {
+	case <-bw.ready:
+		return p, nil
+	case <-p.exited:
+		return nil, fmt.Errorf("%s exited before serving (%v):\n%s\n%s", id, p.waitErr, p.stdout.String(), p.stderr.String())
+	case <-time.After(startTimeout):
+		return nil, fmt.Errorf("%s printed no banner within %s:\n%s", id, startTimeout, p.stderr.String())
+	}
+}
+
+// stop sends SIGTERM and waits, killing after a bounded wait.
+func (p *metasrvProc) stop(t *testing.T) {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		if p.waitErr != nil {
+			t.Errorf("metasrv %s on SIGTERM: %v; stderr:\n%s", p.id, p.waitErr, p.stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		t.Errorf("metasrv %s did not stop on SIGTERM; stderr:\n%s", p.id, p.stderr.String())
+	}
+}
+
+// kill SIGKILLs the process and waits for it.
+func (p *metasrvProc) kill(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+}
+
+// msResp is one REST answer.
+type msResp struct {
+	status int
+	body   map[string]any
+	raw    []byte
+	header http.Header
+}
+
+func (r msResp) gen(t *testing.T) uint64 {
+	t.Helper()
+	g, err := strconv.ParseUint(r.header.Get("Lakegate-Generation"), 10, 64)
+	if err != nil {
+		t.Fatalf("no Lakegate-Generation header (%v): %s", err, r.raw)
+	}
+	return g
+}
+
+func (e *metasrvEnv) do(t *testing.T, p *metasrvProc, method, path string, body any) msResp {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, "http://"+p.httpAddr+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+e.adminTok)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	hr, err := e.client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s on %s: %v", method, path, p.id, err)
+	}
+	defer hr.Body.Close()
+	raw, err := io.ReadAll(hr.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := msResp{status: hr.StatusCode, raw: raw, header: hr.Header}
+	_ = json.Unmarshal(raw, &r.body)
+	return r
+}
+
+// must fails unless the request answers 200 with code 0.
+func (e *metasrvEnv) must(t *testing.T, p *metasrvProc, method, path string, body any) msResp {
+	t.Helper()
+	r := e.do(t, p, method, path, body)
+	if c, _ := r.body["code"].(float64); r.status != http.StatusOK || c != 0 {
+		t.Fatalf("%s %s on %s: HTTP %d: %s", method, path, p.id, r.status, r.raw)
+	}
+	return r
+}
+
+// status fetches /cluster/status; a connection error or non-200 is
+// reported as an error (the node may be starting or electing).
+func (e *metasrvEnv) status(p *metasrvProc) (raftnode.Status, error) {
+	var st raftnode.Status
+	req, err := http.NewRequest(http.MethodGet, "http://"+p.httpAddr+"/cluster/status", nil)
+	if err != nil {
+		return st, err
+	}
+	req.Header.Set("Authorization", "Bearer "+e.adminTok)
+	hr, err := e.client.Do(req)
+	if err != nil {
+		return st, err
+	}
+	defer hr.Body.Close()
+	raw, _ := io.ReadAll(hr.Body)
+	if hr.StatusCode != http.StatusOK {
+		return st, fmt.Errorf("HTTP %d: %s", hr.StatusCode, raw)
+	}
+	return st, json.Unmarshal(raw, &st)
+}
+
+// waitConverged polls /cluster/status on nodes until they all report
+// `servers` voters and agree on one leader among nodes, which reports
+// itself as Leader. It returns the leader.
+func (e *metasrvEnv) waitConverged(t *testing.T, servers int, nodes ...*metasrvProc) *metasrvProc {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), metasrvFailover)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var last []string
+	for {
+		last = last[:0]
+		leaderID, agreed := "", true
+		var leader *metasrvProc
+		for _, p := range nodes {
+			st, err := e.status(p)
+			if err != nil {
+				last, agreed = append(last, fmt.Sprintf("%s: %v", p.id, err)), false
+				continue
+			}
+			b, _ := json.Marshal(st)
+			last = append(last, string(b))
+			voters := 0
+			for _, s := range st.Servers {
+				if s.Suffrage == "Voter" {
+					voters++
+				}
+			}
+			switch {
+			case voters != servers, st.Leader.ID == "", leaderID != "" && st.Leader.ID != leaderID:
+				agreed = false
+			}
+			leaderID = st.Leader.ID
+			if st.ID == st.Leader.ID && st.State == "Leader" {
+				leader = p
+			}
+		}
+		if agreed && leader != nil && leader.id == leaderID {
+			return leader
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("cluster did not converge on %d voters and a leader within %s; last status:\n%s",
+				servers, metasrvFailover, strings.Join(last, "\n"))
+		case <-tick.C:
+		}
+	}
+}
+
+// schemaNames lists the schemas of acme.lake on p with the query q.
+func (e *metasrvEnv) schemaNames(t *testing.T, p *metasrvProc, q string) []string {
+	t.Helper()
+	r := e.must(t, p, "GET", "/api/metalakes/acme/catalogs/lake/schemas?"+q, nil)
+	ids, _ := r.body["identifiers"].([]any)
+	var out []string
+	for _, id := range ids {
+		if m, ok := id.(map[string]any); ok {
+			out = append(out, fmt.Sprint(m["name"]))
+		}
+	}
+	return out
+}
+
+func TestMetasrvClusterSurvivesLeaderKill(t *testing.T) {
+	e := newMetasrvEnv(t)
+
+	// (1) Form a cluster: n1 bootstraps, n2 joins through n1, n3 through
+	// n2 (a follower, so the join is forwarded).
+	n1 := e.startMetasrv(t, "n1", t.TempDir(), "--bootstrap")
+	e.waitConverged(t, 1, n1)
+	n2 := e.startMetasrv(t, "n2", t.TempDir(), "--join", n1.httpAddr)
+	e.waitConverged(t, 2, n1, n2)
+	n3 := e.startMetasrv(t, "n3", t.TempDir(), "--join", n2.httpAddr)
+	nodes := []*metasrvProc{n1, n2, n3}
+	leader := e.waitConverged(t, 3, nodes...)
+	var followers []*metasrvProc
+	for _, p := range nodes {
+		if p != leader {
+			followers = append(followers, p)
+		}
+	}
+	t.Logf("leader %s", leader.id)
+
+	// (2) A metalake through the leader, a catalog through a follower; both
+	// readable on every node at the write's generation.
+	e.must(t, leader, "POST", "/api/metalakes", map[string]any{"name": "acme"})
+	gen := e.must(t, followers[0], "POST", "/api/metalakes/acme/catalogs", map[string]any{"name": "lake", "type": "managed"}).gen(t)
+	for _, p := range nodes {
+		r := e.must(t, p, "GET", "/api/metalakes/acme/catalogs/lake?minGeneration="+strconv.FormatUint(gen, 10), nil)
+		if c, _ := r.body["catalog"].(map[string]any); c["name"] != "lake" || r.gen(t) < gen {
+			t.Fatalf("%s: catalog at generation %d: %s", p.id, r.gen(t), r.raw)
+		}
+	}
+
+	// (3) Acknowledged writes through every node.
+	const writes = 30
+	var acked []string
+	for i := range writes {
+		name := fmt.Sprintf("s%02d", i)
+		r := e.do(t, nodes[i%len(nodes)], "POST", "/api/metalakes/acme/catalogs/lake/schemas", map[string]any{"name": name})
+		if c, _ := r.body["code"].(float64); r.status != http.StatusOK || c != 0 {
+			t.Fatalf("write %s via %s on a healthy cluster: HTTP %d: %s", name, nodes[i%len(nodes)].id, r.status, r.raw)
+		}
+		acked = append(acked, name)
+	}
+
+	// (4) SIGKILL the leader; the survivors elect a new one and keep every
+	// acknowledged write.
+	killed := leader
+	killed.kill(t)
+	killedAt := time.Now()
+	survivors := followers
+	newLeader := e.waitConverged(t, 3, survivors...)
+	t.Logf("new leader %s after %s", newLeader.id, time.Since(killedAt).Round(time.Millisecond))
+	via := survivors[0]
+	if via == newLeader {
+		via = survivors[1]
+	}
+	postGen := e.must(t, via, "POST", "/api/metalakes/acme/catalogs/lake/schemas", map[string]any{"name": "after_kill"}).gen(t)
+	acked = append(acked, "after_kill")
+	slices.Sort(acked)
+	for _, p := range survivors {
+		for _, q := range []string{"consistent=true", "minGeneration=" + strconv.FormatUint(postGen, 10)} {
+			got := e.schemaNames(t, p, q)
+			slices.Sort(got)
+			if !slices.Equal(got, acked) {
+				t.Fatalf("%s (%s): schemas %v, want the acknowledged %v", p.id, q, got, acked)
+			}
+		}
+	}
+
+	// (5) Restart the killed node from its data dir on the same addresses
+	// (its state makes --bootstrap/--join unnecessary); it catches up.
+	restarted, err := e.runMetasrv(t, killed.id, killed.dataDir, killed.httpAddr, killed.raftAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitConverged(t, 3, restarted, survivors[0], survivors[1])
+	r := e.must(t, restarted, "GET", "/api/metalakes/acme/catalogs/lake/schemas/after_kill?minGeneration="+strconv.FormatUint(postGen, 10), nil)
+	if s, _ := r.body["schema"].(map[string]any); s["name"] != "after_kill" {
+		t.Fatalf("%s after restart: %s", restarted.id, r.raw)
+	}
+	got := e.schemaNames(t, restarted, "minGeneration="+strconv.FormatUint(postGen, 10))
+	slices.Sort(got)
+	if !slices.Equal(got, acked) {
+		t.Fatalf("%s after restart: schemas %v, want %v", restarted.id, got, acked)
+	}
+	if st := restarted.stderr.String(); st != "" {
+		t.Logf("%s stderr after restart:\n%s", restarted.id, st)
+	}
+}
