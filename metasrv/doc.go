@@ -30,6 +30,7 @@
 // catalog generation) and IndexHeader (the Raft index).
 //
 // Not here yet: query_service delegation (its headers are rejected), the
-// internal resolve-and-authorize API for gateways, policies over REST,
-// metrics, and the Go client (metasrv/client).
+// internal resolve-and-authorize API for gateways, metrics, and the Go
+// client (metasrv/client). Every REST endpoint is documented in
+// docs/rest.md.
 package metasrv

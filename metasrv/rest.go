@@ -129,6 +129,7 @@ func (s *Server) routes() error {
 	s.metalakeRoutes()
 	s.objectRoutes()
 	s.tagRoutes()
+	s.policyRoutes()
 	s.accessRoutes()
 	return nil
 }

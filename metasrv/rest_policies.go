@@ -1,0 +1,326 @@
+package metasrv
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"lakegate/catalog"
+)
+
+// policyContentDTO is a policy's content on the wire: the catalog's
+// content with privilege names in lower case.
+type policyContentDTO struct {
+	Privileges      []string        `json:"privileges,omitempty"`
+	ApplicableRoles []string        `json:"applicable_roles,omitempty"`
+	ExemptRoles     []string        `json:"exempt_roles,omitempty"`
+	Expression      string          `json:"expression,omitempty"`
+	Mask            string          `json:"mask,omitempty"`
+	Custom          json.RawMessage `json:"custom,omitempty"`
+}
+
+type policyDTO struct {
+	Name       string           `json:"name"`
+	Comment    string           `json:"comment,omitempty"`
+	PolicyType string           `json:"policyType"`
+	Enabled    bool             `json:"enabled"`
+	Content    policyContentDTO `json:"content"`
+	Audit      *catalog.Audit   `json:"audit,omitempty"`
+	// In an object's context (derived policies):
+	Inherited *bool              `json:"inherited,omitempty"`
+	Tag       string             `json:"tag,omitempty"`
+	Selector  *selectorDTO       `json:"selector,omitempty"`
+	Source    *metadataObjectDTO `json:"source,omitempty"`
+}
+
+// selectorDTO is an attachment's selector; presence selectors are written
+// as null.
+type selectorDTO struct {
+	Type  string `json:"type"`
+	Value string `json:"value,omitempty"`
+}
+
+// associationDTO is one policy-tag attachment in a details listing.
+type associationDTO struct {
+	Policy   string       `json:"policy,omitempty"`
+	Tag      string       `json:"tag,omitempty"`
+	Selector *selectorDTO `json:"selector"`
+}
+
+func toSelector(s catalog.Selector) *selectorDTO {
+	if s.Value == "" {
+		return nil
+	}
+	return &selectorDTO{Type: "tag_value", Value: s.Value}
+}
+
+func toPolicy(p catalog.PolicyInfo) policyDTO {
+	c := policyContentDTO{ApplicableRoles: p.Content.ApplicableRoles, ExemptRoles: p.Content.ExemptRoles,
+		Expression: p.Content.Expression, Mask: p.Content.Mask, Custom: p.Content.Custom}
+	for _, pr := range p.Content.Privileges {
+		c.Privileges = append(c.Privileges, lower(pr))
+	}
+	a := p.Audit
+	return policyDTO{Name: p.Name, Comment: p.Comment, PolicyType: string(p.Type), Enabled: p.Enabled, Content: c, Audit: &a}
+}
+
+// parsePolicyType reads a policy type case-insensitively.
+func parsePolicyType(s string) (catalog.PolicyType, error) {
+	switch t := catalog.PolicyType(strings.ToLower(s)); t {
+	case catalog.PolicySystemAccessControl, catalog.PolicyRowFilter, catalog.PolicyColumnMask, catalog.PolicyCustom:
+		return t, nil
+	}
+	if s == "" {
+		return "", badRequest("policyType is required")
+	}
+	return "", badRequest("unknown policyType %q", s)
+}
+
+// parseSelector reads the optional body of PUT /tags/{tag}/policies/{policy}:
+// none, {} or {"selector":null} match by presence; {"selector":{"type":
+// "TAG_VALUE","value":v}} matches value v; {"type":"ALL_VALUES"} is presence.
+func parseSelector(rq *request) (catalog.Selector, error) {
+	if len(bytes.TrimSpace(rq.body)) == 0 {
+		return catalog.Selector{}, nil
+	}
+	var b struct {
+		Selector *struct {
+			Type  string  `json:"type"`
+			Value *string `json:"value"`
+		} `json:"selector"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return catalog.Selector{}, err
+	}
+	if b.Selector == nil {
+		return catalog.Selector{}, nil
+	}
+	switch strings.ToUpper(b.Selector.Type) {
+	case "TAG_VALUE":
+		if b.Selector.Value == nil || *b.Selector.Value == "" {
+			return catalog.Selector{}, badRequest("a TAG_VALUE selector needs a non-empty value")
+		}
+		return catalog.Selector{Value: *b.Selector.Value}, nil
+	case "ALL_VALUES":
+		if b.Selector.Value != nil {
+			return catalog.Selector{}, badRequest("an ALL_VALUES selector takes no value")
+		}
+		return catalog.Selector{}, nil
+	case "":
+		return catalog.Selector{}, badRequest("selector type is required")
+	default:
+		return catalog.Selector{}, badRequest("unknown selector type %q", b.Selector.Type)
+	}
+}
+
+func (s *Server) policyRoutes() {
+	const base = "/api/metalakes/{tenant}"
+	s.read(base+"/policies", "ListPolicies", func(rq *request, l *Lake) (map[string]any, error) {
+		ps := l.Snapshot.ViewPolicies(rq.actor())
+		if rq.details() {
+			out := []policyDTO{}
+			for _, p := range ps {
+				out = append(out, toPolicy(p))
+			}
+			return map[string]any{"policies": out}, nil
+		}
+		names := []string{}
+		for _, p := range ps {
+			names = append(names, p.Name)
+		}
+		return map[string]any{"names": names}, nil
+	})
+	s.write("POST", base+"/policies", "CreatePolicy", func(rq *request, l *Lake) (*plan, error) {
+		var b struct {
+			Name       string                `json:"name"`
+			Comment    string                `json:"comment"`
+			PolicyType string                `json:"policyType"`
+			Enabled    *bool                 `json:"enabled"`
+			Content    catalog.PolicyContent `json:"content"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		if err := catalog.CheckEntityName(b.Name); err != nil {
+			return nil, err
+		}
+		typ, err := parsePolicyType(b.PolicyType)
+		if err != nil {
+			return nil, err
+		}
+		c := catalog.CreatePolicy{Name: b.Name, Comment: b.Comment, Type: typ, Enabled: b.Enabled == nil || *b.Enabled, Content: b.Content}
+		return &plan{cmds: []catalog.Command{c}, render: renderPolicy(b.Name)}, nil
+	})
+	s.read(base+"/policies/{policy}", "GetPolicy", func(rq *request, l *Lake) (map[string]any, error) {
+		p, err := l.Snapshot.ViewPolicy(rq.actor(), rq.param("policy"))
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"policy": toPolicy(p)}, nil
+	})
+	s.write("PUT", base+"/policies/{policy}", "AlterPolicy", func(rq *request, l *Lake) (*plan, error) {
+		var b struct {
+			Updates []struct {
+				Type       string                 `json:"@type"`
+				NewName    string                 `json:"newName"`
+				NewComment string                 `json:"newComment"`
+				PolicyType string                 `json:"policyType"`
+				NewContent *catalog.PolicyContent `json:"newContent"`
+			} `json:"updates"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		if len(b.Updates) == 0 {
+			return nil, badRequest("no updates")
+		}
+		name := rq.param("policy")
+		c := catalog.AlterPolicy{Name: name}
+		for _, u := range b.Updates {
+			pu := catalog.PolicyUpdate{Type: u.Type}
+			switch u.Type {
+			case "rename":
+				if err := catalog.CheckEntityName(u.NewName); err != nil {
+					return nil, err
+				}
+				pu.NewName, name = u.NewName, u.NewName
+			case "updateComment":
+				pu.NewComment = u.NewComment
+			case "updateContent":
+				typ, err := parsePolicyType(u.PolicyType)
+				if err != nil {
+					return nil, err
+				}
+				if u.NewContent == nil {
+					return nil, badRequest("updateContent needs newContent")
+				}
+				pu.PolicyType, pu.NewContent = typ, u.NewContent
+			default:
+				return nil, badRequest("unknown policy update %q", u.Type)
+			}
+			c.Updates = append(c.Updates, pu)
+		}
+		return &plan{cmds: []catalog.Command{c}, render: renderPolicy(name)}, nil
+	})
+	s.write("PATCH", base+"/policies/{policy}", "SetPolicyEnabled", func(rq *request, l *Lake) (*plan, error) {
+		var b struct {
+			Enable *bool `json:"enable"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		if b.Enable == nil {
+			return nil, badRequest("enable is required")
+		}
+		name := rq.param("policy")
+		var c catalog.Command = catalog.DisablePolicy{Name: name}
+		if *b.Enable {
+			c = catalog.EnablePolicy{Name: name}
+		}
+		return &plan{cmds: []catalog.Command{c}, render: func(*Result) (map[string]any, error) { return nil, nil }}, nil
+	})
+	s.write("DELETE", base+"/policies/{policy}", "DropPolicy", func(rq *request, l *Lake) (*plan, error) {
+		dropped := map[string]any{"dropped": false}
+		name := rq.param("policy")
+		if !l.Snapshot.Visible(rq.actor(), catalog.Policy(name)) {
+			return &plan{now: dropped}, nil
+		}
+		return &plan{cmds: []catalog.Command{catalog.DropPolicy{Name: name}}, onNotFound: dropped,
+			render: func(*Result) (map[string]any, error) { return map[string]any{"dropped": true}, nil }}, nil
+	})
+	s.read(base+"/policies/{policy}/tags", "ListTagsForPolicy", func(rq *request, l *Lake) (map[string]any, error) {
+		p, err := l.Snapshot.ViewPolicy(rq.actor(), rq.param("policy"))
+		if err != nil {
+			return nil, err
+		}
+		if rq.details() {
+			out := []associationDTO{}
+			for _, a := range p.Tags {
+				out = append(out, associationDTO{Tag: a.Tag, Selector: toSelector(a.Selector)})
+			}
+			return map[string]any{"associations": out}, nil
+		}
+		names := []string{}
+		for _, a := range p.Tags {
+			names = append(names, a.Tag)
+		}
+		return map[string]any{"names": names}, nil
+	})
+	s.read(base+"/tags/{tag}/policies", "ListPoliciesForTag", func(rq *request, l *Lake) (map[string]any, error) {
+		t, err := l.Snapshot.ViewTag(rq.actor(), rq.param("tag"))
+		if err != nil {
+			return nil, err
+		}
+		if rq.details() {
+			out := []associationDTO{}
+			for _, a := range t.Policies {
+				out = append(out, associationDTO{Policy: a.Policy, Selector: toSelector(a.Selector)})
+			}
+			return map[string]any{"associations": out}, nil
+		}
+		names := []string{}
+		for _, a := range t.Policies {
+			names = append(names, a.Policy)
+		}
+		return map[string]any{"names": names}, nil
+	})
+	s.write("PUT", base+"/tags/{tag}/policies/{policy}", "AttachPolicy", func(rq *request, l *Lake) (*plan, error) {
+		sel, err := parseSelector(rq)
+		if err != nil {
+			return nil, err
+		}
+		tag, pol := rq.param("tag"), rq.param("policy")
+		return &plan{cmds: []catalog.Command{catalog.AttachPolicy{Tag: tag, Policy: pol, Selector: sel}},
+			render: func(*Result) (map[string]any, error) {
+				return map[string]any{"policy": pol, "tag": tag, "selector": toSelector(sel)}, nil
+			}}, nil
+	})
+	s.write("DELETE", base+"/tags/{tag}/policies/{policy}", "DetachPolicy", func(rq *request, l *Lake) (*plan, error) {
+		tag, pol := rq.param("tag"), rq.param("policy")
+		return &plan{cmds: []catalog.Command{catalog.DetachPolicy{Tag: tag, Policy: pol}},
+			render: func(*Result) (map[string]any, error) {
+				return map[string]any{"policy": pol, "tag": tag}, nil
+			}}, nil
+	})
+	s.read(base+"/objects/{type}/{fullName}/policies", "ListPoliciesForObject", func(rq *request, l *Lake) (map[string]any, error) {
+		o, err := parseObject(rq)
+		if err != nil {
+			return nil, err
+		}
+		ps, err := l.Snapshot.ViewPoliciesOf(rq.actor(), o)
+		if err != nil {
+			return nil, err
+		}
+		if !rq.details() {
+			names := []string{}
+			for _, p := range ps {
+				names = append(names, p.Policy)
+			}
+			return map[string]any{"names": names}, nil
+		}
+		out := []policyDTO{}
+		for _, dp := range ps {
+			p, ok := l.Snapshot.Policy(dp.Policy)
+			if !ok {
+				continue
+			}
+			d := toPolicy(p)
+			inh := dp.Source != o
+			src := metadataObjectDTO{FullName: dp.Source.Name, Type: lower(dp.Source.Type)}
+			d.Inherited, d.Tag, d.Selector, d.Source = &inh, dp.Tag, toSelector(dp.Selector), &src
+			out = append(out, d)
+		}
+		return map[string]any{"policies": out}, nil
+	})
+}
+
+func renderPolicy(name string) func(*Result) (map[string]any, error) {
+	return func(res *Result) (map[string]any, error) {
+		p, ok := res.Lake.Snapshot.Policy(name)
+		if !ok {
+			return nil, fmt.Errorf("metasrv: policy %q missing after apply", name)
+		}
+		return map[string]any{"policy": toPolicy(p)}, nil
+	}
+}
