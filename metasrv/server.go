@@ -195,7 +195,120 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		audit.Close()
 		return nil, err
 	}
+	s.mux.Handle("/cluster/remove", s.clusterRemoveHandler())
 	return s, nil
+}
+
+// RemoveRequest is the body of POST /cluster/remove.
+type RemoveRequest struct {
+	ID string `json:"id"`
+}
+
+// clusterRemoveHandler serves POST /cluster/remove with a RemoveRequest
+// body, for admin and metadata_peer principals only (like /cluster/join).
+// The leader removes the server from the Raft configuration (and its
+// membership record) and answers 200 with the cluster status; a follower
+// forwards the request to the leader once. Errors are {"error":…}: 401,
+// 403, 405, 400 (bad body), 404 (no such server in the configuration), 503
+// (Retry-After) without a reachable leader.
+func (s *Server) clusterRemoveHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fail := func(status int, msg string) {
+			if status == http.StatusServiceUnavailable {
+				w.Header().Set("Retry-After", "1")
+			}
+			writeJSON(w, status, raftnode.ProposeResponse{Error: msg})
+		}
+		p, err := s.authenticate(r)
+		if err != nil {
+			fail(http.StatusUnauthorized, err.Error())
+			return
+		}
+		if p.Role() != authz.RoleMetadataPeer && p.Role() != authz.RoleAdmin {
+			fail(http.StatusForbidden, ErrForbidden.Error())
+			return
+		}
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			fail(http.StatusMethodNotAllowed, "method not allowed")
+			return
+		}
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+		if err != nil {
+			status := http.StatusBadRequest
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				status = http.StatusRequestEntityTooLarge
+			}
+			fail(status, "reading body: "+err.Error())
+			return
+		}
+		var req RemoveRequest
+		if err := strictJSON(b, &req); err != nil || req.ID == "" {
+			if err == nil {
+				err = errors.New("id is required")
+			}
+			fail(http.StatusBadRequest, "bad remove request: "+err.Error())
+			return
+		}
+		n := s.node
+		if !n.IsLeader() {
+			if r.Header.Get(raftnode.ForwardedHeader) != "" { // never forward twice
+				resp := raftnode.ProposeResponse{Error: raftnode.ErrNotLeader.Error()}
+				if l, ok := n.Leader(); ok {
+					resp.Leader = &l
+				}
+				w.Header().Set("Retry-After", "1")
+				writeJSON(w, http.StatusServiceUnavailable, resp)
+				return
+			}
+			hdr, err := s.peerHeader()
+			if err != nil {
+				fail(http.StatusServiceUnavailable, err.Error())
+				return
+			}
+			hdr.Set("Content-Type", "application/json")
+			resp, err := s.fwd.Forward(r.Context(), http.MethodPost, r.URL.RequestURI(), hdr, b)
+			if err != nil {
+				status := http.StatusServiceUnavailable
+				if errors.Is(err, raftnode.ErrPeerUnreachable) {
+					status = http.StatusBadGateway
+				}
+				fail(status, err.Error())
+				return
+			}
+			defer resp.Body.Close()
+			if ct := resp.Header.Get("Content-Type"); ct != "" {
+				w.Header().Set("Content-Type", ct)
+			}
+			if ra := resp.Header.Get("Retry-After"); ra != "" {
+				w.Header().Set("Retry-After", ra)
+			}
+			w.WriteHeader(resp.StatusCode)
+			_, _ = io.Copy(w, io.LimitReader(resp.Body, s.cfg.MaxBodyBytes))
+			return
+		}
+		known := false
+		for _, sv := range n.Status().Servers {
+			known = known || sv.ID == req.ID
+		}
+		if !known {
+			fail(http.StatusNotFound, fmt.Sprintf("no server %q in the cluster configuration", req.ID))
+			return
+		}
+		if err := n.RemoveServer(r.Context(), req.ID); err != nil {
+			status, _ := mapError(err)
+			msg := err.Error()
+			if status == http.StatusInternalServerError {
+				s.log.Error("metasrv: cluster remove", "id", req.ID, "err", err)
+				msg = "internal error"
+			}
+			fail(status, msg)
+			return
+		}
+		s.log.Info("metasrv: removed server", "id", req.ID, "by", p.ID().String())
+		writeJSON(w, http.StatusOK, n.Status())
+	})
 }
 
 // Node returns the Raft node.

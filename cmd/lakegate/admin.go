@@ -1,0 +1,415 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+const adminUsage = `usage: lakegate admin [global flags] <command> [args] [flags]
+
+global flags (accepted anywhere on the line):
+  --server URL     metasrv REST address (default $LAKEGATE_METASRV or http://127.0.0.1:8816)
+  --token TOKEN    bearer token (default $LAKEGATE_TOKEN)
+  --metalake M     metalake (tenant) to work in (default $LAKEGATE_METALAKE)
+  --json           print the raw response body instead of a table
+  --tls-ca FILE    trust this CA (PEM) instead of the system roots
+
+commands:
+  cluster status
+  cluster remove-node ID
+  metalake create NAME [--comment C] [--owner O] [--property K=V]...
+  metalake list | get NAME | drop NAME [--force]
+  catalog create NAME [--comment C] [--property K=V]...
+  catalog list | get NAME | drop NAME [--cascade] [--force]
+  schema create CATALOG.SCHEMA [--comment C]
+  schema list CATALOG | get CATALOG.SCHEMA | drop CATALOG.SCHEMA [--cascade]
+  table list CATALOG.SCHEMA | get CATALOG.SCHEMA.TABLE
+  tag create NAME [--comment C] [--allowed-values a,b]
+  tag list [OBJECT_TYPE FULLNAME] | get NAME | drop NAME | objects TAG [--value V]
+  tag attach OBJECT_TYPE FULLNAME TAG[=VALUE]...
+  tag detach OBJECT_TYPE FULLNAME TAG[=VALUE]...
+  policy list | get NAME
+  grant ROLE OBJECT_TYPE FULLNAME PRIV[,PRIV]... [--deny]
+  revoke ROLE OBJECT_TYPE FULLNAME PRIV[,PRIV]... [--deny]
+  role create NAME | list | get NAME | drop NAME
+  user create NAME | list | grant-role USER ROLE... | revoke-role USER ROLE...
+  events [--since N] [--limit N]
+`
+
+// adminCommands maps "group verb" (or "group" for verbless commands) to
+// its implementation.
+var adminCommands = map[string]func(a *admin, args []string) error{
+	"cluster status":      adminClusterStatus,
+	"cluster remove-node": adminClusterRemove,
+	"metalake create":     adminMetalakeCreate,
+	"metalake list":       adminMetalakeList,
+	"metalake get":        adminMetalakeGet,
+	"metalake drop":       adminMetalakeDrop,
+	"catalog create":      adminCatalogCreate,
+	"catalog list":        adminCatalogList,
+	"catalog get":         adminCatalogGet,
+	"catalog drop":        adminCatalogDrop,
+	"schema create":       adminSchemaCreate,
+	"schema list":         adminSchemaList,
+	"schema get":          adminSchemaGet,
+	"schema drop":         adminSchemaDrop,
+	"table list":          adminTableList,
+	"table get":           adminTableGet,
+	"tag create":          adminTagCreate,
+	"tag list":            adminTagList,
+	"tag get":             adminTagGet,
+	"tag drop":            adminTagDrop,
+	"tag objects":         adminTagObjects,
+	"tag attach":          func(a *admin, args []string) error { return adminTagAssoc(a, "attach", args) },
+	"tag detach":          func(a *admin, args []string) error { return adminTagAssoc(a, "detach", args) },
+	"policy list":         adminPolicyList,
+	"policy get":          adminPolicyGet,
+	"grant":               func(a *admin, args []string) error { return adminGrant(a, "grant", args) },
+	"revoke":              func(a *admin, args []string) error { return adminGrant(a, "revoke", args) },
+	"role create":         adminRoleCreate,
+	"role list":           adminRoleList,
+	"role get":            adminRoleGet,
+	"role drop":           adminRoleDrop,
+	"user create":         adminUserCreate,
+	"user list":           adminUserList,
+	"user grant-role":     func(a *admin, args []string) error { return adminUserRoles(a, "grant", args) },
+	"user revoke-role":    func(a *admin, args []string) error { return adminUserRoles(a, "revoke", args) },
+	"events":              adminEvents,
+}
+
+// admin is one `lakegate admin` invocation: the global flags, the HTTP
+// client and the output.
+type admin struct {
+	ctx            context.Context
+	name           string // the command, for flag errors
+	server, token  string
+	metalake       string
+	tlsCA          string
+	json           bool
+	hc             *http.Client
+	stdout, stderr io.Writer
+}
+
+// runAdmin runs `lakegate admin …`.
+func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	a := &admin{ctx: ctx, name: "admin", stdout: stdout, stderr: stderr,
+		server: os.Getenv("LAKEGATE_METASRV"), token: os.Getenv("LAKEGATE_TOKEN"), metalake: os.Getenv("LAKEGATE_METALAKE")}
+	if a.server == "" {
+		a.server = "http://127.0.0.1:8816"
+	}
+	fs := a.flags()
+	fs.Usage = func() { fmt.Fprint(stderr, adminUsage) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	rest := fs.Args()
+	if len(rest) == 0 || rest[0] == "help" {
+		fmt.Fprint(stderr, adminUsage)
+		if len(rest) == 0 {
+			return fmt.Errorf("%w: admin needs a command", errUsage)
+		}
+		return nil
+	}
+	key, rest := rest[0], rest[1:]
+	cmd, ok := adminCommands[key]
+	if !ok && len(rest) > 0 {
+		key, rest = key+" "+rest[0], rest[1:]
+		cmd, ok = adminCommands[key]
+	}
+	if !ok {
+		fmt.Fprint(stderr, adminUsage)
+		return fmt.Errorf("%w: unknown admin command %q", errUsage, key)
+	}
+	a.name = "admin " + key
+	return cmd(a, rest)
+}
+
+// flags returns a FlagSet holding the global flags, bound to a.
+func (a *admin) flags() *flag.FlagSet {
+	fs := flag.NewFlagSet(a.name, flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	fs.StringVar(&a.server, "server", a.server, "metasrv REST address (default $LAKEGATE_METASRV or http://127.0.0.1:8816)")
+	fs.StringVar(&a.token, "token", a.token, "bearer token (default $LAKEGATE_TOKEN)")
+	fs.StringVar(&a.metalake, "metalake", a.metalake, "metalake to work in (default $LAKEGATE_METALAKE)")
+	fs.BoolVar(&a.json, "json", a.json, "print the raw response body")
+	fs.StringVar(&a.tlsCA, "tls-ca", a.tlsCA, "trust this CA (PEM) instead of the system roots")
+	return fs
+}
+
+// parse parses flags and positional arguments in any order, checks the
+// number of positional arguments (max < 0: no upper bound) and prepares
+// the client.
+func (a *admin) parse(fs *flag.FlagSet, args []string, minArgs, maxArgs int, argsUsage string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", errUsage, a.name, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
+	if len(pos) < minArgs || (maxArgs >= 0 && len(pos) > maxArgs) {
+		return nil, fmt.Errorf("%w: usage: lakegate %s %s", errUsage, a.name, argsUsage)
+	}
+	if a.token == "" {
+		return nil, fmt.Errorf("%w: no token: pass --token or set LAKEGATE_TOKEN", errUsage)
+	}
+	if !strings.Contains(a.server, "://") {
+		scheme := "http://"
+		if a.tlsCA != "" {
+			scheme = "https://"
+		}
+		a.server = scheme + a.server
+	}
+	a.server = strings.TrimRight(a.server, "/")
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if a.tlsCA != "" {
+		pem, err := os.ReadFile(a.tlsCA)
+		if err != nil {
+			return nil, fmt.Errorf("reading --tls-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s holds no PEM certificate", a.tlsCA)
+		}
+		tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
+	}
+	a.hc = &http.Client{Timeout: 60 * time.Second, Transport: tr}
+	return pos, nil
+}
+
+// lake returns the path of segs (URL-encoded) under the metalake.
+func (a *admin) lake(segs ...string) (string, error) {
+	if a.metalake == "" {
+		return "", fmt.Errorf("%w: %s needs --metalake (or $LAKEGATE_METALAKE)", errUsage, a.name)
+	}
+	return apiPath(append([]string{"api", "metalakes", a.metalake}, segs...)...), nil
+}
+
+// apiPath joins URL-encoded path segments.
+func apiPath(segs ...string) string {
+	var b strings.Builder
+	for _, s := range segs {
+		b.WriteByte('/')
+		b.WriteString(url.PathEscape(s))
+	}
+	return b.String()
+}
+
+// apiError is an error answer: Gravitino's {code,type,message}, or the
+// cluster endpoints' {error}.
+type apiError struct {
+	Status  int
+	Code    int
+	Type    string
+	Message string
+}
+
+func (e *apiError) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = "no message"
+	}
+	if e.Type != "" {
+		return fmt.Sprintf("%s (HTTP %d %s, %s %d)", msg, e.Status, http.StatusText(e.Status), e.Type, e.Code)
+	}
+	return fmt.Sprintf("%s (HTTP %d %s)", msg, e.Status, http.StatusText(e.Status))
+}
+
+// call sends a request and returns the body of a 2xx answer. body is
+// marshaled as JSON with contentType (default application/json).
+func (a *admin) call(method, path string, query url.Values, body any, contentType string) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	u := a.server + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(a.ctx, method, u, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	if rd != nil {
+		if contentType == "" {
+			contentType = "application/json"
+		}
+		req.Header.Set("Content-Type", contentType)
+		req.Header.Set("Accept", contentType)
+	}
+	resp, err := a.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	if resp.StatusCode/100 == 2 {
+		return raw, nil
+	}
+	var eb struct {
+		Code    int    `json:"code"`
+		Type    string `json:"type"`
+		Message string `json:"message"`
+		Error   string `json:"error"`
+	}
+	e := &apiError{Status: resp.StatusCode}
+	if json.Unmarshal(raw, &eb) == nil {
+		e.Code, e.Type, e.Message = eb.Code, eb.Type, eb.Message
+		if e.Message == "" {
+			e.Message = eb.Error
+		}
+	}
+	if e.Message == "" {
+		e.Message = strings.TrimSpace(string(raw))
+	}
+	return nil, e
+}
+
+// show prints raw with --json, and otherwise decodes it into v and calls
+// render.
+func (a *admin) show(raw []byte, v any, render func()) error {
+	if a.json {
+		a.stdout.Write(bytes.TrimSpace(raw))
+		fmt.Fprintln(a.stdout)
+		return nil
+	}
+	if v != nil {
+		if err := json.Unmarshal(raw, v); err != nil {
+			return fmt.Errorf("decoding the answer: %w", err)
+		}
+	}
+	render()
+	return nil
+}
+
+// table prints aligned rows under a header.
+func (a *admin) table(header []string, rows [][]string) {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}
+
+// fields prints aligned "key: value" lines, leaving out empty values.
+func (a *admin) fields(kv ...string) {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 1, ' ', 0)
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			fmt.Fprintf(tw, "%s:\t%s\n", kv[i], kv[i+1])
+		}
+	}
+	tw.Flush()
+}
+
+// dropped reports a DELETE answer.
+func (a *admin) dropped(raw []byte, what string) error {
+	var r struct{ Dropped bool }
+	return a.show(raw, &r, func() {
+		if r.Dropped {
+			fmt.Fprintf(a.stdout, "dropped %s\n", what)
+		} else {
+			fmt.Fprintf(a.stdout, "%s does not exist (nothing dropped)\n", what)
+		}
+	})
+}
+
+// propertyFlag collects repeated K=V flags.
+type propertyFlag map[string]string
+
+func (p propertyFlag) String() string { return "" }
+
+func (p propertyFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want KEY=VALUE, got %q", s)
+	}
+	p[k] = v
+	return nil
+}
+
+func props(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		keys[i] = k + "=" + m[k]
+	}
+	return strings.Join(keys, ", ")
+}
+
+// splitName splits a dotted full name into exactly n parts.
+func (a *admin) splitName(s string, n int, what string) ([]string, error) {
+	parts := strings.SplitN(s, ".", n)
+	if len(parts) != n {
+		return nil, fmt.Errorf("%w: %s: want %s, got %q", errUsage, a.name, what, s)
+	}
+	for _, p := range parts {
+		if p == "" {
+			return nil, fmt.Errorf("%w: %s: want %s, got %q", errUsage, a.name, what, s)
+		}
+	}
+	return parts, nil
+}
+
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+func splitList(s string) []string {
+	out := []string{}
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func ts(s string) string {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC().Format("2006-01-02 15:04:05")
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

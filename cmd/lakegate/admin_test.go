@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"lakegate/authz"
+	"lakegate/metasrv"
+)
+
+// startAdminMetasrv runs a single bootstrapped metasrv node in-process and
+// returns its base URL.
+func startAdminMetasrv(t *testing.T) string {
+	t.Helper()
+	h := func(s string) []string { return []string{authz.HashToken(s).String()} }
+	b, err := authz.EncodePrincipalMap([]authz.PrincipalSpec{
+		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: h("tok-admin")},
+		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h("tok-alice")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, err := authz.ParsePrincipalMap(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := metasrv.DefaultConfig()
+	cfg.NodeID, cfg.DataDir, cfg.RaftAddr, cfg.HTTPAddr = "n1", filepath.Join(t.TempDir(), "data"), "127.0.0.1:0", ln.Addr().String()
+	cfg.Bootstrap, cfg.Principals, cfg.PeerScheme = true, pm, "http"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, err := metasrv.New(ctx, cfg)
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			t.Error(err)
+		}
+		if err := <-served; err != nil {
+			t.Error(err)
+		}
+	})
+	for !srv.Node().IsLeader() || srv.Node().Barrier(ctx) != nil {
+		select {
+		case <-ctx.Done():
+			t.Fatal("no leader")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return "http://" + ln.Addr().String()
+}
+
+func TestAdminEndToEnd(t *testing.T) {
+	t.Setenv("LAKEGATE_METASRV", "")
+	t.Setenv("LAKEGATE_TOKEN", "")
+	t.Setenv("LAKEGATE_METALAKE", "")
+	server := startAdminMetasrv(t)
+	admin := func(token string, args ...string) (string, string, error) {
+		var out, errOut bytes.Buffer
+		err := run(context.Background(), append([]string{"admin", "--server", server, "--token", token}, args...), &out, &errOut)
+		return out.String(), errOut.String(), err
+	}
+	ok := func(token string, args ...string) string {
+		t.Helper()
+		out, errOut, err := admin(token, args...)
+		if err != nil {
+			t.Fatalf("admin %q: %v\n%s", args, err, errOut)
+		}
+		return out
+	}
+	contains := func(out string, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Fatalf("output lacks %q:\n%s", w, out)
+			}
+		}
+	}
+
+	// Cluster status as admin: one leader.
+	contains(ok("tok-admin", "cluster", "status"), "Leader", "n1", "SUFFRAGE", "voter")
+	out := ok("tok-admin", "cluster", "status", "--json")
+	var st struct {
+		ID      string
+		Servers []struct{ ID string }
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || st.ID != "n1" || len(st.Servers) != 1 {
+		t.Fatalf("--json status: %v: %s", err, out)
+	}
+	// Removing a node that is not a member fails with the server's message.
+	if _, _, err := admin("tok-admin", "cluster", "remove-node", "nope"); err == nil || errors.Is(err, errUsage) ||
+		!strings.Contains(err.Error(), "nope") || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("remove-node of a non-member: %v", err)
+	}
+
+	// Metalake (admin), then everything inside it as its owner.
+	contains(ok("tok-admin", "metalake", "create", "acme", "--owner", "alice@acme", "--comment", "Acme Corp", "--property", "region=eu"),
+		"acme", "alice@acme", "region=eu")
+	contains(ok("tok-admin", "metalake", "list"), "NAME", "acme", "Acme Corp")
+	alice := func(args ...string) string {
+		t.Helper()
+		return ok("tok-alice", append([]string{"--metalake", "acme"}, args...)...)
+	}
+	contains(alice("catalog", "create", "lake", "--comment", "main lake"), "lake", "managed")
+	contains(alice("catalog", "list"), "lake", "main lake")
+	contains(alice("schema", "create", "lake.sales"), "sales")
+	// Flags after positional arguments and names needing escapes.
+	contains(alice("schema", "create", "lake.a b", "--comment", "spaced"), "a b", "spaced")
+	contains(alice("schema", "list", "lake"), "sales", "a b")
+	contains(alice("schema", "get", "lake.a b"), "spaced")
+	contains(alice("tag", "create", "dept", "--allowed-values", "finance,hr", "--comment", "owning department"), "finance,hr")
+	contains(alice("tag", "create", "pii"), "(any)")
+	contains(alice("tag", "list"), "dept", "finance,hr", "pii", "(any)")
+	contains(alice("tag", "attach", "schema", "lake.sales", "dept=finance", "pii"), "dept, pii")
+	contains(alice("tag", "list", "schema", "lake.sales"), "dept", "finance", "INHERITED")
+	contains(alice("tag", "objects", "dept", "--value", "finance"), "lake.sales")
+	contains(alice("tag", "detach", "schema", "lake.sales", "pii"), "now carries: dept")
+	contains(alice("role", "create", "reader"), "role reader")
+	contains(alice("grant", "reader", "schema", "lake.sales", "use_schema,select_table"), "lake.sales", "use_schema, select_table")
+	contains(alice("grant", "reader", "catalog", "lake", "use_catalog"), "use_catalog")
+	contains(alice("revoke", "reader", "schema", "lake.sales", "select_table"), "use_schema")
+	contains(alice("role", "list"), "reader")
+	contains(alice("user", "create", "bob@acme"), "bob@acme")
+	contains(alice("user", "grant-role", "bob@acme", "reader"), "reader")
+	contains(alice("user", "list"), "bob@acme", "reader")
+	contains(alice("policy", "list"), "NAME")
+	contains(alice("events", "--limit", "5"), "OPERATION", "alice@acme")
+	if out := alice("events", "--since", "1000000"); strings.Contains(out, "alice@acme") {
+		t.Fatalf("events --since in the future:\n%s", out)
+	}
+
+	// --json prints the raw body, which parses.
+	var tags struct {
+		Code int
+		Tags []struct{ Name string }
+	}
+	out = alice("tag", "list", "--json")
+	if err := json.Unmarshal([]byte(out), &tags); err != nil || tags.Code != 0 || len(tags.Tags) != 2 {
+		t.Fatalf("--json tag list: %v: %s", err, out)
+	}
+
+	// Errors: Gravitino's message, not a usage error.
+	_, _, err := admin("tok-alice", "--metalake", "acme", "catalog", "create", "lake")
+	if err == nil || errors.Is(err, errUsage) || !strings.Contains(err.Error(), "AlreadyExistsException") {
+		t.Fatalf("duplicate catalog: %v", err)
+	}
+	_, _, err = admin("tok-alice", "--metalake", "acme", "tag", "attach", "schema", "lake.sales", "dept=nope")
+	if err == nil || !strings.Contains(err.Error(), "IllegalArgumentException") {
+		t.Fatalf("disallowed tag value: %v", err)
+	}
+	_, _, err = admin("wrong-token", "--metalake", "acme", "catalog", "list")
+	if err == nil || errors.Is(err, errUsage) || !strings.Contains(strings.ToLower(err.Error()), "unauthorized") {
+		t.Fatalf("bad token: %v", err)
+	}
+	_, _, err = admin("wrong-token", "cluster", "status")
+	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "unauthorized") {
+		t.Fatalf("bad token on cluster status: %v", err)
+	}
+	_, _, err = admin("tok-alice", "cluster", "status")
+	if err == nil || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("user on cluster status: %v", err)
+	}
+
+	// Drops.
+	contains(alice("schema", "drop", "lake.a b"), "dropped schema lake.a b")
+	contains(alice("schema", "drop", "lake.a b"), "does not exist")
+	contains(ok("tok-admin", "metalake", "drop", "acme", "--force"), "dropped metalake acme")
+}
+
+func TestAdminUsage(t *testing.T) {
+	t.Setenv("LAKEGATE_TOKEN", "t")
+	t.Setenv("LAKEGATE_METALAKE", "")
+	for _, args := range [][]string{
+		{"admin"},
+		{"admin", "bogus"},
+		{"admin", "catalog", "frobnicate"},
+		{"admin", "catalog", "get"},                        // missing NAME
+		{"admin", "catalog", "list"},                       // no metalake
+		{"admin", "--metalake", "m", "schema", "get", "x"}, // not CATALOG.SCHEMA
+		{"admin", "--metalake", "m", "grant", "r", "schema", "c.s"},
+		{"admin", "--nope", "cluster", "status"},
+		{"admin", "cluster", "remove-node"},
+		{"admin", "--token", "", "cluster", "status"},
+	} {
+		var out, errOut bytes.Buffer
+		if err := run(context.Background(), args, &out, &errOut); !errors.Is(err, errUsage) {
+			t.Errorf("%q: got %v, want a usage error", args, err)
+		}
+	}
+}
