@@ -29,8 +29,19 @@
 // Every response about a metalake carries GenerationHeader (the metalake's
 // catalog generation) and IndexHeader (the Raft index).
 //
-// Not here yet: query_service delegation (its headers are rejected), the
-// internal resolve-and-authorize API for gateways, metrics, and the Go
-// client (metasrv/client). Every REST endpoint is documented in
-// docs/rest.md.
+// Delegation (delegation.go): a query_service sends DelegateTenantHeader
+// and DelegateUserHeader to act for a user of a tenant in its
+// delegate_tenants; the request is then authorized as that user. Any other
+// use of the headers, and a query_service addressing a metalake without
+// them, is rejected (403) and audited.
+//
+// The internal API for gateways (internal.go, under /internal/v1, for
+// query_service delegates only): POST …/metalakes/{m}/resolve decides a
+// batch of table references for one user against one snapshot, answering a
+// descriptor (columns, version, row filter, masks), {"unavailable":true}
+// (missing and forbidden alike) or a conflict per reference;
+// GET …/metalakes/{m}/generation is the cheap generation probe. The Go
+// client is metasrv/client.
+//
+// Not here yet: metrics. Every endpoint is documented in docs/rest.md.
 package metasrv

@@ -22,8 +22,10 @@ const (
 	// send it (or raftnode.ForwardedHeader); anyone else is rejected and
 	// audited.
 	CallerHeader = "Lakegate-Caller"
-	// DelegateTenantHeader and DelegateUserHeader are reserved for
-	// query_service delegation (not served yet: rejected, never ignored).
+	// DelegateTenantHeader and DelegateUserHeader carry query_service
+	// delegation: the tenant (the metalake addressed) and the user name in
+	// that metalake the service acts for (see delegation.go). Anyone else
+	// who sends them is rejected and audited.
 	DelegateTenantHeader = "Lakegate-Delegate-Tenant"
 	DelegateUserHeader   = "Lakegate-Delegate-User"
 	// GenerationHeader is on every response about a metalake: the
@@ -49,11 +51,21 @@ type request struct {
 	caller *authz.Principal // the effective caller
 	peer   *authz.Principal // the forwarding peer, if forwarded
 	tenant string           // {tenant}, "" for /api/metalakes
-	body   []byte
+	// delegator is the query_service acting for subject (a user name of
+	// the metalake), nil when not delegated.
+	delegator *authz.Principal
+	subject   string
+	body      []byte
 }
 
-// actor is the caller's name in catalogs: its principal id.
-func (rq *request) actor() string { return rq.caller.ID().String() }
+// actor is the caller's name in catalogs: its principal id, or the
+// delegated user on a delegated request.
+func (rq *request) actor() string {
+	if rq.delegator != nil {
+		return rq.subject
+	}
+	return rq.caller.ID().String()
+}
 
 func (rq *request) admin() bool { return rq.caller.Role() == authz.RoleAdmin }
 
@@ -131,6 +143,7 @@ func (s *Server) routes() error {
 	s.tagRoutes()
 	s.policyRoutes()
 	s.accessRoutes()
+	s.internalRoutes()
 	return nil
 }
 
@@ -197,12 +210,10 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*requ
 		}
 		rq.peer, rq.caller = p, c
 	}
-	if r.Header.Get(DelegateTenantHeader) != "" || r.Header.Get(DelegateUserHeader) != "" {
-		err := fmt.Errorf("%w: delegation headers are not accepted", ErrForbidden)
-		s.rejectEvent(rq.tenant, rq.actor(), op, target, err)
+	if err := s.delegate(rq, op); err != nil {
 		return nil, err
 	}
-	if rq.tenant != "" && !rq.admin() && rq.caller.Tenant().String() != rq.tenant {
+	if rq.tenant != "" && !rq.admin() && rq.delegator == nil && rq.caller.Tenant().String() != rq.tenant {
 		return nil, fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
 	}
 	return rq, nil
@@ -413,7 +424,7 @@ func (s *Server) forward(rq *request) error {
 		return err
 	}
 	hdr.Set(CallerHeader, rq.caller.ID().String())
-	for _, k := range []string{"Content-Type", "Accept"} {
+	for _, k := range []string{"Content-Type", "Accept", DelegateTenantHeader, DelegateUserHeader} {
 		if v := r.Header.Get(k); v != "" {
 			hdr.Set(k, v)
 		}
