@@ -381,15 +381,15 @@ func (s *Snapshot) leafVisible(w *who, pi *parentInfo, leaf child) bool {
 		return true
 	}
 	a, d := pi.allow, pi.deny
-	if leaf.flags&childGrants != 0 {
+	if leaf.flags&childGrants != 0 && (!w.masks || leaf.roleBloom&w.roleMask != 0) {
 		la, ld := w.grantBits(leaf.o.grants)
 		a, d = a|la, d|ld
 	}
 	switch leaf.typ {
 	case ObjectCatalog:
-		return w.owns(leaf.owner) || pi.has(a, d, PrivUseCatalog)
+		return w.ownsChild(leaf) || pi.has(a, d, PrivUseCatalog)
 	case ObjectSchema:
-		return pi.has(a, d, PrivUseCatalog) && (w.owns(leaf.owner) || pi.has(a, d, PrivUseSchema))
+		return pi.has(a, d, PrivUseCatalog) && (w.ownsChild(leaf) || pi.has(a, d, PrivUseSchema))
 	case ObjectTable:
 		if !pi.has(a, d, PrivUseCatalog) {
 			return false
@@ -400,7 +400,7 @@ func (s *Snapshot) leafVisible(w *who, pi *parentInfo, leaf child) bool {
 		if !pi.has(a, d, PrivUseSchema) {
 			return false
 		}
-		if w.owns(leaf.owner) {
+		if w.ownsChild(leaf) {
 			return true
 		}
 		const read = privSet(1<<PrivSelectTable | 1<<PrivModifyTable)
@@ -414,7 +414,11 @@ func (s *Snapshot) leafVisible(w *who, pi *parentInfo, leaf child) bool {
 			pi.sac, pi.sacDone = s.sacPrivs(w, &pi.p), true
 		}
 		tp := pi.sac
-		if leaf.flags&childTags != 0 {
+		// The table's own tags matter only if one of them may confer a read
+		// privilege on w (whatever its values). If none may, neither may the
+		// assignments of those tags on the chain that they shadow: pi.sac's
+		// read privileges stand.
+		if leaf.flags&childTags != 0 && (!w.masks || leaf.tagBloom&w.tagMask != 0) {
 			p := pi.p
 			p.objs[p.n] = leaf.o
 			p.n++
@@ -467,8 +471,10 @@ func (c *visCache) get(s *Snapshot, w *who, key string, depth int) *parentInfo {
 // and each run of consecutive tables under one schema is decided together:
 // the schema-level rules once for the run, then, per table, only an
 // existence check (batched lookups whose memory accesses overlap) and the
-// table's own grants, owner and tags. Filtering N tables of one schema costs
-// one decision plus N cheap checks.
+// table's own grants, owner and tags — for large batches usually decided
+// from the filters in its children-map entry (see child) without touching
+// the table's record. Filtering N tables of one schema costs one decision
+// plus N cheap checks.
 func (s *Snapshot) FilterVisible(principal string, objects []Object) []Object {
 	var buf [roleBufLen]uint64
 	w := s.who(principal, buf[:])
@@ -481,6 +487,11 @@ func (s *Snapshot) FilterVisible(principal string, objects []Object) []Object {
 	vis := small[:]
 	if len(objects) > 64*len(small) {
 		vis = make([]uint64, (len(objects)+63)/64)
+	}
+	if len(objects) >= filterMasksMin {
+		// Large batches: let most tables be decided from their children-map
+		// entries (see child) without touching their records.
+		s.setMasks(&w)
 	}
 	c := visCache{batch: len(objects)}
 	count := 0
@@ -518,6 +529,10 @@ func (s *Snapshot) FilterVisible(principal string, objects []Object) []Object {
 	}
 	return out
 }
+
+// filterMasksMin is the batch size from which FilterVisible computes the
+// caller's child filters (a walk of the system_access_control index).
+const filterMasksMin = 256
 
 // filterRun is the number of tables filterTables looks up at once.
 const filterRun = 64

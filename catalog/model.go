@@ -102,14 +102,21 @@ type object struct {
 
 func (o *object) clone() *object { c := *o; return &c }
 
-// child is a children-map entry: the object plus copies of what visibility
-// checks need, so that filtering a listing rarely touches the objects
-// themselves (Apply rebuilds the entry whenever the object changes).
+// child is a children-map entry: the object plus what visibility checks
+// need, so that filtering a listing rarely touches the objects themselves
+// (Apply rebuilds the entry whenever the object changes). It is kept at 24
+// bytes because FilterVisible's cost is the memory its lookups touch, so
+// owner, grants and tags are summarized by filters that can only say "no":
+// ownerHash is a hash of the owner, roleBloom has bit roleBit(r) set for
+// the role r of every grant on the object, tagBloom bit tagBit(t) for every
+// tag t assigned to it. A match is confirmed on the object itself.
 type child struct {
-	o     *object
-	owner Owner
-	typ   ObjectType
-	flags uint8 // childGrants, childTags
+	o         *object
+	tagBloom  uint64
+	roleBloom uint32
+	ownerHash uint16
+	typ       ObjectType
+	flags     uint8 // childGrants, childTags
 }
 
 const (
@@ -118,15 +125,28 @@ const (
 )
 
 func mkChild(o *object) child {
-	c := child{o: o, owner: o.owner, typ: o.typ}
-	if len(o.grants) > 0 {
+	c := child{o: o, ownerHash: ownerHash(o.owner), typ: o.typ}
+	for i := range o.grants {
 		c.flags |= childGrants
+		c.roleBloom |= roleBit(o.grants[i].role)
 	}
-	if len(o.tags) > 0 {
+	for i := range o.tags {
 		c.flags |= childTags
+		c.tagBloom |= tagBit(o.tags[i].tag)
 	}
 	return c
 }
+
+// ownerHash is a 16-bit hash of an owner; equal owners have equal hashes.
+func ownerHash(o Owner) uint16 {
+	h := pmap.HashString(o.Name) ^ uint64(o.Type)*0x9e3779b97f4a7c15
+	return uint16(h>>48 ^ h>>16)
+}
+
+// roleBit and tagBit are the bits of a role or tag id in the filters of a
+// child entry.
+func roleBit(id uint64) uint32 { return 1 << ((id * 0x9e3779b97f4a7c15) >> 59) }
+func tagBit(id uint64) uint64  { return 1 << ((id * 0x9e3779b97f4a7c15) >> 58) }
 
 func (o *object) get(name string) (*object, bool) {
 	c, ok := o.children.Get(name)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	. "lakegate/catalog"
@@ -290,8 +291,14 @@ func checkSnapshot(t *testing.T, s *Snapshot) {
 		t.Fatalf("round trip differs:\n%s\n%s", b, b2)
 	}
 	objs := allObjects()
+	// A batch this large makes FilterVisible decide tables from the
+	// filters in their children-map entries (see child in model.go).
+	many := slices.Repeat(objs, 5)
 	for _, u := range []string{admin, "u0", "u1", "u2", "ghost"} {
 		vis := s.FilterVisible(u, objs)
+		if got, want := s.FilterVisible(u, many), slices.Repeat(vis, 5); !slices.Equal(got, want) {
+			t.Fatalf("%s: FilterVisible of a large batch = %v, want %v", u, got, want)
+		}
 		j := 0
 		for _, o := range objs {
 			v := s.Visible(u, o)

@@ -196,6 +196,42 @@ type who struct {
 	name  string
 	u     *user
 	roles []uint64 // role ids, possibly with duplicates
+
+	// ownerHashes of the owners w is (itself, its groups), computed on first
+	// use by ownsChild; hashState is 0 (not yet), 1 (valid) or 2 (too many
+	// groups: ownsChild checks exactly).
+	hashState   uint8
+	nHashes     int
+	ownerHashes [8]uint16
+
+	// Filters for child entries (see child), set by FilterVisible for large
+	// batches: roleMask has roleBit(r) for every role of w, tagMask
+	// tagBit(t) for every tag t with an enabled system_access_control
+	// rule conferring SELECT_TABLE or MODIFY_TABLE on w (whatever the
+	// selector). masks says whether they are valid.
+	masks    bool
+	roleMask uint32
+	tagMask  uint64
+}
+
+// setMasks computes w's child filters.
+func (s *Snapshot) setMasks(w *who) {
+	for _, r := range w.roles {
+		w.roleMask |= roleBit(r)
+	}
+	const read = privSet(1<<PrivSelectTable | 1<<PrivModifyTable)
+	if len(w.roles) > 0 {
+		s.sac.Range(func(id uint64, rules []sacRule) bool {
+			for i := range rules {
+				if rules[i].privs&read != 0 && w.hasAnyRole(rules[i].roles) {
+					w.tagMask |= tagBit(id)
+					break
+				}
+			}
+			return true
+		})
+	}
+	w.masks = true
 }
 
 // who resolves principal into buf's backing array (no allocation for up to
@@ -272,6 +308,36 @@ func (w *who) owns(o Owner) bool {
 		return containsSorted(w.u.groups, o.Name)
 	}
 	return false
+}
+
+// ownsChild reports whether w owns the object of c, as w.owns(c.o.owner),
+// without touching the object unless c's owner hash is one of w's.
+func (w *who) ownsChild(c child) bool {
+	if w.u == nil {
+		return false
+	}
+	if w.hashState == 0 {
+		w.hashState = 2
+		if len(w.u.groups) < len(w.ownerHashes) {
+			w.hashState = 1
+			w.ownerHashes[0] = ownerHash(Owner{OwnerUser, w.name})
+			w.nHashes = 1
+			for _, g := range w.u.groups {
+				w.ownerHashes[w.nHashes] = ownerHash(Owner{OwnerGroup, g})
+				w.nHashes++
+			}
+		}
+	}
+	if w.hashState == 1 {
+		match := false
+		for _, h := range w.ownerHashes[:w.nHashes] {
+			match = match || h == c.ownerHash
+		}
+		if !match {
+			return false
+		}
+	}
+	return w.owns(c.o.owner)
 }
 
 // grantBits accumulates the caller's grants in gs (sorted by role): a linear

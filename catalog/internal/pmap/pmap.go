@@ -36,11 +36,13 @@ type node[K comparable, V any] struct {
 	slots   []slot[K, V]
 }
 
+// slot's fields are ordered so that what a successful lookup reads (the
+// hash, the inline key and the value) comes first and shares cache lines.
 type slot[K comparable, V any] struct {
 	h      uint64
 	w0, w1 uint64 // the key inline, when Map.inline is set (see inlineString)
-	k      K
 	v      V
+	k      K
 	sub    node[K, V]
 }
 
