@@ -65,7 +65,9 @@ var bannerAddr = regexp.MustCompile(`serving Flight SQL on grpc(?:\+tls)?://(\S+
 func startServe(t testing.TB, args ...string) *server {
 	t.Helper()
 	dataDir := t.TempDir()
-	full := append([]string{"serve", "--data-dir", dataDir, "--flight-addr", "127.0.0.1:0"}, args...)
+	// Every port is chosen by the OS so test servers never collide.
+	full := append([]string{"serve", "--data-dir", dataDir, "--flight-addr", "127.0.0.1:0",
+		"--metasrv-addr", "127.0.0.1:0", "--raft-addr", "127.0.0.1:0"}, args...)
 	return startServeArgs(t, dataDir, full...)
 }
 

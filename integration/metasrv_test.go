@@ -123,7 +123,8 @@ func (e *metasrvEnv) runMetasrv(t *testing.T, id, dataDir, httpAddr, raftAddr st
 	t.Helper()
 	args := append([]string{"metasrv", "--node-id", id, "--data-dir", dataDir,
 		"--http-addr", httpAddr, "--raft-addr", raftAddr,
-		"--principals", e.principals, "--peer-token-file", e.peerTokenFile, "--log-level", "warn"}, extra...)
+		"--principals", e.principals, "--peer-token-file", e.peerTokenFile, "--log-level", "warn",
+		"--metrics-addr", ""}, extra...)
 	p := &metasrvProc{id: id, dataDir: dataDir, httpAddr: httpAddr, raftAddr: raftAddr,
 		cmd: exec.Command(lakegateBin, args...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{},
 		exited: make(chan struct{})}

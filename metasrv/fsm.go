@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"lakegate/catalog"
 	"lakegate/metasrv/raftnode"
 )
@@ -150,6 +152,10 @@ type FSM struct {
 	audit   *AuditLog // may be nil
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every change
+
+	// applyDuration, when set before the FSM is handed to raftnode,
+	// observes the seconds each Apply takes.
+	applyDuration prometheus.Observer
 }
 
 var _ raftnode.StateMachine = (*FSM)(nil)
@@ -205,6 +211,9 @@ func (f *FSM) WaitGeneration(ctx context.Context, name string, gen uint64) error
 // (a *catalog.Error or one wrapping a metasrv sentinel) for a rejected
 // proposal. Either way the events go to the audit sink.
 func (f *FSM) Apply(index uint64, cmd []byte) any {
+	if f.applyDuration != nil {
+		defer func(start time.Time) { f.applyDuration.Observe(time.Since(start).Seconds()) }(time.Now())
+	}
 	st := f.st.Load()
 	p, err := DecodeProposal(cmd)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"lakegate/authz"
 	"lakegate/catalog"
@@ -372,7 +373,9 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 	ctx := context.WithoutCancel(r.Context()) // a queued proposal is not withdrawn
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ReadWaitTimeout)
 	defer cancel()
+	start := time.Now()
 	out, index, err := s.node.Propose(ctx, b)
+	s.metrics.observeProposal(time.Since(start), index, err)
 	if index != 0 {
 		rq.w.Header().Set(IndexHeader, strconv.FormatUint(index, 10))
 	}

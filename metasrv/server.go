@@ -127,6 +127,11 @@ type Server struct {
 	mux    *http.ServeMux
 	now    func() time.Time
 	client *http.Client
+	// metrics are the node's instruments; handler is mux instrumented.
+	metrics *metrics
+	handler http.Handler
+	stop    chan struct{} // closed by Shutdown
+	wg      sync.WaitGroup
 
 	mu       sync.Mutex
 	servers  []*http.Server
@@ -162,15 +167,18 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:    cfg,
-		log:    log,
-		auth:   authz.NewAuthenticator(cfg.Principals),
-		byID:   map[string]*authz.Principal{},
-		audit:  audit,
-		fsm:    NewFSM(audit),
-		now:    cfg.Now,
-		client: cfg.PeerClient,
+		cfg:     cfg,
+		log:     log,
+		auth:    authz.NewAuthenticator(cfg.Principals),
+		byID:    map[string]*authz.Principal{},
+		audit:   audit,
+		fsm:     NewFSM(audit),
+		now:     cfg.Now,
+		client:  cfg.PeerClient,
+		metrics: newMetrics(),
+		stop:    make(chan struct{}),
 	}
+	s.fsm.applyDuration = s.metrics.fsmApply
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -196,6 +204,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.mux.Handle("/cluster/remove", s.clusterRemoveHandler())
+	s.handler = s.metrics.instrument(s.mux)
+	s.metrics.reg.MustRegister(newRaftCollector(node, s.fsm))
+	s.wg.Go(func() { s.watchLeader(s.stop) })
 	return s, nil
 }
 
@@ -321,13 +332,13 @@ func (s *Server) FSM() *FSM { return s.fsm }
 func (s *Server) Audit() *AuditLog { return s.audit }
 
 // Handler returns the HTTP handler: the REST API under /api/ and the
-// cluster endpoints under /cluster/.
-func (s *Server) Handler() http.Handler { return s.mux }
+// cluster endpoints under /cluster/, counted in the node's metrics.
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // Serve serves the HTTP API on ln until Shutdown; it returns nil after
 // Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	hs := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second,
+	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	s.mu.Lock()
 	s.servers = append(s.servers, hs)
@@ -379,6 +390,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			}
 		}
 		errs = append(errs, s.node.Shutdown(ctx), s.audit.Close())
+		close(s.stop)
+		s.wg.Wait()
 		s.shutErr = errors.Join(errs...)
 	})
 	return s.shutErr

@@ -21,6 +21,7 @@ const (
 	demoPrincipalsFile = "principals.yaml"
 	demoTokensFile     = "tokens.txt"
 	demoTenant         = "demo"
+	demoAdmin          = "admin@demo" // owner of the demo metalake in the embedded metasrv
 )
 
 // demoCredential is a generated principal and its token, shown once.
@@ -139,13 +140,20 @@ func ensureDemoTables(ctx context.Context, engine *duckdb.Engine) error {
 
 // printBanner tells the operator how to connect. Tokens appear only on the
 // first start; afterwards the banner points at the tokens file.
-func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir string, demo bool, creds []demoCredential) {
+// metaURL is the embedded metasrv's REST base URL.
+func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir string, demo bool, creds []demoCredential, metaURL string) {
 	scheme, jdbcTLS, shellTLS := "grpc", "useEncryption=false", ""
 	if tls {
 		scheme, jdbcTLS, shellTLS = "grpc+tls", "useEncryption=true", " --tls"
 	}
 	fmt.Fprintf(w, "lakegate %s serving Flight SQL on %s://%s\n", version, scheme, addr)
+	fmt.Fprintf(w, "metasrv REST on %s (single node, data in %s)\n", metaURL, filepath.Join(dataDir, "metasrv"))
 	fmt.Fprintf(w, "principal map: %s\n", principalsPath)
+	adminTLS := ""
+	if tls {
+		adminTLS = " --tls-ca <CA of the server certificate>"
+	}
+	fmt.Fprintf(w, "metadata:    ./bin/lakegate admin --server %s%s --token <admin token> metalake list\n", metaURL, adminTLS)
 	if !demo {
 		return
 	}
@@ -161,6 +169,10 @@ func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir str
 		fmt.Fprintf(w, "    token: %s\n", c.token)
 		fmt.Fprintf(w, "    ADBC:  uri=%s://%s  adbc.flight.sql.authorization_header=\"Bearer %s\"\n", scheme, addr, c.token)
 		fmt.Fprintf(w, "    JDBC:  jdbc:arrow-flight-sql://%s?%s&token=%s\n", addr, jdbcTLS, c.token)
-		fmt.Fprintf(w, "    shell: ./bin/lakegate sql%s --addr %s --token %s '%s'\n\n", shellTLS, addr, c.token, c.example)
+		fmt.Fprintf(w, "    shell: ./bin/lakegate sql%s --addr %s --token %s '%s'\n", shellTLS, addr, c.token, c.example)
+		if c.role == "admin" {
+			fmt.Fprintf(w, "    admin: ./bin/lakegate admin --server %s%s --token %s metalake list\n", metaURL, adminTLS, c.token)
+		}
+		fmt.Fprintln(w)
 	}
 }

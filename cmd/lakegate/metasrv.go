@@ -28,6 +28,7 @@ type metasrvConfig struct {
 	tlsCert, tlsKey, tlsCA              string
 	insecureNoTLS                       bool
 	logLevel                            string
+	metricsAddr                         string
 }
 
 func parseMetasrvFlags(args []string, stderr io.Writer) (metasrvConfig, error) {
@@ -47,6 +48,7 @@ func parseMetasrvFlags(args []string, stderr io.Writer) (metasrvConfig, error) {
 	fs.StringVar(&c.tlsCA, "tls-ca", "", "CA (PEM) that signs every member's certificate: mutual TLS between nodes")
 	fs.BoolVar(&c.insecureNoTLS, "insecure-no-tls", false, "allow plaintext on a non-loopback address; never waives authentication")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "address serving Prometheus metrics at /metrics (unauthenticated; TLS like the REST API); empty disables")
 	if err := fs.Parse(args); err != nil {
 		return c, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -64,7 +66,10 @@ func parseMetasrvFlags(args []string, stderr io.Writer) (metasrvConfig, error) {
 	case (c.tlsCert == "") != (c.tlsKey == ""), c.tlsCert != "" && c.tlsCA == "":
 		return c, fmt.Errorf("%w: TLS needs --tls-cert, --tls-key and --tls-ca together", errUsage)
 	}
-	for _, a := range []struct{ flag, addr string }{{"--http-addr", c.httpAddr}, {"--raft-addr", c.raftAddr}} {
+	for _, a := range []struct{ flag, addr string }{{"--http-addr", c.httpAddr}, {"--raft-addr", c.raftAddr}, {"--metrics-addr", c.metricsAddr}} {
+		if a.addr == "" && a.flag == "--metrics-addr" {
+			continue
+		}
 		host, _, err := net.SplitHostPort(a.addr)
 		if err != nil {
 			return c, fmt.Errorf("%w: %s %q: %v", errUsage, a.flag, a.addr, err)
@@ -146,9 +151,34 @@ func runMetasrv(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		ln.Close()
 		return err
 	}
-	errc := make(chan error, 1)
+	var metricsSrv *http.Server
+	var metricsLn net.Listener
+	if c.metricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", c.metricsAddr); err != nil {
+			ln.Close()
+			return errors.Join(fmt.Errorf("listening on --metrics-addr %s: %w", c.metricsAddr, err), shutdownMetasrv(ctx, srv, log))
+		}
+		if serverTLS != nil {
+			metricsLn = tls.NewListener(metricsLn, serverTLS)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", srv.MetricsHandler())
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	}
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if metricsSrv != nil {
+		go func() {
+			if err := metricsSrv.Serve(metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("metrics: %w", err)
+			}
+		}()
+		defer metricsSrv.Close()
+	}
 	fmt.Fprintf(stdout, "lakegate metasrv %s: REST on %s, Raft on %s, data in %s\n", c.nodeID, ln.Addr(), srv.Node().RaftAddr(), c.dataDir)
+	if metricsLn != nil {
+		fmt.Fprintf(stdout, "lakegate metasrv %s: metrics on %s/metrics\n", c.nodeID, metricsLn.Addr())
+	}
 	if c.join != "" {
 		if err := joinWithRetry(ctx, srv, c.join); err != nil {
 			shutdownMetasrv(ctx, srv, log)

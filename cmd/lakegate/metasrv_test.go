@@ -45,7 +45,7 @@ func TestMetasrvServes(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"metasrv", "--node-id", "n1", "--data-dir", filepath.Join(dir, "data"),
-			"--raft-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--bootstrap", "--principals", pm,
+			"--raft-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--bootstrap", "--principals", pm,
 			"--log-level", "error"}, pw, io.Discard)
 		pw.Close()
 	}()

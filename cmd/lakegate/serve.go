@@ -17,15 +17,19 @@ import (
 	"time"
 
 	"lakegate/authz"
+	"lakegate/catalog"
 	"lakegate/flight"
 	"lakegate/flight/backend/duckdb"
 	"lakegate/flight/ticket"
+	"lakegate/metasrv"
 )
 
 // serveConfig is everything `lakegate serve` reads from its flags.
 type serveConfig struct {
 	dataDir       string
 	flightAddr    string
+	metasrvAddr   string
+	raftAddr      string
 	principals    string
 	ticketKeys    string
 	tls           flight.TLSFiles
@@ -42,6 +46,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.dataDir, "data-dir", "./data", "data directory (created on first start, mode 0700)")
 	fs.StringVar(&c.flightAddr, "flight-addr", "127.0.0.1:8815", "Flight SQL listen address")
+	fs.StringVar(&c.metasrvAddr, "metasrv-addr", "127.0.0.1:8816", "metasrv REST API listen address (port 0 picks one); same exposure rules as --flight-addr")
+	fs.StringVar(&c.raftAddr, "raft-addr", "127.0.0.1:8817", "metasrv Raft transport address, loopback only: the node is a single voter (port 0 picks one)")
 	fs.StringVar(&c.principals, "principals", "", "principal map (YAML); default: the demo map generated in the data directory, loopback only")
 	fs.StringVar(&c.ticketKeys, "ticket-keys", "", "ticket key ring file; default: generated in the data directory")
 	fs.StringVar(&c.tls.CertFile, "tls-cert", "", "TLS certificate chain (PEM)")
@@ -61,7 +67,23 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	if c.tls.ClientCAFile != "" && !c.tls.Enabled() {
 		return c, fmt.Errorf("%w: --tls-client-ca needs --tls-cert and --tls-key", errUsage)
 	}
-	return c, checkExposure(c.flightAddr, c.principals != "", c.tls.Enabled(), c.insecureNoTLS)
+	if err := checkExposure(c.flightAddr, c.principals != "", c.tls.Enabled(), c.insecureNoTLS); err != nil {
+		return c, err
+	}
+	if _, _, err := net.SplitHostPort(c.metasrvAddr); err != nil {
+		return c, fmt.Errorf("%w: --metasrv-addr %q: %v", errUsage, c.metasrvAddr, err)
+	}
+	if err := checkExposure(c.metasrvAddr, c.principals != "", c.tls.Enabled(), c.insecureNoTLS); err != nil {
+		return c, err
+	}
+	host, _, err := net.SplitHostPort(c.raftAddr)
+	if err != nil {
+		return c, fmt.Errorf("%w: --raft-addr %q: %v", errUsage, c.raftAddr, err)
+	}
+	if !isLoopback(host) {
+		return c, fmt.Errorf("%w: --raft-addr %s is not a loopback address: the embedded metasrv is a single voter and has no peers (run `lakegate metasrv` for a cluster)", errUsage, c.raftAddr)
+	}
+	return c, nil
 }
 
 // checkExposure applies the rules for listening beyond this machine: a
@@ -165,22 +187,111 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", c.flightAddr, err)
 	}
-	printBanner(stdout, lis.Addr().String(), tlsConfig != nil, principalsPath, c.dataDir, c.principals == "", firstStart)
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(lis) }()
-	select {
-	case err := <-errc:
+	meta, metaURL, err := startServeMetasrv(ctx, c, principals, tlsConfig, log)
+	if err != nil {
+		lis.Close()
 		return err
+	}
+	printBanner(stdout, lis.Addr().String(), tlsConfig != nil, principalsPath, c.dataDir, c.principals == "", firstStart, metaURL)
+
+	flightErr, metaErr := make(chan error, 1), make(chan error, 1)
+	go func() { flightErr <- srv.Serve(lis) }()
+	go func() { metaErr <- meta.srv.Serve(meta.ln) }()
+	var serveErr error
+	select {
+	case serveErr = <-flightErr:
+		flightErr = nil
+	case serveErr = <-metaErr:
+		metaErr = nil
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	errs := []error{serveErr, srv.Shutdown(shutdownCtx), shutdownMetasrv(ctx, meta.srv, log)}
+	if flightErr != nil {
+		errs = append(errs, <-flightErr)
+	}
+	if metaErr != nil {
+		errs = append(errs, <-metaErr)
+	}
+	return errors.Join(errs...)
+}
+
+// serveMetasrv is the single-node metasrv embedded in `serve`.
+type serveMetasrv struct {
+	srv *metasrv.Server
+	ln  net.Listener
+}
+
+// serveMetasrvNode is the embedded node's id in its one-voter cluster.
+const serveMetasrvNode = "serve"
+
+// startServeMetasrv opens (on first start: bootstraps) the single-node
+// metasrv under <data-dir>/metasrv, waits until it leads, and makes sure the
+// demo metalake exists. The caller serves meta.ln and shuts the node down.
+func startServeMetasrv(ctx context.Context, c serveConfig, principals *authz.PrincipalMap, serverTLS *tls.Config, log *slog.Logger) (meta serveMetasrv, restURL string, err error) {
+	ln, err := net.Listen("tcp", c.metasrvAddr)
+	if err != nil {
+		return meta, "", fmt.Errorf("listening on %s: %w", c.metasrvAddr, err)
+	}
+	cfg := metasrv.DefaultConfig()
+	cfg.NodeID, cfg.DataDir = serveMetasrvNode, filepath.Join(c.dataDir, "metasrv")
+	cfg.RaftAddr, cfg.HTTPAddr = c.raftAddr, ln.Addr().String() // the real port when port 0 was asked for
+	// Bootstrap is ignored once state exists. A single voter never forwards,
+	// so it needs no peer token.
+	cfg.Bootstrap, cfg.Principals, cfg.Logger = true, principals, log.With("component", "metasrv")
+	scheme := "http"
+	if serverTLS != nil {
+		scheme = "https"
+		t := serverTLS.Clone()
+		t.NextProtos = []string{"h2", "http/1.1"}
+		ln = tls.NewListener(ln, t)
+	}
+	cfg.PeerScheme = scheme
+	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	srv, err := metasrv.New(startCtx, cfg)
+	if err != nil {
+		ln.Close()
+		return meta, "", err
+	}
+	if err := ensureDemoMetalake(startCtx, srv); err != nil {
+		ln.Close()
+		return meta, "", errors.Join(err, shutdownMetasrv(ctx, srv, log))
+	}
+	return serveMetasrv{srv: srv, ln: ln}, scheme + "://" + cfg.HTTPAddr, nil
+}
+
+// ensureDemoMetalake waits for the node to lead its one-voter cluster and
+// creates the demo metalake, owned by the demo admin, unless it exists. The
+// proposal carries what the REST API stamps on an admin's CreateMetalake.
+func ensureDemoMetalake(ctx context.Context, srv *metasrv.Server) error {
+	node := srv.Node()
+	for !node.IsLeader() {
+		ch := node.LeaderCh()
+		if node.IsLeader() {
+			break
+		}
+		select {
+		case <-ch:
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return fmt.Errorf("metasrv: waiting for leadership: %w", ctx.Err())
+		}
+	}
+	if _, ok := srv.FSM().Lake(demoTenant); ok {
+		return nil
+	}
+	b, err := metasrv.EncodeProposal(metasrv.Proposal{Metalake: demoTenant, Actor: demoAdmin, Admin: true, Time: time.Now(),
+		Lake: &metasrv.LakeOp{Op: metasrv.LakeCreate, Owner: demoAdmin, Comment: "lakegate serve demo tenant"}})
+	if err != nil {
 		return err
 	}
-	return <-errc
+	if _, _, err := node.Propose(ctx, b); err != nil && !errors.Is(err, catalog.ErrAlreadyExists) {
+		return fmt.Errorf("creating demo metalake: %w", err)
+	}
+	return nil
 }
 
 func maybeTLS(f flight.TLSFiles) (*tls.Config, error) {
