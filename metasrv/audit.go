@@ -28,16 +28,29 @@ type Event struct {
 // when AuditConfig.RingSize is zero.
 const DefaultAuditRing = 4096
 
+// auditQueue is the number of Record batches that may wait for the audit
+// file writer before Record blocks.
+const auditQueue = 4096
+
 // AuditLog appends events as JSON lines to an append-only file (opened
 // O_APPEND, mode 0600) and keeps the newest in a bounded in-memory ring.
 // Applied events whose index is not above the highest index already in the
 // file are not written again (log replay after a restart). Safe for
 // concurrent use. Write failures are logged, never returned to the FSM:
 // auditing must not make replicas diverge.
+//
+// Record updates the ring (so Events sees an event as soon as Record
+// returns) and queues the file write for one background goroutine, started
+// by OpenAuditLog and stopped by Close, which writes the events in Record
+// order and flushes whenever its queue is empty; Close writes everything
+// queued, then syncs and closes the file. Record blocks only when
+// auditQueue batches are waiting. Events still queued when the process
+// dies are lost from the file (unless Raft replays their entries).
 type AuditLog struct {
 	mu       sync.Mutex
-	f        *os.File // nil: memory only
-	w        *bufio.Writer
+	queue    chan []Event  // nil: memory only, or closed
+	done     chan struct{} // closed when the writer has closed the file
+	closeErr error         // the writer's flush, sync and close; read after done
 	maxIndex uint64
 	ring     []Event
 	next     int  // ring write position
@@ -77,8 +90,30 @@ func OpenAuditLog(path string, ringSize int, log *slog.Logger) (*AuditLog, error
 		f.Close()
 		return nil, fmt.Errorf("metasrv: audit log: reading %s: %w", path, err)
 	}
-	a.f, a.w = f, bufio.NewWriter(f)
+	a.queue, a.done = make(chan []Event, auditQueue), make(chan struct{})
+	go a.write(f, a.queue)
 	return a, nil
+}
+
+// write appends the queued events to f until the queue is closed, then
+// flushes, syncs and closes f.
+func (a *AuditLog) write(f *os.File, queue <-chan []Event) {
+	defer close(a.done)
+	w := bufio.NewWriterSize(f, 64<<10)
+	enc := json.NewEncoder(w) // as json.Marshal, plus '\n'
+	for evs := range queue {
+		for _, e := range evs {
+			if err := enc.Encode(e); err != nil {
+				a.log.Error("metasrv: audit write failed", "err", err)
+			}
+		}
+		if len(queue) == 0 {
+			if err := w.Flush(); err != nil {
+				a.log.Error("metasrv: audit flush failed", "err", err)
+			}
+		}
+	}
+	a.closeErr = errors.Join(w.Flush(), f.Sync(), f.Close())
 }
 
 func (a *AuditLog) push(e Event) {
@@ -89,39 +124,30 @@ func (a *AuditLog) push(e Event) {
 	}
 }
 
-// Record appends events and flushes them to the file.
+// Record appends events to the ring and queues them for the file.
 func (a *AuditLog) Record(evs ...Event) {
 	if len(evs) == 0 {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	wrote := false
+	var out []Event
 	for _, e := range evs {
 		if e.Index != 0 && e.Index <= a.maxIndex {
 			continue // already recorded before a restart
 		}
 		a.push(e)
-		if a.w == nil {
-			continue
+		if a.queue != nil {
+			out = append(out, e)
 		}
-		b, err := json.Marshal(e)
-		if err == nil {
-			b = append(b, '\n')
-			_, err = a.w.Write(b)
-		}
-		if err != nil {
-			a.log.Error("metasrv: audit write failed", "err", err)
-		}
-		wrote = true
 	}
 	for _, e := range evs {
 		a.maxIndex = max(a.maxIndex, e.Index)
 	}
-	if wrote {
-		if err := a.w.Flush(); err != nil {
-			a.log.Error("metasrv: audit flush failed", "err", err)
-		}
+	if len(out) > 0 {
+		// Under mu, so that batches are queued in Record order; the writer
+		// never takes mu.
+		a.queue <- out
 	}
 }
 
@@ -154,16 +180,19 @@ func (a *AuditLog) Events(metalake string, since, before uint64, limit int) []Ev
 	return out
 }
 
-// Close flushes and closes the file.
+// Close writes the queued events, then syncs and closes the file. Later
+// Records keep events in memory only. Idempotent.
 func (a *AuditLog) Close() error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.f == nil {
+	q := a.queue
+	a.queue = nil
+	a.mu.Unlock()
+	if q == nil {
 		return nil
 	}
-	err := errors.Join(a.w.Flush(), a.f.Sync(), a.f.Close())
-	a.f, a.w = nil, nil
-	return err
+	close(q)
+	<-a.done
+	return a.closeErr
 }
 
 var _ io.Closer = (*AuditLog)(nil)

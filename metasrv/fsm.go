@@ -21,13 +21,36 @@ import (
 	"lakegate/metasrv/raftnode"
 )
 
-// proposalVersion is the version of the Proposal encoding.
-const proposalVersion = 1
+// Proposal encodings. Version 1 is a JSON object ({"v":1,…}, the commands
+// embedded as JSON values); version 2, written since, is a compact binary
+// envelope around the already-encoded catalog commands (see
+// EncodeProposal), so that applying an entry decodes each command once.
+// DecodeProposal reads both, so that logs written by earlier versions
+// replay unchanged.
+const (
+	proposalVersionJSON   = 1
+	proposalVersionBinary = 2
+)
+
+// proposalMagic starts a version 2 proposal: "LGP" and the version byte. A
+// version 1 proposal starts with '{'.
+var proposalMagic = [4]byte{'L', 'G', 'P', proposalVersionBinary}
+
+// Kinds of a version 2 proposal's body.
+const (
+	proposalCommands = 1
+	proposalLake     = 2
+)
+
+// proposalAdmin is the Admin bit of a version 2 proposal's flags byte.
+const proposalAdmin = 1
 
 // Proposal is one replicated log entry of metasrv: a change to one metalake,
 // stamped by the leader with the acting principal and the time before it is
 // proposed. Exactly one of Commands and Lake is set.
 type Proposal struct {
+	// V is the encoding's version, set by DecodeProposal (EncodeProposal
+	// ignores it).
 	V        int    `json:"v"`
 	Metalake string `json:"metalake"`
 	Actor    string `json:"actor"`
@@ -79,26 +102,183 @@ type Update struct {
 	IfExists     bool     `json:"ifExists,omitempty"`
 }
 
-// EncodeProposal serializes p (deterministically).
+// EncodeProposal serializes p (deterministically) in the version 2
+// encoding: proposalMagic; the uvarint-length-prefixed metalake, actor and
+// time (time.Time.MarshalBinary of p.Time in UTC); a flags byte (bit 0:
+// Admin); a kind byte; then for proposalCommands a uvarint count and the
+// uvarint-length-prefixed commands as given (catalog.EncodeCommand bytes),
+// or for proposalLake the uvarint-length-prefixed JSON of p.Lake. Exactly
+// one of Commands and Lake must be set.
 func EncodeProposal(p Proposal) ([]byte, error) {
-	p.V = proposalVersion
-	p.Time = p.Time.UTC()
-	return json.Marshal(p)
+	if (len(p.Commands) == 0) == (p.Lake == nil) {
+		return nil, fmt.Errorf("%w: exactly one of commands and lake must be set", ErrInvalidProposal)
+	}
+	tb, err := p.Time.UTC().MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("%w: time: %v", ErrInvalidProposal, err)
+	}
+	n := len(proposalMagic) + len(p.Metalake) + len(p.Actor) + len(tb) + 5*binary.MaxVarintLen64 + 2
+	for _, c := range p.Commands {
+		n += binary.MaxVarintLen64 + len(c)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, proposalMagic[:]...)
+	b = appendBytes(b, []byte(p.Metalake))
+	b = appendBytes(b, []byte(p.Actor))
+	b = appendBytes(b, tb)
+	var flags byte
+	if p.Admin {
+		flags |= proposalAdmin
+	}
+	b = append(b, flags)
+	if p.Lake != nil {
+		lb, err := json.Marshal(p.Lake)
+		if err != nil {
+			return nil, fmt.Errorf("%w: lake: %v", ErrInvalidProposal, err)
+		}
+		b = append(b, proposalLake)
+		return appendBytes(b, lb), nil
+	}
+	b = append(b, proposalCommands)
+	b = binary.AppendUvarint(b, uint64(len(p.Commands)))
+	for _, c := range p.Commands {
+		b = appendBytes(b, c)
+	}
+	return b, nil
 }
 
-// DecodeProposal parses bytes written by EncodeProposal, strictly.
+func appendBytes(b, part []byte) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(part))), part...)
+}
+
+// DecodeProposal parses bytes written by EncodeProposal (version 2) or by
+// earlier versions (version 1, JSON), strictly: unknown versions, kinds,
+// flags and fields, truncation and trailing data are errors wrapping
+// ErrInvalidProposal. The version 2 Commands alias b; each is decoded
+// strictly by catalog.DecodeCommand when applied.
 func DecodeProposal(b []byte) (Proposal, error) {
+	var p Proposal
+	if len(b) > 0 && b[0] == '{' {
+		return decodeProposalJSON(b)
+	}
+	if len(b) < len(proposalMagic) || [3]byte(b[:3]) != [3]byte(proposalMagic[:3]) {
+		return p, fmt.Errorf("%w: proposal: unknown encoding", ErrInvalidProposal)
+	}
+	if b[3] != proposalVersionBinary {
+		return p, fmt.Errorf("%w: unsupported proposal version %d", ErrInvalidProposal, b[3])
+	}
+	d := proposalDecoder{b: b[len(proposalMagic):]}
+	p.V = proposalVersionBinary
+	p.Metalake = string(d.bytes("metalake"))
+	p.Actor = string(d.bytes("actor"))
+	if tb := d.bytes("time"); d.err == nil {
+		if err := p.Time.UnmarshalBinary(tb); err != nil {
+			d.fail("time: %v", err)
+		}
+		p.Time = p.Time.UTC()
+	}
+	flags := d.byte("flags")
+	if flags&^proposalAdmin != 0 && d.err == nil {
+		d.fail("unknown flags %#x", flags)
+	}
+	p.Admin = flags&proposalAdmin != 0
+	switch kind := d.byte("kind"); {
+	case d.err != nil:
+	case kind == proposalCommands:
+		n := d.uvarint("command count")
+		if d.err == nil && (n == 0 || n > uint64(len(d.b))) {
+			d.fail("bad command count %d", n)
+		}
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			if c := d.bytes("command"); d.err == nil {
+				p.Commands = append(p.Commands, json.RawMessage(c))
+			}
+		}
+	case kind == proposalLake:
+		if lb := d.bytes("lake"); d.err == nil {
+			if err := strictJSON(lb, &p.Lake); err != nil {
+				d.fail("lake: %v", err)
+			} else if p.Lake == nil {
+				d.fail("lake: null")
+			}
+		}
+	default:
+		d.fail("unknown kind %d", kind)
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail("%d bytes of trailing data", len(d.b))
+	}
+	if d.err != nil {
+		return Proposal{}, fmt.Errorf("%w: proposal: %v", ErrInvalidProposal, d.err)
+	}
+	return p, nil
+}
+
+// decodeProposalJSON parses a version 1 proposal.
+func decodeProposalJSON(b []byte) (Proposal, error) {
 	var p Proposal
 	if err := strictJSON(b, &p); err != nil {
 		return p, fmt.Errorf("%w: proposal: %v", ErrInvalidProposal, err)
 	}
-	if p.V != proposalVersion {
+	if p.V != proposalVersionJSON {
 		return p, fmt.Errorf("%w: unsupported proposal version %d", ErrInvalidProposal, p.V)
 	}
 	if (len(p.Commands) == 0) == (p.Lake == nil) {
 		return p, fmt.Errorf("%w: exactly one of commands and lake must be set", ErrInvalidProposal)
 	}
 	return p, nil
+}
+
+// proposalDecoder reads a version 2 proposal; the first error sticks.
+type proposalDecoder struct {
+	b   []byte
+	err error
+}
+
+func (d *proposalDecoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf(format, args...)
+	}
+}
+
+func (d *proposalDecoder) uvarint(what string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("%s: bad length", what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *proposalDecoder) bytes(what string) []byte {
+	l := d.uvarint(what)
+	if d.err != nil {
+		return nil
+	}
+	if l > uint64(len(d.b)) {
+		d.fail("%s: truncated", what)
+		return nil
+	}
+	v := d.b[:l:l]
+	d.b = d.b[l:]
+	return v
+}
+
+func (d *proposalDecoder) byte(what string) byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) == 0 {
+		d.fail("%s: truncated", what)
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
 }
 
 // Lake is the replicated state of one metalake: the catalog snapshot plus

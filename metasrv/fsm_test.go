@@ -2,7 +2,12 @@ package metasrv_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,5 +134,124 @@ func TestAuditLogDedupAndPaging(t *testing.T) {
 	}
 	if got := a.Events("acme", 0, 5, 1); len(got) != 1 || got[0].Index != 4 {
 		t.Fatalf("before=5 limit=1: %v", got)
+	}
+}
+
+// TestProposalEncodings checks that a version 1 (JSON) proposal, as written
+// by earlier versions, still applies exactly as its version 2 (binary)
+// equivalent, and that version 2 is decoded strictly.
+func TestProposalEncodings(t *testing.T) {
+	create := metasrv.Proposal{Metalake: "acme", Actor: "root", Admin: true, Time: t0,
+		Lake: &metasrv.LakeOp{Op: metasrv.LakeCreate, Owner: "alice", Properties: map[string]string{"a": "1"}}}
+	cmd, err := catalog.EncodeCommand(catalog.CreateCatalog{Name: "lake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := [][]byte{
+		[]byte(`{"v":1,"metalake":"acme","actor":"root","admin":true,"time":"2026-03-01T12:00:00Z","lake":{"op":"create","owner":"alice","properties":{"a":"1"}}}`),
+		[]byte(`{"v":1,"metalake":"acme","actor":"alice","time":"2026-03-01T12:00:01.5Z","commands":[` + string(cmd) + `]}`),
+	}
+	v2 := [][]byte{
+		proposal(t, create),
+		proposal(t, metasrv.Proposal{Metalake: "acme", Actor: "alice", Time: t0.Add(1500 * time.Millisecond).In(time.FixedZone("x", 3600))},
+			catalog.CreateCatalog{Name: "lake"}),
+	}
+	a, b := metasrv.NewFSM(nil), metasrv.NewFSM(nil)
+	for i := range v1 {
+		for _, x := range []struct {
+			f   *metasrv.FSM
+			cmd []byte
+		}{{a, v1[i]}, {b, v2[i]}} {
+			if err, _ := x.f.Apply(uint64(i+1), x.cmd).(error); err != nil {
+				t.Fatalf("entry %d: %v", i, err)
+			}
+		}
+	}
+	if !bytes.Equal(persist(t, a), persist(t, b)) {
+		t.Fatal("version 1 and version 2 proposals give different states")
+	}
+	p, err := metasrv.DecodeProposal(v2[1])
+	if err != nil || p.V != 2 || !p.Time.Equal(t0.Add(1500*time.Millisecond)) || p.Time.Location() != time.UTC ||
+		p.Actor != "alice" || p.Admin || len(p.Commands) != 1 || !bytes.Equal(p.Commands[0], cmd) {
+		t.Fatalf("round trip: %+v, %v", p, err)
+	}
+	if _, err := metasrv.EncodeProposal(metasrv.Proposal{Metalake: "acme", Time: t0}); !errors.Is(err, metasrv.ErrInvalidProposal) {
+		t.Fatalf("neither commands nor lake: %v", err)
+	}
+	bad := map[string][]byte{
+		"empty":     nil,
+		"version":   append([]byte("LGP\x03"), v2[1][4:]...),
+		"magic":     append([]byte("XGP\x02"), v2[1][4:]...),
+		"trailing":  append(slices.Clone(v2[1]), 0),
+		"truncated": v2[1][:len(v2[1])-1],
+		"header":    v2[1][:6],
+		"v1 bogus":  []byte(`{"v":1,"bogus":true}`),
+		"v1 as v2":  []byte(`{"v":2,"metalake":"acme","actor":"alice","time":"2026-03-01T12:00:01Z","commands":[` + string(cmd) + `]}`),
+	}
+	// Flip the flags byte (after magic, metalake, actor and time) and the
+	// kind byte.
+	off := 4 + 1 + len("acme") + 1 + len("alice")
+	off += 1 + int(v2[1][off])
+	flags := slices.Clone(v2[1])
+	flags[off] = 2
+	bad["flags"] = flags
+	kind := slices.Clone(v2[1])
+	kind[off+1] = 9
+	bad["kind"] = kind
+	zero := slices.Clone(v2[1][:off+2])
+	bad["no commands"] = append(zero, 0)
+	for name, b := range bad {
+		if _, err := metasrv.DecodeProposal(b); !errors.Is(err, metasrv.ErrInvalidProposal) {
+			t.Errorf("%s: got %v", name, err)
+		}
+		if err, _ := a.Apply(99, b).(error); !errors.Is(err, metasrv.ErrInvalidProposal) {
+			t.Errorf("%s: Apply gave %v", name, err)
+		}
+	}
+}
+
+// TestAuditLogFileOrder checks that the background writer keeps the
+// events of concurrent Records in ring order and writes them all by Close.
+func TestAuditLogFileOrder(t *testing.T) {
+	path := t.TempDir() + "/audit.jsonl"
+	a, err := metasrv.OpenAuditLog(path, 10000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 500 {
+				a.Record(metasrv.Event{Metalake: "acme", Event: catalog.Event{Operation: fmt.Sprintf("w%d-%d", w, i)}})
+			}
+		})
+	}
+	wg.Wait()
+	ring := a.Events("", 0, 0, 10000)
+	if len(ring) != 2000 {
+		t.Fatalf("ring: %d events", len(ring))
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(raw, []byte("\n")), []byte("\n"))
+	if len(lines) != len(ring) {
+		t.Fatalf("file: %d lines, ring: %d", len(lines), len(ring))
+	}
+	for i, l := range lines {
+		var e metasrv.Event
+		if err := json.Unmarshal(l, &e); err != nil {
+			t.Fatal(err)
+		}
+		if want := ring[len(ring)-1-i].Operation; e.Operation != want {
+			t.Fatalf("line %d: %q, ring order %q", i, e.Operation, want)
+		}
 	}
 }
