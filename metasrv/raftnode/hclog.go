@@ -74,7 +74,7 @@ func (h *hclogAdapter) Named(name string) hclog.Logger {
 }
 
 func (h *hclogAdapter) ResetNamed(name string) hclog.Logger {
-	return &hclogAdapter{l: h.l.With("component", name), name: name, args: h.args}
+	return &hclogAdapter{l: h.l.With("subsystem", name), name: name, args: h.args}
 }
 
 // SetLevel is a no-op: the slog handler decides what is enabled.
