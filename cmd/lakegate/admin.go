@@ -332,17 +332,57 @@ func (a *admin) fields(kv ...string) {
 	tw.Flush()
 }
 
-// dropped reports a DELETE answer.
-func (a *admin) dropped(raw []byte, what string) error {
-	var r struct{ Dropped bool }
-	return a.show(raw, &r, func() {
+// request sends a request to path and shows the answer: the raw body
+// with --json, and otherwise decoded into out and printed by print.
+func (a *admin) request(method, path string, q url.Values, body, out any, print func()) error {
+	raw, err := a.call(method, path, q, body, "")
+	if err != nil {
+		return err
+	}
+	return a.show(raw, out, print)
+}
+
+// lakeRequest is request for the path of segs under the metalake.
+func (a *admin) lakeRequest(method string, segs []string, q url.Values, body, out any, print func()) error {
+	p, err := a.lake(segs...)
+	if err != nil {
+		return err
+	}
+	return a.request(method, p, q, body, out, print)
+}
+
+// dropAnswer is the answer to a DELETE.
+type dropAnswer struct{ Dropped bool }
+
+// dropped returns the printer of a DELETE answer r about what.
+func (a *admin) dropped(r *dropAnswer, what string) func() {
+	return func() {
 		if r.Dropped {
 			fmt.Fprintf(a.stdout, "dropped %s\n", what)
 		} else {
 			fmt.Fprintf(a.stdout, "%s does not exist (nothing dropped)\n", what)
 		}
-	})
+	}
 }
+
+// lakeDrop deletes the object at segs under the metalake and reports it
+// as what.
+func (a *admin) lakeDrop(segs []string, q url.Values, what string) error {
+	var r dropAnswer
+	return a.lakeRequest("DELETE", segs, q, nil, &r, a.dropped(&r, what))
+}
+
+// tableOf prints a table with one row per item.
+func tableOf[T any](a *admin, header []string, items []T, row func(T) []string) {
+	rows := make([][]string, 0, len(items))
+	for _, it := range items {
+		rows = append(rows, row(it))
+	}
+	a.table(header, rows)
+}
+
+// withDetails is the query asking a list for full objects.
+func withDetails() url.Values { return url.Values{"details": {"true"}} }
 
 // propertyFlag collects repeated K=V flags.
 type propertyFlag map[string]string
@@ -382,6 +422,16 @@ func (a *admin) splitName(s string, n int, what string) ([]string, error) {
 		}
 	}
 	return parts, nil
+}
+
+// parseName parses exactly one positional argument, a dotted full name
+// of n parts (see parse and splitName).
+func (a *admin) parseName(fs *flag.FlagSet, args []string, n int, what, argsUsage string) ([]string, error) {
+	pos, err := a.parse(fs, args, 1, 1, argsUsage)
+	if err != nil {
+		return nil, err
+	}
+	return a.splitName(pos[0], n, what)
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {

@@ -114,12 +114,8 @@ func adminClusterStatus(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	raw, err := a.call("GET", "/cluster/status", nil, nil, "")
-	if err != nil {
-		return err
-	}
 	var st raftnode.Status
-	return a.show(raw, &st, func() { a.printStatus(st) })
+	return a.request("GET", "/cluster/status", nil, nil, &st, func() { a.printStatus(st) })
 }
 
 func adminClusterRemove(a *admin, args []string) error {
@@ -127,12 +123,8 @@ func adminClusterRemove(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	raw, err := a.call("POST", "/cluster/remove", nil, map[string]string{"id": pos[0]}, "")
-	if err != nil {
-		return err
-	}
 	var st raftnode.Status
-	return a.show(raw, &st, func() {
+	return a.request("POST", "/cluster/remove", nil, map[string]string{"id": pos[0]}, &st, func() {
 		fmt.Fprintf(a.stdout, "removed node %s\n\n", pos[0])
 		a.printStatus(st)
 	})
@@ -159,29 +151,19 @@ func adminMetalakeCreate(a *admin, args []string) error {
 	if len(properties) > 0 {
 		body["properties"] = map[string]string(properties)
 	}
-	raw, err := a.call("POST", "/api/metalakes", nil, body, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Metalake metalakeDTO }
-	return a.show(raw, &r, func() { a.printMetalake(r.Metalake) })
+	return a.request("POST", "/api/metalakes", nil, body, &r, func() { a.printMetalake(r.Metalake) })
 }
 
 func adminMetalakeList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	raw, err := a.call("GET", "/api/metalakes", nil, nil, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Metalakes []metalakeDTO }
-	return a.show(raw, &r, func() {
-		var rows [][]string
-		for _, m := range r.Metalakes {
-			rows = append(rows, []string{m.Name, m.Owner, ts(m.Audit.CreateTime), m.Comment})
-		}
-		a.table([]string{"NAME", "OWNER", "CREATED", "COMMENT"}, rows)
+	return a.request("GET", "/api/metalakes", nil, nil, &r, func() {
+		tableOf(a, []string{"NAME", "OWNER", "CREATED", "COMMENT"}, r.Metalakes, func(m metalakeDTO) []string {
+			return []string{m.Name, m.Owner, ts(m.Audit.CreateTime), m.Comment}
+		})
 	})
 }
 
@@ -190,12 +172,8 @@ func adminMetalakeGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	raw, err := a.call("GET", apiPath("api", "metalakes", pos[0]), nil, nil, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Metalake metalakeDTO }
-	return a.show(raw, &r, func() { a.printMetalake(r.Metalake) })
+	return a.request("GET", apiPath("api", "metalakes", pos[0]), nil, nil, &r, func() { a.printMetalake(r.Metalake) })
 }
 
 func adminMetalakeDrop(a *admin, args []string) error {
@@ -209,11 +187,8 @@ func adminMetalakeDrop(a *admin, args []string) error {
 	if *force {
 		q.Set("force", "true")
 	}
-	raw, err := a.call("DELETE", apiPath("api", "metalakes", pos[0]), q, nil, "")
-	if err != nil {
-		return err
-	}
-	return a.dropped(raw, "metalake "+pos[0])
+	var r dropAnswer
+	return a.request("DELETE", apiPath("api", "metalakes", pos[0]), q, nil, &r, a.dropped(&r, "metalake "+pos[0]))
 }
 
 // --- catalogs, schemas, tables ---
@@ -227,20 +202,12 @@ func adminCatalogCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.lake("catalogs")
-	if err != nil {
-		return err
-	}
 	body := map[string]any{"name": pos[0], "comment": *comment}
 	if len(properties) > 0 {
 		body["properties"] = map[string]string(properties)
 	}
-	raw, err := a.call("POST", p, nil, body, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Catalog catalogDTO }
-	return a.show(raw, &r, func() { a.printCatalog(r.Catalog) })
+	return a.lakeRequest("POST", []string{"catalogs"}, nil, body, &r, func() { a.printCatalog(r.Catalog) })
 }
 
 func (a *admin) printCatalog(c catalogDTO) {
@@ -252,21 +219,11 @@ func adminCatalogList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	p, err := a.lake("catalogs")
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("GET", p, url.Values{"details": {"true"}}, nil, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Catalogs []catalogDTO }
-	return a.show(raw, &r, func() {
-		var rows [][]string
-		for _, c := range r.Catalogs {
-			rows = append(rows, []string{c.Name, c.Type, c.Provider, c.Comment})
-		}
-		a.table([]string{"NAME", "TYPE", "PROVIDER", "COMMENT"}, rows)
+	return a.lakeRequest("GET", []string{"catalogs"}, withDetails(), nil, &r, func() {
+		tableOf(a, []string{"NAME", "TYPE", "PROVIDER", "COMMENT"}, r.Catalogs, func(c catalogDTO) []string {
+			return []string{c.Name, c.Type, c.Provider, c.Comment}
+		})
 	})
 }
 
@@ -275,16 +232,8 @@ func adminCatalogGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.lake("catalogs", pos[0])
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("GET", p, nil, nil, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Catalog catalogDTO }
-	return a.show(raw, &r, func() { a.printCatalog(r.Catalog) })
+	return a.lakeRequest("GET", []string{"catalogs", pos[0]}, nil, nil, &r, func() { a.printCatalog(r.Catalog) })
 }
 
 func adminCatalogDrop(a *admin, args []string) error {
@@ -295,10 +244,6 @@ func adminCatalogDrop(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.lake("catalogs", pos[0])
-	if err != nil {
-		return err
-	}
 	q := url.Values{}
 	if *cascade {
 		q.Set("cascade", "true")
@@ -306,34 +251,19 @@ func adminCatalogDrop(a *admin, args []string) error {
 	if *force {
 		q.Set("force", "true")
 	}
-	raw, err := a.call("DELETE", p, q, nil, "")
-	if err != nil {
-		return err
-	}
-	return a.dropped(raw, "catalog "+pos[0])
+	return a.lakeDrop([]string{"catalogs", pos[0]}, q, "catalog "+pos[0])
 }
 
 func adminSchemaCreate(a *admin, args []string) error {
 	fs := a.flags()
 	comment := fs.String("comment", "", "comment")
-	pos, err := a.parse(fs, args, 1, 1, "CATALOG.SCHEMA [--comment C]")
-	if err != nil {
-		return err
-	}
-	n, err := a.splitName(pos[0], 2, "CATALOG.SCHEMA")
-	if err != nil {
-		return err
-	}
-	p, err := a.lake("catalogs", n[0], "schemas")
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("POST", p, nil, map[string]any{"name": n[1], "comment": *comment}, "")
+	n, err := a.parseName(fs, args, 2, "CATALOG.SCHEMA", "CATALOG.SCHEMA [--comment C]")
 	if err != nil {
 		return err
 	}
 	var r struct{ Schema catalogDTO }
-	return a.show(raw, &r, func() { a.printCatalog(r.Schema) })
+	return a.lakeRequest("POST", []string{"catalogs", n[0], "schemas"}, nil, map[string]any{"name": n[1], "comment": *comment},
+		&r, func() { a.printCatalog(r.Schema) })
 }
 
 func adminSchemaList(a *admin, args []string) error {
@@ -341,57 +271,27 @@ func adminSchemaList(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.lake("catalogs", pos[0], "schemas")
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("GET", p, url.Values{"details": {"true"}}, nil, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Schemas []catalogDTO }
-	return a.show(raw, &r, func() {
-		var rows [][]string
-		for _, s := range r.Schemas {
-			rows = append(rows, []string{s.Name, s.Audit.Creator, s.Comment})
-		}
-		a.table([]string{"NAME", "CREATOR", "COMMENT"}, rows)
+	return a.lakeRequest("GET", []string{"catalogs", pos[0], "schemas"}, withDetails(), nil, &r, func() {
+		tableOf(a, []string{"NAME", "CREATOR", "COMMENT"}, r.Schemas, func(s catalogDTO) []string {
+			return []string{s.Name, s.Audit.Creator, s.Comment}
+		})
 	})
 }
 
 func adminSchemaGet(a *admin, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1, "CATALOG.SCHEMA")
-	if err != nil {
-		return err
-	}
-	n, err := a.splitName(pos[0], 2, "CATALOG.SCHEMA")
-	if err != nil {
-		return err
-	}
-	p, err := a.lake("catalogs", n[0], "schemas", n[1])
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("GET", p, nil, nil, "")
+	n, err := a.parseName(a.flags(), args, 2, "CATALOG.SCHEMA", "CATALOG.SCHEMA")
 	if err != nil {
 		return err
 	}
 	var r struct{ Schema catalogDTO }
-	return a.show(raw, &r, func() { a.printCatalog(r.Schema) })
+	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1]}, nil, nil, &r, func() { a.printCatalog(r.Schema) })
 }
 
 func adminSchemaDrop(a *admin, args []string) error {
 	fs := a.flags()
 	cascade := fs.Bool("cascade", false, "drop its tables too")
-	pos, err := a.parse(fs, args, 1, 1, "CATALOG.SCHEMA [--cascade]")
-	if err != nil {
-		return err
-	}
-	n, err := a.splitName(pos[0], 2, "CATALOG.SCHEMA")
-	if err != nil {
-		return err
-	}
-	p, err := a.lake("catalogs", n[0], "schemas", n[1])
+	n, err := a.parseName(fs, args, 2, "CATALOG.SCHEMA", "CATALOG.SCHEMA [--cascade]")
 	if err != nil {
 		return err
 	}
@@ -399,72 +299,40 @@ func adminSchemaDrop(a *admin, args []string) error {
 	if *cascade {
 		q.Set("cascade", "true")
 	}
-	raw, err := a.call("DELETE", p, q, nil, "")
-	if err != nil {
-		return err
-	}
-	return a.dropped(raw, "schema "+pos[0])
+	return a.lakeDrop([]string{"catalogs", n[0], "schemas", n[1]}, q, "schema "+strings.Join(n, "."))
 }
 
 func adminTableList(a *admin, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1, "CATALOG.SCHEMA")
-	if err != nil {
-		return err
-	}
-	n, err := a.splitName(pos[0], 2, "CATALOG.SCHEMA")
-	if err != nil {
-		return err
-	}
-	p, err := a.lake("catalogs", n[0], "schemas", n[1], "tables")
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("GET", p, url.Values{"details": {"true"}}, nil, "")
+	n, err := a.parseName(a.flags(), args, 2, "CATALOG.SCHEMA", "CATALOG.SCHEMA")
 	if err != nil {
 		return err
 	}
 	var r struct{ Tables []tableDTO }
-	return a.show(raw, &r, func() {
-		var rows [][]string
-		for _, t := range r.Tables {
-			rows = append(rows, []string{t.Name, strconv.Itoa(len(t.Columns)), t.Audit.Creator, t.Comment})
-		}
-		a.table([]string{"NAME", "COLUMNS", "CREATOR", "COMMENT"}, rows)
+	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1], "tables"}, withDetails(), nil, &r, func() {
+		tableOf(a, []string{"NAME", "COLUMNS", "CREATOR", "COMMENT"}, r.Tables, func(t tableDTO) []string {
+			return []string{t.Name, strconv.Itoa(len(t.Columns)), t.Audit.Creator, t.Comment}
+		})
 	})
 }
 
 func adminTableGet(a *admin, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1, "CATALOG.SCHEMA.TABLE")
-	if err != nil {
-		return err
-	}
-	n, err := a.splitName(pos[0], 3, "CATALOG.SCHEMA.TABLE")
-	if err != nil {
-		return err
-	}
-	p, err := a.lake("catalogs", n[0], "schemas", n[1], "tables", n[2])
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("GET", p, nil, nil, "")
+	n, err := a.parseName(a.flags(), args, 3, "CATALOG.SCHEMA.TABLE", "CATALOG.SCHEMA.TABLE")
 	if err != nil {
 		return err
 	}
 	var r struct{ Table tableDTO }
-	return a.show(raw, &r, func() {
+	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1], "tables", n[2]}, nil, nil, &r, func() {
 		t := r.Table
 		a.fields("name", t.Name, "comment", t.Comment, "properties", props(t.Properties),
 			"creator", t.Audit.Creator, "created", ts(t.Audit.CreateTime))
 		fmt.Fprintln(a.stdout)
-		var rows [][]string
-		for _, c := range t.Columns {
+		tableOf(a, []string{"COLUMN", "TYPE", "NULLABLE", "COMMENT"}, t.Columns, func(c columnDTO) []string {
 			null := "yes"
 			if c.Nullable != nil && !*c.Nullable {
 				null = "no"
 			}
-			rows = append(rows, []string{c.Name, c.Type, null, c.Comment})
-		}
-		a.table([]string{"COLUMN", "TYPE", "NULLABLE", "COMMENT"}, rows)
+			return []string{c.Name, c.Type, null, c.Comment}
+		})
 	})
 }
 
@@ -490,10 +358,6 @@ func adminTagCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.lake("tags")
-	if err != nil {
-		return err
-	}
 	body := map[string]any{"name": pos[0], "comment": *comment}
 	if isSet(fs, "allowed-values") {
 		body["allowedValues"] = splitList(*values)
@@ -501,12 +365,8 @@ func adminTagCreate(a *admin, args []string) error {
 	if len(properties) > 0 {
 		body["properties"] = map[string]string(properties)
 	}
-	raw, err := a.call("POST", p, nil, body, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Tag tagDTO }
-	return a.show(raw, &r, func() { a.printTag(r.Tag) })
+	return a.lakeRequest("POST", []string{"tags"}, nil, body, &r, func() { a.printTag(r.Tag) })
 }
 
 func (a *admin) printTag(t tagDTO) {
@@ -526,32 +386,21 @@ func adminTagList(a *admin, args []string) error {
 	if len(pos) == 2 {
 		segs = []string{"objects", pos[0], pos[1], "tags"}
 	}
-	p, err := a.lake(segs...)
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("GET", p, url.Values{"details": {"true"}}, nil, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Tags []tagDTO }
-	return a.show(raw, &r, func() {
-		var rows [][]string
+	return a.lakeRequest("GET", segs, withDetails(), nil, &r, func() {
 		if len(pos) == 2 { // an object's effective tags
-			for _, t := range r.Tags {
+			tableOf(a, []string{"NAME", "VALUES", "INHERITED", "COMMENT"}, r.Tags, func(t tagDTO) []string {
 				inh := "no"
 				if t.Inherited != nil && *t.Inherited {
 					inh = "yes"
 				}
-				rows = append(rows, []string{t.Name, orDash(strings.Join(t.AssignmentValues, ",")), inh, t.Comment})
-			}
-			a.table([]string{"NAME", "VALUES", "INHERITED", "COMMENT"}, rows)
+				return []string{t.Name, orDash(strings.Join(t.AssignmentValues, ",")), inh, t.Comment}
+			})
 			return
 		}
-		for _, t := range r.Tags {
-			rows = append(rows, []string{t.Name, allowed(t.AllowedValues), t.Comment})
-		}
-		a.table([]string{"NAME", "ALLOWED VALUES", "COMMENT"}, rows)
+		tableOf(a, []string{"NAME", "ALLOWED VALUES", "COMMENT"}, r.Tags, func(t tagDTO) []string {
+			return []string{t.Name, allowed(t.AllowedValues), t.Comment}
+		})
 	})
 }
 
@@ -560,16 +409,8 @@ func adminTagGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.lake("tags", pos[0])
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("GET", p, nil, nil, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Tag tagDTO }
-	return a.show(raw, &r, func() { a.printTag(r.Tag) })
+	return a.lakeRequest("GET", []string{"tags", pos[0]}, nil, nil, &r, func() { a.printTag(r.Tag) })
 }
 
 func adminTagDrop(a *admin, args []string) error {
@@ -577,15 +418,7 @@ func adminTagDrop(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.lake("tags", pos[0])
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("DELETE", p, nil, nil, "")
-	if err != nil {
-		return err
-	}
-	return a.dropped(raw, "tag "+pos[0])
+	return a.lakeDrop([]string{"tags", pos[0]}, nil, "tag "+pos[0])
 }
 
 func adminTagObjects(a *admin, args []string) error {
@@ -595,25 +428,15 @@ func adminTagObjects(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.lake("tags", pos[0], "objects")
-	if err != nil {
-		return err
-	}
 	q := url.Values{}
 	if isSet(fs, "value") {
 		q.Set("value", *value)
 	}
-	raw, err := a.call("GET", p, q, nil, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ MetadataObjects []objectDTO }
-	return a.show(raw, &r, func() {
-		var rows [][]string
-		for _, o := range r.MetadataObjects {
-			rows = append(rows, []string{o.Type, o.FullName})
-		}
-		a.table([]string{"TYPE", "FULLNAME"}, rows)
+	return a.lakeRequest("GET", []string{"tags", pos[0], "objects"}, q, nil, &r, func() {
+		tableOf(a, []string{"TYPE", "FULLNAME"}, r.MetadataObjects, func(o objectDTO) []string {
+			return []string{o.Type, o.FullName}
+		})
 	})
 }
 
@@ -664,21 +487,11 @@ func adminPolicyList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	p, err := a.lake("policies")
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("GET", p, url.Values{"details": {"true"}}, nil, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Policies []policyDTO }
-	return a.show(raw, &r, func() {
-		var rows [][]string
-		for _, p := range r.Policies {
-			rows = append(rows, []string{p.Name, p.PolicyType, strconv.FormatBool(p.Enabled), p.Comment})
-		}
-		a.table([]string{"NAME", "TYPE", "ENABLED", "COMMENT"}, rows)
+	return a.lakeRequest("GET", []string{"policies"}, withDetails(), nil, &r, func() {
+		tableOf(a, []string{"NAME", "TYPE", "ENABLED", "COMMENT"}, r.Policies, func(p policyDTO) []string {
+			return []string{p.Name, p.PolicyType, strconv.FormatBool(p.Enabled), p.Comment}
+		})
 	})
 }
 
@@ -687,16 +500,8 @@ func adminPolicyGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.lake("policies", pos[0])
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("GET", p, nil, nil, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Policy policyDTO }
-	return a.show(raw, &r, func() {
+	return a.lakeRequest("GET", []string{"policies", pos[0]}, nil, nil, &r, func() {
 		p := r.Policy
 		a.fields("name", p.Name, "type", p.PolicyType, "enabled", strconv.FormatBool(p.Enabled), "comment", p.Comment,
 			"content", string(p.Content), "creator", p.Audit.Creator, "created", ts(p.Audit.CreateTime))
@@ -745,16 +550,9 @@ func adminGrant(a *admin, verb string, args []string) error {
 	if len(privs) == 0 {
 		return fmt.Errorf("%w: %s: no privileges given", errUsage, a.name)
 	}
-	p, err := a.lake("permissions", "roles", pos[0], pos[1], pos[2], verb)
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("PUT", p, nil, map[string]any{"privileges": privs}, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Role roleDTO }
-	return a.show(raw, &r, func() { a.printRole(r.Role) })
+	return a.lakeRequest("PUT", []string{"permissions", "roles", pos[0], pos[1], pos[2], verb}, nil,
+		map[string]any{"privileges": privs}, &r, func() { a.printRole(r.Role) })
 }
 
 func adminRoleCreate(a *admin, args []string) error {
@@ -762,37 +560,17 @@ func adminRoleCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.lake("roles")
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("POST", p, nil, map[string]any{"name": pos[0]}, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Role roleDTO }
-	return a.show(raw, &r, func() { a.printRole(r.Role) })
+	return a.lakeRequest("POST", []string{"roles"}, nil, map[string]any{"name": pos[0]}, &r, func() { a.printRole(r.Role) })
 }
 
 func adminRoleList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	p, err := a.lake("roles")
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("GET", p, nil, nil, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Names []string }
-	return a.show(raw, &r, func() {
-		var rows [][]string
-		for _, n := range r.Names {
-			rows = append(rows, []string{n})
-		}
-		a.table([]string{"NAME"}, rows)
+	return a.lakeRequest("GET", []string{"roles"}, nil, nil, &r, func() {
+		tableOf(a, []string{"NAME"}, r.Names, func(n string) []string { return []string{n} })
 	})
 }
 
@@ -801,16 +579,8 @@ func adminRoleGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.lake("roles", pos[0])
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("GET", p, nil, nil, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Role roleDTO }
-	return a.show(raw, &r, func() { a.printRole(r.Role) })
+	return a.lakeRequest("GET", []string{"roles", pos[0]}, nil, nil, &r, func() { a.printRole(r.Role) })
 }
 
 func adminRoleDrop(a *admin, args []string) error {
@@ -818,15 +588,7 @@ func adminRoleDrop(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.lake("roles", pos[0])
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("DELETE", p, nil, nil, "")
-	if err != nil {
-		return err
-	}
-	return a.dropped(raw, "role "+pos[0])
+	return a.lakeDrop([]string{"roles", pos[0]}, nil, "role "+pos[0])
 }
 
 func (a *admin) printUser(u userDTO) {
@@ -838,37 +600,19 @@ func adminUserCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.lake("users")
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("POST", p, nil, map[string]any{"name": pos[0]}, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ User userDTO }
-	return a.show(raw, &r, func() { a.printUser(r.User) })
+	return a.lakeRequest("POST", []string{"users"}, nil, map[string]any{"name": pos[0]}, &r, func() { a.printUser(r.User) })
 }
 
 func adminUserList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	p, err := a.lake("users")
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("GET", p, url.Values{"details": {"true"}}, nil, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Users []userDTO }
-	return a.show(raw, &r, func() {
-		var rows [][]string
-		for _, u := range r.Users {
-			rows = append(rows, []string{u.Name, orDash(strings.Join(u.Roles, ","))})
-		}
-		a.table([]string{"NAME", "ROLES"}, rows)
+	return a.lakeRequest("GET", []string{"users"}, withDetails(), nil, &r, func() {
+		tableOf(a, []string{"NAME", "ROLES"}, r.Users, func(u userDTO) []string {
+			return []string{u.Name, orDash(strings.Join(u.Roles, ","))}
+		})
 	})
 }
 
@@ -877,16 +621,9 @@ func adminUserRoles(a *admin, verb string, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.lake("permissions", "users", pos[0], verb)
-	if err != nil {
-		return err
-	}
-	raw, err := a.call("PUT", p, nil, map[string]any{"roleNames": pos[1:]}, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ User userDTO }
-	return a.show(raw, &r, func() { a.printUser(r.User) })
+	return a.lakeRequest("PUT", []string{"permissions", "users", pos[0], verb}, nil, map[string]any{"roleNames": pos[1:]},
+		&r, func() { a.printUser(r.User) })
 }
 
 // --- events ---
@@ -898,10 +635,6 @@ func adminEvents(a *admin, args []string) error {
 	if _, err := a.parse(fs, args, 0, 0, "[--since N] [--limit N]"); err != nil {
 		return err
 	}
-	p, err := a.lake("events")
-	if err != nil {
-		return err
-	}
 	q := url.Values{}
 	if isSet(fs, "since") {
 		q.Set("since", strconv.FormatUint(*since, 10))
@@ -909,22 +642,16 @@ func adminEvents(a *admin, args []string) error {
 	if *limit > 0 {
 		q.Set("limit", strconv.Itoa(*limit))
 	}
-	raw, err := a.call("GET", p, q, nil, "")
-	if err != nil {
-		return err
-	}
 	var r struct{ Events []eventDTO }
-	return a.show(raw, &r, func() {
-		var rows [][]string
-		for _, e := range r.Events {
+	return a.lakeRequest("GET", []string{"events"}, q, nil, &r, func() {
+		tableOf(a, []string{"INDEX", "TIME", "ACTOR", "OPERATION", "TARGET", "OUTCOME", "DETAIL"}, r.Events, func(e eventDTO) []string {
 			actor := e.Actor
 			if e.Delegator != "" {
 				actor += " (via " + e.Delegator + ")"
 			}
 			target := strings.ToLower(e.Target.Type) + " " + e.Target.FullName
-			rows = append(rows, []string{strconv.FormatUint(e.Index, 10), ts(e.Time), actor, e.Operation,
-				strings.TrimSpace(target), e.Outcome, e.Detail})
-		}
-		a.table([]string{"INDEX", "TIME", "ACTOR", "OPERATION", "TARGET", "OUTCOME", "DETAIL"}, rows)
+			return []string{strconv.FormatUint(e.Index, 10), ts(e.Time), actor, e.Operation,
+				strings.TrimSpace(target), e.Outcome, e.Detail}
+		})
 	})
 }
