@@ -162,17 +162,27 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 		s.prepared.remove(p, id)
 		return zero, s.fail(ctx, "seal", err)
 	}
-	fields := make([]arrow.Field, pl.numParams)
-	for i := range fields {
-		fields[i] = arrow.Field{Name: "parameter_" + strconv.Itoa(i+1), Type: arrow.Null, Nullable: true}
-	}
 	notUpdate := false
 	return flightsql.ActionCreatePreparedStatementResult{
 		Handle:          handle,
 		DatasetSchema:   pl.schema,
-		ParameterSchema: arrow.NewSchema(fields, nil),
+		ParameterSchema: parameterSchema(pl),
 		IsUpdate:        &notUpdate,
 	}, nil
+}
+
+// parameterSchema returns the plan's parameter schema: the types the backend
+// inferred, with arrow.Null for any placeholder it could not type (or for all
+// of them if it reported a schema of the wrong width).
+func parameterSchema(pl *plan) *arrow.Schema {
+	if pl.params != nil && pl.params.NumFields() == pl.numParams {
+		return pl.params
+	}
+	fields := make([]arrow.Field, pl.numParams)
+	for i := range fields {
+		fields[i] = arrow.Field{Name: "parameter_" + strconv.Itoa(i+1), Type: arrow.Null, Nullable: true}
+	}
+	return arrow.NewSchema(fields, nil)
 }
 
 // ClosePreparedStatement forgets a statement. Closing twice is not an error.

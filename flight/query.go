@@ -19,12 +19,16 @@ import (
 	"lakegate/flight/ticket"
 )
 
-// plan is an authorized statement: the SQL printed by the gate and the
-// result schema, ready to execute for the principal that planned it.
+// plan is an authorized statement: the SQL printed by the gate, the result
+// schema and the parameter schema, ready to execute for the principal that
+// planned it.
 type plan struct {
 	sql       string
 	numParams int
 	schema    *arrow.Schema
+	// params has numParams fields, typed as the backend inferred them
+	// (arrow.Null where it could not).
+	params *arrow.Schema
 }
 
 // planQuery runs the gate for one statement: parse, require a query, check
@@ -74,11 +78,11 @@ func (s *Server) planQuery(ctx context.Context, p *authz.Principal, text string)
 	if err != nil {
 		return nil, err
 	}
-	schema, err := s.cfg.Backend.Describe(ctx, p.Tenant().String(), sql, stmt.NumParams())
+	d, err := s.cfg.Backend.Describe(ctx, p.Tenant().String(), sql, stmt.NumParams())
 	if err != nil {
 		return nil, err
 	}
-	return &plan{sql: sql, numParams: stmt.NumParams(), schema: schema}, nil
+	return &plan{sql: sql, numParams: stmt.NumParams(), schema: d.Result, params: d.Params}, nil
 }
 
 // firstMissing names the first table (in sorted order) that does not resolve,

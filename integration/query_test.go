@@ -11,6 +11,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 )
 
 func TestQueries(t *testing.T) {
@@ -128,6 +131,28 @@ func TestQueries(t *testing.T) {
 			if want := [][]string{{strconv.FormatInt(id, 10), status}}; !slices.EqualFunc(got, want, slices.Equal) {
 				t.Fatalf("id %d: rows = %v, want %v", id, got, want)
 			}
+		}
+	})
+
+	t.Run("prepared statement reports typed parameters", func(t *testing.T) {
+		conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		cl := flightsqlClient(conn)
+		mdCtx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+srv.token(t, "analyst@demo"))
+		prep, err := cl.Prepare(mdCtx, "SELECT id, status FROM sales.orders WHERE id = ?")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prep.Close(mdCtx)
+		ps := prep.ParameterSchema()
+		if ps == nil || ps.NumFields() != 1 {
+			t.Fatalf("parameter schema = %v, want one field", ps)
+		}
+		if typ := ps.Field(0).Type; !arrow.TypeEqual(typ, arrow.PrimitiveTypes.Int64) {
+			t.Fatalf("parameter type = %v, want int64", typ)
 		}
 	})
 

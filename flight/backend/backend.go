@@ -60,6 +60,16 @@ type Table struct {
 	Schema *arrow.Schema
 }
 
+// Description is what Describe reports about a statement.
+type Description struct {
+	// Result is the schema of the statement's rows.
+	Result *arrow.Schema
+	// Params has one field per placeholder, in order, named "parameter_1" and
+	// so on. A placeholder the engine cannot type without a value (as in
+	// SELECT ?) has type arrow.Null.
+	Params *arrow.Schema
+}
+
 // Backend executes authorized SQL for tenants. Implementations are safe for use
 // from multiple goroutines.
 type Backend interface {
@@ -68,9 +78,10 @@ type Backend interface {
 	// Resolve returns the tables named, in the same order. If any is missing it
 	// returns an error wrapping ErrNotFound naming no physical detail.
 	Resolve(ctx context.Context, tenant string, names []TableName) ([]Table, error)
-	// Describe returns the result schema of sql without running it to
-	// completion. numParams placeholders ("?") are bound to NULL for the purpose.
-	Describe(ctx context.Context, tenant, sql string, numParams int) (*arrow.Schema, error)
+	// Describe returns the result and parameter schemas of sql without running
+	// it to completion. numParams placeholders ("?") are bound to NULL for the
+	// purpose.
+	Describe(ctx context.Context, tenant, sql string, numParams int) (Description, error)
 	// Execute runs sql with the positional args and streams the result. The
 	// reader yields batches of at least MinBatchRows rows or MinBatchBytes bytes
 	// (except the last). Cancelling ctx interrupts the query. The caller must

@@ -3,6 +3,7 @@ package duckdb_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -177,10 +178,11 @@ func TestDescribe(t *testing.T) {
 			{Name: "a2", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 		}},
 	} {
-		got, err := e.Describe(ctx, "acme", c.sql, c.numParams)
+		d, err := e.Describe(ctx, "acme", c.sql, c.numParams)
 		if err != nil {
 			t.Fatalf("%s: %v", c.sql, err)
 		}
+		got := d.Result
 		if want := arrow.NewSchema(c.want, nil); !got.Equal(want) {
 			t.Errorf("%s:\n got %v\nwant %v", c.sql, got, want)
 		}
@@ -193,8 +195,8 @@ func TestDescribe(t *testing.T) {
 	}
 	// A placeholder in the select list is typed only once bound: Describe
 	// falls back to binding NULLs (the wrapper keeps distinct names).
-	got, err := e.Describe(ctx, "acme", "SELECT ? + 1 AS a, ? AS b FROM lg_rel.s__t", 2)
-	if err != nil || got.NumFields() != 2 || got.Field(0).Name != "a" || got.Field(1).Name != "b" {
+	d, err := e.Describe(ctx, "acme", "SELECT ? + 1 AS a, ? AS b FROM lg_rel.s__t", 2)
+	if got := d.Result; err != nil || got.NumFields() != 2 || got.Field(0).Name != "a" || got.Field(1).Name != "b" {
 		t.Errorf("Describe with untyped placeholders = %v, %v", got, err)
 	}
 	// Describe does not run the query.
@@ -207,6 +209,47 @@ func TestDescribe(t *testing.T) {
 	wantErr(t, err, backend.ErrQuery)
 	if !errors.Is(err, backend.ErrQuery) || strings.Contains(err.Error(), "__lg_d") {
 		t.Errorf("message shows the wrapper: %v", err)
+	}
+	if in := e.ConnsInUse("acme"); in != 0 {
+		t.Errorf("%d connections still in use", in)
+	}
+}
+
+func TestDescribeParams(t *testing.T) {
+	ctx := context.Background()
+	e, _ := newEngine(t)
+	writeTable(t, e, "acme", "s", "t", "SELECT range AS id, 'n' AS name FROM range(10)")
+	if _, err := e.Resolve(ctx, "acme", []backend.TableName{{Schema: "s", Name: "t"}}); err != nil {
+		t.Fatal(err)
+	}
+	param := func(i int, typ arrow.DataType) arrow.Field {
+		return arrow.Field{Name: "parameter_" + strconv.Itoa(i), Type: typ, Nullable: true}
+	}
+	for _, c := range []struct {
+		sql       string
+		numParams int
+		want      []arrow.Field
+	}{
+		{"SELECT name FROM lg_rel.s__t WHERE id = ?", 1, []arrow.Field{
+			param(1, arrow.PrimitiveTypes.Int64),
+		}},
+		{"SELECT id FROM lg_rel.s__t WHERE id > ? AND name = ?", 2, []arrow.Field{
+			param(1, arrow.PrimitiveTypes.Int64),
+			param(2, arrow.BinaryTypes.String),
+		}},
+		// DuckDB cannot type a bare placeholder: it stays Null.
+		{"SELECT ? AS x", 1, []arrow.Field{
+			param(1, arrow.Null),
+		}},
+		{"SELECT id FROM lg_rel.s__t", 0, []arrow.Field{}},
+	} {
+		d, err := e.Describe(ctx, "acme", c.sql, c.numParams)
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		if want := arrow.NewSchema(c.want, nil); !d.Params.Equal(want) {
+			t.Errorf("%s: params\n got %v\nwant %v", c.sql, d.Params, want)
+		}
 	}
 	if in := e.ConnsInUse("acme"); in != 0 {
 		t.Errorf("%d connections still in use", in)

@@ -59,49 +59,55 @@ func (s *stmt) start(sql string, args []any, reuse bool) (*arrow.Schema, error) 
 	return s.resultSchema()
 }
 
-// Describe returns the result schema of sql without running it: the schema
-// of the prepared statement. Where DuckDB cannot type the statement without
+// Describe returns the result and parameter schemas of sql without running
+// it. The result schema is that of the prepared statement. Where DuckDB cannot type the statement without
 // parameter values (a placeholder in the select list), it reads the schema of
 // SELECT * FROM (sql) LIMIT 0 with the numParams placeholders bound to NULL;
-// that wrapper renames duplicate column names ("a" → "a_1").
-func (e *Engine) Describe(ctx context.Context, tenantID, sql string, numParams int) (*arrow.Schema, error) {
+// that wrapper renames duplicate column names ("a" → "a_1"). Parameter
+// types are those DuckDB inferred when preparing sql; a placeholder it could
+// not type (SELECT ?) is reported as arrow.Null.
+func (e *Engine) Describe(ctx context.Context, tenantID, sql string, numParams int) (backend.Description, error) {
 	if numParams < 0 {
-		return nil, fmt.Errorf("%w: negative parameter count", backend.ErrQuery)
+		return backend.Description{}, fmt.Errorf("%w: negative parameter count", backend.ErrQuery)
 	}
 	t, err := e.tenant(ctx, tenantID)
 	if err != nil {
-		return nil, err
+		return backend.Description{}, err
 	}
 	return t.describe(ctx, sql, numParams)
 }
 
 // describe is Describe on an open tenant.
-func (t *tenant) describe(ctx context.Context, sql string, numParams int) (*arrow.Schema, error) {
+func (t *tenant) describe(ctx context.Context, sql string, numParams int) (backend.Description, error) {
+	var d backend.Description
 	s, err := t.begin(ctx)
 	if err != nil {
-		return nil, err
+		return d, err
 	}
 	defer s.end()
 	// Always a fresh prepare: the schema must reflect the views as they are
 	// now. The statement is then cached for the Execute that usually follows.
 	if err := s.prepare(sql, false); err != nil {
-		return nil, s.err(err)
+		return d, s.err(err)
 	}
+	d.Params = s.paramSchema(numParams)
 	schema, err := s.preparedSchema()
 	if err != nil {
-		return nil, s.err(err)
+		return d, s.err(err)
 	}
 	if schema != nil {
 		s.keepPS = true
-		return schema, nil
+		d.Result = schema
+		return d, nil
 	}
 	// Typed only once values are bound: run the LIMIT 0 wrapper on the
 	// same connection (the first statement holds no result).
 	schema, err = s.start("SELECT * FROM ("+sql+") AS __lg_d LIMIT 0", make([]any, numParams), false)
 	if err != nil {
-		return nil, s.err(err)
+		return backend.Description{}, s.err(err)
 	}
-	return schema, nil
+	d.Result = schema
+	return d, nil
 }
 
 // exec runs internal DDL (view changes) on a pooled connection and moves the

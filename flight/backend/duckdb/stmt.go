@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -115,6 +116,43 @@ func (s *stmt) preparedSchema() (*arrow.Schema, error) {
 		names[i] = mapping.PreparedStatementColumnName(s.ps, i)
 	}
 	return s.schema(types, names)
+}
+
+// paramSchema returns the types DuckDB inferred for the prepared statement's
+// numParams placeholders, one field each named "parameter_N". A placeholder
+// DuckDB could not type, or whose type has no Arrow mapping, is arrow.Null.
+func (s *stmt) paramSchema(numParams int) *arrow.Schema {
+	fields := make([]arrow.Field, numParams)
+	n := int(mapping.NParams(s.ps))
+	for i := range fields {
+		fields[i] = arrow.Field{Name: "parameter_" + strconv.Itoa(i+1), Type: arrow.Null, Nullable: true}
+		if i < n {
+			if typ := s.paramType(mapping.IdxT(i + 1)); typ != nil {
+				fields[i].Type = typ
+			}
+		}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// paramType maps the type of placeholder idx (1-based) to Arrow, or nil if
+// DuckDB left it unresolved or the mapping fails.
+func (s *stmt) paramType(idx mapping.IdxT) arrow.DataType {
+	lt := mapping.ParamLogicalType(s.ps, idx)
+	types := []mapping.LogicalType{lt}
+	defer destroyTypes(types)
+	if lt.Ptr == nil {
+		return nil
+	}
+	switch mapping.GetTypeId(lt) {
+	case mapping.TypeInvalid, mapping.TypeAny, mapping.TypeSQLNull:
+		return nil
+	}
+	schema, err := s.schema(types, []string{"p"})
+	if err != nil || schema.NumFields() != 1 {
+		return nil
+	}
+	return schema.Field(0).Type
 }
 
 // resultSchema returns the schema of the executed statement's result.

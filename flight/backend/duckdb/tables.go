@@ -133,12 +133,12 @@ func (t *tenant) resolve(ctx context.Context, n backend.TableName) (backend.Tabl
 		delete(t.tables, n)
 		return backend.Table{}, err
 	}
-	schema, err := t.describe(ctx, "SELECT * FROM "+qualified, 0)
+	d, err := t.describe(ctx, "SELECT * FROM "+qualified, 0)
 	if err != nil {
 		delete(t.tables, n)
 		return backend.Table{}, err
 	}
-	tb := backend.Table{Name: n, Relation: rel, Columns: columnNames(schema), Schema: schema}
+	tb := backend.Table{Name: n, Relation: rel, Columns: columnNames(d.Result), Schema: d.Result}
 	t.tables[n] = &cachedTable{file: fi, table: tb}
 	return tb, nil
 }
