@@ -24,6 +24,7 @@ import (
 	"lakegate/authz/sqlgate"
 	"lakegate/flight/backend"
 	"lakegate/flight/ticket"
+	"lakegate/stage"
 )
 
 // MaxMessageBytes is the gRPC limit on messages the server sends and clients
@@ -60,6 +61,11 @@ type Config struct {
 	SessionTTL time.Duration
 	// MaxSQLBytes bounds statement text. Zero means 1 MiB.
 	MaxSQLBytes int
+	// Stage is the deployment's root stage descriptor. The
+	// StageDescribeActionType action answers each caller with its tenant's
+	// child of it. Nil means no stage: the action answers Unimplemented and is
+	// not listed.
+	Stage *stage.Descriptor
 	// Version is reported by GetSqlInfo.
 	Version string
 	// Logger receives operational logs. Nil discards them.
@@ -117,6 +123,11 @@ func (c *Config) Validate() error {
 	if c.MaxSQLBytes < 0 {
 		errs = append(errs, fmt.Errorf("flight: Config.MaxSQLBytes is negative (%d)", c.MaxSQLBytes))
 	}
+	if c.Stage != nil {
+		if err := c.Stage.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("flight: Config.Stage: %w", err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -172,7 +183,7 @@ func New(cfg Config) (*Server, error) {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(c.TLS)))
 	}
 	s.grpc = grpc.NewServer(opts...)
-	flight.RegisterFlightServiceServer(s.grpc, &service{FlightServer: flightsql.NewFlightServerWithAllocator(s, s.mem)})
+	flight.RegisterFlightServiceServer(s.grpc, &service{FlightServer: flightsql.NewFlightServerWithAllocator(s, s.mem), srv: s})
 	s.health = health.NewServer()
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus("arrow.flight.protocol.FlightService", healthpb.HealthCheckResponse_SERVING)
@@ -181,9 +192,10 @@ func New(cfg Config) (*Server, error) {
 }
 
 // service routes Flight RPCs to the Flight SQL router, answering Handshake
-// itself.
+// and lakegate's own actions (stage_action.go) itself.
 type service struct {
 	flight.FlightServer
+	srv *Server
 }
 
 func (service) Handshake(stream flight.FlightService_HandshakeServer) error { return handshake(stream) }

@@ -22,6 +22,7 @@ import (
 	"lakegate/flight/backend/duckdb"
 	"lakegate/flight/ticket"
 	"lakegate/metasrv"
+	"lakegate/stage"
 )
 
 // serveConfig is everything `lakegate serve` reads from its flags.
@@ -172,11 +173,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 
+	// The descriptor handed to callers names the engine's root absolutely;
+	// tenant data lives at <root>/tenants/<tenant>.
+	stageRoot, err := filepath.Abs(engineCfg.Root)
+	if err != nil {
+		return fmt.Errorf("resolving the stage directory: %w", err)
+	}
+	stageDesc := &stage.Descriptor{Version: stage.DescriptorVersion, Local: &stage.LocalDescriptor{Root: stageRoot}}
+
 	srv, err := flight.New(flight.Config{
 		Principals: principals,
 		Backend:    engine,
 		Tickets:    ring,
 		TLS:        tlsConfig,
+		Stage:      stageDesc,
 		Version:    version,
 		Logger:     log.With("component", "flight"),
 	})
