@@ -134,3 +134,27 @@ func TestSnapshotRestoreRejectsGarbage(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeCommand decodes one encoded command of every type per
+// iteration batch, round-robin.
+func BenchmarkDecodeCommand(b *testing.B) {
+	var encoded [][]byte
+	for n := range 32 {
+		c, ok := samples()[n]
+		if !ok {
+			continue
+		}
+		e, err := EncodeCommand(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		encoded = append(encoded, e)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := DecodeCommand(encoded[i%len(encoded)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

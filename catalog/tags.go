@@ -56,17 +56,9 @@ func (c AlterTag) apply(tx *txn) error {
 	for _, u := range c.Updates {
 		switch u.Type {
 		case "rename":
-			if err := CheckEntityName(u.NewName); err != nil {
+			if err := renameEntity(&tx.s.tagIDs, Tag, &nt.name, nt.id, u.NewName); err != nil {
 				return err
 			}
-			if u.NewName == nt.name {
-				continue
-			}
-			if tx.s.tagIDs.Has(u.NewName) {
-				return errf(ErrAlreadyExists, Tag(u.NewName).String())
-			}
-			tx.s.tagIDs = tx.s.tagIDs.Delete(nt.name).Set(u.NewName, nt.id)
-			nt.name = u.NewName
 		case "updateComment":
 			nt.comment = u.NewComment
 		case "setProperty":
@@ -539,17 +531,9 @@ func (c AlterPolicy) apply(tx *txn) error {
 	for _, u := range c.Updates {
 		switch u.Type {
 		case "rename":
-			if err := CheckEntityName(u.NewName); err != nil {
+			if err := renameEntity(&tx.s.policyIDs, Policy, &np.name, np.id, u.NewName); err != nil {
 				return err
 			}
-			if u.NewName == np.name {
-				continue
-			}
-			if tx.s.policyIDs.Has(u.NewName) {
-				return errf(ErrAlreadyExists, Policy(u.NewName).String())
-			}
-			tx.s.policyIDs = tx.s.policyIDs.Delete(np.name).Set(u.NewName, np.id)
-			np.name = u.NewName
 		case "updateComment":
 			np.comment = u.NewComment
 		case "updateContent":
@@ -708,4 +692,22 @@ func insertU64(s []uint64, v uint64) ([]uint64, bool) {
 		return s, false
 	}
 	return slices.Insert(slices.Clone(s), i, v), true
+}
+
+// renameEntity renames the entity with the given id from *name to newName in
+// the name→id map ids, after checking newName. Renaming to the current name
+// is a no-op; a name already in ids is ErrAlreadyExists, described by obj.
+func renameEntity(ids *pmap.Map[string, uint64], obj func(string) Object, name *string, id uint64, newName string) error {
+	if err := CheckEntityName(newName); err != nil {
+		return err
+	}
+	if newName == *name {
+		return nil
+	}
+	if ids.Has(newName) {
+		return errf(ErrAlreadyExists, obj(newName).String())
+	}
+	*ids = ids.Delete(*name).Set(newName, id)
+	*name = newName
+	return nil
 }
