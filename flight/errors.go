@@ -75,6 +75,8 @@ func toStatus(err error) error {
 		return status.Error(codes.InvalidArgument, "statement too large")
 	case errors.Is(err, errTooManySessions), errors.Is(err, errTooManyPrepared):
 		return status.Error(codes.ResourceExhausted, err.Error())
+	case errors.Is(err, errTooManyQueries):
+		return status.Error(codes.ResourceExhausted, errTooManyQueries.Error())
 	case errors.Is(err, backend.ErrResources):
 		return status.Error(codes.ResourceExhausted, "query exceeded the engine's resource limits")
 	case errors.Is(err, backend.ErrQuery):

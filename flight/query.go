@@ -227,8 +227,17 @@ func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, 
 		cancel()
 		return nil, nil, toStatus(errCanceledByClient)
 	}
+	// Waiting for a permit happens under the registered context, so
+	// CancelFlightInfo also stops a queued statement.
+	release, err := s.admit.acquire(ctx, p.Tenant().String())
+	if err != nil {
+		s.running.finish(key)
+		cancel()
+		return nil, nil, s.fail(ctx, "admit", err)
+	}
 	rdr, err := s.cfg.Backend.Execute(ctx, p.Tenant().String(), sql, args)
 	if err != nil {
+		release()
 		s.running.finish(key)
 		cancel()
 		return nil, nil, s.fail(ctx, "execute", err)
@@ -240,6 +249,8 @@ func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, 
 		defer close(ch)
 		defer cancel()
 		defer s.running.finish(key)
+		// The permits go back once the engine's reader is released.
+		defer release()
 		defer rdr.Release()
 		s.produce(ctx, rdr, ch)
 	}()

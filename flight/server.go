@@ -61,6 +61,15 @@ type Config struct {
 	SessionTTL time.Duration
 	// MaxSQLBytes bounds statement text. Zero means 1 MiB.
 	MaxSQLBytes int
+	// MaxConcurrentPerTenant bounds the statements one tenant executes at
+	// once. Zero means 4. It may not exceed MaxConcurrent.
+	MaxConcurrentPerTenant int
+	// MaxConcurrent bounds the statements executing at once across all
+	// tenants. Zero means 16.
+	MaxConcurrent int
+	// QueueTimeout bounds how long a statement waits for a permit before it
+	// fails with ResourceExhausted. Zero means 5 seconds.
+	QueueTimeout time.Duration
 	// Stage is the deployment's root stage descriptor. The
 	// StageDescribeActionType action answers each caller with its tenant's
 	// child of it. Nil means no stage: the action answers Unimplemented and is
@@ -91,6 +100,15 @@ func (c *Config) withDefaults() Config {
 	if out.MaxSQLBytes == 0 {
 		out.MaxSQLBytes = 1 << 20
 	}
+	if out.MaxConcurrentPerTenant == 0 {
+		out.MaxConcurrentPerTenant = 4
+	}
+	if out.MaxConcurrent == 0 {
+		out.MaxConcurrent = 16
+	}
+	if out.QueueTimeout == 0 {
+		out.QueueTimeout = 5 * time.Second
+	}
 	if out.Version == "" {
 		out.Version = "dev"
 	}
@@ -115,13 +133,25 @@ func (c *Config) Validate() error {
 	if c.Tickets == nil {
 		errs = append(errs, errors.New("flight: Config.Tickets is required"))
 	}
-	for name, d := range map[string]time.Duration{"TicketTTL": c.TicketTTL, "PreparedTTL": c.PreparedTTL, "SessionTTL": c.SessionTTL} {
+	for name, d := range map[string]time.Duration{"TicketTTL": c.TicketTTL, "PreparedTTL": c.PreparedTTL, "SessionTTL": c.SessionTTL, "QueueTimeout": c.QueueTimeout} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("flight: Config.%s is negative (%s)", name, d))
 		}
 	}
 	if c.MaxSQLBytes < 0 {
 		errs = append(errs, fmt.Errorf("flight: Config.MaxSQLBytes is negative (%d)", c.MaxSQLBytes))
+	}
+	if c.MaxConcurrentPerTenant < 0 {
+		errs = append(errs, fmt.Errorf("flight: Config.MaxConcurrentPerTenant is negative (%d)", c.MaxConcurrentPerTenant))
+	}
+	if c.MaxConcurrent < 0 {
+		errs = append(errs, fmt.Errorf("flight: Config.MaxConcurrent is negative (%d)", c.MaxConcurrent))
+	}
+	if c.MaxConcurrentPerTenant >= 0 && c.MaxConcurrent >= 0 {
+		d := c.withDefaults()
+		if d.MaxConcurrentPerTenant > d.MaxConcurrent {
+			errs = append(errs, fmt.Errorf("flight: Config.MaxConcurrentPerTenant (%d) exceeds Config.MaxConcurrent (%d)", d.MaxConcurrentPerTenant, d.MaxConcurrent))
+		}
 	}
 	if c.Stage != nil {
 		if err := c.Stage.Validate(); err != nil {
@@ -145,6 +175,7 @@ type Server struct {
 	sessions *sessionStore
 	prepared *preparedStore
 	running  *runningQueries
+	admit    *admission
 	mem      memory.Allocator
 	rand     io.Reader
 
@@ -166,6 +197,7 @@ func New(cfg Config) (*Server, error) {
 		sessions: newSessionStore(c.SessionTTL, c.Now),
 		prepared: newPreparedStore(c.PreparedTTL, c.Now),
 		running:  newRunningQueries(),
+		admit:    newAdmission(c.MaxConcurrentPerTenant, c.MaxConcurrent, c.QueueTimeout),
 		mem:      memory.DefaultAllocator,
 		rand:     rand.Reader,
 	}

@@ -39,6 +39,10 @@ type serveConfig struct {
 	threads       int
 	queryTimeout  time.Duration
 	logLevel      string
+
+	maxConcurrentPerTenant int
+	maxConcurrent          int
+	queueTimeout           time.Duration
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
@@ -58,12 +62,21 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.memoryLimit, "memory-limit", "1GB", "DuckDB memory_limit per tenant")
 	fs.IntVar(&c.threads, "threads", 2, "DuckDB threads per tenant")
 	fs.DurationVar(&c.queryTimeout, "query-timeout", 5*time.Minute, "deadline for one query")
+	fs.IntVar(&c.maxConcurrentPerTenant, "max-concurrent-per-tenant", 4, "queries one tenant may run at once (at most --max-concurrent)")
+	fs.IntVar(&c.maxConcurrent, "max-concurrent", 16, "queries that may run at once across all tenants")
+	fs.DurationVar(&c.queueTimeout, "queue-timeout", 5*time.Second, "how long a query waits for a free slot before failing with ResourceExhausted")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return c, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if c.maxConcurrentPerTenant < 1 || c.maxConcurrent < 1 || c.queueTimeout <= 0 {
+		return c, fmt.Errorf("%w: --max-concurrent-per-tenant, --max-concurrent and --queue-timeout must be positive", errUsage)
+	}
+	if c.maxConcurrentPerTenant > c.maxConcurrent {
+		return c, fmt.Errorf("%w: --max-concurrent-per-tenant (%d) exceeds --max-concurrent (%d)", errUsage, c.maxConcurrentPerTenant, c.maxConcurrent)
 	}
 	if c.tls.ClientCAFile != "" && !c.tls.Enabled() {
 		return c, fmt.Errorf("%w: --tls-client-ca needs --tls-cert and --tls-key", errUsage)
@@ -189,6 +202,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Stage:      stageDesc,
 		Version:    version,
 		Logger:     log.With("component", "flight"),
+
+		MaxConcurrentPerTenant: c.maxConcurrentPerTenant,
+		MaxConcurrent:          c.maxConcurrent,
+		QueueTimeout:           c.queueTimeout,
 	})
 	if err != nil {
 		return err

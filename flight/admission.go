@@ -1,0 +1,97 @@
+package flight
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// errTooManyQueries reports a statement that could not be admitted: its
+// tenant's or the global concurrency limit stayed full for the whole queue
+// deadline, or its context ended while it waited. toStatus maps it to
+// ResourceExhausted.
+var errTooManyQueries = errors.New("too many concurrent queries; try again")
+
+// admission bounds concurrently executing statements, per tenant and overall.
+// A statement first takes a permit of its tenant's semaphore, then a global
+// one; it either gets both within the queue deadline or holds nothing. Waiters
+// are not served in any particular order.
+type admission struct {
+	perTenant int
+	timeout   time.Duration
+	global    chan struct{}
+
+	mu sync.Mutex
+	// tenants holds one semaphore per tenant, created on first use. Tenants
+	// come from the principal map, so the map is bounded by it.
+	tenants map[string]chan struct{}
+}
+
+// newAdmission returns an admission with perTenant permits per tenant, global
+// permits in all, and a queue deadline of timeout. All must be positive.
+func newAdmission(perTenant, global int, timeout time.Duration) *admission {
+	return &admission{
+		perTenant: perTenant,
+		timeout:   timeout,
+		global:    make(chan struct{}, global),
+		tenants:   map[string]chan struct{}{},
+	}
+}
+
+func (a *admission) tenantSem(tenant string) chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sem, ok := a.tenants[tenant]
+	if !ok {
+		sem = make(chan struct{}, a.perTenant)
+		a.tenants[tenant] = sem
+	}
+	return sem
+}
+
+// acquire waits for a permit of tenant's semaphore and then a global one. On
+// success the returned release frees both; it is safe to call more than once
+// and from any goroutine. On failure it holds nothing and returns
+// errTooManyQueries when the queue deadline passed, or ctx's error when the
+// caller went away or cancelled the query while it was queued.
+func (a *admission) acquire(ctx context.Context, tenant string) (release func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	timer := time.NewTimer(a.timeout)
+	defer timer.Stop()
+	sem := a.tenantSem(tenant)
+	if err := a.wait(ctx, timer.C, sem); err != nil {
+		return nil, err
+	}
+	if err := a.wait(ctx, timer.C, a.global); err != nil {
+		<-sem
+		return nil, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			<-a.global
+			<-sem
+		})
+	}, nil
+}
+
+// wait takes one permit of sem unless the deadline fires or ctx ends first.
+func (a *admission) wait(ctx context.Context, deadline <-chan time.Time, sem chan struct{}) error {
+	// Prefer a free permit over an already-fired deadline or ended context.
+	select {
+	case sem <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case sem <- struct{}{}:
+		return nil
+	case <-deadline:
+		return errTooManyQueries
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
