@@ -69,6 +69,12 @@ type node struct {
 // passes the old node's dir, raft and http addresses.
 func startNode(t testing.TB, id, dir, raftAddr, httpAddr string, bootstrap bool) *node {
 	t.Helper()
+	return startNodeWith(t, principals(t), id, dir, raftAddr, httpAddr, bootstrap)
+}
+
+// startNodeWith is startNode with a given principal map.
+func startNodeWith(t testing.TB, pm *authz.PrincipalMap, id, dir, raftAddr, httpAddr string, bootstrap bool) *node {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -85,7 +91,7 @@ func startNode(t testing.TB, id, dir, raftAddr, httpAddr string, bootstrap bool)
 	cfg := metasrv.DefaultConfig()
 	cfg.NodeID, cfg.DataDir, cfg.RaftAddr, cfg.HTTPAddr = id, dir, raftAddr, ln.Addr().String()
 	cfg.Bootstrap = bootstrap
-	cfg.Principals = principals(t)
+	cfg.Principals = pm
 	cfg.PeerToken, cfg.PeerScheme = tokPeer, "http"
 	cfg.Logger = slog.New(slog.NewTextHandler(tlogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg.Raft.HeartbeatTimeout = 200 * time.Millisecond

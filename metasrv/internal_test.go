@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net"
 	"net/http"
 	"slices"
@@ -65,36 +64,9 @@ func startDelegationNode(t testing.TB) *node {
 // startDNode starts a node with the delegation principal map.
 func startDNode(t testing.TB, id string, bootstrap bool) *node {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := metasrv.DefaultConfig()
-	cfg.NodeID, cfg.DataDir, cfg.RaftAddr, cfg.HTTPAddr = id, t.TempDir(), "127.0.0.1:0", ln.Addr().String()
-	cfg.Bootstrap = bootstrap
-	cfg.Principals = delegationPrincipals(t)
-	cfg.PeerToken, cfg.PeerScheme = tokPeer, "http"
-	cfg.Logger = slog.New(slog.NewTextHandler(tlogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cfg.Raft.HeartbeatTimeout = 200 * time.Millisecond
-	cfg.Raft.ElectionTimeout = 200 * time.Millisecond
-	cfg.Raft.LeaderLeaseTimeout = 100 * time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := metasrv.New(ctx, cfg)
-	if err != nil {
-		ln.Close()
-		t.Fatal(err)
-	}
-	n := &node{Server: s, t: t, addr: ln.Addr().String(), dir: cfg.DataDir, id: id, raft: s.Node().RaftAddr(), served: make(chan error, 1)}
-	go func() { n.served <- s.Serve(ln) }()
-	t.Cleanup(n.stop)
-	return n
+	return startNodeWith(t, delegationPrincipals(t), id, "", "", "", bootstrap)
 }
 
-// TestDelegationForwarded: a delegated write sent to a follower is
-// forwarded with its delegation and applied as the subject; a refused
-// delegation on the follower never reaches the leader; the client reads
-// the generation from either node.
 func TestDelegationForwarded(t *testing.T) {
 	n1 := startDelegationNode(t)
 	n2 := startDNode(t, "n2", false)
