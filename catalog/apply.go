@@ -348,6 +348,9 @@ func (c CreateTable) apply(tx *txn) error {
 	if err := checkProps(c.Properties); err != nil {
 		return err
 	}
+	if err := checkCreateStorage(c); err != nil {
+		return err
+	}
 	p, ok := tx.s.resolve(Schema(parts[0] + "." + parts[1]))
 	if !ok {
 		return errf(ErrNotFound, Schema(parts[0]+"."+parts[1]).String())
@@ -366,7 +369,7 @@ func (c CreateTable) apply(tx *txn) error {
 			return err
 		}
 	}
-	return nil
+	return tx.initTableData(c)
 }
 
 func (c AddColumn) permit(s *Snapshot, w *who) error {
@@ -417,6 +420,16 @@ func (c DropObject) apply(tx *txn) error {
 		return errf(ErrNonEmpty, c.Object.String())
 	}
 	tagged := hasTags(&p)
+	tx.dropLeaf(p)
+	if tagged && o.typ != ObjectColumn {
+		tx.emit(OpEffectiveTagsChanged, c.Object, "dropped")
+	}
+	return nil
+}
+
+// dropLeaf removes p's leaf (and its subtree) from the tree and the indexes.
+func (tx *txn) dropLeaf(p path) {
+	o := p.leaf()
 	tx.forget(o)
 	parent := p
 	parent.n--
@@ -426,10 +439,6 @@ func (c DropObject) apply(tx *txn) error {
 		np.columns = deleteString(np.columns, o.name)
 	}
 	tx.replace(parent, np)
-	if tagged && o.typ != ObjectColumn {
-		tx.emit(OpEffectiveTagsChanged, c.Object, "dropped")
-	}
-	return nil
 }
 
 func deleteString(ss []string, s string) []string {
@@ -445,6 +454,9 @@ func deleteString(ss []string, s string) []string {
 // forget removes o's subtree from the indexes: locs, tag objects, role grants.
 func (tx *txn) forget(o *object) {
 	tx.s.locs = tx.s.locs.Delete(o.id)
+	if o.data != nil {
+		tx.s.storageIDs = tx.s.storageIDs.Delete(o.data.storage)
+	}
 	for _, a := range o.tags {
 		if t, ok := tx.s.tags.Get(a.tag); ok {
 			nt := t.clone()

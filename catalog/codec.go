@@ -172,6 +172,8 @@ func decodeBodyOf(t CommandType, b []byte, closing bool) (Command, error) {
 		return decodeBody[AttachPolicy](b, closing)
 	case TypeDetachPolicy:
 		return decodeBody[DetachPolicy](b, closing)
+	case TypeCommitTableVersion:
+		return decodeBody[CommitTableVersion](b, closing)
 	}
 	return nil, errUnknownType
 }

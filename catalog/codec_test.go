@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	. "lakegate/catalog"
@@ -45,6 +46,8 @@ func samples() map[int]Command {
 		29: DropPolicy{Name: "p"},
 		30: AttachPolicy{Tag: "t", Policy: "p", Selector: Selector{Value: "v"}},
 		31: DetachPolicy{Tag: "t", Policy: "p"},
+		32: CommitTableVersion{Table: "c.s.t", Base: 3, Replace: true, Columns: []ColumnDef{{Name: "a", Type: "INT"}},
+			Files: []DataFile{{Path: "tables/t1/seg/f.parquet", Size: 10, Rows: 2, SHA256: strings.Repeat("ab", 32)}}},
 	}
 }
 
@@ -67,7 +70,7 @@ func TestCommandTypeNumbersPinned(t *testing.T) {
 			t.Errorf("%T: round trip = %#v, %v", c, d, err)
 		}
 	}
-	if len(samples()) != 31 {
+	if len(samples()) != 32 {
 		t.Fatal("every command type needs a pinned sample")
 	}
 }

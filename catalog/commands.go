@@ -50,6 +50,7 @@ const (
 	TypeDropPolicy         CommandType = 29
 	TypeAttachPolicy       CommandType = 30
 	TypeDetachPolicy       CommandType = 31
+	TypeCommitTableVersion CommandType = 32
 )
 
 // CreateCatalog creates a catalog owned by the actor. Requires CREATE_CATALOG
@@ -72,16 +73,29 @@ type CreateSchema struct {
 // CreateTable creates the table Name ("catalog.schema.table") with its
 // columns, owned by the actor. Requires CREATE_TABLE on the schema (with
 // USE_CATALOG and USE_SCHEMA).
+//
+// StorageID names the table's directory "tables/<StorageID>/" in the
+// tenant's stage: 1 to 64 characters of [a-z0-9-], alphanumeric at both
+// ends, unique among the metalake's tables, and not of the reserved form
+// "t" plus 16 hex digits. Without it the table gets the storage id "t" plus
+// its object id in 16 hex digits. When StorageID or Files (even empty, but
+// not nil) is given, the table starts at version 1 made of Files (see
+// CommitTableVersion for the rules on files); otherwise at version 0, with
+// no data committed.
 type CreateTable struct {
 	Name       string            `json:"name"`
 	Comment    string            `json:"comment,omitempty"`
 	Columns    []ColumnDef       `json:"columns"`
 	Properties map[string]string `json:"properties,omitempty"`
+	StorageID  string            `json:"storageId,omitempty"`
+	Files      []DataFile        `json:"files,omitzero"`
 }
 
 // DropObject drops a catalog, schema, table or column. A catalog or schema
-// with children needs Cascade. Requires ownership of the object or an
-// ancestor (MODIFY_TABLE on the table for a column).
+// with children needs Cascade. A dropped table's data files are no longer
+// referenced (see Snapshot.ReferencedFiles) and its storage id is free
+// again. Requires ownership of the object or an ancestor (MODIFY_TABLE on
+// the table for a column).
 type DropObject struct {
 	Object  Object `json:"object"`
 	Cascade bool   `json:"cascade,omitempty"`
@@ -90,7 +104,8 @@ type DropObject struct {
 // RenameObject renames or moves a catalog, schema, table or column to the full
 // name NewName of the same type: a schema may move to another catalog, a
 // table to another schema; a column stays in its table. Grants, owners and
-// tag assignments follow the object. Requires ownership of the object or an
+// tag assignments follow the object, and so do a table's storage id and
+// versions. Requires ownership of the object or an
 // ancestor (MODIFY_TABLE for a column), and for a move CREATE_SCHEMA or
 // CREATE_TABLE on the new parent.
 type RenameObject struct {

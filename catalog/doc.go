@@ -26,6 +26,15 @@
 //	visible := s.FilterVisible("bob", tables)
 //	filter, masks, err := s.RowFiltersAndMasks("bob", "lake.sales.orders")
 //
+// Tables hold data: each has a storage id (its directory "tables/<id>/" in
+// the tenant's stage) and a sequence of committed versions, each a schema
+// plus a list of immutable Parquet files (DataFile). CreateTable may start a
+// table at version 1; CommitTableVersion appends or replaces files with
+// optimistic concurrency (ErrVersionConflict when its base is stale). A
+// table keeps its current version and RetainedVersions older ones;
+// TableVersion and TableVersions read them and ReferencedFiles lists every
+// file a garbage collector must keep.
+//
 // Commands serialize with EncodeCommand/DecodeCommand (a versioned JSON
 // envelope with explicit, append-only type numbers) and snapshots with
 // MarshalBinary/UnmarshalSnapshot (deterministic bytes, lossless).

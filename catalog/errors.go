@@ -35,6 +35,10 @@ var (
 	ErrInvalidCommand = errors.New("catalog: invalid command")
 	// ErrInvalidSnapshot reports snapshot bytes that cannot be restored.
 	ErrInvalidSnapshot = errors.New("catalog: invalid snapshot")
+	// ErrVersionConflict reports a CommitTableVersion whose base is not the
+	// table's current version: another commit came first. The caller may
+	// re-read the table, rebase its change and retry.
+	ErrVersionConflict = errors.New("catalog: version conflict")
 )
 
 // NameError describes a rejected name.

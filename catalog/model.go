@@ -98,6 +98,7 @@ type object struct {
 	kind     string            // catalog type, or column data type
 	columns  []string          // tables: column names in order
 	audit    Audit
+	data     *tableData // tables: storage id and versions; never nil for a table
 }
 
 func (o *object) clone() *object { c := *o; return &c }

@@ -5,12 +5,18 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"time"
 
 	"lakegate/catalog/internal/pmap"
 )
 
-// snapshotMagic prefixes serialized snapshots (format version 1).
-const snapshotMagic = "lakegate-catalog-snapshot-v1\n"
+// snapshotMagic prefixes serialized snapshots (format version 2: tables
+// have storage ids and versions). UnmarshalSnapshot also restores format 1,
+// whose tables get their derived storage id and version 0.
+const (
+	snapshotMagic   = "lakegate-catalog-snapshot-v2\n"
+	snapshotMagicV1 = "lakegate-catalog-snapshot-v1\n"
+)
 
 type snapFile struct {
 	Metalake   string      `json:"metalake"`
@@ -38,6 +44,18 @@ type objRec struct {
 	Audit    Audit             `json:"audit"`
 	Columns  []string          `json:"columns,omitempty"`
 	Tags     []assignRec       `json:"tags,omitempty"`
+	// Format 2, tables only.
+	StorageID string       `json:"storageId,omitempty"`
+	Versions  []versionRec `json:"versions,omitempty"` // oldest first
+}
+
+type versionRec struct {
+	Version uint64      `json:"version"`
+	Columns []ColumnDef `json:"columns"`
+	Files   []DataFile  `json:"files"`
+	Rows    int64       `json:"rows"`
+	Actor   string      `json:"actor"`
+	Time    time.Time   `json:"time"`
 }
 
 type assignRec struct {
@@ -139,6 +157,13 @@ func (s *Snapshot) MarshalBinary() ([]byte, error) {
 		for _, a := range o.tags {
 			r.Tags = append(r.Tags, assignRec{Tag: a.tag, Values: a.values})
 		}
+		if o.data != nil {
+			r.StorageID = o.data.storage
+			for _, v := range o.data.versions {
+				r.Versions = append(r.Versions, versionRec{Version: v.version, Columns: v.columns,
+					Files: v.files, Rows: v.rows, Actor: v.actor, Time: v.time})
+			}
+		}
 		f.Objects = append(f.Objects, r)
 		o.children.Range(func(_ string, c child) bool { walk(c.o); return true })
 	}
@@ -188,12 +213,20 @@ func (s *Snapshot) MarshalBinary() ([]byte, error) {
 // UnmarshalSnapshot restores a snapshot written by MarshalBinary, checking its
 // consistency. Errors wrap ErrInvalidSnapshot.
 func UnmarshalSnapshot(b []byte) (*Snapshot, error) {
-	if !bytes.HasPrefix(b, []byte(snapshotMagic)) {
+	v1 := bytes.HasPrefix(b, []byte(snapshotMagicV1))
+	if !v1 && !bytes.HasPrefix(b, []byte(snapshotMagic)) {
 		return nil, errf(ErrInvalidSnapshot, "bad header")
 	}
 	var f snapFile
 	if err := strict(b[len(snapshotMagic):], &f); err != nil {
 		return nil, errf(ErrInvalidSnapshot, err.Error())
+	}
+	if v1 {
+		for _, r := range f.Objects {
+			if r.StorageID != "" || r.Versions != nil {
+				return nil, errf(ErrInvalidSnapshot, "object "+itoa(r.ID)+": table data in a format 1 snapshot")
+			}
+		}
 	}
 	s, err := restore(&f)
 	if err != nil {
@@ -227,6 +260,19 @@ func restore(f *snapFile) (*Snapshot, error) {
 			kind: r.Kind, nullable: r.Nullable, audit: r.Audit, columns: r.Columns, children: pmap.NewString[child]()}
 		if r.Owner != nil {
 			o.owner = *r.Owner
+		}
+		if r.Type == ObjectTable {
+			d, err := restoreTableData(&r)
+			if err != nil {
+				return nil, err
+			}
+			if s.storageIDs.Has(d.storage) {
+				return bad("object " + itoa(r.ID) + ": duplicate storage id")
+			}
+			s.storageIDs = s.storageIDs.Set(d.storage, r.ID)
+			o.data = d
+		} else if r.StorageID != "" || r.Versions != nil {
+			return bad("object " + itoa(r.ID) + ": storage on a non-table")
 		}
 		var prev uint64
 		for _, a := range r.Tags {
@@ -438,4 +484,41 @@ func restore(f *snapFile) (*Snapshot, error) {
 	s.root = byDepth[0][0]
 	s.locs = s.locs.Set(metalakeID, loc{typ: ObjectMetalake, name: s.root.name})
 	return s, nil
+}
+
+// restoreTableData checks and restores a table's storage id and versions; a
+// format 1 record (no storage id) gets the derived one.
+func restoreTableData(r *objRec) (*tableData, error) {
+	bad := func(msg string) (*tableData, error) {
+		return nil, errf(ErrInvalidSnapshot, "table "+itoa(r.ID)+": "+msg)
+	}
+	d := &tableData{storage: r.StorageID}
+	if d.storage == "" {
+		if len(r.Versions) > 0 {
+			return bad("versions without a storage id")
+		}
+		d.storage = derivedStorageID(r.ID)
+	} else if checkStorageID(d.storage) != nil {
+		return bad("bad storage id")
+	}
+	if len(r.Versions) > RetainedVersions+1 {
+		return bad("too many versions")
+	}
+	for i, v := range r.Versions {
+		if v.Version == 0 || (i > 0 && v.Version != r.Versions[i-1].Version+1) {
+			return bad("bad version numbers")
+		}
+		for _, c := range v.Columns {
+			if checkColumn(c) != nil {
+				return bad("bad column in version " + itoa(v.Version))
+			}
+		}
+		files, rows, err := buildFiles(d.storage, nil, v.Files)
+		if err != nil || rows != v.Rows {
+			return bad("bad files in version " + itoa(v.Version))
+		}
+		d.versions = append(d.versions, &tableVersion{version: v.Version, columns: v.Columns, files: files,
+			rows: v.Rows, actor: v.Actor, time: normTime(v.Time)})
+	}
+	return d, nil
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	. "lakegate/catalog"
@@ -72,15 +73,62 @@ func (g gen) pick2(a, b Privilege) Privilege {
 	return b
 }
 
-func (g gen) command() Command {
+// dataFile returns a valid file of storage id sid, from a small set of
+// names so that appends sometimes repeat a file.
+func (g gen) dataFile(sid string) DataFile {
+	n := g.r.IntN(12)
+	return DataFile{Path: fmt.Sprintf("tables/%s/%s/f%d.parquet", sid, g.pick("s0", "s1"), n),
+		Size: int64(100 * n), Rows: int64(n), SHA256: fmt.Sprintf("%064x", n)}
+}
+
+// commit returns a CommitTableVersion for a random table of s: usually
+// valid for its current version, sometimes stale, an invalid replace or with
+// a file outside the table's directory.
+func (g gen) commit(s *Snapshot) Command {
+	table := g.table()
+	sid, v, ok := s.TableVersion(table, 0)
+	if !ok {
+		sid = "st-a"
+	}
+	c := CommitTableVersion{Table: table, Base: v.Version}
+	if g.r.IntN(5) == 0 {
+		c.Base = uint64(g.r.IntN(3)) // often stale
+	}
+	for range g.r.IntN(4) {
+		c.Files = append(c.Files, g.dataFile(sid))
+	}
+	switch g.r.IntN(6) {
+	case 0:
+		c.Replace = true
+		c.Columns = []ColumnDef{{Name: g.pick("a", "c"), Type: g.pick("INT", "BIGINT")}, {Name: "b", Type: "VARCHAR"}}
+	case 1:
+		c.Replace = g.r.IntN(2) == 0 // without columns: invalid when set
+	case 2:
+		c.Columns = v.Columns // an append restating the schema
+	case 3:
+		c.Files = append(c.Files, g.dataFile("st-b")) // outside the table's directory
+	}
+	return c
+}
+
+func (g gen) command(s *Snapshot) Command {
 	cols := []ColumnDef{{Name: "a", Type: "INT"}, {Name: "b", Type: "VARCHAR", Nullable: true}}
-	switch g.r.IntN(31) {
+	switch g.r.IntN(35) {
 	case 0:
 		return CreateCatalog{Name: g.catalog()}
 	case 1, 2:
 		return CreateSchema{Name: g.schema()}
-	case 3, 4, 5:
+	case 3, 4:
 		return CreateTable{Name: g.table(), Columns: cols}
+	case 5:
+		// With table data: an explicit storage id (sometimes taken) or a
+		// derived one.
+		if sid := g.pick("", "st-a", "st-b"); sid != "" {
+			return CreateTable{Name: g.table(), Columns: cols, StorageID: sid, Files: []DataFile{g.dataFile(sid)}}
+		}
+		return CreateTable{Name: g.table(), Columns: cols, Files: []DataFile{}}
+	case 31, 32, 33, 34:
+		return g.commit(s)
 	case 6:
 		return DropObject{Object: g.object(), Cascade: g.r.IntN(2) == 0}
 	case 7:
@@ -213,7 +261,7 @@ func TestPropertyRandomSequences(t *testing.T) {
 	s = catalogtest.Apply(t, s, admin, CreateUser{"u0"}, CreateUser{"u1"}, CreateUser{"u2"})
 	var steps []step
 	for i := 0; i < n; i++ {
-		c := g.command()
+		c := g.command(s)
 		actor := admin
 		if r.IntN(5) == 0 {
 			actor = g.user()
@@ -260,13 +308,21 @@ func TestPropertyRandomSequences(t *testing.T) {
 	if !reflect.DeepEqual(evA, evB) {
 		t.Fatal("replay events differ")
 	}
-	ok := 0
+	ok, commits, conflicts := 0, 0, 0
 	for _, ev := range evA {
 		if ev[0].Outcome == Success {
 			ok++
+			if ev[0].Operation == "CommitTableVersion" {
+				commits++
+			}
+		} else if strings.Contains(ev[0].Detail, "version conflict") {
+			conflicts++
 		}
 	}
-	t.Logf("%d commands, %d applied, generation %d, %d bytes", len(all), ok, s.Generation(), len(bs))
+	t.Logf("%d commands, %d applied (%d commits, %d version conflicts), generation %d, %d bytes", len(all), ok, commits, conflicts, s.Generation(), len(bs))
+	if commits == 0 || conflicts == 0 {
+		t.Fatalf("generator never committed a version (%d) or never hit a conflict (%d)", commits, conflicts)
+	}
 	if ok < len(all)/5 {
 		t.Fatalf("only %d of %d commands applied: generator too weak", ok, len(all))
 	}
@@ -290,7 +346,20 @@ func checkSnapshot(t *testing.T, s *Snapshot) {
 	if !bytes.Equal(b, b2) {
 		t.Fatalf("round trip differs:\n%s\n%s", b, b2)
 	}
+	if !reflect.DeepEqual(referenced(s), referenced(r)) {
+		t.Fatal("restored snapshot disagrees on ReferencedFiles")
+	}
 	objs := allObjects()
+	for _, o := range objs {
+		if o.Type != ObjectTable {
+			continue
+		}
+		sid1, v1, ok1 := s.TableVersions(o.Name)
+		sid2, v2, ok2 := r.TableVersions(o.Name)
+		if sid1 != sid2 || ok1 != ok2 || !reflect.DeepEqual(v1, v2) {
+			t.Fatalf("%v: restored snapshot disagrees on TableVersions", o)
+		}
+	}
 	// A batch this large makes FilterVisible decide tables from the
 	// filters in their children-map entries (see child in model.go).
 	many := slices.Repeat(objs, 5)

@@ -13,8 +13,10 @@ type ObjectInfo struct {
 	Properties map[string]string `json:"properties,omitempty"` // do not modify
 	Type       string            `json:"kind,omitempty"`       // catalog type or column data type
 	Nullable   bool              `json:"nullable,omitempty"`
-	Columns    []ColumnDef       `json:"columns,omitempty"` // tables, in order
-	Tags       []TagValue        `json:"tags,omitempty"`    // direct assignments, sorted
+	Columns    []ColumnDef       `json:"columns,omitempty"`   // tables, in order
+	StorageID  string            `json:"storageId,omitempty"` // tables: see CreateTable
+	Version    uint64            `json:"version,omitempty"`   // tables: current version, 0 = no data committed
+	Tags       []TagValue        `json:"tags,omitempty"`      // direct assignments, sorted
 	Audit      Audit             `json:"audit"`
 }
 
@@ -85,6 +87,9 @@ func (s *Snapshot) Object(o Object) (ObjectInfo, bool) {
 	l := p.leaf()
 	info := ObjectInfo{Object: o, Owner: l.owner, Comment: l.comment, Properties: l.props, Type: l.kind,
 		Nullable: l.nullable, Audit: l.audit}
+	if l.data != nil {
+		info.StorageID, info.Version = l.data.storage, l.data.current()
+	}
 	for _, c := range l.columns {
 		co, _ := l.get(c)
 		info.Columns = append(info.Columns, ColumnDef{Name: co.name, Type: co.kind, Comment: co.comment, Nullable: co.nullable})

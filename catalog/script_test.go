@@ -23,6 +23,8 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testda
 //	tags <TYPE> <name>                    → one effective tag a line
 //	policies <TYPE> <name>                → one derived policy a line
 //	filter <user> <table>                 → row filter and masks
+//	versions <table>                      → storage id, then one retained version a line
+//	files                                 → ReferencedFiles, one a line
 //
 // Run with -rewrite to regenerate the expected output.
 func TestScripts(t *testing.T) {
@@ -146,6 +148,34 @@ func runDirective(t *testing.T, s *Snapshot, line string, types map[string]int) 
 		var lines []string
 		for _, p := range ps {
 			lines = append(lines, fmt.Sprintf("%s (%s) via %s%s on %v", p.Policy, p.Type, p.Tag, sel(p.Selector), p.Source))
+		}
+		return s, strings.Join(lines, "\n")
+	case "versions":
+		sid, vs, ok := s.TableVersions(f[1])
+		if !ok {
+			return s, "not found"
+		}
+		cur, _ := s.Object(Table(f[1]))
+		out := fmt.Sprintf("storage %s, version %d", sid, cur.Version)
+		for _, v := range vs {
+			var cols, files []string
+			for _, c := range v.Columns {
+				cols = append(cols, c.Name+" "+c.Type)
+			}
+			for _, fl := range v.Files {
+				files = append(files, strings.TrimPrefix(fl.Path, "tables/"+sid+"/"))
+			}
+			out += fmt.Sprintf("\nv%d by %s: %d rows (%s) files %s", v.Version, v.Actor, v.Rows,
+				strings.Join(cols, ", "), strings.Join(files, " "))
+		}
+		return s, out
+	case "files":
+		var lines []string
+		for sid, fl := range s.ReferencedFiles() {
+			lines = append(lines, sid+" "+fl.Path)
+		}
+		if len(lines) == 0 {
+			return s, "(none)"
 		}
 		return s, strings.Join(lines, "\n")
 	case "filter":

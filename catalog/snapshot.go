@@ -30,6 +30,8 @@ type Snapshot struct {
 	tags      pmap.Map[uint64, *tag]
 	policyIDs pmap.Map[string, uint64]
 	policies  pmap.Map[uint64, *policy]
+
+	storageIDs pmap.Map[string, uint64] // table storage id → table object id
 }
 
 // New returns the generation-0 snapshot of a new metalake named name, owned
@@ -64,6 +66,8 @@ func emptySnapshot() *Snapshot {
 		tags:      pmap.NewUint64[*tag](),
 		policyIDs: pmap.NewString[uint64](),
 		policies:  pmap.NewUint64[*policy](),
+
+		storageIDs: pmap.NewString[uint64](),
 	}
 }
 

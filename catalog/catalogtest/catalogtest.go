@@ -57,6 +57,12 @@ type Config struct {
 	Grants            int
 	Users             int
 	Groups            int
+	// VersionedTables is how many tables (the first generated) get data:
+	// each is created at version 1 with one file and then receives
+	// CommitsPerTable commits of one file each (every fourth a replace,
+	// the others appends), keeping the table's columns.
+	VersionedTables int
+	CommitsPerTable int
 }
 
 // DefaultConfig is the benchmark tenant of issue 3: 100,000 tables in 1,000
@@ -81,6 +87,17 @@ func UserName(i int) string        { return fmt.Sprintf("user%04d", i) }
 func GroupName(i int) string       { return fmt.Sprintf("group%02d", i) }
 func PolicyName(i int) string      { return fmt.Sprintf("policy%03d", i) }
 
+// StorageID is the storage id of the n-th versioned table of a generated
+// tenant.
+func StorageID(n int) string { return fmt.Sprintf("st-%06d", n) }
+
+// DataFile returns a valid data file of the table with storage id sid: path
+// "tables/<sid>/data/f<i>.parquet", i rows, a digest derived from i.
+func DataFile(sid string, i int) catalog.DataFile {
+	return catalog.DataFile{Path: fmt.Sprintf("tables/%s/data/f%d.parquet", sid, i), Size: int64(1000 + i),
+		Rows: int64(i), SHA256: fmt.Sprintf("%064x", i)}
+}
+
 // Generate builds a tenant deterministically by applying commands (so it
 // also exercises Apply at scale). Every user i holds roles i%Roles and
 // (i*7)%Roles and belongs to group i%Groups, which holds role (g*3)%Roles.
@@ -88,7 +105,8 @@ func PolicyName(i int) string      { return fmt.Sprintf("policy%03d", i) }
 // all catalogs, odd roles USE_SCHEMA on some schemas; the remaining grants are SELECT_TABLE/MODIFY_TABLE ALLOWs and
 // some DENYs on schemas and tables. A quarter of the tables and every schema
 // carry a tag value; policies are system_access_control policies on tags,
-// half with a value selector.
+// half with a value selector. The first VersionedTables tables have storage
+// ids StorageID(n) and committed versions.
 func Generate(tb testing.TB, cfg Config) *catalog.Snapshot {
 	tb.Helper()
 	s := New(tb, "bench", Owner)
@@ -125,6 +143,7 @@ func Generate(tb testing.TB, cfg Config) *catalog.Snapshot {
 		}
 		apply(catalog.CreateTag{Name: TagName(t), AllowedValues: vals})
 	}
+	versioned := 0
 	for c := 0; c < cfg.Catalogs; c++ {
 		apply(catalog.CreateCatalog{Name: CatalogName(c), Type: "managed"})
 		for s := 0; s < cfg.SchemasPerCatalog; s++ {
@@ -133,7 +152,18 @@ func Generate(tb testing.TB, cfg Config) *catalog.Snapshot {
 			apply(catalog.AssociateTagsV2{Object: catalog.Schema(SchemaName(c, s)),
 				TagsToAdd: []catalog.TagValue{{Name: TagName(n % cfg.Tags), Value: TagValue(n % cfg.ValuesPerTag)}}})
 			for t := 0; t < cfg.TablesPerSchema; t++ {
-				apply(catalog.CreateTable{Name: TableName(c, s, t), Columns: cols})
+				if versioned < cfg.VersionedTables {
+					sid := StorageID(versioned)
+					versioned++
+					apply(catalog.CreateTable{Name: TableName(c, s, t), Columns: cols, StorageID: sid,
+						Files: []catalog.DataFile{DataFile(sid, 0)}})
+					for i := 1; i <= cfg.CommitsPerTable; i++ {
+						apply(catalog.CommitTableVersion{Table: TableName(c, s, t), Base: uint64(i), Replace: i%4 == 0,
+							Columns: cols, Files: []catalog.DataFile{DataFile(sid, i)}})
+					}
+				} else {
+					apply(catalog.CreateTable{Name: TableName(c, s, t), Columns: cols})
+				}
 				if k := n*cfg.TablesPerSchema + t; k%4 == 0 {
 					apply(catalog.AssociateTagsV2{Object: catalog.Table(TableName(c, s, t)),
 						TagsToAdd: []catalog.TagValue{{Name: TagName((k / 4) % cfg.Tags), Value: TagValue(k % cfg.ValuesPerTag)}}})
