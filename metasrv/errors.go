@@ -43,6 +43,9 @@ const (
 	codeForbidden       = 1008
 	codeInUse           = 1010
 	codeUnauthorized    = 1011
+	// codeConcurrentModification: a table version commit whose base is not
+	// the table's current version (catalog.ErrVersionConflict).
+	codeConcurrentModification = 1012
 )
 
 // errorBody is Gravitino's error envelope (never with a stack).
@@ -57,6 +60,8 @@ type errorBody struct {
 // answer; anything unexpected becomes 1002 with a generic message.
 func mapError(err error) (status int, body errorBody) {
 	switch {
+	case errors.Is(err, catalog.ErrVersionConflict):
+		return http.StatusConflict, errorBody{codeConcurrentModification, "ConcurrentModificationException", err.Error()}
 	case errors.Is(err, catalog.ErrInvalidName), errors.Is(err, catalog.ErrInvalidArgument),
 		errors.Is(err, catalog.ErrInvalidCommand), errors.Is(err, ErrBadRequest),
 		errors.Is(err, authz.ErrInvalidTenantID):

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"lakegate/authz"
@@ -22,6 +23,8 @@ import (
 // envelope and codes (mapError).
 //
 //	POST /internal/v1/metalakes/{m}/resolve
+//	POST /internal/v1/metalakes/{m}/tables
+//	GET  /internal/v1/metalakes/{m}/files
 //	GET  /internal/v1/metalakes/{m}/generation
 //
 // See docs/rest.md ("Internal API for gateways").
@@ -50,6 +53,10 @@ type ResolveRef struct {
 	Schema    string `json:"schema"`
 	Table     string `json:"table"`
 	Privilege string `json:"privilege"`
+	// Version, when not 0, asks for that retained version of the table
+	// instead of the current one; a version that is not retained is
+	// unavailable, like a missing table.
+	Version uint64 `json:"version,omitempty"`
 }
 
 // ResolveResponse is the answer of resolve: one entry per reference, in
@@ -64,8 +71,15 @@ type ResolveResponse struct {
 type TableDescriptor struct {
 	FullName string             `json:"fullName"`
 	Columns  []DescriptorColumn `json:"columns"`
-	// Version is the table's version; for now the metalake's generation.
+	// StorageID is the table's directory under the tenant's stage
+	// ("tables/<storageId>/…"); empty for a table without one.
+	StorageID string `json:"storageId"`
+	// Version is the table version described (the current one unless the
+	// reference asked for another); 0 for a table without data.
 	Version uint64 `json:"version"`
+	// Files are the version's data files, paths relative to the tenant's
+	// child stage.
+	Files []DescriptorFile `json:"files"`
 	// RowFilter is the row filter expression for the subject, nil for none.
 	RowFilter   *string          `json:"rowFilter"`
 	ColumnMasks []DescriptorMask `json:"columnMasks"`
@@ -76,6 +90,14 @@ type DescriptorColumn struct {
 	Name     string `json:"name"`
 	Type     string `json:"type"`
 	Nullable bool   `json:"nullable"`
+}
+
+// DescriptorFile is one data file of a table version (catalog.DataFile).
+type DescriptorFile struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	Rows   int64  `json:"rows"`
+	SHA256 string `json:"sha256"`
 }
 
 // DescriptorMask is the mask applying to one column for the subject.
@@ -99,6 +121,8 @@ type ConflictResult struct {
 func (s *Server) internalRoutes() {
 	s.mux.HandleFunc("POST /internal/v1/metalakes/{tenant}/resolve", s.handleResolve)
 	s.mux.HandleFunc("GET /internal/v1/metalakes/{tenant}/generation", s.handleGeneration)
+	s.mux.HandleFunc("POST /internal/v1/metalakes/{tenant}/tables", s.handleListTables)
+	s.mux.HandleFunc("GET /internal/v1/metalakes/{tenant}/files", s.handleFiles)
 	s.mux.HandleFunc("/internal/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, fmt.Errorf("%w: no such endpoint", ErrNotFound))
 	})
@@ -214,7 +238,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (*ResolveRespon
 	catOK := catalog.CheckNamePart(req.Catalog) == nil
 	out := &ResolveResponse{Generation: gen, Results: make([]json.RawMessage, len(req.Refs))}
 	for i, ref := range req.Refs {
-		res, err := resolveRef(snap, gen, req.Subject, catOK, req.Catalog, ref, privs[i])
+		res, err := resolveRef(snap, req.Subject, catOK, req.Catalog, ref, privs[i])
 		if err != nil {
 			return nil, nil, err
 		}
@@ -225,8 +249,10 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (*ResolveRespon
 
 // resolveRef answers one reference from snap. A table that is missing, has
 // an invalid name, or that subject may not use with priv is unavailable,
-// with the same bytes; only an authorized table reveals a policy conflict.
-func resolveRef(snap *catalog.Snapshot, gen uint64, subject string, catOK bool, cat string, ref ResolveRef, priv catalog.Privilege) (json.RawMessage, error) {
+// with the same bytes, and so is a version that is not retained or that
+// holds a column the table no longer has; only an authorized table reveals
+// a policy conflict.
+func resolveRef(snap *catalog.Snapshot, subject string, catOK bool, cat string, ref ResolveRef, priv catalog.Privilege) (json.RawMessage, error) {
 	if !catOK || catalog.CheckNamePart(ref.Schema) != nil || catalog.CheckNamePart(ref.Table) != nil {
 		return unavailableResult, nil
 	}
@@ -239,6 +265,22 @@ func resolveRef(snap *catalog.Snapshot, gen uint64, subject string, catOK bool, 
 	if !ok {
 		return unavailableResult, nil
 	}
+	sid, ver, ok := snap.TableVersion(full, ref.Version)
+	if !ok {
+		return unavailableResult, nil
+	}
+	// Masks are decided by name against the table's current columns, but
+	// a version's files hold the columns it was committed with: a column
+	// the table no longer has (dropped or renamed since) would escape its
+	// mask, so such a version is refused (fail closed) until a replace
+	// commit rewrites it.
+	if !columnsCovered(ver.Columns, info.Columns) {
+		return unavailableResult, nil
+	}
+	cols := info.Columns
+	if ref.Version != 0 {
+		cols = ver.Columns // a retained version is read with its own columns
+	}
 	filter, masks, err := snap.RowFiltersAndMasks(subject, full)
 	switch {
 	case errors.Is(err, catalog.ErrConflictingPolicies):
@@ -248,10 +290,14 @@ func resolveRef(snap *catalog.Snapshot, gen uint64, subject string, catOK bool, 
 	case err != nil:
 		return nil, err
 	}
-	d := TableDescriptor{FullName: full, Version: gen,
-		Columns: make([]DescriptorColumn, len(info.Columns)), ColumnMasks: make([]DescriptorMask, len(masks))}
-	for i, c := range info.Columns {
+	d := TableDescriptor{FullName: full, StorageID: sid, Version: ver.Version,
+		Columns: make([]DescriptorColumn, len(cols)), Files: make([]DescriptorFile, len(ver.Files)),
+		ColumnMasks: make([]DescriptorMask, len(masks))}
+	for i, c := range cols {
 		d.Columns[i] = DescriptorColumn{Name: c.Name, Type: c.Type, Nullable: c.Nullable}
+	}
+	for i, f := range ver.Files {
+		d.Files[i] = DescriptorFile{Path: f.Path, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
 	}
 	for i, m := range masks {
 		d.ColumnMasks[i] = DescriptorMask{Column: m.Column, Mask: m.Mask}
@@ -260,4 +306,196 @@ func resolveRef(snap *catalog.Snapshot, gen uint64, subject string, catOK bool, 
 		d.RowFilter = &filter
 	}
 	return json.Marshal(d)
+}
+
+// columnsCovered reports whether every column of cols has a namesake in
+// current.
+func columnsCovered(cols, current []catalog.ColumnDef) bool {
+	for _, c := range cols {
+		if !slices.ContainsFunc(current, func(d catalog.ColumnDef) bool { return d.Name == c.Name }) {
+			return false
+		}
+	}
+	return true
+}
+
+// ListTablesRequest is the body of POST /internal/v1/metalakes/{m}/tables.
+type ListTablesRequest struct {
+	// Subject is the user the listing is for. Required; must equal
+	// DelegateUserHeader when that is sent.
+	Subject string `json:"subject"`
+	// Catalog is the catalog listed. Required.
+	Catalog string `json:"catalog"`
+	// MinGeneration, when set, makes the node wait (bounded) until the
+	// metalake has reached it.
+	MinGeneration uint64 `json:"minGeneration,omitempty"`
+}
+
+// ListTablesResponse is the answer of POST …/tables: the schemas of the
+// catalog the subject may see (even empty ones) and the tables it may
+// SELECT, sorted by schema then table, all from one snapshot at
+// Generation. A missing catalog and one the subject may not see give the
+// same empty answer.
+type ListTablesResponse struct {
+	Code       int           `json:"code"`
+	Generation uint64        `json:"generation"`
+	Schemas    []string      `json:"schemas"`
+	Tables     []ListedTable `json:"tables"`
+}
+
+// ListedTable is one table of a ListTablesResponse.
+type ListedTable struct {
+	Schema    string             `json:"schema"`
+	Table     string             `json:"table"`
+	Columns   []DescriptorColumn `json:"columns"`
+	StorageID string             `json:"storageId"`
+	Version   uint64             `json:"version"`
+}
+
+// FilesResponse is the answer of GET …/files: every data file referenced
+// by a retained version of a table of the metalake, at Generation (for the
+// garbage collector: files not listed, and not newer than the collector's
+// grace period, are garbage).
+type FilesResponse struct {
+	Code       int       `json:"code"`
+	Generation uint64    `json:"generation"`
+	Files      []FileRef `json:"files"`
+}
+
+// FileRef is one referenced file: the table's storage id and the path
+// relative to the tenant's child stage.
+type FileRef struct {
+	StorageID string `json:"storageId"`
+	Path      string `json:"path"`
+}
+
+// internalBody reads and strictly decodes an internal API body into v,
+// auditing a rejection.
+func (s *Server) internalBody(w http.ResponseWriter, r *http.Request, p *authz.Principal, tenant, op string, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		return s.rejectDelegation(tenant, p, "", op, badRequest("reading request body: %v", err))
+	}
+	if err := strictJSON(body, v); err != nil {
+		return s.rejectDelegation(tenant, p, "", op, badRequest("request body: %v", err))
+	}
+	return nil
+}
+
+// internalLake waits for minGeneration (0: no wait) and returns tenant's
+// metalake.
+func (s *Server) internalLake(r *http.Request, tenant string, minGeneration uint64) (*Lake, error) {
+	if minGeneration != 0 {
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadWaitTimeout)
+		err := s.fsm.WaitGeneration(ctx, tenant, minGeneration)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+	l, ok := s.fsm.Lake(tenant)
+	if !ok {
+		return nil, fmt.Errorf("%w: metalake %q", ErrNotFound, tenant)
+	}
+	return l, nil
+}
+
+func (s *Server) handleListTables(w http.ResponseWriter, r *http.Request) {
+	out, err := s.listTables(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set(GenerationHeader, strconv.FormatUint(out.Generation, 10))
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) listTables(w http.ResponseWriter, r *http.Request) (*ListTablesResponse, error) {
+	const op = "ListTables"
+	p, tenant, err := s.beginInternal(r, op)
+	if err != nil {
+		return nil, err
+	}
+	var req ListTablesRequest
+	if err := s.internalBody(w, r, p, tenant, op, &req); err != nil {
+		return nil, err
+	}
+	if err := catalog.CheckEntityName(req.Subject); err != nil {
+		return nil, s.rejectDelegation(tenant, p, "", op, badRequest("subject must be a user name"))
+	}
+	if du := r.Header.Get(DelegateUserHeader); du != "" && du != req.Subject {
+		return nil, s.rejectDelegation(tenant, p, req.Subject, op,
+			fmt.Errorf("%w: %s differs from the subject", ErrForbidden, DelegateUserHeader))
+	}
+	if req.Catalog == "" {
+		return nil, badRequest("catalog is required")
+	}
+	l, err := s.internalLake(r, tenant, req.MinGeneration)
+	if err != nil {
+		return nil, err
+	}
+	snap := l.Snapshot
+	out := &ListTablesResponse{Generation: snap.Generation(), Schemas: []string{}, Tables: []ListedTable{}}
+	if catalog.CheckNamePart(req.Catalog) != nil {
+		return out, nil
+	}
+	cat := catalog.Catalog(req.Catalog)
+	names, _ := snap.Children(cat) // sorted; none for a missing catalog
+	schemas := make([]catalog.Object, len(names))
+	for i, n := range names {
+		schemas[i] = catalog.Schema(req.Catalog + "." + n)
+	}
+	// Visibility is decided in batches (one walk per schema, not per
+	// table); SELECT_TABLE is then checked on the visible tables only.
+	for _, sch := range snap.FilterVisible(req.Subject, schemas) {
+		schema := lastPart(sch.Name)
+		out.Schemas = append(out.Schemas, schema)
+		tnames, _ := snap.Children(sch)
+		tables := make([]catalog.Object, len(tnames))
+		for i, n := range tnames {
+			tables[i] = catalog.Table(sch.Name + "." + n)
+		}
+		for _, t := range snap.FilterVisible(req.Subject, tables) {
+			if !snap.Authorize(req.Subject, catalog.PrivSelectTable, t).Allowed {
+				continue
+			}
+			info, ok := snap.Object(t)
+			if !ok {
+				continue
+			}
+			lt := ListedTable{Schema: schema, Table: lastPart(t.Name), Columns: make([]DescriptorColumn, len(info.Columns))}
+			for i, c := range info.Columns {
+				lt.Columns[i] = DescriptorColumn{Name: c.Name, Type: c.Type, Nullable: c.Nullable}
+			}
+			lt.StorageID, lt.Version = tableVersion(snap, t.Name)
+			out.Tables = append(out.Tables, lt)
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
+	_, tenant, err := s.beginInternal(r, "ReferencedFiles")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var minGen uint64
+	if mg := r.URL.Query().Get("minGeneration"); mg != "" {
+		if minGen, err = strconv.ParseUint(mg, 10, 64); err != nil {
+			s.writeError(w, r, badRequest("minGeneration must be a non-negative integer"))
+			return
+		}
+	}
+	l, err := s.internalLake(r, tenant, minGen)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := FilesResponse{Generation: l.Generation(), Files: []FileRef{}}
+	for sid, f := range l.Snapshot.ReferencedFiles() {
+		out.Files = append(out.Files, FileRef{StorageID: sid, Path: f.Path})
+	}
+	w.Header().Set(GenerationHeader, strconv.FormatUint(out.Generation, 10))
+	writeJSON(w, http.StatusOK, out)
 }

@@ -247,10 +247,11 @@ func TestResolve(t *testing.T) {
 	var d metasrv.TableDescriptor
 	if err := json.Unmarshal(res[0], &d); err != nil || d.FullName != "lake.sales.orders" || len(d.Columns) != 2 ||
 		d.Columns[0] != (metasrv.DescriptorColumn{Name: "id", Type: "int", Nullable: false}) || d.RowFilter != nil ||
-		len(d.ColumnMasks) != 0 || d.Version == 0 {
+		len(d.ColumnMasks) != 0 || d.Version != 0 || d.StorageID == "" || d.Files == nil {
 		t.Fatalf("orders: %s", res[0])
 	}
-	if !strings.Contains(string(res[0]), `"rowFilter":null`) || !strings.Contains(string(res[0]), `"columnMasks":[]`) {
+	if !strings.Contains(string(res[0]), `"rowFilter":null`) || !strings.Contains(string(res[0]), `"columnMasks":[]`) ||
+		!strings.Contains(string(res[0]), `"files":[]`) {
 		t.Fatalf("orders shape: %s", res[0])
 	}
 	// Forbidden, missing and invalid: the same bytes.

@@ -46,6 +46,11 @@ type tableDTO struct {
 	Columns    []columnDTO       `json:"columns"`
 	Properties map[string]string `json:"properties,omitempty"`
 	Audit      catalog.Audit     `json:"audit"`
+	// StorageID (lakegate) is the table's directory under the tenant's
+	// stage, "tables/<storageId>/…"; omitted for a table without one.
+	StorageID string `json:"storageId,omitempty"`
+	// Version (lakegate) is the table's current version (0: no data yet).
+	Version uint64 `json:"version"`
 }
 
 // provider is the only catalog provider metasrv serves.
@@ -73,23 +78,22 @@ func toSchema(i catalog.ObjectInfo) schemaDTO {
 	return schemaDTO{Name: lastPart(i.Object.Name), Comment: i.Comment, Properties: i.Properties, Audit: i.Audit}
 }
 
-func toTable(i catalog.ObjectInfo) tableDTO {
-	t := tableDTO{Name: lastPart(i.Object.Name), Comment: i.Comment, Properties: i.Properties, Audit: i.Audit, Columns: []columnDTO{}}
-	for _, c := range i.Columns {
-		n := c.Nullable
-		t.Columns = append(t.Columns, columnDTO{Name: c.Name, Type: c.Type, Comment: c.Comment, Nullable: &n})
-	}
+func toTable(snap *catalog.Snapshot, i catalog.ObjectInfo) tableDTO {
+	t := tableDTO{Name: lastPart(i.Object.Name), Comment: i.Comment, Properties: i.Properties, Audit: i.Audit,
+		Columns: toColumnDTOs(i.Columns)}
+	t.StorageID, t.Version = tableVersion(snap, i.Object.Name)
 	return t
 }
 
-func render(o catalog.ObjectInfo) (string, any) {
+// render returns the response field and wire shape of o, read from snap.
+func render(snap *catalog.Snapshot, o catalog.ObjectInfo) (string, any) {
 	switch o.Object.Type {
 	case catalog.ObjectCatalog:
 		return "catalog", toCatalog(o)
 	case catalog.ObjectSchema:
 		return "schema", toSchema(o)
 	}
-	return "table", toTable(o)
+	return "table", toTable(snap, o)
 }
 
 func plural(t catalog.ObjectType) string {
@@ -238,7 +242,7 @@ func (s *Server) objectRoutes() {
 				out := []any{}
 				for _, o := range objs {
 					info, _ := snap.Object(o)
-					_, dto := render(info)
+					_, dto := render(snap, info)
 					out = append(out, dto)
 				}
 				return map[string]any{plural(lv.typ): out}, nil
@@ -293,12 +297,17 @@ func (s *Server) objectRoutes() {
 					Comment    string            `json:"comment"`
 					Columns    []columnDTO       `json:"columns"`
 					Properties map[string]string `json:"properties"`
+					// lakegate: the table's storage id and its first
+					// version's data files (either starts it at version 1).
+					StorageID string        `json:"storageId"`
+					Files     []dataFileDTO `json:"files"`
 				}
 				if err := rq.decode(&b); err != nil {
 					return nil, err
 				}
 				name = b.Name
-				c := catalog.CreateTable{Name: prefixOf(rq) + b.Name, Comment: b.Comment, Properties: b.Properties}
+				c := catalog.CreateTable{Name: prefixOf(rq) + b.Name, Comment: b.Comment, Properties: b.Properties,
+					StorageID: b.StorageID, Files: toDataFiles(b.Files)}
 				for _, col := range b.Columns {
 					c.Columns = append(c.Columns, colDef(col))
 				}
@@ -316,7 +325,7 @@ func (s *Server) objectRoutes() {
 			if err != nil {
 				return nil, err
 			}
-			k, dto := render(info)
+			k, dto := render(l.Snapshot, info)
 			return map[string]any{k: dto}, nil
 		})
 
@@ -375,6 +384,7 @@ func (s *Server) objectRoutes() {
 				}}, nil
 		})
 	}
+	s.versionRoutes()
 }
 
 func colDef(c columnDTO) catalog.ColumnDef {
@@ -408,7 +418,7 @@ func renderObject(o catalog.Object) func(*Result) (map[string]any, error) {
 		if !ok {
 			return nil, fmt.Errorf("metasrv: %s missing after apply", o)
 		}
-		k, dto := render(info)
+		k, dto := render(res.Lake.Snapshot, info)
 		return map[string]any{k: dto}, nil
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -19,6 +20,13 @@ import (
 const (
 	delegateTenantHeader = "Lakegate-Delegate-Tenant"
 	delegateUserHeader   = "Lakegate-Delegate-User"
+	generationHeader     = "Lakegate-Generation"
+)
+
+// Gravitino codes that select a sentinel among 409 answers.
+const (
+	codeAlreadyExists          = 1004
+	codeConcurrentModification = 1012
 )
 
 // Privileges a reference may need.
@@ -27,14 +35,27 @@ const (
 	ModifyTable = "MODIFY_TABLE"
 )
 
-// Sentinel errors matched by errors.Is on an *Error (by HTTP status) and on
-// failover errors (ErrUnavailable).
+// Sentinel errors matched by errors.Is on an *Error (by HTTP status, and
+// for 409 by Gravitino code) and on failover errors (ErrUnavailable).
 var (
+	// ErrUnauthenticated: HTTP 401, the token is unknown.
 	ErrUnauthenticated = errors.New("metasrv client: unauthenticated")
-	ErrForbidden       = errors.New("metasrv client: forbidden")
-	ErrNotFound        = errors.New("metasrv client: not found")
-	ErrBadRequest      = errors.New("metasrv client: bad request")
-	ErrUnavailable     = errors.New("metasrv client: unavailable")
+	// ErrForbidden: HTTP 403 (e.g. a tenant outside the token's
+	// delegate_tenants, or a write the subject may see but not do).
+	ErrForbidden = errors.New("metasrv client: forbidden")
+	// ErrNotFound: HTTP 404, missing or invisible to the subject.
+	ErrNotFound = errors.New("metasrv client: not found")
+	// ErrBadRequest: HTTP 400 or 413.
+	ErrBadRequest = errors.New("metasrv client: bad request")
+	// ErrUnavailable: HTTP 503, or no node could be reached. For a write
+	// it may mean that the outcome is unknown (see Client).
+	ErrUnavailable = errors.New("metasrv client: unavailable")
+	// ErrAlreadyExists: HTTP 409 with code 1004 (e.g. CreateTable of an
+	// existing table, or a storage id another table uses).
+	ErrAlreadyExists = errors.New("metasrv client: already exists")
+	// ErrVersionConflict: HTTP 409 with code 1012, a CommitVersion whose
+	// base is not the table's current version; nothing was changed.
+	ErrVersionConflict = errors.New("metasrv client: version conflict")
 )
 
 // Error is a non-2xx answer of metasrv.
@@ -63,6 +84,10 @@ func (e *Error) Is(target error) bool {
 		return e.Status == http.StatusBadRequest || e.Status == http.StatusRequestEntityTooLarge
 	case ErrUnavailable:
 		return e.Status == http.StatusServiceUnavailable
+	case ErrAlreadyExists:
+		return e.Status == http.StatusConflict && e.Code == codeAlreadyExists
+	case ErrVersionConflict:
+		return e.Status == http.StatusConflict && e.Code == codeConcurrentModification
 	}
 	return false
 }
@@ -83,7 +108,19 @@ type Config struct {
 	MaxResponseBytes int64
 }
 
-// Client calls metasrv's internal API. Safe for concurrent use.
+// Client calls metasrv's internal API (reads) and its REST API (writes, as
+// a delegated user). Safe for concurrent use.
+//
+// Failover: a request goes to the node that answered last. A read fails
+// over to the next node on any connection error or a 503, trying each node
+// once. A write fails over only when the connection to a node could not be
+// established at all (dial error: refused, unreachable, DNS), so the
+// request was never sent; any later failure (a reset after sending, a
+// timeout, a 503 — which for a write may mean "outcome unknown") is
+// returned to the caller without trying another node, because the write
+// may have been applied. Writes that are safe to retry detect a previous
+// success themselves: CreateTable answers ErrAlreadyExists, CommitVersion
+// ErrVersionConflict (re-read the table's version), DropTable dropped=false.
 type Client struct {
 	bases []string
 	token string
@@ -137,6 +174,23 @@ type Ref struct {
 	Schema    string `json:"schema"`
 	Table     string `json:"table"`
 	Privilege string `json:"privilege"` // SelectTable or ModifyTable
+	// Version, when not 0, asks for that retained version of the table
+	// (time travel) instead of the current one; a version that is not
+	// retained is Unavailable, like a missing table.
+	Version uint64 `json:"version,omitempty"`
+}
+
+// DataFile is one immutable data file of a table version.
+type DataFile struct {
+	// Path is the file's key relative to the tenant's child stage:
+	// "tables/<storageId>/…/<file>.parquet".
+	Path string `json:"path"`
+	// Size is the file's size in bytes.
+	Size int64 `json:"size"`
+	// Rows is the file's row count.
+	Rows int64 `json:"rows"`
+	// SHA256 is the file's SHA-256 digest, 64 lower-case hex characters.
+	SHA256 string `json:"sha256"`
 }
 
 // Column is one column of a Table.
@@ -154,10 +208,21 @@ type ColumnMask struct {
 
 // Table is a resolved, authorized table.
 type Table struct {
-	FullName    string
-	Columns     []Column
-	Version     uint64
-	RowFilter   *string // nil: no row filter
+	// FullName is "catalog.schema.table".
+	FullName string
+	// Columns are the columns to expose, in order.
+	Columns []Column
+	// StorageID is the table's directory "tables/<StorageID>/" in the
+	// tenant's stage.
+	StorageID string
+	// Version is the table version described: the current one, or the one
+	// the Ref asked for (0: no data committed yet).
+	Version uint64
+	// Files are the version's data files (empty for version 0).
+	Files []DataFile
+	// RowFilter is the row filter for the subject; nil: none.
+	RowFilter *string
+	// ColumnMasks are the masks for the subject, in column order.
 	ColumnMasks []ColumnMask
 }
 
@@ -182,7 +247,9 @@ type wireRef struct {
 	Error       string       `json:"error"`
 	FullName    string       `json:"fullName"`
 	Columns     []Column     `json:"columns"`
+	StorageID   string       `json:"storageId"`
 	Version     uint64       `json:"version"`
+	Files       []DataFile   `json:"files"`
 	RowFilter   *string      `json:"rowFilter"`
 	ColumnMasks []ColumnMask `json:"columnMasks"`
 }
@@ -212,7 +279,7 @@ func (c *Client) ResolveAt(ctx context.Context, tenant, subject, catalog string,
 		Results    []wireRef `json:"results"`
 	}
 	hdr := [][2]string{{delegateTenantHeader, tenant}, {delegateUserHeader, subject}}
-	if err := c.do(ctx, http.MethodPost, "/internal/v1/metalakes/"+url.PathEscape(tenant)+"/resolve", hdr, body, &out); err != nil {
+	if _, err := c.do(ctx, http.MethodPost, "/internal/v1/metalakes/"+url.PathEscape(tenant)+"/resolve", hdr, body, false, &out); err != nil {
 		return Result{}, err
 	}
 	if len(out.Results) != len(refs) {
@@ -228,8 +295,8 @@ func (c *Client) ResolveAt(ctx context.Context, tenant, subject, catalog string,
 		case w.Error != "" || w.FullName == "":
 			return Result{}, fmt.Errorf("metasrv client: result %d: unexpected answer", i)
 		default:
-			res.Refs[i].Table = &Table{FullName: w.FullName, Columns: w.Columns, Version: w.Version,
-				RowFilter: w.RowFilter, ColumnMasks: w.ColumnMasks}
+			res.Refs[i].Table = &Table{FullName: w.FullName, Columns: w.Columns, StorageID: w.StorageID,
+				Version: w.Version, Files: w.Files, RowFilter: w.RowFilter, ColumnMasks: w.ColumnMasks}
 		}
 	}
 	return res, nil
@@ -242,35 +309,229 @@ func (c *Client) Generation(ctx context.Context, tenant string) (uint64, error) 
 		Generation uint64 `json:"generation"`
 	}
 	hdr := [][2]string{{delegateTenantHeader, tenant}}
-	if err := c.do(ctx, http.MethodGet, "/internal/v1/metalakes/"+url.PathEscape(tenant)+"/generation", hdr, nil, &out); err != nil {
+	if _, err := c.do(ctx, http.MethodGet, "/internal/v1/metalakes/"+url.PathEscape(tenant)+"/generation", hdr, nil, false, &out); err != nil {
 		return 0, err
 	}
 	return out.Generation, nil
 }
 
-// do sends the request to the current base, failing over to the next on a
-// connection error or a 503, each base at most once.
-func (c *Client) do(ctx context.Context, method, path string, hdr [][2]string, body []byte, out any) error {
+// TableInfo is one table of a Listing.
+type TableInfo struct {
+	// Schema and Name locate the table in the listed catalog.
+	Schema string `json:"schema"`
+	Name   string `json:"table"`
+	// Columns are the table's current columns, in order.
+	Columns []Column `json:"columns"`
+	// StorageID is the table's directory "tables/<StorageID>/" in the
+	// tenant's stage.
+	StorageID string `json:"storageId"`
+	// Version is the table's current version (0: no data committed yet).
+	Version uint64 `json:"version"`
+}
+
+// Listing is the answer of ListTables, decided at Generation.
+type Listing struct {
+	// Generation is the metalake generation the listing was computed at.
+	Generation uint64 `json:"generation"`
+	// Schemas are the catalog's schemas the subject may see, sorted, even
+	// those without tables it may select.
+	Schemas []string `json:"schemas"`
+	// Tables are the tables the subject may SELECT, sorted by schema then
+	// name.
+	Tables []TableInfo `json:"tables"`
+}
+
+// ListTables lists, for subject (a user of tenant's metalake), the schemas
+// of catalog it may see and the tables it may SELECT, from a snapshot at
+// generation ≥ minGeneration (0: any). A missing catalog and one the
+// subject may not see both give an empty Listing.
+func (c *Client) ListTables(ctx context.Context, tenant, subject, catalog string, minGeneration uint64) (Listing, error) {
+	body, err := json.Marshal(struct {
+		Subject       string `json:"subject"`
+		Catalog       string `json:"catalog"`
+		MinGeneration uint64 `json:"minGeneration,omitempty"`
+	}{subject, catalog, minGeneration})
+	if err != nil {
+		return Listing{}, err
+	}
+	var out Listing
+	hdr := [][2]string{{delegateTenantHeader, tenant}, {delegateUserHeader, subject}}
+	if _, err := c.do(ctx, http.MethodPost, "/internal/v1/metalakes/"+url.PathEscape(tenant)+"/tables", hdr, body, false, &out); err != nil {
+		return Listing{}, err
+	}
+	return out, nil
+}
+
+// FileRef is one data file referenced by a retained table version.
+type FileRef struct {
+	// StorageID is the table's storage id.
+	StorageID string `json:"storageId"`
+	// Path is the file's key relative to the tenant's child stage
+	// ("tables/<StorageID>/…").
+	Path string `json:"path"`
+}
+
+// ReferencedFiles returns every data file referenced by a retained version
+// of any table of tenant's metalake, and the generation it was computed
+// at: the garbage collector's keep list. It needs no subject.
+func (c *Client) ReferencedFiles(ctx context.Context, tenant string) (generation uint64, files []FileRef, err error) {
+	var out struct {
+		Generation uint64    `json:"generation"`
+		Files      []FileRef `json:"files"`
+	}
+	hdr := [][2]string{{delegateTenantHeader, tenant}}
+	if _, err := c.do(ctx, http.MethodGet, "/internal/v1/metalakes/"+url.PathEscape(tenant)+"/files", hdr, nil, false, &out); err != nil {
+		return 0, nil, err
+	}
+	return out.Generation, out.Files, nil
+}
+
+// restPath is the REST path of a catalog-tree collection or item of tenant,
+// each part path-escaped: parts alternate collection names and item names.
+func restPath(tenant string, parts ...string) string {
+	var b strings.Builder
+	b.WriteString("/api/metalakes/")
+	b.WriteString(url.PathEscape(tenant))
+	for _, p := range parts {
+		b.WriteByte('/')
+		b.WriteString(url.PathEscape(p))
+	}
+	return b.String()
+}
+
+// write sends a REST write as subject, delegated for tenant, and returns
+// the metalake generation the write was applied at (Lakegate-Generation).
+func (c *Client) write(ctx context.Context, tenant, subject, method, path string, body any, out any) (uint64, error) {
+	var b []byte
+	if body != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			return 0, err
+		}
+	}
+	hdr := [][2]string{{delegateTenantHeader, tenant}, {delegateUserHeader, subject}, {"Accept", "application/vnd.gravitino.v1+json"}}
+	h, err := c.do(ctx, method, path, hdr, b, true, out)
+	if err != nil {
+		return 0, err
+	}
+	g, err := strconv.ParseUint(h.Get(generationHeader), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("metasrv client: write answered without a valid %s header", generationHeader)
+	}
+	return g, nil
+}
+
+// CreateSchema creates schema in catalog as subject (a user of tenant's
+// metalake, who needs CREATE_SCHEMA) and returns the generation it was
+// applied at. An existing schema gives ErrAlreadyExists.
+func (c *Client) CreateSchema(ctx context.Context, tenant, subject, catalog, schema string) (generation uint64, err error) {
+	var out struct{}
+	return c.write(ctx, tenant, subject, http.MethodPost, restPath(tenant, "catalogs", catalog, "schemas"),
+		map[string]any{"name": schema}, &out)
+}
+
+// CreateTable creates catalog.schema.table with columns as subject (who
+// needs CREATE_TABLE on the schema) and returns the generation it was
+// applied at. storageID names the table's directory "tables/<storageID>/"
+// in the tenant's stage (empty: metasrv derives one). With a storageID or
+// non-nil files (even empty) the table starts at version 1 made of files;
+// otherwise at version 0. An existing table (or a storage id in use) gives
+// ErrAlreadyExists.
+func (c *Client) CreateTable(ctx context.Context, tenant, subject, catalog, schema, table string, columns []Column, storageID string, files []DataFile) (generation uint64, err error) {
+	if columns == nil {
+		columns = []Column{}
+	}
+	body := struct {
+		Name      string     `json:"name"`
+		Columns   []Column   `json:"columns"`
+		StorageID string     `json:"storageId,omitempty"`
+		Files     []DataFile `json:"files,omitzero"`
+	}{table, columns, storageID, files}
+	var out struct{}
+	return c.write(ctx, tenant, subject, http.MethodPost, restPath(tenant, "catalogs", catalog, "schemas", schema, "tables"), body, &out)
+}
+
+// CommitVersion commits a new version of catalog.schema.table as subject
+// (who needs MODIFY_TABLE, or ownership): base must be the table's current
+// version, else ErrVersionConflict and nothing changes. Without replace,
+// files are appended to base's files (columns must then be nil or the
+// table's columns); with replace, the version is exactly files with the
+// schema columns (required). It returns the new version (base+1) and the
+// generation it was applied at.
+func (c *Client) CommitVersion(ctx context.Context, tenant, subject, catalog, schema, table string, base uint64, replace bool, columns []Column, files []DataFile) (version, generation uint64, err error) {
+	if files == nil {
+		files = []DataFile{}
+	}
+	body := struct {
+		Base    uint64     `json:"base"`
+		Replace bool       `json:"replace"`
+		Columns []Column   `json:"columns,omitempty"`
+		Files   []DataFile `json:"files"`
+	}{base, replace, columns, files}
+	var out struct {
+		Version    uint64 `json:"version"`
+		Generation uint64 `json:"generation"`
+	}
+	g, err := c.write(ctx, tenant, subject, http.MethodPost,
+		restPath(tenant, "catalogs", catalog, "schemas", schema, "tables", table, "versions"), body, &out)
+	if err != nil {
+		return 0, 0, err
+	}
+	if out.Generation != 0 {
+		g = out.Generation
+	}
+	return out.Version, g, nil
+}
+
+// DropTable drops catalog.schema.table as subject (who needs ownership of
+// it or an ancestor). dropped is false when the table does not exist or
+// the subject may not see it. generation is the metalake's generation after
+// the drop (or the current one when nothing was dropped).
+func (c *Client) DropTable(ctx context.Context, tenant, subject, catalog, schema, table string) (dropped bool, generation uint64, err error) {
+	var out struct {
+		Dropped bool `json:"dropped"`
+	}
+	g, err := c.write(ctx, tenant, subject, http.MethodDelete,
+		restPath(tenant, "catalogs", catalog, "schemas", schema, "tables", table), nil, &out)
+	if err != nil {
+		return false, 0, err
+	}
+	return out.Dropped, g, nil
+}
+
+// do sends the request to the current base and returns the answer's
+// headers. It fails over to the next base, each at most once: for a read
+// (write false) on a connection error or a 503; for a write only when the
+// connection could not be established, so the request was not sent (see
+// Client).
+func (c *Client) do(ctx context.Context, method, path string, hdr [][2]string, body []byte, write bool, out any) (http.Header, error) {
 	start := int(c.cur.Load())
 	var last error
 	for k := range c.bases {
 		i := (start + k) % len(c.bases)
-		err := c.once(ctx, c.bases[i], method, path, hdr, body, out)
+		h, err := c.once(ctx, c.bases[i], method, path, hdr, body, out)
 		if err == nil {
 			if i != start {
 				c.cur.Store(uint32(i))
 			}
-			return nil
+			return h, nil
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
+		}
+		if write && !notSent(err) {
+			var ce connError
+			if errors.As(err, &ce) { // sent, or maybe sent: do not resend elsewhere
+				return nil, fmt.Errorf("%w: write outcome unknown: %w", ErrUnavailable, err)
+			}
+			return nil, err
 		}
 		if !retryable(err) {
-			return err
+			return nil, err
 		}
 		last = err
 	}
-	return fmt.Errorf("%w: no metasrv node answered: %w", ErrUnavailable, last)
+	return nil, fmt.Errorf("%w: no metasrv node answered: %w", ErrUnavailable, last)
 }
 
 // connError marks a failure to talk to a node at all.
@@ -288,14 +549,25 @@ func retryable(err error) bool {
 	return errors.As(err, &ae) && ae.Status == http.StatusServiceUnavailable
 }
 
-func (c *Client) once(ctx context.Context, base, method, path string, hdr [][2]string, body []byte, out any) error {
+// notSent reports whether err is a failure to establish the connection: the
+// request never left this process.
+func notSent(err error) bool {
+	var ce connError
+	if !errors.As(err, &ce) {
+		return false
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
+}
+
+func (c *Client) once(ctx context.Context, base, method, path string, hdr [][2]string, body []byte, out any) (http.Header, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	if body != nil {
@@ -306,15 +578,15 @@ func (c *Client) once(ctx context.Context, base, method, path string, hdr [][2]s
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return connError{fmt.Errorf("metasrv client: %s: %w", base, err)}
+		return nil, connError{fmt.Errorf("metasrv client: %s: %w", base, err)}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, c.max+1))
 	if err != nil {
-		return connError{fmt.Errorf("metasrv client: %s: reading answer: %w", base, err)}
+		return nil, connError{fmt.Errorf("metasrv client: %s: reading answer: %w", base, err)}
 	}
 	if int64(len(b)) > c.max {
-		return fmt.Errorf("metasrv client: %s: answer larger than %d bytes", base, c.max)
+		return nil, fmt.Errorf("metasrv client: %s: answer larger than %d bytes", base, c.max)
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := &Error{Status: resp.StatusCode, Addr: base}
@@ -328,10 +600,10 @@ func (c *Client) once(ctx context.Context, base, method, path string, hdr [][2]s
 		} else {
 			e.Message = string(bytes.TrimSpace(b[:min(len(b), 512)]))
 		}
-		return e
+		return nil, e
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("metasrv client: %s: decoding answer: %w", base, err)
+		return nil, fmt.Errorf("metasrv client: %s: decoding answer: %w", base, err)
 	}
-	return nil
+	return resp.Header, nil
 }

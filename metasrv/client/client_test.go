@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -76,5 +77,74 @@ func TestClientFailoverDeadAddress(t *testing.T) {
 	}
 	if _, err := client.New(client.Config{Addrs: []string{dead}}); err == nil {
 		t.Fatal("no token accepted")
+	}
+}
+
+// TestClientWriteFailover: a write fails over only when it could not be
+// sent (a refused connection); a 503 or a connection lost after sending is
+// returned, typed, without trying the next node.
+func TestClientWriteFailover(t *testing.T) {
+	var calls atomic.Int32
+	okSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.Method != http.MethodPost || r.URL.Path != "/api/metalakes/acme/catalogs/lake/schemas/s/tables/t/versions" ||
+			r.Header.Get("Lakegate-Delegate-Tenant") != "acme" || r.Header.Get("Lakegate-Delegate-User") != "alice@acme" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Lakegate-Generation", "9")
+		_, _ = w.Write([]byte(`{"code":0,"version":4,"generation":9}`))
+	}))
+	defer okSrv.Close()
+	s503 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"code":1002,"type":"ServiceUnavailableException","message":"outcome unknown"}`))
+	}))
+	defer s503.Close()
+	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	}))
+	defer cut.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	ctx := context.Background()
+	commit := func(addrs ...string) (uint64, uint64, error) {
+		c, err := client.New(client.Config{Addrs: addrs, Token: "tok"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.CloseIdleConnections()
+		return c.CommitVersion(ctx, "acme", "alice@acme", "lake", "s", "t", 3, false, nil, nil)
+	}
+	if v, g, err := commit(dead, okSrv.URL); err != nil || v != 4 || g != 9 || calls.Load() != 1 {
+		t.Fatalf("after a refused connection: v%d g%d %v (calls %d)", v, g, err, calls.Load())
+	}
+	for _, first := range []string{s503.URL, cut.URL} {
+		if _, _, err := commit(first, okSrv.URL); !errors.Is(err, client.ErrUnavailable) || calls.Load() != 1 {
+			t.Fatalf("%s: %v (calls %d)", first, err, calls.Load())
+		}
+	}
+	// 409s are typed by code.
+	for code, want := range map[int]error{1012: client.ErrVersionConflict, 1004: client.ErrAlreadyExists} {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusConflict)
+			_, _ = fmt.Fprintf(w, `{"code":%d,"type":"X","message":"m"}`, code)
+		}))
+		_, _, err := commit(s.URL)
+		s.Close()
+		other := client.ErrAlreadyExists
+		if want == client.ErrAlreadyExists {
+			other = client.ErrVersionConflict
+		}
+		if !errors.Is(err, want) || errors.Is(err, other) {
+			t.Fatalf("409/%d: %v", code, err)
+		}
 	}
 }

@@ -1,0 +1,141 @@
+package metasrv
+
+import (
+	"fmt"
+	"time"
+
+	"lakegate/catalog"
+)
+
+// Table versions over REST (lakegate extension of Gravitino's table API):
+//
+//	POST /api/metalakes/{m}/catalogs/{c}/schemas/{s}/tables/{t}/versions
+//	GET  /api/metalakes/{m}/catalogs/{c}/schemas/{s}/tables/{t}/versions
+//
+// A commit is catalog.CommitTableVersion applied as the caller (delegation
+// and forwarding work as for every REST write); a stale base is rejected
+// with catalog.ErrVersionConflict (409 / 1012). The listing answers the
+// retained versions, newest first, to callers that may see the table.
+
+// dataFileDTO is one data file of a table version on the wire (the same
+// shape as catalog.DataFile). Path is relative to the tenant's child stage
+// ("tables/<storageId>/…").
+type dataFileDTO struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	Rows   int64  `json:"rows"`
+	SHA256 string `json:"sha256"`
+}
+
+// versionDTO is one retained version of a table.
+type versionDTO struct {
+	Version uint64        `json:"version"`
+	Rows    int64         `json:"rows"`
+	Files   []dataFileDTO `json:"files"`
+	Columns []columnDTO   `json:"columns"`
+	Actor   string        `json:"actor"`
+	Time    time.Time     `json:"time"`
+}
+
+// commitBody is the body of POST …/tables/{t}/versions.
+type commitBody struct {
+	// Base is the version the commit was prepared against. Required (0
+	// for a table without data yet).
+	Base *uint64 `json:"base"`
+	// Replace makes Files the whole new version; otherwise they are
+	// appended to the base version's files.
+	Replace bool `json:"replace"`
+	// Columns, when present, are the new version's columns.
+	Columns []columnDTO   `json:"columns"`
+	Files   []dataFileDTO `json:"files"`
+}
+
+func toDataFiles(in []dataFileDTO) []catalog.DataFile {
+	if in == nil {
+		return nil
+	}
+	out := make([]catalog.DataFile, len(in))
+	for i, f := range in {
+		out[i] = catalog.DataFile{Path: f.Path, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
+	}
+	return out
+}
+
+func fromDataFiles(in []catalog.DataFile) []dataFileDTO {
+	out := make([]dataFileDTO, len(in))
+	for i, f := range in {
+		out[i] = dataFileDTO{Path: f.Path, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
+	}
+	return out
+}
+
+func toColumnDTOs(in []catalog.ColumnDef) []columnDTO {
+	out := make([]columnDTO, len(in))
+	for i, c := range in {
+		n := c.Nullable
+		out[i] = columnDTO{Name: c.Name, Type: c.Type, Comment: c.Comment, Nullable: &n}
+	}
+	return out
+}
+
+func toVersion(v catalog.TableVersionInfo) versionDTO {
+	return versionDTO{Version: v.Version, Rows: v.Rows, Files: fromDataFiles(v.Files),
+		Columns: toColumnDTOs(v.Columns), Actor: v.Actor, Time: v.Time.UTC()}
+}
+
+// tableVersion returns the storage id and current version of table (full
+// name) in snap; zero values for a table without versions.
+func tableVersion(snap *catalog.Snapshot, table string) (string, uint64) {
+	sid, v, ok := snap.TableVersion(table, 0)
+	if !ok {
+		return "", 0
+	}
+	return sid, v.Version
+}
+
+// versionRoutes registers the table version endpoints.
+func (s *Server) versionRoutes() {
+	const item = "/api/metalakes/{tenant}/catalogs/{catalog}/schemas/{schema}/tables/{table}/versions"
+	tableOf := func(rq *request) catalog.Object {
+		return catalog.Table(rq.param("catalog") + "." + rq.param("schema") + "." + rq.param("table"))
+	}
+	s.read(item, "ListTableVersions", func(rq *request, l *Lake) (map[string]any, error) {
+		o := tableOf(rq)
+		if _, err := visibleObject(rq, l.Snapshot, o); err != nil {
+			return nil, err
+		}
+		out := []versionDTO{}
+		if _, vs, ok := l.Snapshot.TableVersions(o.Name); ok {
+			for _, v := range vs {
+				out = append(out, toVersion(v))
+			}
+		}
+		return map[string]any{"versions": out}, nil
+	})
+	s.write("POST", item, "CommitTableVersion", func(rq *request, l *Lake) (*plan, error) {
+		var b commitBody
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		if b.Base == nil {
+			return nil, badRequest("base is required")
+		}
+		o := tableOf(rq)
+		for _, part := range []string{"catalog", "schema", "table"} {
+			if err := catalog.CheckNamePart(rq.param(part)); err != nil {
+				return nil, err
+			}
+		}
+		cmd := catalog.CommitTableVersion{Table: o.Name, Base: *b.Base, Replace: b.Replace, Files: toDataFiles(b.Files)}
+		for _, c := range b.Columns {
+			cmd.Columns = append(cmd.Columns, colDef(c))
+		}
+		return &plan{cmds: []catalog.Command{cmd}, render: func(res *Result) (map[string]any, error) {
+			_, v, ok := res.Lake.Snapshot.TableVersion(o.Name, 0)
+			if !ok {
+				return nil, fmt.Errorf("metasrv: %s has no version after a commit", o)
+			}
+			return map[string]any{"version": v.Version, "generation": res.Generation()}, nil
+		}}, nil
+	})
+}
