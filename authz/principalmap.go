@@ -306,3 +306,37 @@ func (m *PrincipalMap) String() string {
 
 // GoString is String, so that %#v does not print token hashes either.
 func (m *PrincipalMap) GoString() string { return m.String() }
+
+// With returns a new map holding m's principals and p, authenticated by the
+// token hashes hs. A process uses it for principals it mints for itself and
+// never writes to a file (the all-in-one server's gateway identity towards
+// its embedded metasrv). It refuses a duplicate id or token hash, or no
+// hash. m is unchanged.
+func (m *PrincipalMap) With(p *Principal, hs ...TokenHash) (*PrincipalMap, error) {
+	if p == nil || len(hs) == 0 {
+		return nil, fmt.Errorf("%w: a principal with at least one token hash is required", ErrInvalidMap)
+	}
+	seen := make(map[TokenHash]bool)
+	for _, h := range hs {
+		if h == emptyTokenHash || seen[h] {
+			return nil, fmt.Errorf("%w: invalid or duplicate token hash", ErrInvalidMap)
+		}
+		seen[h] = true
+	}
+	for i, q := range m.principals {
+		if q.id == p.id {
+			return nil, fmt.Errorf("%w: duplicate id", ErrInvalidMap)
+		}
+		for _, h := range m.hashes[i] {
+			if seen[h] {
+				return nil, fmt.Errorf("%w: duplicate token hash", ErrInvalidMap)
+			}
+		}
+	}
+	i, _ := slices.BinarySearchFunc(m.principals, p, func(a, b *Principal) int { return strings.Compare(a.id.s, b.id.s) })
+	out := &PrincipalMap{
+		principals: slices.Insert(slices.Clone(m.principals), i, p),
+		hashes:     slices.Insert(slices.Clone(m.hashes), i, slices.Clone(hs)),
+	}
+	return out, nil
+}

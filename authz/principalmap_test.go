@@ -230,3 +230,62 @@ func TestWritePrincipalMap(t *testing.T) {
 		t.Errorf("bad map file exists: %v", err)
 	}
 }
+
+func TestPrincipalMapWith(t *testing.T) {
+	m, err := authz.ParsePrincipalMap([]byte(validMap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newPrincipal := func(id string) *authz.Principal {
+		pid, err := authz.ParsePrincipalID(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tid, _ := authz.ParseTenantID("platform")
+		acme, _ := authz.ParseTenantID("acme")
+		p, err := authz.NewPrincipal(pid, tid, authz.RoleQueryService, nil, []authz.TenantID{acme})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tokNew := "lg_" + strings.Repeat("D", 43)
+	got, err := m.With(newPrincipal("b-gateway"), authz.HashToken(tokNew))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Len() != m.Len()+1 || m.Len() != 2 {
+		t.Fatalf("len = %d (original %d)", got.Len(), m.Len())
+	}
+	var ids []string
+	for _, p := range got.Principals() {
+		ids = append(ids, p.ID().String())
+	}
+	if want := []string{"alice@acme", "b-gateway", "gateway-1"}; !reflect.DeepEqual(ids, want) {
+		t.Fatalf("ids = %v, want %v (sorted)", ids, want)
+	}
+	a := authz.NewAuthenticator(got)
+	if p, err := a.Authenticate(tokNew); err != nil || p.ID().String() != "b-gateway" {
+		t.Fatalf("new token: %v %v", p, err)
+	}
+	if p, err := a.Authenticate(tokAlice); err != nil || p.ID().String() != "alice@acme" {
+		t.Fatalf("old token: %v %v", p, err)
+	}
+	if _, err := authz.NewAuthenticator(m).Authenticate(tokNew); err == nil {
+		t.Fatal("the original map accepts the new token")
+	}
+	for name, tc := range map[string]struct {
+		id string
+		hs []authz.TokenHash
+	}{
+		"duplicate id":   {"gateway-1", []authz.TokenHash{authz.HashToken(tokNew)}},
+		"reused hash":    {"x", []authz.TokenHash{authz.HashToken(tokGW)}},
+		"no hash":        {"x", nil},
+		"empty token":    {"x", []authz.TokenHash{authz.HashToken("")}},
+		"duplicate hash": {"x", []authz.TokenHash{authz.HashToken(tokNew), authz.HashToken(tokNew)}},
+	} {
+		if _, err := m.With(newPrincipal(tc.id), tc.hs...); !errors.Is(err, authz.ErrInvalidMap) {
+			t.Errorf("%s: err = %v, want ErrInvalidMap", name, err)
+		}
+	}
+}

@@ -5,18 +5,46 @@
 // file reads), so client text is never passed to the engine. Instead:
 //
 //	st, err := gate.Parse(sql, session.Schema) // one statement, allow-listed
-//	refs := st.Tables()                        // real tables, MySQL CTE scoping
-//	// caller: namespace gate, then resolve each ref to a Relation (or refuse)
+//	refs := st.Tables()                        // real tables read, MySQL CTE scoping
+//	// caller: namespace gate, then resolve each ref to a Relation (or refuse);
+//	// if st.IsWrite(), also authorize st.Target() for writing
 //	out, err := st.Render(rels)                // rewritten, printed, lexically checked
-//	// caller: execute out with st.NumParams() parameters
+//	// caller: execute out with st.NumParams() parameters (for a write, write
+//	// its result to st.Target(); for DROP TABLE, drop in the catalog)
 //
-// Parse accepts exactly one SELECT, set operation (UNION/EXCEPT/INTERSECT) or
-// WITH … SELECT, or USE <schema>; everything else — other statements, SELECT …
-// INTO, locking reads, AS OF, PARTITION, TABLESAMPLE, index hints, variables,
-// hex/bit literals, charset introducers, and any function, operator or cast
-// not on the allow-list (see functions in funcs.go) — is refused with an
-// *Error whose message is user-facing. Identifiers are lower-cased; names
-// starting with "__lg" or "__cte" are reserved.
+// Parse accepts exactly one of (Statement.Kind):
+//
+//   - KindQuery: SELECT, a set operation (UNION/EXCEPT/INTERSECT) or WITH …
+//     SELECT;
+//   - KindUse: USE <schema>;
+//   - KindCreateTableAs: CREATE TABLE [IF NOT EXISTS] [schema.]t [AS] <query>,
+//     with no column definitions, constraints, table options, partitioning,
+//     IGNORE/REPLACE, TEMPORARY or LIKE;
+//   - KindInsert: INSERT [INTO] [schema.]t [(c1, …)] <query> or … VALUES
+//     (…), (…) (VALUE too), with no ON DUPLICATE KEY UPDATE, REPLACE, SET,
+//     IGNORE, PARTITION or priority; VALUES rows have one arity (the column
+//     list's, if any) and hold expressions of the same allow-list as SELECT
+//     (parameter markers and subqueries included), but no DEFAULT, column
+//     references, aggregates or window functions;
+//   - KindDropTable: DROP TABLE [IF EXISTS] [schema.]t, one table, no
+//     TEMPORARY, RESTRICT or CASCADE.
+//
+// Everything else — other statements (UPDATE, DELETE, ALTER, TRUNCATE,
+// CREATE VIEW, …), SELECT … INTO, locking reads, AS OF, PARTITION,
+// TABLESAMPLE, index hints, variables, hex/bit literals, charset introducers,
+// and any function, operator or cast not on the allow-list (see functions in
+// funcs.go) — is refused with an *Error whose message is user-facing.
+// Identifiers are lower-cased; names starting with "__lg" or "__cte" are
+// reserved.
+//
+// A write's Target (the created, written or dropped table) is validated like
+// a table read and qualified with the default schema; it is never a CTE, and
+// it is not in Tables unless the statement also reads it. The gate never
+// prints CREATE, INSERT or DROP: Render prints the query part only (for
+// INSERT … VALUES, SELECT * FROM (VALUES …) AS "__lg_values" (<INSERT
+// columns, or col1…colN>); for DROP TABLE, ""), and the caller creates,
+// appends to (aligning columns) or drops the target itself, after
+// authorizing it for writing and every table of Tables for reading.
 //
 // Tables lists every real table the query reads, from FROM, joins, derived
 // tables, every kind of subquery and CTE bodies, with MySQL's CTE scoping: a

@@ -33,6 +33,18 @@ var seeds = []string{
 	`(SELECT a FROM t) UNION (SELECT b FROM u) ORDER BY 1 LIMIT ?`,
 	`SELECT 1 FROM DUAL WHERE ? = 'x'`,
 	"SELECT 'a\x00'", `SELECT @@version`, `SELECT 0x41`, `USE Sales`,
+	// write statements
+	`CREATE TABLE IF NOT EXISTS s.t AS WITH x AS (SELECT * FROM t) SELECT a, count(*) AS n FROM x GROUP BY a`,
+	"CREATE TABLE `x``y`.`z.w` SELECT 1",
+	`CREATE TABLE t AS SELECT * FROM u INTO OUTFILE '/tmp/x'`,
+	`CREATE TEMPORARY TABLE t LIKE u`,
+	`INSERT INTO t (a, b) VALUES (1, 'x'), (?, -2.5), ((SELECT max(a) FROM secret), NULL)`,
+	`INSERT INTO t VALUES ('a\'); DROP TABLE u; --')`,
+	`INSERT INTO t VALUES (load_file('/etc/passwd'), DEFAULT)`,
+	`INSERT INTO t SELECT * FROM t WHERE a = ? ON DUPLICATE KEY UPDATE a = 1`,
+	`INSERT INTO t WITH x AS (SELECT a FROM u) SELECT a FROM x; DROP TABLE u`,
+	`DROP TABLE IF EXISTS s.t`,
+	"DROP TABLE `t` /*! CASCADE */",
 }
 
 func FuzzGate(f *testing.F) {
@@ -48,13 +60,30 @@ func FuzzGate(f *testing.F) {
 			}
 			return
 		}
-		if st.Kind() != sqlgate.KindQuery {
+		if st.IsWrite() {
+			checkWrite(t, st)
+		} else if st.Target() != (sqlgate.TableRef{}) || st.Columns() != nil {
+			t.Fatalf("%v has a target or columns", st.Kind())
+		}
+		if st.Kind() == sqlgate.KindUse {
 			return
 		}
 		rel := rels(st)
 		out, err := st.Render(rel)
 		if err != nil {
 			return
+		}
+		if st.Kind() == sqlgate.KindDropTable {
+			if out != "" || len(st.Tables()) != 0 || st.NumParams() != 0 {
+				t.Fatalf("DROP renders %q, tables %v", out, st.Tables())
+			}
+			return
+		}
+		if out == "" {
+			t.Fatalf("%v renders as empty text", st.Kind())
+		}
+		if w := firstWord(outsideQuotes(out)); w != "SELECT" && w != "WITH" && w != "(" {
+			t.Fatalf("output is not a query: %s", out)
 		}
 		if err := sqlgate.CheckLexical(out); err != nil {
 			t.Fatalf("output fails CheckLexical: %v\n%s", err, out)
@@ -69,6 +98,44 @@ func FuzzGate(f *testing.F) {
 			t.Fatalf("NumParams %d, output %s", st.NumParams(), out)
 		}
 	})
+}
+
+// checkWrite checks the invariants of an accepted write statement.
+func checkWrite(t *testing.T, st *sqlgate.Statement) {
+	t.Helper()
+	tg := st.Target()
+	for _, id := range []string{tg.Schema, tg.Name} {
+		if id == "" || id != strings.ToLower(id) || strings.HasPrefix(id, "__lg") || strings.HasPrefix(id, "__cte") {
+			t.Fatalf("%v: invalid target %q", st.Kind(), tg)
+		}
+		for _, c := range []byte(id) {
+			if c < 0x20 || c == 0x7f {
+				t.Fatalf("%v: control character in target %q", st.Kind(), tg)
+			}
+		}
+	}
+	cols := st.Columns()
+	if st.Kind() != sqlgate.KindInsert && cols != nil {
+		t.Fatalf("%v has columns %q", st.Kind(), cols)
+	}
+	seen := make(map[string]bool)
+	for _, c := range cols {
+		if c == "" || c != strings.ToLower(c) || seen[c] {
+			t.Fatalf("invalid column list %q", cols)
+		}
+		seen[c] = true
+	}
+}
+
+func firstWord(s string) string {
+	s = strings.TrimLeft(s, " ")
+	if strings.HasPrefix(s, "(") {
+		return "("
+	}
+	if i := strings.IndexByte(s, ' '); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 func FuzzCheckLexical(f *testing.F) {

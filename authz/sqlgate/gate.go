@@ -1,6 +1,7 @@
 package sqlgate
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -54,11 +55,33 @@ func (r TableRef) String() string { return r.Schema + "." + r.Name }
 // Kind is the kind of an accepted statement.
 type Kind int
 
-// Statement kinds.
+// Statement kinds. KindCreateTableAs, KindInsert and KindDropTable are the
+// write kinds (Statement.IsWrite).
 const (
-	KindQuery Kind = iota + 1 // SELECT, set operation, WITH … SELECT
-	KindUse                   // USE <schema>
+	KindQuery         Kind = iota + 1 // SELECT, set operation, WITH … SELECT
+	KindUse                           // USE <schema>
+	KindCreateTableAs                 // CREATE TABLE [IF NOT EXISTS] t [AS] <query>
+	KindInsert                        // INSERT INTO t [(cols)] <query> | VALUES (…), …
+	KindDropTable                     // DROP TABLE [IF EXISTS] t
 )
+
+// String returns a short lower-case name of the kind ("query", "use",
+// "create table as", "insert", "drop table").
+func (k Kind) String() string {
+	switch k {
+	case KindQuery:
+		return "query"
+	case KindUse:
+		return "use"
+	case KindCreateTableAs:
+		return "create table as"
+	case KindInsert:
+		return "insert"
+	case KindDropTable:
+		return "drop table"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
 
 // Relation is what the caller resolved a TableRef to: the engine identifier
 // (printed as "Schema"."Name") and the table's column names.
@@ -70,12 +93,16 @@ type Relation struct {
 // Statement is one accepted statement. It is immutable after Parse; Tables,
 // Render and the other methods may be called from several goroutines.
 type Statement struct {
-	kind      Kind
-	useSchema string
-	tables    []TableRef
-	numParams int
-	root      ast.Node   // rewritten tree; never mutated after Parse
-	checks    []colCheck // bare column names that are also table aliases
+	kind        Kind
+	useSchema   string
+	tables      []TableRef
+	numParams   int
+	root        ast.Node   // rewritten query (part); never mutated after Parse
+	checks      []colCheck // bare column names that are also table aliases
+	target      TableRef   // write kinds
+	ifNotExists bool       // KindCreateTableAs
+	ifExists    bool       // KindDropTable
+	columns     []string   // KindInsert
 }
 
 // colCheck is a bare column reference whose name is also a table alias
@@ -87,8 +114,10 @@ type colCheck struct {
 	scope []TableRef
 }
 
-// Parse accepts exactly one SELECT / set operation / WITH … SELECT query, or
-// USE <schema>, and returns it with its real table references extracted.
+// Parse accepts exactly one SELECT / set operation / WITH … SELECT query, USE
+// <schema>, CREATE TABLE … AS <query>, INSERT … <query> | VALUES, or DROP
+// TABLE (see the package documentation), and returns it with its real table
+// references extracted.
 // defaultSchema qualifies unqualified table names ("" = none: such names fail
 // with ErrNoSchema). Every error is an *Error.
 func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
@@ -126,9 +155,15 @@ func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
 		if err := w.resultSet(n.(ast.ResultSetNode)); err != nil {
 			return nil, err
 		}
-		return w.statement(n), nil
+		return w.statement(KindQuery, n), nil
+	case *ast.CreateTableStmt:
+		return createTableAs(n, def)
+	case *ast.InsertStmt:
+		return insert(n, def)
+	case *ast.DropTableStmt:
+		return dropTable(n, def, sql)
 	}
-	return nil, unsupported("only SELECT queries and USE are supported")
+	return nil, unsupported("only SELECT, USE, CREATE TABLE … AS SELECT, INSERT and DROP TABLE are supported")
 }
 
 func (g *Gate) parseOne(sql string) (stmt ast.StmtNode, err error) {
@@ -178,9 +213,42 @@ func (s *Statement) Kind() Kind { return s.kind }
 // UseSchema returns the lower-cased target of USE (KindUse only).
 func (s *Statement) UseSchema() string { return s.useSchema }
 
-// Tables returns the distinct real tables the query reads, sorted. The caller
-// owns the returned slice.
+// Tables returns the distinct real tables the statement reads, sorted: for a
+// write, the tables of its query part (or of subqueries in VALUES), not the
+// target, unless the query reads the target too. The caller owns the
+// returned slice.
 func (s *Statement) Tables() []TableRef { return slices.Clone(s.tables) }
+
+// IsWrite reports whether the statement creates, writes or drops a table
+// (KindCreateTableAs, KindInsert, KindDropTable).
+func (s *Statement) IsWrite() bool {
+	switch s.kind {
+	case KindCreateTableAs, KindInsert, KindDropTable:
+		return true
+	}
+	return false
+}
+
+// Target returns the table a write statement creates (KindCreateTableAs),
+// appends to (KindInsert) or drops (KindDropTable): lower-cased, validated
+// like a table read, its schema taken from the default schema when the name
+// was unqualified. It is the zero TableRef for other kinds. The caller must
+// authorize it for writing; it is not in Tables unless also read.
+func (s *Statement) Target() TableRef { return s.target }
+
+// IfNotExists reports CREATE TABLE IF NOT EXISTS (KindCreateTableAs).
+func (s *Statement) IfNotExists() bool { return s.ifNotExists }
+
+// IfExists reports DROP TABLE IF EXISTS (KindDropTable).
+func (s *Statement) IfExists() bool { return s.ifExists }
+
+// Columns returns the INSERT column list (KindInsert), lower-cased, in the
+// client's order, without duplicates; nil when the statement has none (the
+// query's columns then map to the target's columns by position). For INSERT
+// … <query> the gate does not check that the query has as many columns as
+// the list: the caller aligns the result to the target and refuses a
+// mismatch. The caller owns the returned slice.
+func (s *Statement) Columns() []string { return slices.Clone(s.columns) }
 
 // NumParams returns the number of "?" parameter markers.
 func (s *Statement) NumParams() int { return s.numParams }

@@ -29,10 +29,27 @@ const restoreFlags = format.RestoreStringSingleQuotes |
 // to the whole row of the aliased table. This is conservative: such a name
 // that is a column of a derived table or CTE is refused too; qualify it.
 //
+// For a write, Render prints only the query part, never CREATE, INSERT or
+// DROP: for KindCreateTableAs and INSERT … <query>, the query; for INSERT …
+// VALUES, a query producing the rows,
+//
+//	SELECT * FROM (VALUES (…), (…)) AS "__lg_values" ("c1", "c2")
+//
+// whose columns are named after the INSERT column list, or col1…colN without
+// one, and column types inferred by DuckDB from the values (a column of
+// parameters and NULLs only may need a cast to the target's type); for
+// KindDropTable, "" (there is nothing for the engine to run). The
+// caller writes the query's result to Target (for an INSERT, aligning its
+// columns, by name or by position, to the target's). Render refuses KindUse.
+//
 // Render does not modify the Statement and may be called concurrently.
 func (s *Statement) Render(rel map[TableRef]Relation) (string, error) {
-	if s.kind != KindQuery {
-		return "", fmt.Errorf("sqlgate: Render called on a statement of kind %d", s.kind)
+	switch s.kind {
+	case KindQuery, KindCreateTableAs, KindInsert:
+	case KindDropTable:
+		return "", nil
+	default:
+		return "", fmt.Errorf("sqlgate: Render called on a statement of kind %s", s.kind)
 	}
 	for _, t := range s.tables {
 		r, ok := rel[t]

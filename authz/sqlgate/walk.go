@@ -74,8 +74,8 @@ func newWalker(defSchema string) *walker {
 	}
 }
 
-func (w *walker) statement(root ast.Node) *Statement {
-	st := &Statement{kind: KindQuery, numParams: w.params, root: root}
+func (w *walker) statement(kind Kind, root ast.Node) *Statement {
+	st := &Statement{kind: kind, numParams: w.params, root: root}
 	st.tables = make([]TableRef, 0, len(w.tables))
 	for t := range w.tables {
 		st.tables = append(st.tables, t)
@@ -894,6 +894,9 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		return n, w.exprs(n.args)
 	case *ast.AggregateFuncExpr:
 		name := strings.ToLower(x.F)
+		if w.sel == nil {
+			return nil, unsupported("aggregate functions are not supported in VALUES")
+		}
 		if x.Order != nil {
 			return nil, unsupported("ORDER BY inside %q is not supported", name)
 		}
@@ -905,6 +908,9 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		return n, w.exprs(n.args)
 	case *ast.WindowFuncExpr:
 		name := strings.ToLower(x.Name)
+		if w.sel == nil {
+			return nil, unsupported("window functions are not supported in VALUES")
+		}
 		if x.IgnoreNull || x.FromLast || x.Distinct {
 			return nil, unsupported("IGNORE NULLS, FROM LAST and DISTINCT in window functions are not supported")
 		}
@@ -938,6 +944,10 @@ func (w *walker) column(cn *ast.ColumnName) error {
 	if cn == nil {
 		return syntaxErr("missing column name")
 	}
+	if w.sel == nil {
+		// Only the rows of INSERT … VALUES are walked outside a SELECT.
+		return unsupported("column references are not supported in VALUES")
+	}
 	name, err := ident(cn.Name.O)
 	if err != nil {
 		return err
@@ -956,7 +966,7 @@ func (w *walker) column(cn *ast.ColumnName) error {
 		}
 	}
 	*cn = ast.ColumnName{Table: cistr(table), Name: cistr(name)}
-	if table == "" && w.sel != nil {
+	if table == "" {
 		real := w.sel.real
 		w.pending = append(w.pending, colCheck{name: name, scope: real[:len(real):len(real)]})
 	}
