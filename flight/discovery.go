@@ -17,20 +17,26 @@ import (
 // tableType is the only table type lakegate reports.
 const tableType = "TABLE"
 
-// visibleTables lists the tables of the caller's tenant whose namespace the
-// caller may read: discovery never shows more than a query could reach.
-func (s *Server) visibleTables(ctx context.Context, p *authz.Principal) ([]backend.Table, error) {
+// visible lists the schemas and tables the caller may see: the catalog's
+// answer for the caller, narrowed to the caller's namespace grants, so
+// discovery never shows more than a query could reach.
+func (s *Server) visible(ctx context.Context, p *authz.Principal) (backend.Listing, error) {
 	if !p.MayQuery() {
-		return nil, nil
+		return backend.Listing{}, nil
 	}
-	all, err := s.cfg.Backend.Tables(ctx, p.Tenant().String())
+	l, err := s.cfg.Catalog.List(ctx, s.caller(ctx, p))
 	if err != nil {
-		return nil, err
+		return backend.Listing{}, err
 	}
-	out := all[:0:0]
-	for _, t := range all {
+	out := backend.Listing{}
+	for _, sc := range l.Schemas {
+		if p.MayReadNamespace(sc) {
+			out.Schemas = append(out.Schemas, sc)
+		}
+	}
+	for _, t := range l.Tables {
 		if p.MayReadNamespace(t.Name.Schema) {
-			out = append(out, t)
+			out.Tables = append(out.Tables, t)
 		}
 	}
 	return out, nil
@@ -76,21 +82,19 @@ func (s *Server) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas)
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
-	tables, err := s.visibleTables(ctx, p)
+	l, err := s.visible(ctx, p)
 	if err != nil {
 		return nil, nil, s.fail(ctx, "schemas", err)
 	}
 	b := array.NewRecordBuilder(s.mem, schema_ref.DBSchemas)
 	defer b.Release()
 	if s.catalogMatches(cmd.GetCatalog()) {
-		seen := map[string]bool{}
-		for _, t := range tables {
-			if seen[t.Name.Schema] || !likeMatch(cmd.GetDBSchemaFilterPattern(), t.Name.Schema) {
+		for _, sc := range l.Schemas {
+			if !likeMatch(cmd.GetDBSchemaFilterPattern(), sc) {
 				continue
 			}
-			seen[t.Name.Schema] = true
 			b.Field(0).(*array.StringBuilder).Append(s.cfg.DefaultCatalog)
-			b.Field(1).(*array.StringBuilder).Append(t.Name.Schema)
+			b.Field(1).(*array.StringBuilder).Append(sc)
 		}
 	}
 	return oneBatch(schema_ref.DBSchemas, b)
@@ -112,7 +116,7 @@ func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arr
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
-	tables, err := s.visibleTables(ctx, p)
+	l, err := s.visible(ctx, p)
 	if err != nil {
 		return nil, nil, s.fail(ctx, "tables", err)
 	}
@@ -123,7 +127,7 @@ func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arr
 	b := array.NewRecordBuilder(s.mem, schema)
 	defer b.Release()
 	if s.catalogMatches(cmd.GetCatalog()) && typeRequested(cmd.GetTableTypes()) {
-		for _, t := range tables {
+		for _, t := range l.Tables {
 			if !likeMatch(cmd.GetDBSchemaFilterPattern(), t.Name.Schema) || !likeMatch(cmd.GetTableNameFilterPattern(), t.Name.Name) {
 				continue
 			}
@@ -132,7 +136,7 @@ func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arr
 			b.Field(2).(*array.StringBuilder).Append(t.Name.Name)
 			b.Field(3).(*array.StringBuilder).Append(tableType)
 			if cmd.GetIncludeSchema() {
-				b.Field(4).(*array.BinaryBuilder).Append(flight.SerializeSchema(t.Schema, s.mem))
+				b.Field(4).(*array.BinaryBuilder).Append(flight.SerializeSchema(arrowSchema(t.Columns), s.mem))
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"lakegate/authz"
 	"lakegate/authz/sqlgate"
 	"lakegate/flight/backend"
+	"lakegate/flight/ingest"
 	"lakegate/flight/ticket"
 )
 
@@ -24,6 +25,10 @@ var (
 	errBadRequest = errors.New("bad request")
 	// errCanceledByClient reports a statement cancelled with CancelFlightInfo.
 	errCanceledByClient = errors.New("query was cancelled")
+	// errAlreadyExists reports a create of a table that exists.
+	errAlreadyExists = errors.New("already exists")
+	// errConflict reports a write that lost a race it cannot retry.
+	errConflict = errors.New("conflict")
 )
 
 // notFoundError names an object that does not exist or is not visible to the
@@ -63,6 +68,18 @@ func toStatus(err error) error {
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, errNotQuerier):
 		return status.Error(codes.PermissionDenied, err.Error())
+	case errors.Is(err, errAlreadyExists):
+		return status.Error(codes.AlreadyExists, err.Error())
+	case errors.Is(err, errConflict), errors.Is(err, backend.ErrVersionConflict):
+		return status.Error(codes.Aborted, "the table changed during the write; retry")
+	case errors.Is(err, backend.ErrPolicyConflict):
+		return status.Error(codes.PermissionDenied, "the policies applying to a table conflict; ask its owner")
+	case errors.Is(err, backend.ErrForbidden):
+		return status.Error(codes.PermissionDenied, "permission denied")
+	case errors.Is(err, backend.ErrCatalogUnavailable):
+		return status.Error(codes.Unavailable, "the metadata service is unavailable; retry")
+	case errors.Is(err, ingest.ErrUnsupportedType):
+		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.As(err, &gateErr):
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, errBadRequest):

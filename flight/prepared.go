@@ -291,7 +291,7 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 		close(ch)
 		return arrow.NewSchema(nil, nil), ch, nil
 	}
-	return s.execute(ctx, p, ticketKey(handle), st.plan.sql, args)
+	return s.execute(ctx, p, ticketKey(handle), st.plan.sql, args, st.plan.tables)
 }
 
 // scalarAt converts one parameter value to a Go value the engine binds.

@@ -3,15 +3,14 @@ package flight
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"google.golang.org/protobuf/proto"
 
 	"lakegate/authz"
 	"lakegate/authz/sqlgate"
@@ -19,9 +18,9 @@ import (
 	"lakegate/flight/ticket"
 )
 
-// plan is an authorized statement: the SQL printed by the gate, the result
-// schema and the parameter schema, ready to execute for the principal that
-// planned it.
+// plan is an authorized statement: the SQL printed by the gate, the table
+// versions it reads, the result schema and the parameter schema, ready to
+// execute for the principal that planned it.
 type plan struct {
 	sql       string
 	numParams int
@@ -29,12 +28,15 @@ type plan struct {
 	// params has numParams fields, typed as the backend inferred them
 	// (arrow.Null where it could not).
 	params *arrow.Schema
+	// tables are the versions sql reads, pinned at planning.
+	tables []backend.TableVersion
 }
 
 // planQuery runs the gate for one statement: parse, require a query, check
-// every table against the principal's namespace grants, resolve through the
-// backend, render canonical SQL and describe it. USE statements update the
-// caller's session and plan to an empty result.
+// every table against the principal's namespace grants, resolve and
+// authorize it through the catalog, bind its files, render canonical SQL and
+// describe it. USE statements update the caller's session and plan to an
+// empty result.
 func (s *Server) planQuery(ctx context.Context, p *authz.Principal, text string) (*plan, error) {
 	if !p.MayQuery() {
 		return nil, errNotQuerier
@@ -47,74 +49,46 @@ func (s *Server) planQuery(ctx context.Context, p *authz.Principal, text string)
 	if err != nil {
 		return nil, err
 	}
-	if stmt.Kind() == sqlgate.KindUse {
+	switch {
+	case stmt.Kind() == sqlgate.KindUse:
 		return s.use(ctx, p, stmt.UseSchema())
+	case stmt.IsWrite():
+		return nil, fmt.Errorf("%w: %s changes data; run it with ExecuteUpdate", errBadRequest, stmt.Kind())
 	}
 	refs := stmt.Tables()
-	// The local gate runs first and on every reference, so a denied table never
-	// reaches the backend; the error is the same as for a missing one.
-	for _, ref := range refs {
-		if !p.MayReadNamespace(ref.Schema) {
-			return nil, tableNotFound(ref.Schema, ref.Name)
-		}
-	}
-	names := make([]backend.TableName, len(refs))
-	for i, ref := range refs {
-		names[i] = backend.TableName{Schema: ref.Schema, Name: ref.Name}
-	}
-	tables, err := s.cfg.Backend.Resolve(ctx, p.Tenant().String(), names)
+	tables, err := s.resolveRead(ctx, p, refs)
 	if err != nil {
-		if errors.Is(err, backend.ErrNotFound) {
-			return nil, s.firstMissing(ctx, p, names)
-		}
 		return nil, err
 	}
-	rel := make(map[sqlgate.TableRef]sqlgate.Relation, len(refs))
-	for i, ref := range refs {
-		t := tables[i]
-		rel[ref] = sqlgate.Relation{Schema: t.Relation.Schema, Name: t.Relation.Name, Columns: t.Columns}
+	tenant := p.Tenant().String()
+	rel, release, err := s.bind(ctx, tenant, refs, tables)
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	sql, err := stmt.Render(rel)
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.cfg.Backend.Describe(ctx, p.Tenant().String(), sql, stmt.NumParams())
+	d, err := s.cfg.Backend.Describe(ctx, tenant, sql, stmt.NumParams())
 	if err != nil {
 		return nil, err
 	}
-	return &plan{sql: sql, numParams: stmt.NumParams(), schema: d.Result, params: d.Params}, nil
+	return &plan{sql: sql, numParams: stmt.NumParams(), schema: d.Result, params: d.Params, tables: tables}, nil
 }
 
-// firstMissing names the first table (in sorted order) that does not resolve,
-// so the message does not depend on which check failed.
-func (s *Server) firstMissing(ctx context.Context, p *authz.Principal, names []backend.TableName) error {
-	for _, n := range names {
-		if _, err := s.cfg.Backend.Resolve(ctx, p.Tenant().String(), []backend.TableName{n}); err != nil {
-			return tableNotFound(n.Schema, n.Name)
-		}
-	}
-	return &notFoundError{kind: "table", name: names[0].String()}
-}
-
-// use switches the caller's default schema. A schema the caller may not read
+// use switches the caller's default schema. A schema the caller may not see
 // and one that does not exist give the same answer.
 func (s *Server) use(ctx context.Context, p *authz.Principal, schema string) (*plan, error) {
 	notFound := &notFoundError{kind: "schema", name: schema}
 	if !p.MayReadNamespace(schema) {
 		return nil, notFound
 	}
-	tables, err := s.cfg.Backend.Tables(ctx, p.Tenant().String())
+	l, err := s.cfg.Catalog.List(ctx, s.caller(ctx, p))
 	if err != nil {
 		return nil, err
 	}
-	found := false
-	for _, t := range tables {
-		if t.Name.Schema == schema {
-			found = true
-			break
-		}
-	}
-	if !found {
+	if !slices.Contains(l.Schemas, schema) {
 		return nil, notFound
 	}
 	sess, err := s.sessions.obtain(ctx, p)
@@ -125,21 +99,6 @@ func (s *Server) use(ctx context.Context, p *authz.Principal, schema string) (*p
 	sess.state.schema = schema
 	sess.mu.Unlock()
 	return &plan{schema: arrow.NewSchema(nil, nil)}, nil
-}
-
-// Ticket payload: one version byte, then the rendered SQL. A ticket for an
-// empty plan (USE) carries no SQL.
-const payloadV1 = 1
-
-func encodePayload(pl *plan) []byte {
-	return append([]byte{payloadV1}, pl.sql...)
-}
-
-func decodePayload(b []byte) (string, error) {
-	if len(b) < 1 || b[0] != payloadV1 {
-		return "", ticket.ErrInvalid
-	}
-	return string(b[1:]), nil
 }
 
 // GetFlightInfoStatement plans a query and returns its schema and a sealed
@@ -156,11 +115,15 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	if pl.numParams > 0 {
 		return nil, toStatus(fmt.Errorf("%w: the statement has parameters; use a prepared statement", errBadRequest))
 	}
+	payload, err := encodePayload(pl)
+	if err != nil {
+		return nil, s.fail(ctx, "ticket", err)
+	}
 	sealed, err := s.cfg.Tickets.Seal(s.rand, ticket.Claims{
 		Principal: p.ID().String(),
 		Tenant:    p.Tenant().String(),
 		Expiry:    s.cfg.Now().Add(s.cfg.TicketTTL),
-		Payload:   encodePayload(pl),
+		Payload:   payload,
 	})
 	if err != nil {
 		return nil, s.fail(ctx, "seal", err)
@@ -206,22 +169,22 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd flightsql.StatementQuer
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
-	sql, err := decodePayload(claims.Payload)
+	tp, err := decodePayload(claims.Payload)
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
-	if sql == "" {
+	if tp.SQL == "" {
 		schema := arrow.NewSchema(nil, nil)
 		ch := make(chan flight.StreamChunk)
 		close(ch)
 		return schema, ch, nil
 	}
-	return s.execute(ctx, p, ticketKey(handle), sql, nil)
+	return s.execute(ctx, p, ticketKey(handle), tp.SQL, nil, tp.Tables)
 }
 
-// execute runs sql and streams batches. The query is registered under key so
-// CancelFlightInfo can stop it.
-func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, sql string, args []any) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+// execute runs sql over the pinned table versions and streams batches. The
+// query is registered under key so CancelFlightInfo can stop it.
+func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, sql string, args []any, tables []backend.TableVersion) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	if !s.running.start(key, cancel) {
 		cancel()
@@ -235,8 +198,16 @@ func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, 
 		cancel()
 		return nil, nil, s.fail(ctx, "admit", err)
 	}
+	unpin, err := s.rebind(ctx, p.Tenant().String(), tables)
+	if err != nil {
+		release()
+		s.running.finish(key)
+		cancel()
+		return nil, nil, s.fail(ctx, "bind", err)
+	}
 	rdr, err := s.cfg.Backend.Execute(ctx, p.Tenant().String(), sql, args)
 	if err != nil {
+		unpin()
 		release()
 		s.running.finish(key)
 		cancel()
@@ -249,8 +220,10 @@ func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, 
 		defer close(ch)
 		defer cancel()
 		defer s.running.finish(key)
-		// The permits go back once the engine's reader is released.
+		// The permits and the files go back once the engine's reader is
+		// released.
 		defer release()
+		defer unpin()
 		defer rdr.Release()
 		s.produce(ctx, rdr, ch)
 	}()
@@ -375,10 +348,9 @@ func statementHandle(tkt []byte) ([]byte, error) {
 	return t.GetStatementHandle(), nil
 }
 
-var _ = proto.Marshal
-
-// DoPutCommandStatementUpdate accepts only USE: lakegate is read-only, and
-// drivers send USE through the update path.
+// DoPutCommandStatementUpdate runs USE and the write statements: CREATE
+// TABLE … AS SELECT, INSERT INTO … SELECT | VALUES and DROP TABLE. It
+// returns the number of rows written.
 func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.StatementUpdate) (int64, error) {
 	p, err := principalOf(ctx)
 	if err != nil {
@@ -394,11 +366,18 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.
 	if err != nil {
 		return 0, toStatus(err)
 	}
-	if stmt.Kind() != sqlgate.KindUse {
-		return 0, toStatus(fmt.Errorf("%w: only queries and USE are supported; run queries with ExecuteQuery", errBadRequest))
+	switch {
+	case stmt.Kind() == sqlgate.KindUse:
+		if _, err := s.use(ctx, p, stmt.UseSchema()); err != nil {
+			return 0, s.fail(ctx, "use", err)
+		}
+		return 0, nil
+	case stmt.IsWrite():
+		n, err := s.executeWrite(ctx, p, stmt)
+		if err != nil {
+			return 0, s.fail(ctx, "write", err)
+		}
+		return n, nil
 	}
-	if _, err := s.use(ctx, p, stmt.UseSchema()); err != nil {
-		return 0, s.fail(ctx, "use", err)
-	}
-	return 0, nil
+	return 0, toStatus(fmt.Errorf("%w: queries return rows; run them with ExecuteQuery", errBadRequest))
 }

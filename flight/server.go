@@ -44,6 +44,11 @@ type Config struct {
 	Principals *authz.PrincipalMap
 	// Backend executes authorized SQL; required.
 	Backend backend.Backend
+	// Catalog resolves, authorizes and commits tables for callers; required.
+	Catalog backend.Catalog
+	// Files gives the Backend local access to committed table files and
+	// opens tenants' stages for writes; required.
+	Files TableFiles
 	// Tickets seals tickets and prepared statement handles; required.
 	Tickets *ticket.Ring
 	// TLS, when non-nil, is used for the listener. Nil serves plaintext; the
@@ -132,6 +137,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Tickets == nil {
 		errs = append(errs, errors.New("flight: Config.Tickets is required"))
+	}
+	if c.Catalog == nil {
+		errs = append(errs, errors.New("flight: Config.Catalog is required"))
+	}
+	if c.Files == nil {
+		errs = append(errs, errors.New("flight: Config.Files is required"))
 	}
 	for name, d := range map[string]time.Duration{"TicketTTL": c.TicketTTL, "PreparedTTL": c.PreparedTTL, "SessionTTL": c.SessionTTL, "QueueTimeout": c.QueueTimeout} {
 		if d < 0 {

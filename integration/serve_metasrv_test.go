@@ -24,7 +24,8 @@ func TestServeMetasrvSurvivesRestart(t *testing.T) {
 	env := &metasrvEnv{adminTok: srv.token(t, "admin@demo"), client: &http.Client{Timeout: 20 * time.Second}}
 	node := &metasrvProc{id: "serve", httpAddr: metaAddr}
 
-	// The demo metalake exists from the first start, owned by the demo admin.
+	// The demo metalake exists from the first start, owned by the demo admin
+	// (with the demo's catalog "lake"; this test adds a catalog "archive").
 	lake := env.must(t, node, "GET", "/api/metalakes/demo", nil)
 	if m, _ := lake.body["metalake"].(map[string]any); m["owner"] != "admin@demo" {
 		t.Fatalf("demo metalake: %s", lake.raw)
@@ -35,18 +36,18 @@ func TestServeMetasrvSurvivesRestart(t *testing.T) {
 		method, path string
 		body         any
 	}{
-		{"POST", ml + "/catalogs", map[string]any{"name": "lake", "comment": "main lake"}},
-		{"POST", ml + "/catalogs/lake/schemas", map[string]any{"name": "sales", "comment": "sales data"}},
-		{"POST", ml + "/catalogs/lake/schemas/sales/tables", map[string]any{"name": "orders", "columns": []map[string]any{
+		{"POST", ml + "/catalogs", map[string]any{"name": "archive", "comment": "main lake"}},
+		{"POST", ml + "/catalogs/archive/schemas", map[string]any{"name": "sales", "comment": "sales data"}},
+		{"POST", ml + "/catalogs/archive/schemas/sales/tables", map[string]any{"name": "orders", "columns": []map[string]any{
 			{"name": "id", "type": "bigint", "nullable": false}, {"name": "amount", "type": "decimal(10,2)"}}}},
 		{"POST", ml + "/tags", map[string]any{"name": "pii", "comment": "personal data"}},
-		{"POST", ml + "/objects/table/lake.sales.orders/tags", map[string]any{"tagsToAdd": []string{"pii"}}},
+		{"POST", ml + "/objects/table/archive.sales.orders/tags", map[string]any{"tagsToAdd": []string{"pii"}}},
 		{"POST", ml + "/roles", map[string]any{"name": "reader", "securableObjects": []map[string]any{
-			{"fullName": "lake", "type": "CATALOG", "privileges": []map[string]string{{"name": "USE_CATALOG", "condition": "ALLOW"}}}}}},
-		{"PUT", ml + "/permissions/roles/reader/schema/lake.sales/grant", map[string]any{"privileges": []map[string]string{
+			{"fullName": "archive", "type": "CATALOG", "privileges": []map[string]string{{"name": "USE_CATALOG", "condition": "ALLOW"}}}}}},
+		{"PUT", ml + "/permissions/roles/reader/schema/archive.sales/grant", map[string]any{"privileges": []map[string]string{
 			{"name": "USE_SCHEMA", "condition": "ALLOW"}, {"name": "SELECT_TABLE", "condition": "ALLOW"}}}},
-		{"POST", ml + "/users", map[string]any{"name": "analyst@demo"}},
-		{"PUT", ml + "/permissions/users/analyst@demo/grant", map[string]any{"roleNames": []string{"reader"}}},
+		{"POST", ml + "/users", map[string]any{"name": "auditor@demo"}},
+		{"PUT", ml + "/permissions/users/auditor@demo/grant", map[string]any{"roleNames": []string{"reader"}}},
 		{"POST", ml + "/policies", map[string]any{"name": "mask_pii", "comment": "hide personal data",
 			"policyType": "column_mask", "content": map[string]any{"mask": "redact"}}},
 		{"PUT", ml + "/tags/pii/policies/mask_pii", nil},
@@ -58,17 +59,17 @@ func TestServeMetasrvSurvivesRestart(t *testing.T) {
 	reads := []struct{ path, want string }{
 		{"/api/metalakes", `"name":"demo"`},
 		{ml, `"owner":"admin@demo"`},
-		{ml + "/catalogs/lake", `"comment":"main lake"`},
-		{ml + "/catalogs/lake/schemas/sales", `"comment":"sales data"`},
-		{ml + "/catalogs/lake/schemas/sales/tables/orders", `"type":"decimal(10,2)"`},
+		{ml + "/catalogs/archive", `"comment":"main lake"`},
+		{ml + "/catalogs/archive/schemas/sales", `"comment":"sales data"`},
+		{ml + "/catalogs/archive/schemas/sales/tables/orders", `"type":"decimal(10,2)"`},
 		{ml + "/tags/pii", `"comment":"personal data"`},
-		{ml + "/tags/pii/objects", `"fullName":"lake.sales.orders"`},
-		{ml + "/objects/table/lake.sales.orders/tags", `"names":["pii"]`},
+		{ml + "/tags/pii/objects", `"fullName":"archive.sales.orders"`},
+		{ml + "/objects/table/archive.sales.orders/tags", `"names":["pii"]`},
 		{ml + "/roles/reader", `{"name":"select_table","condition":"allow"}`},
-		{ml + "/users/analyst@demo", `"roles":["reader"]`},
+		{ml + "/users/auditor@demo", `"roles":["reader"]`},
 		{ml + "/policies/mask_pii", `"policyType":"column_mask"`},
 		{ml + "/tags/pii/policies?details=true", `"policy":"mask_pii"`},
-		{ml + "/objects/table/lake.sales.orders/policies", `"names":["mask_pii"]`},
+		{ml + "/objects/table/archive.sales.orders/policies", `"names":["mask_pii"]`},
 	}
 	before := make([][]byte, len(reads))
 	for i, r := range reads {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -10,10 +11,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"lakegate/authz"
+	"lakegate/catalog"
 	"lakegate/flight/backend"
 	"lakegate/flight/backend/duckdb"
+	"lakegate/flight/ingest"
+	"lakegate/flight/metacatalog"
+	"lakegate/flight/tablefiles"
+	"lakegate/metasrv"
+	"lakegate/stage"
 )
 
 // Files `serve` generates in the data directory.
@@ -121,33 +129,105 @@ var demoTables = []struct {
 		FROM range(1, 501) t(i)`},
 }
 
-// ensureDemoTables writes the demo tables that do not exist yet.
-func ensureDemoTables(ctx context.Context, engine *duckdb.Engine) error {
+// demoCatalog is the demo tenant's catalog, the gateway's default.
+const demoCatalog = "lake"
+
+// demoRoles gives each demo user a role over its schema: read, write and
+// create tables there (the admin owns the metalake and may do anything).
+var demoRoles = []struct{ role, user, schema string }{
+	{"sales_analyst", "analyst@demo", "sales"},
+	{"hr_analyst", "hr@demo", "hr"},
+}
+
+// demoGovernance is what the demo metalake holds besides its tables: the
+// catalog, the schemas, the users and their roles. It is proposed once, as
+// the metalake's owner, all or nothing.
+func demoGovernance() []catalog.Command {
+	cmds := []catalog.Command{catalog.CreateCatalog{Name: demoCatalog, Type: "managed", Comment: "demo data"}}
+	for _, r := range demoRoles {
+		cmds = append(cmds,
+			catalog.CreateSchema{Name: demoCatalog + "." + r.schema},
+			catalog.CreateUser{Name: r.user},
+			catalog.CreateRole{Name: r.role, Grants: []catalog.Grant{
+				{Object: catalog.Catalog(demoCatalog), Privilege: catalog.PrivUseCatalog, Condition: catalog.Allow},
+				{Object: catalog.Schema(demoCatalog + "." + r.schema), Privilege: catalog.PrivUseSchema, Condition: catalog.Allow},
+				{Object: catalog.Schema(demoCatalog + "." + r.schema), Privilege: catalog.PrivSelectTable, Condition: catalog.Allow},
+				{Object: catalog.Schema(demoCatalog + "." + r.schema), Privilege: catalog.PrivModifyTable, Condition: catalog.Allow},
+				{Object: catalog.Schema(demoCatalog + "." + r.schema), Privilege: catalog.PrivCreateTable, Condition: catalog.Allow},
+			}},
+			catalog.GrantRoles{Grantee: catalog.Owner{Type: catalog.OwnerUser, Name: r.user}, Roles: []string{r.role}},
+		)
+	}
+	return cmds
+}
+
+// ensureDemoTables writes each demo table that does not exist yet through
+// the same path as a client's ingest: rows generated on the demo tenant's
+// engine are written as Parquet to the tenant's stage and committed as
+// version 1 in the embedded metasrv, by the demo admin.
+func ensureDemoTables(ctx context.Context, engine *duckdb.Engine, files *tablefiles.Files, cat *metacatalog.Catalog) error {
+	admin := backend.Caller{Tenant: demoTenant, Subject: demoAdmin, Catalog: demoCatalog}
 	for _, t := range demoTables {
-		_, err := engine.Resolve(ctx, demoTenant, []backend.TableName{{Schema: t.schema, Name: t.name}})
-		if err == nil {
+		name := backend.TableName{Schema: t.schema, Name: t.name}
+		got, err := cat.Resolve(ctx, admin, []backend.TableRef{{Name: name}})
+		if err != nil {
+			return fmt.Errorf("demo table %s: %w", name, err)
+		}
+		if got[0] != nil {
 			continue
 		}
-		if !errors.Is(err, backend.ErrNotFound) {
-			return err
-		}
-		if err := engine.WriteTable(ctx, demoTenant, t.schema, t.name, t.query); err != nil {
-			return fmt.Errorf("writing demo table %s.%s: %w", t.schema, t.name, err)
+		if err := writeDemoTable(ctx, engine, files, cat, admin, name, t.query); err != nil {
+			return fmt.Errorf("writing demo table %s: %w", name, err)
 		}
 	}
 	return nil
 }
 
+func writeDemoTable(ctx context.Context, engine *duckdb.Engine, files *tablefiles.Files, cat *metacatalog.Catalog, admin backend.Caller, name backend.TableName, query string) error {
+	rows, err := engine.Execute(ctx, demoTenant, query, nil)
+	if err != nil {
+		return err
+	}
+	defer rows.Release()
+	store, err := files.Store(ctx, demoTenant)
+	if err != nil {
+		return err
+	}
+	var sid [16]byte
+	if _, err := rand.Read(sid[:]); err != nil {
+		return err
+	}
+	storageID := hex.EncodeToString(sid[:])
+	segment, err := stage.NewSegment()
+	if err != nil {
+		return err
+	}
+	written, _, err := ingest.Copy(ctx, ingest.Config{Store: store, StorageID: storageID, Segment: segment, Schema: rows.Schema()}, rows)
+	if err != nil {
+		return err
+	}
+	cm := backend.Commit{Name: name, Create: true, StorageID: storageID}
+	for _, f := range rows.Schema().Fields() {
+		cm.Columns = append(cm.Columns, backend.Column{Name: f.Name, Type: f.Type.String()})
+	}
+	for _, f := range written {
+		cm.Files = append(cm.Files, backend.DataFile{Key: f.Key, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256})
+	}
+	_, err = cat.Commit(ctx, admin, cm)
+	return err
+}
+
 // printBanner tells the operator how to connect. Tokens appear only on the
 // first start; afterwards the banner points at the tokens file.
 // metaURL is the embedded metasrv's REST base URL.
-func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir string, demo bool, creds []demoCredential, metaURL string) {
+func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir string, demo bool, creds []demoCredential, metaURL string, stageDesc stage.Descriptor) {
 	scheme, jdbcTLS, shellTLS := "grpc", "useEncryption=false", ""
 	if tls {
 		scheme, jdbcTLS, shellTLS = "grpc+tls", "useEncryption=true", " --tls"
 	}
 	fmt.Fprintf(w, "lakegate %s serving Flight SQL on %s://%s\n", version, scheme, addr)
 	fmt.Fprintf(w, "metasrv REST on %s (single node, data in %s)\n", metaURL, filepath.Join(dataDir, "metasrv"))
+	fmt.Fprintf(w, "stage:       %s\n", stageDesc)
 	fmt.Fprintf(w, "principal map: %s\n", principalsPath)
 	adminTLS := ""
 	if tls {
@@ -175,4 +255,45 @@ func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir str
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// ensureDemoMetalake creates the demo metalake, owned by the demo admin,
+// and its governance (demoGovernance) unless they exist. The proposals
+// carry what the REST API stamps on an admin's requests.
+func ensureDemoMetalake(ctx context.Context, srv *metasrv.Server) error {
+	node := srv.Node()
+	propose := func(p metasrv.Proposal) error {
+		b, err := metasrv.EncodeProposal(p)
+		if err != nil {
+			return err
+		}
+		_, _, err = node.Propose(ctx, b)
+		return err
+	}
+	if _, ok := srv.FSM().Lake(demoTenant); !ok {
+		err := propose(metasrv.Proposal{Metalake: demoTenant, Actor: demoAdmin, Admin: true, Time: time.Now(),
+			Lake: &metasrv.LakeOp{Op: metasrv.LakeCreate, Owner: demoAdmin, Comment: "lakegate serve demo tenant"}})
+		if err != nil && !errors.Is(err, catalog.ErrAlreadyExists) {
+			return fmt.Errorf("creating the demo metalake: %w", err)
+		}
+	}
+	l, ok := srv.FSM().Lake(demoTenant)
+	if !ok {
+		return errors.New("the demo metalake is missing after its creation")
+	}
+	if _, ok := l.Snapshot.Object(catalog.Catalog(demoCatalog)); ok {
+		return nil
+	}
+	p := metasrv.Proposal{Metalake: demoTenant, Actor: demoAdmin, Time: time.Now()}
+	for _, cmd := range demoGovernance() {
+		b, err := catalog.EncodeCommand(cmd)
+		if err != nil {
+			return err
+		}
+		p.Commands = append(p.Commands, b)
+	}
+	if err := propose(p); err != nil {
+		return fmt.Errorf("creating the demo catalog: %w", err)
+	}
+	return nil
 }

@@ -35,6 +35,7 @@ commands:
   serve      run the all-in-one gateway (embedded engine, demo tenant)
   metasrv    run a metadata service node (Raft-replicated catalog, REST API)
   sql        run a query against a gateway and print the result
+  ingest     load a local Parquet or CSV file into a table (Flight SQL bulk ingest)
   admin      manage metasrv over its REST API (cluster, metalakes, tags, grants, …)
   token new  print a new bearer token and its principal-map hash line
   version    print the version
@@ -56,6 +57,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runMetasrv(ctx, args[1:], stdout, stderr)
 	case "sql":
 		return runSQL(ctx, args[1:], stdout, stderr)
+	case "ingest":
+		return runIngest(ctx, args[1:], stdout, stderr)
 	case "admin":
 		return runAdmin(ctx, args[1:], stdout, stderr)
 	case "token":

@@ -17,11 +17,13 @@ import (
 	"time"
 
 	"lakegate/authz"
-	"lakegate/catalog"
 	"lakegate/flight"
 	"lakegate/flight/backend/duckdb"
+	"lakegate/flight/metacatalog"
+	"lakegate/flight/tablefiles"
 	"lakegate/flight/ticket"
 	"lakegate/metasrv"
+	"lakegate/metasrv/client"
 	"lakegate/stage"
 )
 
@@ -33,6 +35,7 @@ type serveConfig struct {
 	raftAddr      string
 	principals    string
 	ticketKeys    string
+	stageFile     string
 	tls           flight.TLSFiles
 	insecureNoTLS bool
 	memoryLimit   string
@@ -55,6 +58,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.raftAddr, "raft-addr", "127.0.0.1:8817", "metasrv Raft transport address, loopback only: the node is a single voter (port 0 picks one)")
 	fs.StringVar(&c.principals, "principals", "", "principal map (YAML); default: the demo map generated in the data directory, loopback only")
 	fs.StringVar(&c.ticketKeys, "ticket-keys", "", "ticket key ring file; default: generated in the data directory")
+	fs.StringVar(&c.stageFile, "stage", "", "root stage descriptor (JSON file: local root or S3 bucket/prefix; S3 credentials from the AWS environment); default: a local stage in <data-dir>/stage")
 	fs.StringVar(&c.tls.CertFile, "tls-cert", "", "TLS certificate chain (PEM)")
 	fs.StringVar(&c.tls.KeyFile, "tls-key", "", "TLS private key (PEM)")
 	fs.StringVar(&c.tls.ClientCAFile, "tls-client-ca", "", "require client certificates signed by this CA (PEM): mutual TLS")
@@ -171,8 +175,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 
+	stageDesc, err := serveStage(c)
+	if err != nil {
+		return err
+	}
 	engineCfg := duckdb.DefaultConfig()
 	engineCfg.Root = filepath.Join(c.dataDir, "stage")
+	if stageDesc.Local != nil {
+		engineCfg.Root = stageDesc.Local.Root
+	}
 	engineCfg.MemoryLimit = c.memoryLimit
 	engineCfg.Threads = c.threads
 	engineCfg.QueryTimeout = c.queryTimeout
@@ -182,24 +193,51 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer engine.Close()
-	if err := ensureDemoTables(ctx, engine); err != nil {
+	files, err := tablefiles.New(tablefiles.Config{Stage: stageDesc, EngineRoot: engineCfg.Root, Logger: log.With("component", "stage")})
+	if err != nil {
 		return err
 	}
+	defer files.Close()
 
-	// The descriptor handed to callers names the engine's root absolutely;
-	// tenant data lives at <root>/tenants/<tenant>.
-	stageRoot, err := filepath.Abs(engineCfg.Root)
+	// The gateway talks to the embedded metasrv as a query_service
+	// principal minted for this process only, over its own loopback
+	// listener, delegating for every tenant of the principal map.
+	gwToken, metaPrincipals, err := gatewayIdentity(principals)
 	if err != nil {
-		return fmt.Errorf("resolving the stage directory: %w", err)
+		return err
 	}
-	stageDesc := &stage.Descriptor{Version: stage.DescriptorVersion, Local: &stage.LocalDescriptor{Root: stageRoot}}
+	demo := c.principals == ""
+	meta, metaURL, err := startServeMetasrv(ctx, c, metaPrincipals, tlsConfig, log, demo)
+	if err != nil {
+		return err
+	}
+	metaErr := make(chan error, 2)
+	go func() { metaErr <- meta.srv.Serve(meta.ln) }()
+	go func() { metaErr <- meta.srv.Serve(meta.gatewayLn) }()
+	stopMeta := func() error {
+		err := shutdownMetasrv(ctx, meta.srv, log)
+		return errors.Join(err, <-metaErr, <-metaErr)
+	}
+	mc, err := client.New(client.Config{Addrs: []string{"http://" + meta.gatewayLn.Addr().String()}, Token: gwToken})
+	if err != nil {
+		return errors.Join(err, stopMeta())
+	}
+	defer mc.CloseIdleConnections()
+	cat := metacatalog.New(mc)
+	if demo {
+		if err := ensureDemoTables(ctx, engine, files, cat); err != nil {
+			return errors.Join(err, stopMeta())
+		}
+	}
 
 	srv, err := flight.New(flight.Config{
 		Principals: principals,
 		Backend:    engine,
+		Catalog:    cat,
+		Files:      files,
 		Tickets:    ring,
 		TLS:        tlsConfig,
-		Stage:      stageDesc,
+		Stage:      &stageDesc,
 		Version:    version,
 		Logger:     log.With("component", "flight"),
 
@@ -208,47 +246,106 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		QueueTimeout:           c.queueTimeout,
 	})
 	if err != nil {
-		return err
+		return errors.Join(err, stopMeta())
 	}
 	lis, err := net.Listen("tcp", c.flightAddr)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", c.flightAddr, err)
+		return errors.Join(fmt.Errorf("listening on %s: %w", c.flightAddr, err), stopMeta())
 	}
-	meta, metaURL, err := startServeMetasrv(ctx, c, principals, tlsConfig, log)
-	if err != nil {
-		lis.Close()
-		return err
-	}
-	printBanner(stdout, lis.Addr().String(), tlsConfig != nil, principalsPath, c.dataDir, c.principals == "", firstStart, metaURL)
+	printBanner(stdout, lis.Addr().String(), tlsConfig != nil, principalsPath, c.dataDir, demo, firstStart, metaURL, stageDesc)
 
-	flightErr, metaErr := make(chan error, 1), make(chan error, 1)
+	flightErr := make(chan error, 1)
 	go func() { flightErr <- srv.Serve(lis) }()
-	go func() { metaErr <- meta.srv.Serve(meta.ln) }()
 	var serveErr error
 	select {
 	case serveErr = <-flightErr:
 		flightErr = nil
 	case serveErr = <-metaErr:
-		metaErr = nil
+		metaErr <- nil // stopMeta waits for two results
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	errs := []error{serveErr, srv.Shutdown(shutdownCtx), shutdownMetasrv(ctx, meta.srv, log)}
+	errs := []error{serveErr, srv.Shutdown(shutdownCtx)}
 	if flightErr != nil {
 		errs = append(errs, <-flightErr)
 	}
-	if metaErr != nil {
-		errs = append(errs, <-metaErr)
-	}
+	errs = append(errs, stopMeta())
 	return errors.Join(errs...)
+}
+
+// serveStage returns the root stage: the descriptor file named by --stage,
+// or a local stage in <data-dir>/stage.
+func serveStage(c serveConfig) (stage.Descriptor, error) {
+	if c.stageFile == "" {
+		root, err := filepath.Abs(filepath.Join(c.dataDir, "stage"))
+		if err != nil {
+			return stage.Descriptor{}, fmt.Errorf("resolving the stage directory: %w", err)
+		}
+		if err := os.MkdirAll(root, 0o700); err != nil {
+			return stage.Descriptor{}, fmt.Errorf("creating the stage directory: %w", err)
+		}
+		if root, err = filepath.EvalSymlinks(root); err != nil {
+			return stage.Descriptor{}, fmt.Errorf("resolving the stage directory: %w", err)
+		}
+		return stage.Descriptor{Version: stage.DescriptorVersion, Local: &stage.LocalDescriptor{Root: root}}, nil
+	}
+	data, err := os.ReadFile(c.stageFile)
+	if err != nil {
+		return stage.Descriptor{}, fmt.Errorf("reading --stage: %w", err)
+	}
+	d, err := stage.ParseDescriptor(data)
+	if err != nil {
+		return stage.Descriptor{}, fmt.Errorf("--stage %s: %w", c.stageFile, err)
+	}
+	return d, nil
+}
+
+// gatewayPrincipal is the id of the identity `serve` mints for its gateway.
+const gatewayPrincipal = "lakegate-serve-gateway"
+
+// gatewayIdentity mints the gateway's query_service token and returns it
+// with the principal map the embedded metasrv uses: the operator's map plus
+// the gateway, which may delegate for every tenant of the map.
+func gatewayIdentity(m *authz.PrincipalMap) (string, *authz.PrincipalMap, error) {
+	tok, err := authz.NewToken(rand.Reader)
+	if err != nil {
+		return "", nil, err
+	}
+	seen := map[authz.TenantID]bool{}
+	var tenants []authz.TenantID
+	for _, p := range m.Principals() {
+		if p.MayQuery() && !seen[p.Tenant()] {
+			seen[p.Tenant()] = true
+			tenants = append(tenants, p.Tenant())
+		}
+	}
+	id, err := authz.ParsePrincipalID(gatewayPrincipal)
+	if err != nil {
+		return "", nil, err
+	}
+	home, err := authz.ParseTenantID("lakegate")
+	if err != nil {
+		return "", nil, err
+	}
+	p, err := authz.NewPrincipal(id, home, authz.RoleQueryService, nil, tenants)
+	if err != nil {
+		return "", nil, err
+	}
+	withGW, err := m.With(p, authz.HashToken(tok))
+	if err != nil {
+		return "", nil, fmt.Errorf("adding the gateway's identity to the principal map: %w", err)
+	}
+	return tok, withGW, nil
 }
 
 // serveMetasrv is the single-node metasrv embedded in `serve`.
 type serveMetasrv struct {
 	srv *metasrv.Server
 	ln  net.Listener
+	// gatewayLn is a loopback listener only the gateway uses.
+	gatewayLn net.Listener
 }
 
 // serveMetasrvNode is the embedded node's id in its one-voter cluster.
@@ -257,7 +354,7 @@ const serveMetasrvNode = "serve"
 // startServeMetasrv opens (on first start: bootstraps) the single-node
 // metasrv under <data-dir>/metasrv, waits until it leads, and makes sure the
 // demo metalake exists. The caller serves meta.ln and shuts the node down.
-func startServeMetasrv(ctx context.Context, c serveConfig, principals *authz.PrincipalMap, serverTLS *tls.Config, log *slog.Logger) (meta serveMetasrv, restURL string, err error) {
+func startServeMetasrv(ctx context.Context, c serveConfig, principals *authz.PrincipalMap, serverTLS *tls.Config, log *slog.Logger, demo bool) (meta serveMetasrv, restURL string, err error) {
 	ln, err := net.Listen("tcp", c.metasrvAddr)
 	if err != nil {
 		return meta, "", fmt.Errorf("listening on %s: %w", c.metasrvAddr, err)
@@ -283,17 +380,26 @@ func startServeMetasrv(ctx context.Context, c serveConfig, principals *authz.Pri
 		ln.Close()
 		return meta, "", err
 	}
-	if err := ensureDemoMetalake(startCtx, srv); err != nil {
+	if err := waitLeader(startCtx, srv); err != nil {
 		ln.Close()
 		return meta, "", errors.Join(err, shutdownMetasrv(ctx, srv, log))
 	}
-	return serveMetasrv{srv: srv, ln: ln}, scheme + "://" + cfg.HTTPAddr, nil
+	if demo {
+		if err := ensureDemoMetalake(startCtx, srv); err != nil {
+			ln.Close()
+			return meta, "", errors.Join(err, shutdownMetasrv(ctx, srv, log))
+		}
+	}
+	gln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		ln.Close()
+		return meta, "", errors.Join(err, shutdownMetasrv(ctx, srv, log))
+	}
+	return serveMetasrv{srv: srv, ln: ln, gatewayLn: gln}, scheme + "://" + cfg.HTTPAddr, nil
 }
 
-// ensureDemoMetalake waits for the node to lead its one-voter cluster and
-// creates the demo metalake, owned by the demo admin, unless it exists. The
-// proposal carries what the REST API stamps on an admin's CreateMetalake.
-func ensureDemoMetalake(ctx context.Context, srv *metasrv.Server) error {
+// waitLeader waits for the node to lead its one-voter cluster.
+func waitLeader(ctx context.Context, srv *metasrv.Server) error {
 	node := srv.Node()
 	for !node.IsLeader() {
 		ch := node.LeaderCh()
@@ -306,17 +412,6 @@ func ensureDemoMetalake(ctx context.Context, srv *metasrv.Server) error {
 		case <-ctx.Done():
 			return fmt.Errorf("metasrv: waiting for leadership: %w", ctx.Err())
 		}
-	}
-	if _, ok := srv.FSM().Lake(demoTenant); ok {
-		return nil
-	}
-	b, err := metasrv.EncodeProposal(metasrv.Proposal{Metalake: demoTenant, Actor: demoAdmin, Admin: true, Time: time.Now(),
-		Lake: &metasrv.LakeOp{Op: metasrv.LakeCreate, Owner: demoAdmin, Comment: "lakegate serve demo tenant"}})
-	if err != nil {
-		return err
-	}
-	if _, _, err := node.Propose(ctx, b); err != nil && !errors.Is(err, catalog.ErrAlreadyExists) {
-		return fmt.Errorf("creating demo metalake: %w", err)
 	}
 	return nil
 }

@@ -2,77 +2,43 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
-
-	lgflight "lakegate/flight"
 )
 
 // runSQL runs one query and prints the result.
 func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sql", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8815", "gateway address")
-	token := fs.String("token", "", "bearer token (default: $LAKEGATE_TOKEN)")
+	conn := addConnFlags(fs)
 	format := fs.String("format", "table", "output format: table, csv or json")
-	useTLS := fs.Bool("tls", false, "connect with TLS")
-	caFile := fs.String("tls-ca", "", "trust this CA (PEM) instead of the system roots")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if fs.NArg() != 1 {
 		return fmt.Errorf("%w: sql takes exactly one query argument", errUsage)
 	}
-	if *token == "" {
-		*token = os.Getenv("LAKEGATE_TOKEN")
-	}
-	if *token == "" {
-		return fmt.Errorf("%w: no token: pass --token or set LAKEGATE_TOKEN", errUsage)
+	if err := conn.resolveToken(); err != nil {
+		return err
 	}
 	write, err := writerFor(*format)
 	if err != nil {
 		return err
 	}
-	creds := insecure.NewCredentials()
-	if *useTLS || *caFile != "" {
-		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-		if *caFile != "" {
-			pem, err := os.ReadFile(*caFile)
-			if err != nil {
-				return err
-			}
-			cfg.RootCAs = x509.NewCertPool()
-			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-				return fmt.Errorf("%s holds no PEM certificate", *caFile)
-			}
-		}
-		creds = credentials.NewTLS(cfg)
-	}
-	cl, err := flightsql.NewClient(*addr, nil, nil,
-		grpc.WithTransportCredentials(creds),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(lgflight.MaxMessageBytes)))
+	cl, ctx, err := conn.dial(ctx)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+*token)
 	info, err := cl.Execute(ctx, fs.Arg(0))
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ package backend
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -36,8 +37,8 @@ var (
 // TableName is a logical table name inside a tenant: schema and table, both
 // lower case. The catalog level comes from the session and is not part of it.
 type TableName struct {
-	Schema string
-	Name   string
+	Schema string `json:"schema"`
+	Name   string `json:"name"`
 }
 
 // String returns "schema.name".
@@ -73,11 +74,10 @@ type Description struct {
 // Backend executes authorized SQL for tenants. Implementations are safe for use
 // from multiple goroutines.
 type Backend interface {
-	// Tables lists every table of the tenant, sorted by schema then name.
-	Tables(ctx context.Context, tenant string) ([]Table, error)
-	// Resolve returns the tables named, in the same order. If any is missing it
-	// returns an error wrapping ErrNotFound naming no physical detail.
-	Resolve(ctx context.Context, tenant string, names []TableName) ([]Table, error)
+	// Bind makes each table version queryable for the tenant from its local
+	// files and returns the relation the SQL gate renders it as, in order.
+	// Binding the same version again is cheap.
+	Bind(ctx context.Context, tenant string, tables []LocalTable) ([]Relation, error)
 	// Describe returns the result and parameter schemas of sql without running
 	// it to completion. numParams placeholders ("?") are bound to NULL for the
 	// purpose.
@@ -87,6 +87,56 @@ type Backend interface {
 	// (except the last). Cancelling ctx interrupts the query. The caller must
 	// Release the reader.
 	Execute(ctx context.Context, tenant, sql string, args []any) (array.RecordReader, error)
+}
+
+// Column is a column of a table version: its name (lower case) and its type
+// as the catalog records it (an Arrow type name for tables lakegate wrote).
+type Column struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// DataFile is one immutable data file of a table version, as committed in
+// the catalog. Key is relative to the tenant's child stage.
+type DataFile struct {
+	Key    string `json:"key"`
+	Size   int64  `json:"size"`
+	Rows   int64  `json:"rows"`
+	SHA256 string `json:"sha256"`
+}
+
+// TableVersion is a committed version of a table, resolved for a caller.
+type TableVersion struct {
+	Name      TableName  `json:"name"`
+	StorageID string     `json:"storageId"`
+	Version   uint64     `json:"version"`
+	Columns   []Column   `json:"columns"`
+	Files     []DataFile `json:"files"`
+}
+
+// ID identifies the version across tables and tenants' catalogs:
+// "<storage id>@<version>". Versions are immutable, so an ID always stands
+// for the same rows.
+func (v *TableVersion) ID() string {
+	return v.StorageID + "@" + strconv.FormatUint(v.Version, 10)
+}
+
+// ColumnNames returns the column names in order.
+func (v *TableVersion) ColumnNames() []string {
+	out := make([]string, len(v.Columns))
+	for i, c := range v.Columns {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// LocalTable is a table version whose files are available on local disk.
+type LocalTable struct {
+	// ID is TableVersion.ID.
+	ID      string
+	Columns []Column
+	// Paths are the absolute local paths of the version's files, in order.
+	Paths []string
 }
 
 // Batch sizes the Flight layer expects from Execute: DuckDB produces small

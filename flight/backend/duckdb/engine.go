@@ -178,8 +178,9 @@ type tenant struct {
 	eng  *Engine
 	log  *slog.Logger
 
-	mu     sync.Mutex // serializes view DDL; guards tables
+	mu     sync.Mutex // serializes view DDL; guards tables and bound
 	tables map[backend.TableName]*cachedTable
+	bound  map[string]struct{} // ids of the table versions with a view (Bind)
 }
 
 func (e *Engine) openTenant(ctx context.Context, id string) (_ *tenant, err error) {
@@ -204,6 +205,7 @@ func (e *Engine) openTenant(ctx context.Context, id string) (_ *tenant, err erro
 		eng:    e,
 		log:    e.log.With("tenant", id),
 		tables: make(map[backend.TableName]*cachedTable),
+		bound:  make(map[string]struct{}),
 	}
 	t.pool, err = openPool()
 	if err != nil {

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	lgflight "lakegate/flight"
+)
+
+// connFlags are the connection flags shared by the client commands (sql,
+// ingest).
+type connFlags struct {
+	addr   *string
+	token  *string
+	useTLS *bool
+	caFile *string
+}
+
+// addConnFlags registers --addr, --token, --tls and --tls-ca on fs.
+func addConnFlags(fs *flag.FlagSet) *connFlags {
+	return &connFlags{
+		addr:   fs.String("addr", "127.0.0.1:8815", "gateway address"),
+		token:  fs.String("token", "", "bearer token (default: $LAKEGATE_TOKEN)"),
+		useTLS: fs.Bool("tls", false, "connect with TLS"),
+		caFile: fs.String("tls-ca", "", "trust this CA (PEM) instead of the system roots"),
+	}
+}
+
+// resolveToken fills the token from $LAKEGATE_TOKEN when --token is empty; no
+// token at all is a usage error.
+func (c *connFlags) resolveToken() error {
+	if *c.token == "" {
+		*c.token = os.Getenv("LAKEGATE_TOKEN")
+	}
+	if *c.token == "" {
+		return fmt.Errorf("%w: no token: pass --token or set LAKEGATE_TOKEN", errUsage)
+	}
+	return nil
+}
+
+// dial opens a Flight SQL client to the gateway and returns it with ctx
+// carrying the bearer token. Call resolveToken first.
+func (c *connFlags) dial(ctx context.Context) (*flightsql.Client, context.Context, error) {
+	creds := insecure.NewCredentials()
+	if *c.useTLS || *c.caFile != "" {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		if *c.caFile != "" {
+			pem, err := os.ReadFile(*c.caFile)
+			if err != nil {
+				return nil, nil, err
+			}
+			cfg.RootCAs = x509.NewCertPool()
+			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, nil, fmt.Errorf("%s holds no PEM certificate", *c.caFile)
+			}
+		}
+		creds = credentials.NewTLS(cfg)
+	}
+	cl, err := flightsql.NewClient(*c.addr, nil, nil,
+		grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(lgflight.MaxMessageBytes)))
+	if err != nil {
+		return nil, nil, err
+	}
+	return cl, metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+*c.token), nil
+}

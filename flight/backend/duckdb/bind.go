@@ -1,0 +1,114 @@
+package duckdb
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"lakegate/flight/backend"
+)
+
+// versionIDRE is the shape of a backend.LocalTable ID: it becomes part of a
+// quoted view name, so nothing else may pass.
+var versionIDRE = regexp.MustCompile(`^[a-z0-9][a-z0-9@_-]{0,159}$`)
+
+// Bind makes each table version queryable on the tenant's instance and
+// returns the relation to render it as, in order. A version's view reads
+// exactly its files, which must be absolute paths inside the tenant
+// directory; it is created once and never changed (versions are immutable),
+// so binding a version again costs a map lookup. A version without files is
+// a view of typed NULLs with no rows, for column types the engine knows.
+func (e *Engine) Bind(ctx context.Context, tenantID string, tables []backend.LocalTable) ([]backend.Relation, error) {
+	t, err := e.tenant(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]backend.Relation, len(tables))
+	for i := range tables {
+		rel, err := t.bind(ctx, &tables[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = rel
+	}
+	return out, nil
+}
+
+func (t *tenant) bind(ctx context.Context, lt *backend.LocalTable) (backend.Relation, error) {
+	if !versionIDRE.MatchString(lt.ID) {
+		return backend.Relation{}, fmt.Errorf("%w: table version id", ErrInvalidName)
+	}
+	rel := backend.Relation{Schema: relSchema, Name: "v_" + lt.ID}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.bound[lt.ID]; ok {
+		return rel, nil
+	}
+	body, err := t.viewBody(lt)
+	if err != nil {
+		return backend.Relation{}, err
+	}
+	if err := t.exec(ctx, "CREATE VIEW IF NOT EXISTS "+relSchema+"."+quoteIdent(rel.Name)+" AS "+body); err != nil {
+		return backend.Relation{}, err
+	}
+	t.bound[lt.ID] = struct{}{}
+	return rel, nil
+}
+
+// viewBody is the SELECT a version's view stands for.
+func (t *tenant) viewBody(lt *backend.LocalTable) (string, error) {
+	if len(lt.Paths) == 0 {
+		return emptyRelation(lt.Columns)
+	}
+	var b strings.Builder
+	b.WriteString("SELECT * FROM read_parquet([")
+	for i, p := range lt.Paths {
+		if !filepath.IsAbs(p) || !strings.HasPrefix(filepath.Clean(p), t.dir+string(filepath.Separator)) {
+			return "", fmt.Errorf("%w: a data file is outside the tenant directory", backend.ErrQuery)
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(quoteString(filepath.Clean(p)))
+	}
+	b.WriteString("])")
+	return b.String(), nil
+}
+
+// emptyTypes maps catalog column types (Arrow type names as the gateway
+// records them, and the common Gravitino names) to DuckDB types, for views
+// of tables that have no data file yet.
+var emptyTypes = map[string]string{
+	"bool": "BOOLEAN", "boolean": "BOOLEAN",
+	"int8": "TINYINT", "byte": "TINYINT", "int16": "SMALLINT", "short": "SMALLINT",
+	"int32": "INTEGER", "integer": "INTEGER", "int64": "BIGINT", "long": "BIGINT",
+	"uint8": "UTINYINT", "uint16": "USMALLINT", "uint32": "UINTEGER", "uint64": "UBIGINT",
+	"float32": "FLOAT", "float": "FLOAT", "float64": "DOUBLE", "double": "DOUBLE",
+	"utf8": "VARCHAR", "large_utf8": "VARCHAR", "string": "VARCHAR", "varchar": "VARCHAR",
+	"binary": "BLOB", "large_binary": "BLOB", "date32": "DATE", "date": "DATE",
+	"timestamp[us]": "TIMESTAMP", "timestamp": "TIMESTAMP", "timestamp[us, tz=UTC]": "TIMESTAMPTZ",
+	"timestamp_tz": "TIMESTAMPTZ",
+}
+
+// emptyRelation is a SELECT of no rows with the columns' names and types.
+func emptyRelation(cols []backend.Column) (string, error) {
+	if len(cols) == 0 {
+		return "", fmt.Errorf("%w: the table has no columns", backend.ErrQuery)
+	}
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	for i, c := range cols {
+		typ, ok := emptyTypes[strings.ToLower(c.Type)]
+		if !ok {
+			return "", fmt.Errorf("%w: the table has no data files and a column type the engine cannot create", backend.ErrQuery)
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "CAST(NULL AS %s) AS %s", typ, quoteIdent(c.Name))
+	}
+	b.WriteString(" WHERE false")
+	return b.String(), nil
+}

@@ -1,0 +1,178 @@
+package metacatalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"lakegate/flight/backend"
+	"lakegate/metasrv/client"
+)
+
+// Catalog is a backend.Catalog over a metasrv client. It is safe for use
+// from multiple goroutines.
+type Catalog struct {
+	c *client.Client
+
+	mu   sync.Mutex
+	gens map[string]uint64 // tenant → generation of this gateway's last write
+}
+
+var _ backend.Catalog = (*Catalog)(nil)
+
+// New returns a Catalog using c, which must authenticate as a query_service
+// principal that may delegate for the tenants it will serve.
+func New(c *client.Client) *Catalog {
+	return &Catalog{c: c, gens: map[string]uint64{}}
+}
+
+func (m *Catalog) minGen(tenant string) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.gens[tenant]
+}
+
+func (m *Catalog) wrote(tenant string, gen uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if gen > m.gens[tenant] {
+		m.gens[tenant] = gen
+	}
+}
+
+// mapErr maps client errors to backend's sentinels.
+func mapErr(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, client.ErrUnavailable), errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled):
+		return fmt.Errorf("%w: %s: %w", backend.ErrCatalogUnavailable, op, err)
+	case errors.Is(err, client.ErrVersionConflict):
+		return fmt.Errorf("%w: %s", backend.ErrVersionConflict, op)
+	case errors.Is(err, client.ErrAlreadyExists):
+		return fmt.Errorf("%w: %s", backend.ErrExists, op)
+	case errors.Is(err, client.ErrNotFound):
+		return fmt.Errorf("%w: %s", backend.ErrNotFound, op)
+	case errors.Is(err, client.ErrForbidden):
+		return fmt.Errorf("%w: %s", backend.ErrForbidden, op)
+	}
+	return fmt.Errorf("metacatalog: %s: %w", op, err)
+}
+
+func columns(cs []client.Column) []backend.Column {
+	out := make([]backend.Column, len(cs))
+	for i, c := range cs {
+		out[i] = backend.Column{Name: c.Name, Type: c.Type}
+	}
+	return out
+}
+
+func clientColumns(cs []backend.Column) []client.Column {
+	out := make([]client.Column, len(cs))
+	for i, c := range cs {
+		out[i] = client.Column{Name: c.Name, Type: c.Type, Nullable: true}
+	}
+	return out
+}
+
+func clientFiles(fs []backend.DataFile) []client.DataFile {
+	out := make([]client.DataFile, len(fs))
+	for i, f := range fs {
+		out[i] = client.DataFile{Path: f.Key, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
+	}
+	return out
+}
+
+// List implements backend.Catalog.
+func (m *Catalog) List(ctx context.Context, c backend.Caller) (backend.Listing, error) {
+	l, err := m.c.ListTables(ctx, c.Tenant, c.Subject, c.Catalog, m.minGen(c.Tenant))
+	if err != nil {
+		if errors.Is(err, client.ErrNotFound) {
+			return backend.Listing{}, nil // no metalake: nothing to see
+		}
+		return backend.Listing{}, mapErr("list", err)
+	}
+	out := backend.Listing{Schemas: l.Schemas, Tables: make([]backend.TableVersion, len(l.Tables))}
+	for i, t := range l.Tables {
+		out.Tables[i] = backend.TableVersion{Name: backend.TableName{Schema: t.Schema, Name: t.Name},
+			StorageID: t.StorageID, Version: t.Version, Columns: columns(t.Columns)}
+	}
+	return out, nil
+}
+
+// Resolve implements backend.Catalog. A table with a row filter or a column
+// mask for the caller is refused: this gateway does not enforce them yet,
+// and serving it unfiltered would break the policy.
+func (m *Catalog) Resolve(ctx context.Context, c backend.Caller, refs []backend.TableRef) ([]*backend.TableVersion, error) {
+	q := make([]client.Ref, len(refs))
+	for i, r := range refs {
+		q[i] = client.Ref{Schema: r.Name.Schema, Table: r.Name.Name, Privilege: client.SelectTable}
+		if r.Write {
+			q[i].Privilege = client.ModifyTable
+		}
+	}
+	res, err := m.c.ResolveAt(ctx, c.Tenant, c.Subject, c.Catalog, m.minGen(c.Tenant), q)
+	if err != nil {
+		if errors.Is(err, client.ErrNotFound) {
+			return make([]*backend.TableVersion, len(refs)), nil // no metalake
+		}
+		return nil, mapErr("resolve", err)
+	}
+	out := make([]*backend.TableVersion, len(refs))
+	for i, r := range res.Refs {
+		switch {
+		case r.Unavailable:
+		case r.Conflict:
+			return nil, fmt.Errorf("%w: table %s", backend.ErrPolicyConflict, refs[i].Name)
+		case r.Table.RowFilter != nil || len(r.Table.ColumnMasks) > 0:
+			return nil, fmt.Errorf("%w: table %s has a row filter or column mask for you, which this gateway cannot enforce yet", backend.ErrForbidden, refs[i].Name)
+		default:
+			v := &backend.TableVersion{Name: refs[i].Name, StorageID: r.Table.StorageID, Version: r.Table.Version,
+				Columns: columns(r.Table.Columns), Files: make([]backend.DataFile, len(r.Table.Files))}
+			for j, f := range r.Table.Files {
+				v.Files[j] = backend.DataFile{Key: f.Path, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
+			}
+			out[i] = v
+		}
+	}
+	return out, nil
+}
+
+// Commit implements backend.Catalog.
+func (m *Catalog) Commit(ctx context.Context, c backend.Caller, cm backend.Commit) (uint64, error) {
+	if cm.Create {
+		gen, err := m.c.CreateTable(ctx, c.Tenant, c.Subject, c.Catalog, cm.Name.Schema, cm.Name.Name,
+			clientColumns(cm.Columns), cm.StorageID, clientFiles(cm.Files))
+		if err != nil {
+			return 0, mapErr("create table", err)
+		}
+		m.wrote(c.Tenant, gen)
+		return 1, nil
+	}
+	var cols []client.Column
+	if cm.Replace {
+		cols = clientColumns(cm.Columns)
+	}
+	v, gen, err := m.c.CommitVersion(ctx, c.Tenant, c.Subject, c.Catalog, cm.Name.Schema, cm.Name.Name,
+		cm.Base, cm.Replace, cols, clientFiles(cm.Files))
+	if err != nil {
+		return 0, mapErr("commit", err)
+	}
+	m.wrote(c.Tenant, gen)
+	return v, nil
+}
+
+// Drop implements backend.Catalog. A table the caller may not see is
+// reported as not dropped, like a missing one.
+func (m *Catalog) Drop(ctx context.Context, c backend.Caller, name backend.TableName) (bool, error) {
+	dropped, gen, err := m.c.DropTable(ctx, c.Tenant, c.Subject, c.Catalog, name.Schema, name.Name)
+	switch {
+	case errors.Is(err, client.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, mapErr("drop table", err)
+	}
+	m.wrote(c.Tenant, gen)
+	return dropped, nil
+}

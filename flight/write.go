@@ -1,0 +1,474 @@
+package flight
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+
+	"lakegate/authz"
+	"lakegate/authz/sqlgate"
+	"lakegate/flight/backend"
+	"lakegate/flight/ingest"
+	"lakegate/stage"
+)
+
+// Writes. Every write streams its rows into new Parquet files of a fresh
+// write segment of the table's stage directory, then commits them as a new
+// version through the catalog, naming the version it builds on. Nothing is
+// visible before the commit; a write that fails at any point deletes the
+// files it wrote (what a crash leaves behind is the garbage collector's).
+// A concurrent commit to the same table makes an append retry its commit on
+// the new version (its files stay valid); a replace or create fails instead.
+
+// maxCommitAttempts bounds how often an append retries a commit that lost
+// a race with another writer.
+const maxCommitAttempts = 8
+
+// cleanupTimeout bounds the deletion of an aborted write's files, which runs
+// after the request's context may be gone.
+const cleanupTimeout = 30 * time.Second
+
+// writeMode is what a write does to its target.
+type writeMode int
+
+const (
+	modeCreate       writeMode = iota // a new table; fails if it exists
+	modeAppend                        // add rows to an existing table
+	modeReplace                       // the rows become the whole table (created if missing)
+	modeCreateAppend                  // append, creating the table if missing
+)
+
+// writeRequest is one write of rows into a table.
+type writeRequest struct {
+	p           *authz.Principal
+	target      backend.TableName
+	mode        writeMode
+	ifNotExists bool     // create: an existing table is not an error (0 rows)
+	columns     []string // insert: the listed target columns; nil = all in order
+}
+
+// newStorageID returns a fresh storage id for a table: 32 hex characters.
+func newStorageID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// write runs one write: rows come from src (whose schema names the
+// columns). It returns the number of rows committed.
+func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordReader) (int64, error) {
+	p := req.p
+	if !p.MayReadNamespace(req.target.Schema) {
+		return 0, tableNotFound(req.target.Schema, req.target.Name)
+	}
+	c := s.caller(ctx, p)
+	tenant := c.Tenant
+	cur, err := s.resolveTarget(ctx, c, req.target)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case cur != nil && req.mode == modeCreate && req.ifNotExists:
+		return 0, nil
+	case cur != nil && req.mode == modeCreate:
+		return 0, fmt.Errorf("%w: table %s already exists", errAlreadyExists, req.target)
+	case cur == nil && req.mode == modeAppend:
+		return 0, tableNotFound(req.target.Schema, req.target.Name)
+	}
+	// The rows to store, in the table's column order and types.
+	rows := src
+	var cols []backend.Column
+	if cur != nil && req.mode != modeReplace {
+		rows, err = alignRows(src, cur.Columns, req.columns)
+		if err != nil {
+			return 0, err
+		}
+		defer rows.Release()
+		cols = cur.Columns
+	} else {
+		if req.columns != nil {
+			return 0, fmt.Errorf("%w: table %s does not exist", errNotFound, req.target)
+		}
+		if cols, err = columnsOf(src.Schema()); err != nil {
+			return 0, err
+		}
+	}
+	storageID := ""
+	if cur != nil {
+		storageID = cur.StorageID
+	} else if storageID, err = newStorageID(); err != nil {
+		return 0, err
+	}
+	store, err := s.cfg.Files.Store(ctx, tenant)
+	if err != nil {
+		return 0, err
+	}
+	segment, err := stage.NewSegment()
+	if err != nil {
+		return 0, err
+	}
+	files, n, err := ingest.Copy(ctx, ingest.Config{Store: store, StorageID: storageID, Segment: segment,
+		Schema: rows.Schema(), Allocator: s.mem}, rows)
+	if err != nil {
+		return 0, fmt.Errorf("writing %s: %w", req.target, err)
+	}
+	dfs := make([]backend.DataFile, len(files))
+	for i, f := range files {
+		dfs[i] = backend.DataFile{Key: f.Key, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
+	}
+	if err := s.commit(ctx, c, req, cur, storageID, cols, dfs); err != nil {
+		s.discard(tenant, store, dfs)
+		return 0, err
+	}
+	return n, nil
+}
+
+// resolveTarget returns the current version of a write's target if the
+// caller may modify it, nil if it does not exist or may not be modified.
+func (s *Server) resolveTarget(ctx context.Context, c backend.Caller, name backend.TableName) (*backend.TableVersion, error) {
+	got, err := s.cfg.Catalog.Resolve(ctx, c, []backend.TableRef{{Name: name, Write: true}})
+	if err != nil {
+		return nil, err
+	}
+	return got[0], nil
+}
+
+// commit records the written files as the target's next version, retrying
+// an append whose base moved.
+func (s *Server) commit(ctx context.Context, c backend.Caller, req writeRequest, cur *backend.TableVersion, storageID string, cols []backend.Column, files []backend.DataFile) error {
+	cm := backend.Commit{Name: req.target, StorageID: storageID, Columns: cols, Files: files}
+	switch {
+	case cur == nil:
+		cm.Create = true
+	case req.mode == modeReplace:
+		cm.Replace, cm.Base = true, cur.Version
+	default:
+		cm.Base = cur.Version
+	}
+	for attempt := 1; ; attempt++ {
+		_, err := s.cfg.Catalog.Commit(ctx, c, cm)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, backend.ErrExists):
+			if req.mode == modeCreate && req.ifNotExists {
+				return nil
+			}
+			return fmt.Errorf("%w: table %s already exists", errAlreadyExists, req.target)
+		case !errors.Is(err, backend.ErrVersionConflict) || cm.Create || cm.Replace || attempt == maxCommitAttempts:
+			return err
+		}
+		// Another append won: build on its version if the table is still
+		// the same table with the same columns.
+		now, rerr := s.resolveTarget(ctx, c, req.target)
+		if rerr != nil {
+			return rerr
+		}
+		if now == nil || now.StorageID != storageID || !sameColumns(now.Columns, cols) {
+			return fmt.Errorf("%w: table %s changed during the write", errConflict, req.target)
+		}
+		cm.Base = now.Version
+	}
+}
+
+// discard deletes the files of a write that did not commit.
+func (s *Server) discard(tenant string, store stage.Store, files []backend.DataFile) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	keys := make([]string, len(files))
+	for i, f := range files {
+		keys[i] = f.Key
+	}
+	if err := store.Delete(ctx, keys...); err != nil {
+		s.log.Warn("deleting the files of a failed write; the garbage collector will", "tenant", tenant, "files", len(keys), "err", err)
+	}
+}
+
+func sameColumns(a, b []backend.Column) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// alignRows returns a reader of src's rows shaped as the table's columns:
+// with listed (an INSERT column list), src's i-th column fills column
+// listed[i] and the others are NULL; without, src's columns are matched to
+// the table's by name (ingest) or, when the names differ, by position
+// (INSERT … SELECT). Values are cast to the table's types; a cast that
+// would lose data fails.
+func alignRows(src array.RecordReader, cols []backend.Column, listed []string) (array.RecordReader, error) {
+	in := src.Schema()
+	index := make(map[string]int, len(cols))
+	for i, c := range cols {
+		index[c.Name] = i
+	}
+	from := make([]int, len(cols)) // source column of each table column, -1 = NULL
+	for i := range from {
+		from[i] = -1
+	}
+	switch {
+	case listed != nil:
+		if len(listed) != in.NumFields() {
+			return nil, fmt.Errorf("%w: %d columns listed, %d values given", errBadRequest, len(listed), in.NumFields())
+		}
+		for i, name := range listed {
+			j, ok := index[name]
+			if !ok {
+				return nil, fmt.Errorf("%w: the table has no column %s", errBadRequest, name)
+			}
+			from[j] = i
+		}
+	case byName(in, index):
+		for i, f := range in.Fields() {
+			from[index[lowerASCII(f.Name)]] = i
+		}
+	default:
+		if in.NumFields() != len(cols) {
+			return nil, fmt.Errorf("%w: the table has %d columns, %d values given", errBadRequest, len(cols), in.NumFields())
+		}
+		for i := range from {
+			from[i] = i
+		}
+	}
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		t, ok := arrowType(c.Type)
+		if !ok {
+			return nil, fmt.Errorf("%w: column %s has a type lakegate cannot write", errBadRequest, c.Name)
+		}
+		fields[i] = arrow.Field{Name: c.Name, Type: t, Nullable: true}
+	}
+	return &alignedReader{src: src, schema: arrow.NewSchema(fields, nil), from: from, refs: 1}, nil
+}
+
+// byName reports whether every column of in names a distinct table column.
+func byName(in *arrow.Schema, index map[string]int) bool {
+	seen := map[string]bool{}
+	for _, f := range in.Fields() {
+		n := lowerASCII(f.Name)
+		if _, ok := index[n]; !ok || seen[n] {
+			return false
+		}
+		seen[n] = true
+	}
+	return in.NumFields() > 0
+}
+
+// alignedReader casts and reorders the batches of src.
+type alignedReader struct {
+	src    array.RecordReader
+	schema *arrow.Schema
+	from   []int
+	cur    arrow.RecordBatch
+	err    error
+	refs   int64
+}
+
+func (r *alignedReader) Schema() *arrow.Schema { return r.schema }
+func (r *alignedReader) Retain()               { r.refs++ }
+func (r *alignedReader) Release() {
+	if r.refs--; r.refs == 0 && r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+}
+func (r *alignedReader) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is RecordBatch under its older name.
+//
+// Deprecated: use RecordBatch.
+func (r *alignedReader) Record() arrow.RecordBatch { return r.cur }
+func (r *alignedReader) Err() error                { return r.err }
+
+func (r *alignedReader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.err != nil || !r.src.Next() {
+		if r.err == nil {
+			r.err = r.src.Err()
+		}
+		return false
+	}
+	rec := r.src.RecordBatch()
+	n := rec.NumRows()
+	out := make([]arrow.Array, len(r.from))
+	defer func() {
+		for _, a := range out {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	ctx := context.Background()
+	for i, j := range r.from {
+		want := r.schema.Field(i).Type
+		if j < 0 {
+			out[i] = array.MakeArrayOfNull(compute.GetAllocator(ctx), want, int(n))
+			continue
+		}
+		col := rec.Column(j)
+		if arrow.TypeEqual(col.DataType(), want) {
+			col.Retain()
+			out[i] = col
+			continue
+		}
+		c, err := compute.CastArray(ctx, col, compute.SafeCastOptions(want))
+		if err != nil {
+			r.err = fmt.Errorf("%w: column %s: cannot store %s values as %s", errBadRequest, r.schema.Field(i).Name, col.DataType(), want)
+			return false
+		}
+		out[i] = c
+	}
+	r.cur = array.NewRecordBatch(r.schema, out, n)
+	return true
+}
+
+// DoPutCommandStatementIngest loads a client's Arrow stream into a table
+// (ADBC bulk ingest). Modes follow the table definition options: create
+// (fail if it exists), append (fail if missing), replace (create if
+// missing), create-append.
+func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.StatementIngest, rdr flight.MessageReader) (int64, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return 0, toStatus(err)
+	}
+	if !p.MayQuery() {
+		return 0, toStatus(errNotQuerier)
+	}
+	if len(cmd.GetTransactionId()) > 0 || cmd.GetTemporary() {
+		return 0, toStatus(fmt.Errorf("%w: transactions and temporary tables are not supported", errBadRequest))
+	}
+	if c := cmd.GetCatalog(); c != "" && c != s.cfg.DefaultCatalog {
+		return 0, toStatus(&notFoundError{kind: "catalog", name: c})
+	}
+	mode, err := ingestMode(cmd.GetTableDefinitionOptions())
+	if err != nil {
+		return 0, toStatus(err)
+	}
+	schema := lowerASCII(cmd.GetSchema())
+	if schema == "" {
+		schema = s.sessions.state(ctx, p).schema
+	}
+	name := backend.TableName{Schema: schema, Name: lowerASCII(cmd.GetTable())}
+	if err := checkTableName(name); err != nil {
+		return 0, toStatus(err)
+	}
+	release, err := s.admit.acquire(ctx, p.Tenant().String())
+	if err != nil {
+		return 0, s.fail(ctx, "admit", err)
+	}
+	defer release()
+	n, err := s.write(ctx, writeRequest{p: p, target: name, mode: mode}, rdr)
+	if err != nil {
+		return 0, s.fail(ctx, "ingest", err)
+	}
+	return n, nil
+}
+
+// ingestMode maps Flight SQL's table definition options to a write mode
+// (ADBC's adbc.ingest.mode: create, append, replace, create_append).
+func ingestMode(o *flightsql.TableDefinitionOptions) (writeMode, error) {
+	const (
+		notExistFail  = 2 // TABLE_NOT_EXIST_OPTION_FAIL; unspecified and CREATE create
+		existsAppend  = 2 // TABLE_EXISTS_OPTION_APPEND
+		existsReplace = 3 // TABLE_EXISTS_OPTION_REPLACE; unspecified and FAIL fail
+	)
+	create := o == nil || int32(o.GetIfNotExist()) != notExistFail
+	exists := int32(0)
+	if o != nil {
+		exists = int32(o.GetIfExists())
+	}
+	switch {
+	case exists == existsReplace && create:
+		return modeReplace, nil
+	case exists == existsAppend && create:
+		return modeCreateAppend, nil
+	case exists == existsAppend:
+		return modeAppend, nil
+	case exists < existsAppend && create:
+		return modeCreate, nil
+	}
+	return modeCreate, fmt.Errorf("%w: unsupported table definition options (replace needs create)", errBadRequest)
+}
+
+// checkTableName validates a target named outside SQL (ingest).
+func checkTableName(n backend.TableName) error {
+	if n.Schema == "" {
+		return fmt.Errorf("%w: no schema: name one or set the session's schema", errBadRequest)
+	}
+	if !columnNameRE.MatchString(n.Schema) || !columnNameRE.MatchString(n.Name) {
+		return fmt.Errorf("%w: table names are 1–64 of [a-z0-9_], starting with a letter or _", errBadRequest)
+	}
+	return nil
+}
+
+// executeWrite runs a write statement from DoPutCommandStatementUpdate.
+func (s *Server) executeWrite(ctx context.Context, p *authz.Principal, stmt *sqlgate.Statement) (int64, error) {
+	t := stmt.Target()
+	target := backend.TableName{Schema: t.Schema, Name: t.Name}
+	if stmt.Kind() == sqlgate.KindDropTable {
+		if !p.MayReadNamespace(target.Schema) {
+			return 0, tableNotFound(target.Schema, target.Name)
+		}
+		dropped, err := s.cfg.Catalog.Drop(ctx, s.caller(ctx, p), target)
+		switch {
+		case err != nil:
+			return 0, err
+		case !dropped && !stmt.IfExists():
+			return 0, tableNotFound(target.Schema, target.Name)
+		}
+		return 0, nil
+	}
+	if stmt.NumParams() > 0 {
+		return 0, fmt.Errorf("%w: the statement has parameters; use a prepared statement", errBadRequest)
+	}
+	tenant := p.Tenant().String()
+	refs := stmt.Tables()
+	tables, err := s.resolveRead(ctx, p, refs)
+	if err != nil {
+		return 0, err
+	}
+	release, err := s.admit.acquire(ctx, tenant)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	rel, unpin, err := s.bind(ctx, tenant, refs, tables)
+	if err != nil {
+		return 0, err
+	}
+	defer unpin()
+	sql, err := stmt.Render(rel)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := s.cfg.Backend.Execute(ctx, tenant, sql, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Release()
+	req := writeRequest{p: p, target: target, mode: modeAppend, columns: stmt.Columns()}
+	if stmt.Kind() == sqlgate.KindCreateTableAs {
+		req.mode, req.ifNotExists = modeCreate, stmt.IfNotExists()
+	}
+	return s.write(ctx, req, rows)
+}
