@@ -118,6 +118,7 @@ func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordRe
 	if err != nil {
 		return 0, err
 	}
+	started := time.Now()
 	files, n, err := ingest.Copy(ctx, ingest.Config{Store: store, StorageID: storageID, Segment: segment,
 		Schema: rows.Schema(), Allocator: s.mem}, rows)
 	if err != nil {
@@ -126,6 +127,11 @@ func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordRe
 	dfs := make([]backend.DataFile, len(files))
 	for i, f := range files {
 		dfs[i] = backend.DataFile{Key: f.Key, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
+	}
+	// The orphan collector may already consider a write this old abandoned.
+	if time.Since(started) > stage.MaxWriteAge {
+		s.discard(tenant, store, dfs)
+		return 0, fmt.Errorf("%w: the write took longer than %s; split it", errBadRequest, stage.MaxWriteAge)
 	}
 	if err := s.commit(ctx, c, req, cur, storageID, cols, dfs); err != nil {
 		s.discard(tenant, store, dfs)

@@ -187,7 +187,7 @@ func (s *LocalStore) Stat(ctx context.Context, key string) (Info, error) {
 	if err != nil {
 		return Info{}, pathErr("stat", key, localErr(err))
 	}
-	return Info{Key: key, Size: st.Size()}, nil
+	return Info{Key: key, Size: st.Size(), Modified: st.ModTime()}, nil
 }
 
 // List implements Store.

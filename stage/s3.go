@@ -77,6 +77,9 @@ type Uploads interface {
 type Upload struct {
 	Key string // relative to the stage root
 	ID  string // the upload id the server assigned
+	// Initiated is when the upload started (zero when the server does not
+	// say).
+	Initiated time.Time
 }
 
 // S3Store is a Store under a key prefix of an S3 bucket. Every object key,
@@ -403,7 +406,8 @@ func (s *S3Store) stat(ctx context.Context, key, full string) (Info, error) {
 	if err != nil {
 		return Info{}, s3Err(err)
 	}
-	return Info{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: aws.ToString(out.ETag), SHA256: metaValue(out.Metadata, metaSHA256)}, nil
+	return Info{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: aws.ToString(out.ETag), SHA256: metaValue(out.Metadata, metaSHA256),
+		Modified: aws.ToTime(out.LastModified)}, nil
 }
 
 // List implements Store.
@@ -525,7 +529,7 @@ func (s *S3Store) ListUploads(ctx context.Context, prefix string) ([]Upload, err
 		}
 		for _, u := range out.Uploads {
 			if r, ok := s.rel(aws.ToString(u.Key)); ok && strings.HasPrefix(r, prefix) {
-				ups = append(ups, Upload{Key: r, ID: aws.ToString(u.UploadId)})
+				ups = append(ups, Upload{Key: r, ID: aws.ToString(u.UploadId), Initiated: aws.ToTime(u.Initiated)})
 			}
 		}
 		if !aws.ToBool(out.IsTruncated) || out.NextKeyMarker == nil {

@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"io"
+	"time"
 )
 
 // Store reads and writes the objects of one stage (usually a tenant's child
@@ -59,6 +60,9 @@ type Info struct {
 	SHA256 string
 	// ETag is the backend's entity tag (S3); "" for the local backend.
 	ETag string
+	// Modified is when the object was last written, from Stat (zero when
+	// the backend does not say).
+	Modified time.Time
 }
 
 // DefaultListLimit is the List limit used when limit <= 0.

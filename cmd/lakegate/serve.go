@@ -36,6 +36,8 @@ type serveConfig struct {
 	principals    string
 	ticketKeys    string
 	stageFile     string
+	gcInterval    time.Duration
+	gcGrace       time.Duration
 	tls           flight.TLSFiles
 	insecureNoTLS bool
 	memoryLimit   string
@@ -69,6 +71,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.maxConcurrentPerTenant, "max-concurrent-per-tenant", 4, "queries one tenant may run at once (at most --max-concurrent)")
 	fs.IntVar(&c.maxConcurrent, "max-concurrent", 16, "queries that may run at once across all tenants")
 	fs.DurationVar(&c.queueTimeout, "queue-timeout", 5*time.Second, "how long a query waits for a free slot before failing with ResourceExhausted")
+	fs.DurationVar(&c.gcInterval, "gc-interval", time.Hour, "how often orphaned table files (from failed or abandoned writes, superseded versions, dropped tables) are collected; 0 disables")
+	fs.DurationVar(&c.gcGrace, "gc-grace", 24*time.Hour, "orphaned files younger than this are kept; must exceed the longest write ("+stage.MaxWriteAge.String()+")")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return c, fmt.Errorf("%w: %v", errUsage, err)
@@ -81,6 +85,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.maxConcurrentPerTenant > c.maxConcurrent {
 		return c, fmt.Errorf("%w: --max-concurrent-per-tenant (%d) exceeds --max-concurrent (%d)", errUsage, c.maxConcurrentPerTenant, c.maxConcurrent)
+	}
+	if c.gcInterval < 0 || c.gcGrace <= stage.MaxWriteAge {
+		return c, fmt.Errorf("%w: --gc-interval must not be negative and --gc-grace must exceed %s", errUsage, stage.MaxWriteAge)
 	}
 	if c.tls.ClientCAFile != "" && !c.tls.Enabled() {
 		return c, fmt.Errorf("%w: --tls-client-ca needs --tls-cert and --tls-key", errUsage)
@@ -254,6 +261,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	printBanner(stdout, lis.Addr().String(), tlsConfig != nil, principalsPath, c.dataDir, demo, firstStart, metaURL, stageDesc)
 
+	gcCtx, stopGC := context.WithCancel(ctx)
+	gcDone := make(chan struct{})
+	go func() {
+		defer close(gcDone)
+		collectOrphans(gcCtx, c.gcInterval, c.gcGrace, queryTenants(principals), files, mc, log.With("component", "gc"))
+	}()
+	defer func() { stopGC(); <-gcDone }()
 	flightErr := make(chan error, 1)
 	go func() { flightErr <- srv.Serve(lis) }()
 	var serveErr error
@@ -313,14 +327,7 @@ func gatewayIdentity(m *authz.PrincipalMap) (string, *authz.PrincipalMap, error)
 	if err != nil {
 		return "", nil, err
 	}
-	seen := map[authz.TenantID]bool{}
-	var tenants []authz.TenantID
-	for _, p := range m.Principals() {
-		if p.MayQuery() && !seen[p.Tenant()] {
-			seen[p.Tenant()] = true
-			tenants = append(tenants, p.Tenant())
-		}
-	}
+	tenants := queryTenants(m)
 	id, err := authz.ParsePrincipalID(gatewayPrincipal)
 	if err != nil {
 		return "", nil, err
@@ -442,4 +449,66 @@ func loadOrCreateRing(path, dataDir string) (*ticket.Ring, error) {
 		return nil, err
 	}
 	return ring, nil
+}
+
+// queryTenants returns the tenants of the principals that may query, in
+// map order, each once.
+func queryTenants(m *authz.PrincipalMap) []authz.TenantID {
+	seen := map[authz.TenantID]bool{}
+	var tenants []authz.TenantID
+	for _, p := range m.Principals() {
+		if p.MayQuery() && !seen[p.Tenant()] {
+			seen[p.Tenant()] = true
+			tenants = append(tenants, p.Tenant())
+		}
+	}
+	return tenants
+}
+
+// collectOrphans deletes orphaned table files of every tenant now and then
+// every interval (never when interval is 0), until ctx ends.
+func collectOrphans(ctx context.Context, interval, grace time.Duration, tenants []authz.TenantID, files *tablefiles.Files, mc *client.Client, log *slog.Logger) {
+	if interval == 0 {
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		for _, tenant := range tenants {
+			tn := tenant.String()
+			st, err := files.Store(ctx, tn)
+			if err != nil {
+				log.Warn("orphan collection skipped", "tenant", tn, "err", err)
+				continue
+			}
+			refs := func(ctx context.Context) (map[string]bool, error) {
+				_, fs, err := mc.ReferencedFiles(ctx, tn)
+				if errors.Is(err, client.ErrNotFound) {
+					return nil, fmt.Errorf("tenant %s has no metalake: %w", tn, err) // never treat "unknown" as "nothing referenced"
+				}
+				if err != nil {
+					return nil, err
+				}
+				m := make(map[string]bool, len(fs))
+				for _, f := range fs {
+					m[f.Path] = true
+				}
+				return m, nil
+			}
+			rep, err := stage.CollectOrphans(ctx, st, refs, time.Now().Add(-grace))
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err != nil:
+				log.Warn("orphan collection failed", "tenant", tn, "err", err)
+			case rep.Deleted > 0 || rep.Aborted > 0:
+				log.Info("orphaned table files deleted", "tenant", tn, "scanned", rep.Scanned, "deleted", rep.Deleted, "young", rep.Young, "aborted_uploads", rep.Aborted)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
