@@ -291,7 +291,11 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 		close(ch)
 		return arrow.NewSchema(nil, nil), ch, nil
 	}
-	return s.execute(ctx, p, ticketKey(handle), st.plan.sql, args, st.plan.tables)
+	pl, err := s.refresh(ctx, p, st.plan)
+	if err != nil {
+		return nil, nil, s.fail(ctx, "refresh", err)
+	}
+	return s.execute(ctx, p, ticketKey(handle), pl.sql, args, pl.tables)
 }
 
 // scalarAt converts one parameter value to a Go value the engine binds.

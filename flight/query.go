@@ -30,6 +30,9 @@ type plan struct {
 	params *arrow.Schema
 	// tables are the versions sql reads, pinned at planning.
 	tables []backend.TableVersion
+	// stmt is the gate's statement, kept so a prepared statement can be
+	// resolved and rendered again when it runs.
+	stmt *sqlgate.Statement
 }
 
 // planQuery runs the gate for one statement: parse, require a query, check
@@ -74,7 +77,36 @@ func (s *Server) planQuery(ctx context.Context, p *authz.Principal, text string)
 	if err != nil {
 		return nil, err
 	}
-	return &plan{sql: sql, numParams: stmt.NumParams(), schema: d.Result, params: d.Params, tables: tables}, nil
+	return &plan{sql: sql, numParams: stmt.NumParams(), schema: d.Result, params: d.Params, tables: tables, stmt: stmt}, nil
+}
+
+// refresh resolves a prepared plan's tables again, so every execution is
+// authorized now and reads the current versions; the SQL is rendered again
+// only when a version changed.
+func (s *Server) refresh(ctx context.Context, p *authz.Principal, pl *plan) (*plan, error) {
+	if pl.stmt == nil || len(pl.tables) == 0 {
+		return pl, nil
+	}
+	refs := pl.stmt.Tables()
+	tables, err := s.resolveRead(ctx, p, refs)
+	if err != nil {
+		return nil, err
+	}
+	if slices.EqualFunc(tables, pl.tables, func(a, b backend.TableVersion) bool { return a.ID() == b.ID() }) {
+		return pl, nil
+	}
+	rel, release, err := s.bind(ctx, p.Tenant().String(), refs, tables)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	sql, err := pl.stmt.Render(rel)
+	if err != nil {
+		return nil, err
+	}
+	np := *pl
+	np.sql, np.tables = sql, tables
+	return &np, nil
 }
 
 // use switches the caller's default schema. A schema the caller may not see

@@ -3,6 +3,8 @@ package integration_test
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,7 +30,9 @@ import (
 	lgflight "lakegate/flight"
 	"lakegate/flight/backend"
 	"lakegate/flight/backend/duckdb"
+	"lakegate/flight/tablefiles"
 	"lakegate/flight/ticket"
+	"lakegate/stage"
 )
 
 // The benchmarks run an IN-PROCESS lakegate server (wired like `lakegate
@@ -35,11 +40,14 @@ import (
 // noise of a child process stay out of the numbers. One fixture is shared by
 // every benchmark of the process:
 //
-//   - benchLakegate: engine + principal map + ticket ring + Flight SQL server
-//     on 127.0.0.1:0 (BenchmarkSelect1 needs only this);
+//   - benchLakegate: engine + local stage (tablefiles, at the engine's root)
+//     + an in-memory catalog (benchCatalog, standing in for metasrv) +
+//     principal map + ticket ring + Flight SQL server on 127.0.0.1:0
+//     (BenchmarkSelect1 needs only this);
 //   - benchWideTable: the table bench.wide, 10M rows × 4 columns (BIGINT,
-//     BIGINT, DOUBLE, BIGINT: 320 MB of Arrow buffers), written only when a
-//     benchmark that reads it runs;
+//     BIGINT, DOUBLE, BIGINT: 320 MB of Arrow buffers), written as one
+//     Parquet file of the tenant's stage (Engine.WriteFile) and committed as
+//     version 1 in the catalog, only when a benchmark that reads it runs;
 //   - startBareFlight: the batches of SELECT * FROM bench.wide, materialised
 //     once through the engine's Execute and kept in memory, served by a bare
 //     arrow-go Flight server (BenchmarkBareFlight10M only).
@@ -57,11 +65,65 @@ const (
 
 // benchEnv is the in-process lakegate server.
 type benchEnv struct {
-	dir    string
-	engine *duckdb.Engine
-	srv    *lgflight.Server
-	addr   string
-	token  string
+	dir     string
+	engine  *duckdb.Engine
+	catalog *benchCatalog
+	srv     *lgflight.Server
+	addr    string
+	token   string
+}
+
+// benchCatalog is a fixed in-memory backend.Catalog: every caller of the
+// bench tenant may read every table it holds, and nothing is written.
+type benchCatalog struct {
+	mu     sync.Mutex
+	tables map[backend.TableName]backend.TableVersion
+}
+
+func (c *benchCatalog) add(v backend.TableVersion) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tables[v.Name] = v
+}
+
+func (c *benchCatalog) List(_ context.Context, caller backend.Caller) (backend.Listing, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if caller.Tenant != benchTenant {
+		return backend.Listing{}, nil
+	}
+	l := backend.Listing{Schemas: []string{benchNamespace}}
+	for _, v := range c.tables {
+		v.Files = nil
+		l.Tables = append(l.Tables, v)
+	}
+	slices.SortFunc(l.Tables, func(a, b backend.TableVersion) int {
+		if a.Name.Schema != b.Name.Schema {
+			return strings.Compare(a.Name.Schema, b.Name.Schema)
+		}
+		return strings.Compare(a.Name.Name, b.Name.Name)
+	})
+	return l, nil
+}
+
+func (c *benchCatalog) Resolve(_ context.Context, caller backend.Caller, refs []backend.TableRef) ([]*backend.TableVersion, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*backend.TableVersion, len(refs))
+	for i, r := range refs {
+		if v, ok := c.tables[r.Name]; ok && caller.Tenant == benchTenant && !r.Write {
+			out[i] = &v
+		}
+	}
+	return out, nil
+}
+
+func (c *benchCatalog) Commit(context.Context, backend.Caller, backend.Commit) (uint64, error) {
+	return 0, backend.ErrForbidden
+}
+
+func (c *benchCatalog) Drop(context.Context, backend.Caller, backend.TableName) (bool, error) {
+	return false, backend.ErrForbidden
 }
 
 var (
@@ -70,6 +132,7 @@ var (
 	benchEnvErr  error
 
 	benchWideOnce sync.Once
+	benchWideVal  backend.LocalTable
 	benchWideErr  error
 
 	benchBareOnce sync.Once
@@ -131,31 +194,47 @@ func startBenchEnv() (*benchEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := lgflight.New(lgflight.Config{
-		Principals: principals,
-		Backend:    engine,
-		Tickets:    ring,
-		Version:    "bench",
+	// A local stage rooted at the engine's root, as `lakegate serve` has
+	// by default: the engine reads committed files where they are.
+	files, err := tablefiles.New(tablefiles.Config{
+		Stage:      stage.Descriptor{Version: stage.DescriptorVersion, Local: &stage.LocalDescriptor{Root: engineCfg.Root}},
+		EngineRoot: engineCfg.Root,
 	})
 	if err != nil {
 		engine.Close()
 		return nil, err
 	}
+	cat := &benchCatalog{tables: map[backend.TableName]backend.TableVersion{}}
+	srv, err := lgflight.New(lgflight.Config{
+		Principals: principals,
+		Backend:    engine,
+		Catalog:    cat,
+		Files:      files,
+		Tickets:    ring,
+		Version:    "bench",
+	})
+	if err != nil {
+		files.Close()
+		engine.Close()
+		return nil, err
+	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		files.Close()
 		engine.Close()
 		return nil, err
 	}
 	go func() { _ = srv.Serve(lis) }() // lives until the process exits
-	return &benchEnv{dir: dir, engine: engine, srv: srv, addr: lis.Addr().String(), token: tok}, nil
+	return &benchEnv{dir: dir, engine: engine, catalog: cat, srv: srv, addr: lis.Addr().String(), token: tok}, nil
 }
 
-// benchWideTable writes bench.wide once per process.
-func benchWideTable(b *testing.B, env *benchEnv) {
+// benchWideTable writes and commits bench.wide once per process and returns
+// its version with the local path of its file.
+func benchWideTable(b *testing.B, env *benchEnv) backend.LocalTable {
 	b.Helper()
 	benchWideOnce.Do(func() {
 		start := time.Now()
-		benchWideErr = env.engine.WriteTable(context.Background(), benchTenant, benchNamespace, "wide", wideQuery)
+		benchWideVal, benchWideErr = writeWide(env)
 		if benchWideErr == nil {
 			fmt.Fprintf(os.Stderr, "bench: wrote bench.wide (%d rows) in %s\n", wideRows, time.Since(start).Round(time.Millisecond))
 		}
@@ -163,6 +242,46 @@ func benchWideTable(b *testing.B, env *benchEnv) {
 	if benchWideErr != nil {
 		b.Fatalf("writing bench.wide: %v", benchWideErr)
 	}
+	return benchWideVal
+}
+
+// writeWide writes wideQuery's rows as the one data file of a new table
+// version and commits it in the bench catalog as bench.wide version 1.
+func writeWide(env *benchEnv) (backend.LocalTable, error) {
+	const storageID = "wide"
+	seg, err := stage.NewSegment()
+	if err != nil {
+		return backend.LocalTable{}, err
+	}
+	key, err := stage.TableFileKey(storageID, seg, 0)
+	if err != nil {
+		return backend.LocalTable{}, err
+	}
+	path, err := env.engine.WriteFile(context.Background(), benchTenant, key, wideQuery)
+	if err != nil {
+		return backend.LocalTable{}, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return backend.LocalTable{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	size, err := io.Copy(h, f)
+	if err != nil {
+		return backend.LocalTable{}, err
+	}
+	v := backend.TableVersion{
+		Name:      backend.TableName{Schema: benchNamespace, Name: "wide"},
+		StorageID: storageID,
+		Version:   1,
+		Columns: []backend.Column{
+			{Name: "a", Type: "int64"}, {Name: "b", Type: "int64"}, {Name: "c", Type: "float64"}, {Name: "d", Type: "int64"},
+		},
+		Files: []backend.DataFile{{Key: key, Size: size, Rows: wideRows, SHA256: hex.EncodeToString(h.Sum(nil))}},
+	}
+	env.catalog.add(v)
+	return backend.LocalTable{ID: v.ID(), Columns: v.Columns, Paths: []string{path}}, nil
 }
 
 // benchDial opens an ADBC connection to the in-process server. Unlike the
@@ -290,8 +409,8 @@ func BenchmarkSelect1(b *testing.B) {
 // Flight client over loopback.
 func BenchmarkBareFlight10M(b *testing.B) {
 	env := benchLakegate(b)
-	benchWideTable(b, env)
-	benchBareOnce.Do(func() { benchBareVal, benchBareErr = startBareFlight(env) })
+	wide := benchWideTable(b, env)
+	benchBareOnce.Do(func() { benchBareVal, benchBareErr = startBareFlight(env, wide) })
 	if benchBareErr != nil {
 		b.Fatalf("starting the bare Flight server: %v", benchBareErr)
 	}
@@ -369,13 +488,13 @@ func BenchmarkSelectStar10M(b *testing.B) {
 // the lakegate path cannot beat, for telling engine cost from transport cost.
 func BenchmarkEngine10M(b *testing.B) {
 	env := benchLakegate(b)
-	benchWideTable(b, env)
+	wide := benchWideTable(b, env)
 	ctx := context.Background()
-	tables, err := env.engine.Resolve(ctx, benchTenant, []backend.TableName{{Schema: benchNamespace, Name: "wide"}})
+	rels, err := env.engine.Bind(ctx, benchTenant, []backend.LocalTable{wide})
 	if err != nil {
 		b.Fatal(err)
 	}
-	sql := relationSelect(tables[0].Relation)
+	sql := relationSelect(rels[0])
 	run := func() (rows, bytes int64, err error) {
 		rdr, err := env.engine.Execute(ctx, benchTenant, sql, nil)
 		if err != nil {
@@ -426,13 +545,13 @@ type bareFlight struct {
 
 // startBareFlight materialises SELECT * FROM bench.wide through the engine
 // (the batches lakegate would send) and serves them.
-func startBareFlight(env *benchEnv) (*bareFlight, error) {
+func startBareFlight(env *benchEnv, wide backend.LocalTable) (*bareFlight, error) {
 	ctx := context.Background()
-	tables, err := env.engine.Resolve(ctx, benchTenant, []backend.TableName{{Schema: benchNamespace, Name: "wide"}})
+	rels, err := env.engine.Bind(ctx, benchTenant, []backend.LocalTable{wide})
 	if err != nil {
 		return nil, err
 	}
-	rdr, err := env.engine.Execute(ctx, benchTenant, relationSelect(tables[0].Relation), nil)
+	rdr, err := env.engine.Execute(ctx, benchTenant, relationSelect(rels[0]), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -269,6 +269,56 @@ func TestIngest(t *testing.T) {
 		}
 	})
 
+	t.Run("a prepared statement reads the current version", func(t *testing.T) {
+		if _, err := analyst.exec(ctx, "CREATE TABLE sales.counter AS SELECT 1 AS n"); err != nil {
+			t.Fatal(err)
+		}
+		stmt, err := analyst.conn.NewStatement()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stmt.Close()
+		if err := stmt.SetSqlQuery("SELECT count(*) FROM sales.counter"); err != nil {
+			t.Fatal(err)
+		}
+		if err := stmt.Prepare(ctx); err != nil {
+			t.Fatal(err)
+		}
+		count := func() string {
+			rdr, _, err := stmt.ExecuteQuery(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rdr.Release()
+			if !rdr.Next() {
+				t.Fatalf("no rows: %v", rdr.Err())
+			}
+			return rdr.RecordBatch().Column(0).ValueStr(0)
+		}
+		if got := count(); got != "1" {
+			t.Fatalf("count = %s, want 1", got)
+		}
+		if _, err := analyst.exec(ctx, "INSERT INTO sales.counter VALUES (2), (3)"); err != nil {
+			t.Fatal(err)
+		}
+		if got := count(); got != "3" {
+			t.Fatalf("count after insert = %s, want 3", got)
+		}
+		if _, err := analyst.exec(ctx, "DROP TABLE sales.counter"); err != nil {
+			t.Fatal(err)
+		}
+		rdr, _, err := stmt.ExecuteQuery(ctx)
+		if err == nil { // the driver may report the DoGet failure on the stream
+			for rdr.Next() {
+			}
+			err = rdr.Err()
+			rdr.Release()
+		}
+		if adbcStatus(err) != adbc.StatusNotFound {
+			t.Fatalf("prepared statement on a dropped table: %v", err)
+		}
+	})
+
 	t.Run("writes are authorized like reads", func(t *testing.T) {
 		for _, sql := range []string{
 			"CREATE TABLE hr.copy AS SELECT 1 AS x",

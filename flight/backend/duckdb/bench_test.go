@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"lakegate/flight/backend"
 )
 
 // BenchmarkExecuteSelectStar10M streams SELECT * of a 10M-row, 4-column
@@ -16,16 +14,14 @@ func BenchmarkExecuteSelectStar10M(b *testing.B) {
 	}
 	ctx := context.Background()
 	e, _ := newEngine(b)
-	writeTable(b, e, "acme", "bench", "t", `SELECT range AS id, range * 0.5 AS amount,
+	rel := bindTable(b, e, "acme", "t@1", `SELECT range AS id, range * 0.5 AS amount,
 		range % 1000 AS bucket, (range * 7) % 100003 AS other FROM range(10000000)`)
-	if _, err := e.Resolve(ctx, "acme", []backend.TableName{{Schema: "bench", Name: "t"}}); err != nil {
-		b.Fatal(err)
-	}
+	sql := "SELECT * FROM " + relSQL(rel)
 	var rows, bytes int64
 	b.ResetTimer()
 	start := time.Now()
 	for b.Loop() {
-		rr, err := e.Execute(ctx, "acme", "SELECT * FROM lg_rel.bench__t", nil)
+		rr, err := e.Execute(ctx, "acme", sql, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -78,8 +78,8 @@ func (t *tenant) viewBody(lt *backend.LocalTable) (string, error) {
 }
 
 // emptyTypes maps catalog column types (Arrow type names as the gateway
-// records them, and the common Gravitino names) to DuckDB types, for views
-// of tables that have no data file yet.
+// records them, and the common Gravitino names), lower-cased, to DuckDB
+// types, for views of tables that have no data file yet.
 var emptyTypes = map[string]string{
 	"bool": "BOOLEAN", "boolean": "BOOLEAN",
 	"int8": "TINYINT", "byte": "TINYINT", "int16": "SMALLINT", "short": "SMALLINT",
@@ -88,7 +88,7 @@ var emptyTypes = map[string]string{
 	"float32": "FLOAT", "float": "FLOAT", "float64": "DOUBLE", "double": "DOUBLE",
 	"utf8": "VARCHAR", "large_utf8": "VARCHAR", "string": "VARCHAR", "varchar": "VARCHAR",
 	"binary": "BLOB", "large_binary": "BLOB", "date32": "DATE", "date": "DATE",
-	"timestamp[us]": "TIMESTAMP", "timestamp": "TIMESTAMP", "timestamp[us, tz=UTC]": "TIMESTAMPTZ",
+	"timestamp[us]": "TIMESTAMP", "timestamp": "TIMESTAMP", "timestamp[us, tz=utc]": "TIMESTAMPTZ",
 	"timestamp_tz": "TIMESTAMPTZ",
 }
 

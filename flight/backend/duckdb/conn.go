@@ -74,7 +74,8 @@ const maxCachedStmts = 8
 // takePrepared removes and returns the statement cached for sql, if one was
 // prepared at view generation gen. DuckDB re-binds a prepared statement
 // whose catalog dependencies changed since it was prepared; the generation
-// check also drops it when a view was re-created over a changed file.
+// check also drops it after any view change since (Bind only adds views,
+// so this is conservative).
 func (c *dbConn) takePrepared(sql string, gen uint64) (mapping.PreparedStatement, bool) {
 	for i := range c.prepared {
 		if e := c.prepared[i]; e.sql == sql {

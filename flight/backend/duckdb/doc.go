@@ -1,31 +1,42 @@
 // Package duckdb is the embedded execution backend: one locked-down, in-memory
-// DuckDB instance per tenant, reading the tenant's Parquet tables and streaming
-// Arrow record batches.
+// DuckDB instance per tenant, reading the Parquet files of committed table
+// versions and streaming Arrow record batches.
 //
 // Usage:
 //
 //	eng, err := duckdb.New(duckdb.Config{Root: "/var/lib/lakegate", Logger: log})
 //	defer eng.Close()
-//	tables, err := eng.Resolve(ctx, tenant, []backend.TableName{{Schema: "sales", Name: "orders"}})
+//	rels, err := eng.Bind(ctx, tenant, localTables) // from the catalog, via flight/tablefiles
 //	rr, err := eng.Execute(ctx, tenant, sqlPrintedByTheGate, args)
 //	defer rr.Release()
 //
 // # What it owns
 //
-// A tenant's data lives under <Root>/tenants/<tenant>/: tables/<schema>/<table>/data.parquet
-// and tmp/ (DuckDB's spill directory). The first call for a tenant opens its
-// instance (through duckdb-go's C API bindings, not database/sql) and locks it
-// down in this order (SQL_GATE.md §5): create the directories;
-// allowed_directories = [tenant dir]; temp_directory; memory_limit and
-// threads; enable_external_access=false; no autoinstall, no autoload, no
-// community extensions; MySQL's NULL ordering and TimeZone=UTC; an empty
-// schema lg_empty and the schema lg_rel for relations; then the pool's primed
-// connections, each with a 32 MB streaming_buffer_size and USE lg_empty
-// (both per connection); finally lock_configuration=true. Connections opened
-// later, when every primed one is busy, USE lg_empty and keep DuckDB's default
-// buffer. Tables become views lg_rel."<schema>__<table>" over read_parquet of
-// their file, created on first Resolve and re-created when the file changes.
-// The instance stays open until Close.
+// The engine discovers no tables. The Flight layer resolves a statement's
+// tables in the catalog (metasrv), which names the immutable data files of
+// each table's current version; flight/tablefiles makes them available
+// locally (a local stage's files, or the tenant's S3 read cache) and hands
+// the engine a backend.LocalTable per version: its id ("<storage id>@<version>"),
+// columns and the files' absolute paths. Bind creates, once per id and
+// tenant, a view lg_rel."v_<id>" over read_parquet of exactly those paths,
+// each of which must lie inside the tenant directory; a version without files
+// is a view of typed NULLs with no rows. A version is immutable, so its view
+// is never re-created or dropped, and binding it again is a map lookup. The
+// SQL gate renders the logical table as the returned relation.
+//
+// A tenant's directory is <Root>/tenants/<tenant>/; it holds the tenant's
+// local stage files or S3 cache, and tmp/ (DuckDB's spill directory). The
+// first call for a tenant opens its instance (through duckdb-go's C API
+// bindings, not database/sql) and locks it down in this order (SQL_GATE.md
+// §5): create the directories; allowed_directories = [tenant dir];
+// temp_directory; memory_limit and threads; enable_external_access=false; no
+// autoinstall, no autoload, no community extensions; MySQL's NULL ordering
+// and TimeZone=UTC; an empty schema lg_empty and the schema lg_rel for
+// relations; then the pool's primed connections, each with a 32 MB
+// streaming_buffer_size and USE lg_empty (both per connection); finally
+// lock_configuration=true. Connections opened later, when every primed one is
+// busy, USE lg_empty and keep DuckDB's default buffer. The instance stays
+// open until Close.
 //
 // # What it must never do
 //
@@ -35,17 +46,23 @@
 //     search_path / SET schema, SET VARIABLE, PRAGMA enable_profiling (which
 //     prints to the process's stdout), ATTACH ':memory:', DDL in memory
 //     (CREATE [TEMP] TABLE/VIEW/MACRO, DROP VIEW lg_rel.…) and COPY … TO a path
-//     inside the tenant directory (which could overwrite a table file). Connections are pooled, so per-connection state such a
-//     statement leaves behind would outlive its query. The gate must reject
-//     all of them (it rejects everything but one SELECT).
-//   - Open files outside the tenant directory. DuckDB enforces it for SQL
-//     (allowed_directories + enable_external_access=false, including symlinks
-//     and ../); the package's own file access goes through os.Root.
+//     inside the tenant directory (which could overwrite a data file).
+//     Connections are pooled, so per-connection state such a statement
+//     leaves behind would outlive its query, and a view dropped behind
+//     Bind's back would stay dropped. The gate must reject all of them (it
+//     rejects everything but one SELECT).
+//   - Open files outside the tenant directory. Bind refuses a path outside
+//     it; DuckDB enforces it for SQL (allowed_directories +
+//     enable_external_access=false, including symlinks and ../), so a
+//     symlink inside the directory pointing out is refused too; WriteFile's
+//     own file access goes through os.Root.
 //   - Unlock configuration, or change settings after lock_configuration.
 //   - Put a filesystem path in an error: engine messages are scrubbed.
 //
-// WriteTable is for trusted generator SQL only (demo data, tests); it runs on a
-// separate, unlocked scratch instance, never the tenant's.
+// WriteFile writes one Parquet data file from trusted generator SQL, for tests
+// and benchmarks only (production writes go through flight/ingest and the
+// catalog); it runs on a separate, unlocked scratch instance, never the
+// tenant's.
 //
 // Results stream: Execute prepares the statement, binds its arguments and
 // starts it with DuckDB's streaming API; the reader fetches chunks as it is

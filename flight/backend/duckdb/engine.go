@@ -19,44 +19,23 @@ import (
 var (
 	// ErrClosed reports a call on an Engine after Close.
 	ErrClosed = errors.New("duckdb: engine closed")
-	// ErrInvalidName reports a tenant, schema or table name that fails validation.
-	// The rejected value is not echoed.
+	// ErrInvalidName reports a tenant id, table version id or file key that
+	// fails validation. The rejected value is not echoed.
 	ErrInvalidName = errors.New("duckdb: invalid name")
 )
 
-// Engine-side names. Relations live in relSchema; every connection's default
-// schema is emptySchema, which holds nothing.
+// Engine-side names. Relations (the views Bind creates) live in relSchema;
+// every connection's default schema is emptySchema, which holds nothing.
 const (
 	emptySchema = "lg_empty"
 	relSchema   = "lg_rel"
-	dataFile    = "data.parquet"
 )
 
-var (
-	// tenantRE is authz.TenantID's shape (alphanumeric at both ends), re-checked
-	// here because the id becomes a directory name.
-	tenantRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_-]{0,62}[A-Za-z0-9])?$`)
-	nameRE   = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
-)
+// tenantRE is authz.TenantID's shape (alphanumeric at both ends), re-checked
+// here because the id becomes a directory name.
+var tenantRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_-]{0,62}[A-Za-z0-9])?$`)
 
 func validTenant(id string) bool { return tenantRE.MatchString(id) }
-
-// validSchemaName reports whether s may name a schema. Besides the table rules
-// a schema may neither contain "__" nor end with "_": that keeps the relation
-// name "<schema>__<table>" injective (otherwise "a_"+"b" and "a"+"_b" collide).
-func validSchemaName(s string) bool {
-	return validTableName(s) && !strings.Contains(s, "__") && !strings.HasSuffix(s, "_")
-}
-
-// validTableName reports whether s may name a table: 1–64 of [a-z0-9_], not
-// starting with "__".
-func validTableName(s string) bool {
-	return nameRE.MatchString(s) && !strings.HasPrefix(s, "__")
-}
-
-func validTableRef(n backend.TableName) bool {
-	return validSchemaName(n.Schema) && validTableName(n.Name)
-}
 
 // Engine runs authorized SQL on one locked-down DuckDB instance per tenant. It
 // implements backend.Backend and is safe for use from multiple goroutines.
@@ -168,24 +147,23 @@ func (e *Engine) tenant(ctx context.Context, id string) (*tenant, error) {
 	return s.t, s.err
 }
 
-// tenant is one tenant's locked-down instance and its table cache.
+// tenant is one tenant's locked-down instance and the table versions bound
+// on it.
 type tenant struct {
 	id   string
 	dir  string        // absolute tenant directory
-	fs   *os.Root      // the tenant directory, for the package's own file access
 	pool *pool         // the tenant's DuckDB database and its connections
 	gen  atomic.Uint64 // view generation: moves on with every view change
 	eng  *Engine
 	log  *slog.Logger
 
-	mu     sync.Mutex // serializes view DDL; guards tables and bound
-	tables map[backend.TableName]*cachedTable
-	bound  map[string]struct{} // ids of the table versions with a view (Bind)
+	mu    sync.Mutex          // serializes view DDL; guards bound
+	bound map[string]struct{} // ids of the table versions with a view (Bind)
 }
 
 func (e *Engine) openTenant(ctx context.Context, id string) (_ *tenant, err error) {
 	dir := e.tenantDir(id)
-	for _, d := range []string{dir, filepath.Join(dir, "tmp"), filepath.Join(dir, "tables")} {
+	for _, d := range []string{dir, filepath.Join(dir, "tmp")} {
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			return nil, fmt.Errorf("duckdb: open tenant: %w", scrubErr(err, dir, e.root))
 		}
@@ -194,22 +172,15 @@ func (e *Engine) openTenant(ctx context.Context, id string) (_ *tenant, err erro
 	if real, err := filepath.EvalSymlinks(dir); err != nil || real != dir {
 		return nil, errors.New("duckdb: open tenant: tenant directory is not a plain directory under the root")
 	}
-	fsRoot, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, fmt.Errorf("duckdb: open tenant: %w", scrubErr(err, dir, e.root))
-	}
 	t := &tenant{
-		id:     id,
-		dir:    dir,
-		fs:     fsRoot,
-		eng:    e,
-		log:    e.log.With("tenant", id),
-		tables: make(map[backend.TableName]*cachedTable),
-		bound:  make(map[string]struct{}),
+		id:    id,
+		dir:   dir,
+		eng:   e,
+		log:   e.log.With("tenant", id),
+		bound: make(map[string]struct{}),
 	}
 	t.pool, err = openPool()
 	if err != nil {
-		fsRoot.Close()
 		return nil, fmt.Errorf("duckdb: open tenant: %w", err)
 	}
 	defer func() {
@@ -301,7 +272,7 @@ func (t *tenant) close() error {
 	if t.pool != nil {
 		t.pool.close()
 	}
-	return t.fs.Close()
+	return nil
 }
 
 // quoteString renders s as a DuckDB string literal.

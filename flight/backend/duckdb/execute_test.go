@@ -75,16 +75,13 @@ func TestExecuteCoalesces(t *testing.T) {
 
 func TestExecuteParams(t *testing.T) {
 	e, _ := newEngine(t)
-	writeTable(t, e, "acme", "s", "t", "SELECT range AS id, 'n' || range::VARCHAR AS name FROM range(100)")
-	if _, err := e.Resolve(context.Background(), "acme", []backend.TableName{{Schema: "s", Name: "t"}}); err != nil {
-		t.Fatal(err)
-	}
-	res := mustQuery(t, e, "acme", "SELECT id, name FROM lg_rel.s__t WHERE id >= ? AND name <> ? ORDER BY id LIMIT ?", int64(90), "n95", int64(3))
+	tbl := relSQL(bindTable(t, e, "acme", "t@1", "SELECT range AS id, 'n' || range::VARCHAR AS name FROM range(100)"))
+	res := mustQuery(t, e, "acme", "SELECT id, name FROM "+tbl+" WHERE id >= ? AND name <> ? ORDER BY id LIMIT ?", int64(90), "n95", int64(3))
 	if len(res.values) != 3 || res.values[0][0] != int64(90) || res.values[2][0] != int64(92) {
 		t.Fatalf("values = %v", res.values)
 	}
 	// A parameter is a value, never SQL.
-	res = mustQuery(t, e, "acme", "SELECT count(*) AS n FROM lg_rel.s__t WHERE name = ?", "n1' OR '1'='1")
+	res = mustQuery(t, e, "acme", "SELECT count(*) AS n FROM "+tbl+" WHERE name = ?", "n1' OR '1'='1")
 	if res.values[0][0] != int64(0) {
 		t.Fatalf("injection: %v", res.values)
 	}
@@ -159,20 +156,17 @@ func TestExecuteCancel(t *testing.T) {
 func TestDescribe(t *testing.T) {
 	ctx := context.Background()
 	e, _ := newEngine(t)
-	writeTable(t, e, "acme", "s", "t", "SELECT range AS id, 'n' AS name, 1.5::DOUBLE AS amount FROM range(10)")
-	if _, err := e.Resolve(ctx, "acme", []backend.TableName{{Schema: "s", Name: "t"}}); err != nil {
-		t.Fatal(err)
-	}
+	tbl := relSQL(bindTable(t, e, "acme", "t@1", "SELECT range AS id, 'n' AS name, 1.5::DOUBLE AS amount FROM range(10)"))
 	for _, c := range []struct {
 		sql       string
 		numParams int
 		want      []arrow.Field
 	}{
-		{"SELECT id, name FROM lg_rel.s__t WHERE id > ? AND name = ?", 2, []arrow.Field{
+		{"SELECT id, name FROM " + tbl + " WHERE id > ? AND name = ?", 2, []arrow.Field{
 			{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 			{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
 		}},
-		{"SELECT id, id, amount * 2 AS a2 FROM lg_rel.s__t LIMIT ?", 1, []arrow.Field{
+		{"SELECT id, id, amount * 2 AS a2 FROM " + tbl + " LIMIT ?", 1, []arrow.Field{
 			{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 			{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 			{Name: "a2", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
@@ -195,7 +189,7 @@ func TestDescribe(t *testing.T) {
 	}
 	// A placeholder in the select list is typed only once bound: Describe
 	// falls back to binding NULLs (the wrapper keeps distinct names).
-	d, err := e.Describe(ctx, "acme", "SELECT ? + 1 AS a, ? AS b FROM lg_rel.s__t", 2)
+	d, err := e.Describe(ctx, "acme", "SELECT ? + 1 AS a, ? AS b FROM "+tbl, 2)
 	if got := d.Result; err != nil || got.NumFields() != 2 || got.Field(0).Name != "a" || got.Field(1).Name != "b" {
 		t.Errorf("Describe with untyped placeholders = %v, %v", got, err)
 	}
@@ -205,7 +199,7 @@ func TestDescribe(t *testing.T) {
 	if _, err := e.Describe(dctx, "acme", slow, 0); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.Describe(ctx, "acme", "SELECT nope FROM lg_rel.s__t", 0)
+	_, err = e.Describe(ctx, "acme", "SELECT nope FROM "+tbl, 0)
 	wantErr(t, err, backend.ErrQuery)
 	if !errors.Is(err, backend.ErrQuery) || strings.Contains(err.Error(), "__lg_d") {
 		t.Errorf("message shows the wrapper: %v", err)
@@ -218,10 +212,7 @@ func TestDescribe(t *testing.T) {
 func TestDescribeParams(t *testing.T) {
 	ctx := context.Background()
 	e, _ := newEngine(t)
-	writeTable(t, e, "acme", "s", "t", "SELECT range AS id, 'n' AS name FROM range(10)")
-	if _, err := e.Resolve(ctx, "acme", []backend.TableName{{Schema: "s", Name: "t"}}); err != nil {
-		t.Fatal(err)
-	}
+	tbl := relSQL(bindTable(t, e, "acme", "t@1", "SELECT range AS id, 'n' AS name FROM range(10)"))
 	param := func(i int, typ arrow.DataType) arrow.Field {
 		return arrow.Field{Name: "parameter_" + strconv.Itoa(i), Type: typ, Nullable: true}
 	}
@@ -230,10 +221,10 @@ func TestDescribeParams(t *testing.T) {
 		numParams int
 		want      []arrow.Field
 	}{
-		{"SELECT name FROM lg_rel.s__t WHERE id = ?", 1, []arrow.Field{
+		{"SELECT name FROM " + tbl + " WHERE id = ?", 1, []arrow.Field{
 			param(1, arrow.PrimitiveTypes.Int64),
 		}},
-		{"SELECT id FROM lg_rel.s__t WHERE id > ? AND name = ?", 2, []arrow.Field{
+		{"SELECT id FROM " + tbl + " WHERE id > ? AND name = ?", 2, []arrow.Field{
 			param(1, arrow.PrimitiveTypes.Int64),
 			param(2, arrow.BinaryTypes.String),
 		}},
@@ -241,7 +232,7 @@ func TestDescribeParams(t *testing.T) {
 		{"SELECT ? AS x", 1, []arrow.Field{
 			param(1, arrow.Null),
 		}},
-		{"SELECT id FROM lg_rel.s__t", 0, []arrow.Field{}},
+		{"SELECT id FROM " + tbl, 0, []arrow.Field{}},
 	} {
 		d, err := e.Describe(ctx, "acme", c.sql, c.numParams)
 		if err != nil {
@@ -259,19 +250,23 @@ func TestDescribeParams(t *testing.T) {
 func TestConcurrentUse(t *testing.T) {
 	e, _ := newEngine(t)
 	tenants := []string{"t1", "t2"}
+	paths := map[string]string{}
 	for _, tn := range tenants {
-		writeTable(t, e, tn, "s", "t", "SELECT range AS id FROM range(100000)")
+		paths[tn] = writeFile(t, e, tn, "t", "SELECT range AS id FROM range(100000)")
 	}
 	ctx := context.Background()
 	errs := make(chan error, 16)
 	for i := range 16 {
 		go func() {
+			// Every goroutine binds the same version: one of each tenant
+			// creates the view, the others find it.
 			tn := tenants[i%2]
-			if _, err := e.Resolve(ctx, tn, []backend.TableName{{Schema: "s", Name: "t"}}); err != nil {
+			rels, err := e.Bind(ctx, tn, []backend.LocalTable{{ID: "t@1", Paths: []string{paths[tn]}}})
+			if err != nil {
 				errs <- err
 				return
 			}
-			res, err := query(ctx, e, tn, "SELECT id FROM lg_rel.s__t WHERE id % ? = 0", int64(i+1))
+			res, err := query(ctx, e, tn, "SELECT id FROM "+relSQL(rels[0])+" WHERE id % ? = 0", int64(i+1))
 			if err == nil && res.rows != int64((100000+i)/(i+1)) {
 				err = errors.New("wrong row count")
 			}

@@ -29,3 +29,13 @@ func (e *Engine) DirectPath(tenant, sql string) (bool, error) {
 	}
 	return directLayout(&s.res, schema) != nil, nil
 }
+
+// ViewGen reports tenant's view generation, which moves on with every view
+// DDL statement the engine runs (-1 if the tenant cannot be opened).
+func (e *Engine) ViewGen(tenant string) int64 {
+	t, err := e.tenant(context.Background(), tenant)
+	if err != nil {
+		return -1
+	}
+	return int64(t.gen.Load())
+}

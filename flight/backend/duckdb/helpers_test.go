@@ -13,6 +13,7 @@ import (
 
 	"lakegate/flight/backend"
 	"lakegate/flight/backend/duckdb"
+	"lakegate/stage"
 )
 
 // newEngine returns an Engine over a fresh root, closed at cleanup.
@@ -40,11 +41,41 @@ func newEngine(t testing.TB, mod ...func(*duckdb.Config)) (*duckdb.Engine, strin
 	return e, root
 }
 
-func writeTable(t testing.TB, e *duckdb.Engine, tenant, schema, table, query string) {
+// writeFile writes query's result as a fresh data file of storageID (a new
+// segment, part 0) in tenant's directory and returns its absolute path.
+func writeFile(t testing.TB, e *duckdb.Engine, tenant, storageID, query string) string {
 	t.Helper()
-	if err := e.WriteTable(context.Background(), tenant, schema, table, query); err != nil {
-		t.Fatalf("WriteTable %s.%s: %v", schema, table, err)
+	seg, err := stage.NewSegment()
+	if err != nil {
+		t.Fatal(err)
 	}
+	key, err := stage.TableFileKey(storageID, seg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.WriteFile(context.Background(), tenant, key, query)
+	if err != nil {
+		t.Fatalf("WriteFile %s: %v", key, err)
+	}
+	return p
+}
+
+// bindTable writes query's result as the one file of table version id
+// ("<storage id>@<version>") and binds it for tenant.
+func bindTable(t testing.TB, e *duckdb.Engine, tenant, id, query string) backend.Relation {
+	t.Helper()
+	storageID, _, _ := strings.Cut(id, "@")
+	p := writeFile(t, e, tenant, storageID, query)
+	rels, err := e.Bind(context.Background(), tenant, []backend.LocalTable{{ID: id, Paths: []string{p}}})
+	if err != nil {
+		t.Fatalf("Bind %s: %v", id, err)
+	}
+	return rels[0]
+}
+
+// relSQL renders rel as the gate does.
+func relSQL(rel backend.Relation) string {
+	return rel.Schema + `."` + strings.ReplaceAll(rel.Name, `"`, `""`) + `"`
 }
 
 // result is a drained reader.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,10 +24,12 @@ func TestLockdown(t *testing.T) {
 	e, root := newEngine(t)
 	const tenant = "acme"
 	tdir := filepath.Join(root, "tenants", tenant)
-	writeTable(t, e, tenant, "sales", "orders", "SELECT range AS id FROM range(10)")
-	if _, err := e.Resolve(ctx, tenant, []backend.TableName{{Schema: "sales", Name: "orders"}}); err != nil {
+	insideParquet := writeFile(t, e, tenant, "orders", "SELECT range AS id FROM range(10)")
+	rels, err := e.Bind(ctx, tenant, []backend.LocalTable{{ID: "orders@1", Paths: []string{insideParquet}}})
+	if err != nil {
 		t.Fatal(err)
 	}
+	orders := relSQL(rels[0])
 
 	outside := t.TempDir()
 	if real, err := filepath.EvalSymlinks(outside); err == nil {
@@ -34,8 +37,7 @@ func TestLockdown(t *testing.T) {
 	}
 	// An outside Parquet file, written by a second engine.
 	other, otherRoot := newEngine(t)
-	writeTable(t, other, "x", "s", "t", "SELECT 42 AS secret")
-	outsideParquet := filepath.Join(otherRoot, "tenants", "x", "tables", "s", "t", "data.parquet")
+	outsideParquet := writeFile(t, other, "x", "t", "SELECT 42 AS secret")
 	write := func(p, content string) string {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -59,7 +61,6 @@ func TestLockdown(t *testing.T) {
 	if err := os.Symlink(outside, linkDir); err != nil {
 		t.Fatal(err)
 	}
-	insideParquet := filepath.Join(tdir, "tables", "sales", "orders", "data.parquet")
 	rel, err := filepath.Rel(filepath.Join(tdir, "tmp"), outsideCSV)
 	if err != nil {
 		t.Fatal(err)
@@ -69,8 +70,7 @@ func TestLockdown(t *testing.T) {
 	q := func(p string) string { return "'" + strings.ReplaceAll(p, "'", "''") + "'" }
 
 	// Controls: an unlocked DuckDB reads every outside file.
-	var plain *sql.DB
-	plain, err = sql.Open("duckdb", "")
+	plain, err := sql.Open("duckdb", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestLockdown(t *testing.T) {
 		"SELECT * FROM read_parquet(" + q(insideParquet) + ")",
 		"SELECT * FROM " + q(insideCSV),
 		"SELECT * FROM glob(" + q(tdir+"/*.csv") + ")",
-		"SELECT * FROM lg_rel.sales__orders",
+		"SELECT * FROM " + orders,
 	} {
 		if res, err := query(ctx, e, tenant, stmt); err != nil || res.rows == 0 {
 			t.Fatalf("control %s: %v", stmt, err)
@@ -142,7 +142,7 @@ func TestLockdown(t *testing.T) {
 		{"PRAGMA threads", "PRAGMA threads=64"},
 		{"PRAGMA memory_limit", "PRAGMA memory_limit='100GB'"},
 		{"CALL set", "SELECT * FROM duckdb_settings() WHERE name = 'x' AND set_config('lock_configuration', 'false')"},
-		{"unqualified relation", "SELECT * FROM sales__orders"},
+		{"unqualified relation", `SELECT * FROM "v_orders@1"`},
 		{"unqualified table", "SELECT * FROM orders"},
 		{"schema-qualified logical name", "SELECT * FROM sales.orders"},
 	}
@@ -241,5 +241,101 @@ func TestNullOrder(t *testing.T) {
 	desc := mustQuery(t, e, "acme", "SELECT x FROM (VALUES (1), (NULL), (2)) v(x) ORDER BY x DESC")
 	if asc.values[0][0] != nil || desc.values[2][0] != nil {
 		t.Fatalf("asc %v desc %v", asc.values, desc.values)
+	}
+}
+
+// TestBindRefusesPaths binds versions whose files are outside the tenant
+// directory; each must fail with ErrQuery and leave no view behind, without
+// showing a path. Bind refuses what lies outside lexically; a symlink inside
+// the directory that points out passes that check, and DuckDB's
+// allowed_directories refuses it. An unlocked DuckDB reads every file, so a
+// failure is the check and not a typo.
+func TestBindRefusesPaths(t *testing.T) {
+	ctx := context.Background()
+	e, root := newEngine(t)
+	const tenant = "acme"
+	tdir := filepath.Join(root, "tenants", tenant)
+	inside := writeFile(t, e, tenant, "ok", "SELECT 42 AS secret")
+	other, otherRoot := newEngine(t)
+	outside := writeFile(t, other, "x", "t", "SELECT 42 AS secret")
+	sibling := writeFile(t, e, "other", "t", "SELECT 42 AS secret")
+	prefix := writeFile(t, e, "acmecorp", "t", "SELECT 42 AS secret") // "acme" is a prefix of it
+	siblingRel, err := filepath.Rel(tdir, sibling)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dotdot := tdir + "/" + siblingRel // lexically under the tenant dir, "../" to the sibling
+	link := filepath.Join(tdir, "link.parquet")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	linkDir := filepath.Join(tdir, "linkdir")
+	if err := os.Symlink(filepath.Dir(outside), linkDir); err != nil {
+		t.Fatal(err)
+	}
+	linkDirFile := filepath.Join(linkDir, filepath.Base(outside))
+	siblingLink := filepath.Join(tdir, "sibling.parquet")
+	if err := os.Symlink(sibling, siblingLink); err != nil {
+		t.Fatal(err)
+	}
+
+	plain, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	for _, p := range []string{inside, outside, sibling, prefix, dotdot, link, linkDirFile, siblingLink} {
+		var n int
+		if err := plain.QueryRowContext(ctx, "SELECT secret FROM read_parquet('"+p+"')").Scan(&n); err != nil || n != 42 {
+			t.Fatalf("control: unlocked read of %s: %d, %v", p, n, err)
+		}
+	}
+	// Control: the file inside binds and reads.
+	rels, err := e.Bind(ctx, tenant, []backend.LocalTable{{ID: "ok@1", Paths: []string{inside}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := mustQuery(t, e, tenant, "SELECT secret FROM "+relSQL(rels[0])); r.values[0][0] != int32(42) {
+		t.Fatalf("control: %v", r.values)
+	}
+
+	for i, c := range []struct {
+		name  string
+		paths []string
+	}{
+		{"outside", []string{outside}},
+		{"sibling tenant", []string{sibling}},
+		{"sibling with tenant as prefix", []string{prefix}},
+		{"dotdot to sibling", []string{dotdot}},
+		{"relative", []string{"tables/ok/x/part-0.parquet"}},
+		{"tenant dir itself", []string{tdir}},
+		{"root", []string{root}},
+		{"one of several outside", []string{inside, outside}},
+		{"symlink file out", []string{link}},
+		{"symlink dir out", []string{linkDirFile}},
+		{"symlink to sibling tenant", []string{siblingLink}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := fmt.Sprintf("bad%d@1", i)
+			rels, err := e.Bind(ctx, tenant, []backend.LocalTable{{ID: id, Paths: c.paths}})
+			if err == nil {
+				// A symlink passes Bind's lexical check only if DuckDB does
+				// not read the file when the view is created; the read must
+				// fail then.
+				_, err = query(ctx, e, tenant, "SELECT * FROM "+relSQL(rels[0]))
+				if err == nil {
+					t.Fatalf("%v: bound and read", c.paths)
+				}
+			}
+			if !errors.Is(err, backend.ErrQuery) {
+				t.Errorf("err = %v, want ErrQuery", err)
+			}
+			for _, p := range []string{root, otherRoot} {
+				if strings.Contains(err.Error(), p) {
+					t.Errorf("error leaks a path: %v", err)
+				}
+			}
+			t.Log(err)
+		})
 	}
 }
