@@ -70,7 +70,7 @@ func newStorageID() (string, error) {
 func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordReader) (int64, error) {
 	p := req.p
 	if !p.MayReadNamespace(req.target.Schema) {
-		return 0, tableNotFound(req.target.Schema, req.target.Name)
+		return 0, deny(reasonNamespace, tableNotFound(req.target.Schema, req.target.Name))
 	}
 	c := s.caller(ctx, p)
 	tenant := c.Tenant
@@ -84,7 +84,7 @@ func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordRe
 	case cur != nil && req.mode == modeCreate:
 		return 0, fmt.Errorf("%w: table %s already exists", errAlreadyExists, req.target)
 	case cur == nil && req.mode == modeAppend:
-		return 0, tableNotFound(req.target.Schema, req.target.Name)
+		return 0, deny(reasonPrivilege, tableNotFound(req.target.Schema, req.target.Name))
 	}
 	// The rows to store, in the table's column order and types.
 	rows := src
@@ -364,7 +364,7 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.
 		return 0, toStatus(fmt.Errorf("%w: transactions and temporary tables are not supported", errBadRequest))
 	}
 	if c := cmd.GetCatalog(); c != "" && c != s.cfg.DefaultCatalog {
-		return 0, toStatus(&notFoundError{kind: "catalog", name: c})
+		return 0, toStatus(&notFoundError{kind: catalogKind, name: c})
 	}
 	mode, err := ingestMode(cmd.GetTableDefinitionOptions())
 	if err != nil {
@@ -421,7 +421,10 @@ func checkTableName(n backend.TableName) error {
 	if n.Schema == "" {
 		return fmt.Errorf("%w: no schema: name one or set the session's schema", errBadRequest)
 	}
-	if !columnNameRE.MatchString(n.Schema) || !columnNameRE.MatchString(n.Name) {
+	if !columnNameRE.MatchString(n.Schema) {
+		return fmt.Errorf("%w: schema names are 1–64 of [a-z0-9_], starting with a letter or _", errBadRequest)
+	}
+	if !columnNameRE.MatchString(n.Name) {
 		return fmt.Errorf("%w: table names are 1–64 of [a-z0-9_], starting with a letter or _", errBadRequest)
 	}
 	return nil
@@ -431,16 +434,20 @@ func checkTableName(n backend.TableName) error {
 func (s *Server) executeWrite(ctx context.Context, p *authz.Principal, stmt *sqlgate.Statement) (int64, error) {
 	t := stmt.Target()
 	target := backend.TableName{Schema: t.Schema, Name: t.Name}
+	// A name no table may have is refused before any row is written.
+	if err := checkTableName(target); err != nil {
+		return 0, err
+	}
 	if stmt.Kind() == sqlgate.KindDropTable {
 		if !p.MayReadNamespace(target.Schema) {
-			return 0, tableNotFound(target.Schema, target.Name)
+			return 0, deny(reasonNamespace, tableNotFound(target.Schema, target.Name))
 		}
 		dropped, err := s.cfg.Catalog.Drop(ctx, s.caller(ctx, p), target)
 		switch {
 		case err != nil:
 			return 0, err
 		case !dropped && !stmt.IfExists():
-			return 0, tableNotFound(target.Schema, target.Name)
+			return 0, deny(reasonPrivilege, tableNotFound(target.Schema, target.Name))
 		}
 		return 0, nil
 	}
