@@ -21,6 +21,8 @@ type admission struct {
 	perTenant int
 	timeout   time.Duration
 	global    chan struct{}
+	// metrics counts outcomes; nil counts nothing. Set before first use.
+	metrics *Metrics
 
 	mu sync.Mutex
 	// tenants holds one semaphore per tenant, created on first use. Tenants
@@ -56,6 +58,7 @@ func (a *admission) tenantSem(tenant string) chan struct{} {
 // errTooManyQueries when the queue deadline passed, or ctx's error when the
 // caller went away or cancelled the query while it was queued.
 func (a *admission) acquire(ctx context.Context, tenant string) (release func(), err error) {
+	defer func() { a.metrics.admitted(err) }()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

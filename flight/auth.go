@@ -63,9 +63,12 @@ func credentialsFrom(ctx context.Context, allowBasic bool) (callCredentials, boo
 	return callCredentials{}, false
 }
 
-// authenticator wraps authz.Authenticator for gRPC.
+// authenticator wraps authz.Authenticator for gRPC. Its interceptors are the
+// Server's only ones; each runs inside metrics' (nil records nothing), so a
+// refused call is counted too.
 type authenticator struct {
-	auth *authz.Authenticator
+	auth    *authz.Authenticator
+	metrics *Metrics
 }
 
 // authenticate returns the context carrying the principal and the callCredentials
@@ -86,28 +89,32 @@ func (a authenticator) authenticate(ctx context.Context, method string) (context
 		p, err = a.auth.Authenticate(creds.token)
 	}
 	if err != nil || p == nil {
-		return nil, callCredentials{}, status.Error(codes.Unauthenticated, unauthenticatedMessage)
+		return nil, callCredentials{}, toStatus(authz.ErrUnauthenticated)
 	}
 	return authz.WithPrincipal(ctx, p), creds, nil
 }
 
 // unaryInterceptor authenticates every unary RPC (health included).
 func (a authenticator) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	ctx, _, err := a.authenticate(ctx, info.FullMethod)
-	if err != nil {
-		return nil, err
-	}
-	return handler(ctx, req)
+	return a.metrics.unaryInterceptor(ctx, req, info, func(ctx context.Context, req any) (any, error) {
+		ctx, _, err := a.authenticate(ctx, info.FullMethod)
+		if err != nil {
+			return nil, err
+		}
+		return handler(ctx, req)
+	})
 }
 
 // streamInterceptor authenticates every streaming RPC (Handshake included).
 func (a authenticator) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	ctx, creds, err := a.authenticate(ss.Context(), info.FullMethod)
-	if err != nil {
-		return err
-	}
-	ctx = context.WithValue(ctx, callCredentialsKey{}, creds)
-	return handler(srv, &authedStream{ServerStream: ss, ctx: ctx})
+	return a.metrics.streamInterceptor(srv, ss, info, func(srv any, ss grpc.ServerStream) error {
+		ctx, creds, err := a.authenticate(ss.Context(), info.FullMethod)
+		if err != nil {
+			return err
+		}
+		ctx = context.WithValue(ctx, callCredentialsKey{}, creds)
+		return handler(srv, &authedStream{ServerStream: ss, ctx: ctx})
+	})
 }
 
 type callCredentialsKey struct{}
@@ -125,7 +132,7 @@ func (s *authedStream) Context() context.Context { return s.ctx }
 func handshake(stream flight.FlightService_HandshakeServer) error {
 	creds, ok := stream.Context().Value(callCredentialsKey{}).(callCredentials)
 	if !ok {
-		return status.Error(codes.Unauthenticated, unauthenticatedMessage)
+		return toStatus(authz.ErrUnauthenticated)
 	}
 	if err := stream.SetHeader(metadata.Pairs("authorization", "Bearer "+creds.token)); err != nil {
 		return status.Error(codes.Internal, "handshake failed")

@@ -53,6 +53,8 @@ const unauthenticatedMessage = "unauthenticated"
 // toStatus maps an error from the planner, the gate, the backend or the ticket
 // ring to a gRPC status. It is the only place that chooses codes; anything not
 // recognised becomes Internal with a generic message (details go to the log).
+// An authorization denial (see denialReason) comes back as a *deniedStatus:
+// the same status, carrying the reason to the metrics interceptor.
 func toStatus(err error) error {
 	if err == nil {
 		return nil
@@ -60,6 +62,15 @@ func toStatus(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
+	st := statusOf(err)
+	if reason := denialReason(err); reason != "" {
+		return &deniedStatus{st: status.Convert(st), reason: reason}
+	}
+	return st
+}
+
+// statusOf is toStatus without the denial reason.
+func statusOf(err error) error {
 	var gateErr *sqlgate.Error
 	switch {
 	case errors.Is(err, authz.ErrUnauthenticated), errors.Is(err, ticket.ErrInvalid):
@@ -115,3 +126,85 @@ func isInternal(st error) bool {
 
 // errTooManyPrepared reports that a principal has too many open statements.
 var errTooManyPrepared = errors.New("too many open prepared statements")
+
+// Denial reasons: the values of the reason label of
+// lakegate_authz_denials_total. Clients never see them; they get the same
+// answer whatever the reason (see notFoundError).
+const (
+	// reasonUnauthenticated: a missing, malformed or unknown credential.
+	reasonUnauthenticated = "unauthenticated"
+	// reasonNamespace: the local gate refused: a schema outside the
+	// principal's namespace grants, or a role that may not run SQL.
+	reasonNamespace = "namespace"
+	// reasonPrivilege: the catalog refused: a table it reports unavailable
+	// (missing and forbidden are the same answer), or a forbidden operation.
+	reasonPrivilege = "privilege"
+	// reasonTenant: a catalog other than the tenant's own.
+	reasonTenant = "tenant"
+	// reasonPolicyConflict: the policies applying to a table conflict.
+	reasonPolicyConflict = "policy_conflict"
+	// reasonTicket: a ticket or prepared statement handle that does not open
+	// (forged, expired, retired key, or another principal's).
+	reasonTicket = "ticket"
+)
+
+// denialReasons lists every reason, in documentation order.
+var denialReasons = [...]string{reasonUnauthenticated, reasonNamespace, reasonPrivilege, reasonTenant, reasonPolicyConflict, reasonTicket}
+
+// deniedError marks err as an authorization denial for reason, decided
+// where the error is made. It changes neither the text nor, through
+// toStatus, the code the client sees.
+type deniedError struct {
+	reason string
+	err    error
+}
+
+func (e *deniedError) Error() string { return e.err.Error() }
+func (e *deniedError) Unwrap() error { return e.err }
+
+// deny marks err as a denial for reason (one of denialReasons).
+func deny(reason string, err error) error { return &deniedError{reason: reason, err: err} }
+
+// denialReason classifies err: the reason given to deny where the decision
+// was made wins; errors that are denials by nature are classified by kind;
+// anything else ("") is not a denial.
+func denialReason(err error) string {
+	var (
+		d  *deniedError
+		nf *notFoundError
+	)
+	switch {
+	case errors.As(err, &d):
+		return d.reason
+	case errors.Is(err, authz.ErrUnauthenticated):
+		return reasonUnauthenticated
+	case errors.Is(err, ticket.ErrInvalid):
+		return reasonTicket
+	case errors.Is(err, backend.ErrPolicyConflict):
+		return reasonPolicyConflict
+	case errors.Is(err, backend.ErrForbidden):
+		return reasonPrivilege
+	case errors.Is(err, errNotQuerier):
+		return reasonNamespace
+	case errors.As(err, &nf) && nf.kind == catalogKind:
+		return reasonTenant
+	}
+	return ""
+}
+
+// catalogKind is the notFoundError kind of a catalog name other than the
+// default one: every tenant sees only its own catalog under that name.
+const catalogKind = "catalog"
+
+// deniedStatus is what toStatus returns for a denial. To gRPC and to
+// clients it is exactly the plain status (GRPCStatus, Error and errors.Is
+// all answer as the status does); the reason is only read by the metrics
+// interceptor.
+type deniedStatus struct {
+	st     *status.Status
+	reason string
+}
+
+func (e *deniedStatus) Error() string              { return e.st.Err().Error() }
+func (e *deniedStatus) GRPCStatus() *status.Status { return e.st }
+func (e *deniedStatus) Unwrap() error              { return e.st.Err() }

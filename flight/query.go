@@ -114,14 +114,14 @@ func (s *Server) refresh(ctx context.Context, p *authz.Principal, pl *plan) (*pl
 func (s *Server) use(ctx context.Context, p *authz.Principal, schema string) (*plan, error) {
 	notFound := &notFoundError{kind: "schema", name: schema}
 	if !p.MayReadNamespace(schema) {
-		return nil, notFound
+		return nil, deny(reasonNamespace, notFound)
 	}
 	l, err := s.cfg.Catalog.List(ctx, s.caller(ctx, p))
 	if err != nil {
 		return nil, err
 	}
 	if !slices.Contains(l.Schemas, schema) {
-		return nil, notFound
+		return nil, deny(reasonPrivilege, notFound)
 	}
 	sess, err := s.sessions.obtain(ctx, p)
 	if err != nil {

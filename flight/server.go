@@ -84,9 +84,32 @@ type Config struct {
 	Version string
 	// Logger receives operational logs. Nil discards them.
 	Logger *slog.Logger
+	// Metrics receives the Server's Prometheus metrics (see NewMetrics). Nil
+	// records nothing.
+	Metrics *Metrics
 	// Now is the clock; nil means time.Now. Tests inject one.
 	Now func() time.Time
+	// StartNotReady starts the server with its readiness (ReadinessService)
+	// NOT_SERVING until SetReady(true), for a process that must first reach
+	// a dependency. The zero value reports ready from the start.
+	StartNotReady bool
 }
+
+// gRPC health service names the server reports (grpc.health.v1, which like
+// every RPC needs a valid bearer token).
+const (
+	// LivenessService ("") is SERVING from New until the server has stopped:
+	// the process is alive and serving gRPC.
+	LivenessService = ""
+	// ReadinessService is SERVING while the server should receive new
+	// statements: after SetReady(true) (or from New, without
+	// Config.StartNotReady) and until Shutdown begins.
+	ReadinessService = "arrow.flight.protocol.FlightService"
+)
+
+// ErrShutdownAborted is returned by Shutdown when its context ended before
+// every call had finished: the calls left were aborted.
+var ErrShutdownAborted = errors.New("flight: shutdown deadline passed; in-flight calls were aborted")
 
 func (c *Config) withDefaults() Config {
 	out := *c
@@ -192,6 +215,11 @@ type Server struct {
 
 	// producers tracks DoGet goroutines so Shutdown can wait for them.
 	producers sync.WaitGroup
+
+	// readyMu guards stopping: once Shutdown or Close began, SetReady(true)
+	// is ignored.
+	readyMu  sync.Mutex
+	stopping bool
 }
 
 // New returns a Server for cfg.
@@ -213,6 +241,7 @@ func New(cfg Config) (*Server, error) {
 		rand:     rand.Reader,
 	}
 	s.Alloc = s.mem
+	s.instrument()
 	if err := registerSQLInfo(s, c.Version); err != nil {
 		return nil, err
 	}
@@ -228,8 +257,12 @@ func New(cfg Config) (*Server, error) {
 	s.grpc = grpc.NewServer(opts...)
 	flight.RegisterFlightServiceServer(s.grpc, &service{FlightServer: flightsql.NewFlightServerWithAllocator(s, s.mem), srv: s})
 	s.health = health.NewServer()
-	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	s.health.SetServingStatus("arrow.flight.protocol.FlightService", healthpb.HealthCheckResponse_SERVING)
+	s.health.SetServingStatus(LivenessService, healthpb.HealthCheckResponse_SERVING)
+	ready := healthpb.HealthCheckResponse_SERVING
+	if c.StartNotReady {
+		ready = healthpb.HealthCheckResponse_NOT_SERVING
+	}
+	s.health.SetServingStatus(ReadinessService, ready)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	return s, nil
 }
@@ -253,28 +286,57 @@ func (s *Server) Serve(lis net.Listener) error {
 	return err
 }
 
-// Shutdown stops accepting calls and waits for running ones until ctx is
-// done, then aborts what is left. It is idempotent.
+// SetReady sets the readiness health status (ReadinessService): SERVING
+// when ready, NOT_SERVING otherwise. Once Shutdown or Close began, the server
+// stays NOT_SERVING.
+func (s *Server) SetReady(ready bool) {
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if ready && !s.stopping {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	s.health.SetServingStatus(ReadinessService, st)
+}
+
+// stopReadiness reports NOT_SERVING for ReadinessService from now on.
+func (s *Server) stopReadiness() {
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	s.stopping = true
+	s.health.SetServingStatus(ReadinessService, healthpb.HealthCheckResponse_NOT_SERVING)
+}
+
+// Shutdown drains the server: readiness goes NOT_SERVING first (liveness
+// stays SERVING), then the server stops accepting connections and calls and
+// waits for running ones — streams included — until ctx is done. If ctx
+// ends first, it aborts what is left (cancelling running queries) and
+// returns an error wrapping ErrShutdownAborted; otherwise nil. It waits for
+// result producers to exit either way and is idempotent.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.health.Shutdown()
+	s.stopReadiness()
 	done := make(chan struct{})
 	go func() {
 		s.grpc.GracefulStop()
 		close(done)
 	}()
+	var err error
 	select {
 	case <-done:
 	case <-ctx.Done():
+		err = fmt.Errorf("%w (%v)", ErrShutdownAborted, ctx.Err())
 		s.grpc.Stop()
 		<-done
 	}
+	s.health.Shutdown()
 	s.running.cancelAll()
 	s.producers.Wait()
-	return nil
+	return err
 }
 
 // Close aborts every call and waits for result producers to exit.
 func (s *Server) Close() error {
+	s.stopReadiness()
 	s.health.Shutdown()
 	s.grpc.Stop()
 	s.running.cancelAll()

@@ -185,6 +185,9 @@ func (s *Server) SetSessionOptions(ctx context.Context, req *flight.SetSessionOp
 			value = sv.StringValue
 		}
 		if !s.validOption(name, value) {
+			if name == optCatalog {
+				s.auth.metrics.denied(reasonTenant)
+			}
 			fail(name, flight.SetSessionOptionsResultErrorInvalidValue)
 			continue
 		}

@@ -39,7 +39,7 @@ func (s *Server) caller(ctx context.Context, p *authz.Principal) backend.Caller 
 func (s *Server) resolveRead(ctx context.Context, p *authz.Principal, refs []sqlgate.TableRef) ([]backend.TableVersion, error) {
 	for _, ref := range refs {
 		if !p.MayReadNamespace(ref.Schema) {
-			return nil, tableNotFound(ref.Schema, ref.Name)
+			return nil, deny(reasonNamespace, tableNotFound(ref.Schema, ref.Name))
 		}
 	}
 	if len(refs) == 0 {
@@ -56,7 +56,7 @@ func (s *Server) resolveRead(ctx context.Context, p *authz.Principal, refs []sql
 	out := make([]backend.TableVersion, len(refs))
 	for i, v := range got {
 		if v == nil {
-			return nil, tableNotFound(refs[i].Schema, refs[i].Name)
+			return nil, deny(reasonPrivilege, tableNotFound(refs[i].Schema, refs[i].Name))
 		}
 		out[i] = *v
 	}

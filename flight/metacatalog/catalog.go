@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"lakegate/flight/backend"
 	"lakegate/metasrv/client"
@@ -13,7 +14,8 @@ import (
 // Catalog is a backend.Catalog over a metasrv client. It is safe for use
 // from multiple goroutines.
 type Catalog struct {
-	c *client.Client
+	c       *client.Client
+	observe func(op string, d time.Duration, err error)
 
 	mu   sync.Mutex
 	gens map[string]uint64 // tenant → generation of this gateway's last write
@@ -23,8 +25,38 @@ var _ backend.Catalog = (*Catalog)(nil)
 
 // New returns a Catalog using c, which must authenticate as a query_service
 // principal that may delegate for the tenants it will serve.
-func New(c *client.Client) *Catalog {
-	return &Catalog{c: c, gens: map[string]uint64{}}
+func New(c *client.Client) *Catalog { return NewWithOptions(c, Options{}) }
+
+// Options are optional settings of a Catalog.
+type Options struct {
+	// Observe, when non-nil, is called after every call to metasrv with the
+	// operation (OpResolve, OpList, OpCommit or OpDrop), its duration
+	// (failover and retries included) and the error the Catalog method
+	// returns for it (nil when the answer was usable, including "no
+	// metalake" and "not dropped"). It must be safe for concurrent use and
+	// quick. flight.Metrics.ObserveMetasrv fits.
+	Observe func(op string, d time.Duration, err error)
+}
+
+// Operations reported to Options.Observe.
+const (
+	OpResolve = "resolve"
+	OpList    = "list"
+	OpCommit  = "commit" // creating a table or committing a version
+	OpDrop    = "drop"
+)
+
+// NewWithOptions is New with options.
+func NewWithOptions(c *client.Client, o Options) *Catalog {
+	return &Catalog{c: c, observe: o.Observe, gens: map[string]uint64{}}
+}
+
+// observed reports a call that started at start and ended with *err; use
+// it deferred, with the method's named error result.
+func (m *Catalog) observed(op string, start time.Time, err *error) {
+	if m.observe != nil {
+		m.observe(op, time.Since(start), *err)
+	}
 }
 
 func (m *Catalog) minGen(tenant string) uint64 {
@@ -85,7 +117,8 @@ func clientFiles(fs []backend.DataFile) []client.DataFile {
 }
 
 // List implements backend.Catalog.
-func (m *Catalog) List(ctx context.Context, c backend.Caller) (backend.Listing, error) {
+func (m *Catalog) List(ctx context.Context, c backend.Caller) (_ backend.Listing, err error) {
+	defer m.observed(OpList, time.Now(), &err)
 	l, err := m.c.ListTables(ctx, c.Tenant, c.Subject, c.Catalog, m.minGen(c.Tenant))
 	if err != nil {
 		if errors.Is(err, client.ErrNotFound) {
@@ -104,7 +137,8 @@ func (m *Catalog) List(ctx context.Context, c backend.Caller) (backend.Listing, 
 // Resolve implements backend.Catalog. A table with a row filter or a column
 // mask for the caller is refused: this gateway does not enforce them yet,
 // and serving it unfiltered would break the policy.
-func (m *Catalog) Resolve(ctx context.Context, c backend.Caller, refs []backend.TableRef) ([]*backend.TableVersion, error) {
+func (m *Catalog) Resolve(ctx context.Context, c backend.Caller, refs []backend.TableRef) (_ []*backend.TableVersion, err error) {
+	defer m.observed(OpResolve, time.Now(), &err)
 	q := make([]client.Ref, len(refs))
 	for i, r := range refs {
 		q[i] = client.Ref{Schema: r.Name.Schema, Table: r.Name.Name, Privilege: client.SelectTable}
@@ -140,7 +174,8 @@ func (m *Catalog) Resolve(ctx context.Context, c backend.Caller, refs []backend.
 }
 
 // Commit implements backend.Catalog.
-func (m *Catalog) Commit(ctx context.Context, c backend.Caller, cm backend.Commit) (uint64, error) {
+func (m *Catalog) Commit(ctx context.Context, c backend.Caller, cm backend.Commit) (_ uint64, err error) {
+	defer m.observed(OpCommit, time.Now(), &err)
 	if cm.Create {
 		gen, err := m.c.CreateTable(ctx, c.Tenant, c.Subject, c.Catalog, cm.Name.Schema, cm.Name.Name,
 			clientColumns(cm.Columns), cm.StorageID, clientFiles(cm.Files))
@@ -165,7 +200,8 @@ func (m *Catalog) Commit(ctx context.Context, c backend.Caller, cm backend.Commi
 
 // Drop implements backend.Catalog. A table the caller may not see is
 // reported as not dropped, like a missing one.
-func (m *Catalog) Drop(ctx context.Context, c backend.Caller, name backend.TableName) (bool, error) {
+func (m *Catalog) Drop(ctx context.Context, c backend.Caller, name backend.TableName) (_ bool, err error) {
+	defer m.observed(OpDrop, time.Now(), &err)
 	dropped, gen, err := m.c.DropTable(ctx, c.Tenant, c.Subject, c.Catalog, name.Schema, name.Name)
 	switch {
 	case errors.Is(err, client.ErrNotFound):
