@@ -33,6 +33,7 @@ const usage = `usage: lakegate <command> [flags]
 
 commands:
   serve      run the all-in-one gateway (embedded engine, demo tenant)
+  gateway    run a stateless Flight SQL gateway replica against a metasrv cluster
   metasrv    run a metadata service node (Raft-replicated catalog, REST API)
   sql        run a query against a gateway and print the result
   ingest     load a local Parquet or CSV file into a table (Flight SQL bulk ingest)
@@ -53,6 +54,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "serve":
 		return runServe(ctx, args[1:], stdout, stderr)
+	case "gateway":
+		return runGateway(ctx, args[1:], stdout, stderr)
 	case "metasrv":
 		return runMetasrv(ctx, args[1:], stdout, stderr)
 	case "sql":

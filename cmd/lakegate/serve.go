@@ -18,8 +18,6 @@ import (
 
 	"lakegate/authz"
 	"lakegate/flight"
-	"lakegate/flight/backend/duckdb"
-	"lakegate/flight/metacatalog"
 	"lakegate/flight/tablefiles"
 	"lakegate/flight/ticket"
 	"lakegate/metasrv"
@@ -29,68 +27,31 @@ import (
 
 // serveConfig is everything `lakegate serve` reads from its flags.
 type serveConfig struct {
-	dataDir       string
-	flightAddr    string
-	metasrvAddr   string
-	raftAddr      string
-	principals    string
-	ticketKeys    string
-	stageFile     string
-	gcInterval    time.Duration
-	gcGrace       time.Duration
-	tls           flight.TLSFiles
-	insecureNoTLS bool
-	memoryLimit   string
-	threads       int
-	queryTimeout  time.Duration
-	logLevel      string
-
-	maxConcurrentPerTenant int
-	maxConcurrent          int
-	queueTimeout           time.Duration
+	engineFlags
+	dataDir     string
+	metasrvAddr string
+	raftAddr    string
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	var c serveConfig
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	c.register(fs, time.Hour, "how often orphaned table files (from failed or abandoned writes, superseded versions, dropped tables) are collected; 0 disables")
 	fs.StringVar(&c.dataDir, "data-dir", "./data", "data directory (created on first start, mode 0700)")
-	fs.StringVar(&c.flightAddr, "flight-addr", "127.0.0.1:8815", "Flight SQL listen address")
 	fs.StringVar(&c.metasrvAddr, "metasrv-addr", "127.0.0.1:8816", "metasrv REST API listen address (port 0 picks one); same exposure rules as --flight-addr")
 	fs.StringVar(&c.raftAddr, "raft-addr", "127.0.0.1:8817", "metasrv Raft transport address, loopback only: the node is a single voter (port 0 picks one)")
 	fs.StringVar(&c.principals, "principals", "", "principal map (YAML); default: the demo map generated in the data directory, loopback only")
 	fs.StringVar(&c.ticketKeys, "ticket-keys", "", "ticket key ring file; default: generated in the data directory")
 	fs.StringVar(&c.stageFile, "stage", "", "root stage descriptor (JSON file: local root or S3 bucket/prefix; S3 credentials from the AWS environment); default: a local stage in <data-dir>/stage")
-	fs.StringVar(&c.tls.CertFile, "tls-cert", "", "TLS certificate chain (PEM)")
-	fs.StringVar(&c.tls.KeyFile, "tls-key", "", "TLS private key (PEM)")
-	fs.StringVar(&c.tls.ClientCAFile, "tls-client-ca", "", "require client certificates signed by this CA (PEM): mutual TLS")
-	fs.BoolVar(&c.insecureNoTLS, "insecure-no-tls", false, "allow plaintext on a non-loopback address (behind a TLS-terminating proxy); never waives authentication")
-	fs.StringVar(&c.memoryLimit, "memory-limit", "1GB", "DuckDB memory_limit per tenant")
-	fs.IntVar(&c.threads, "threads", 2, "DuckDB threads per tenant")
-	fs.DurationVar(&c.queryTimeout, "query-timeout", 5*time.Minute, "deadline for one query")
-	fs.IntVar(&c.maxConcurrentPerTenant, "max-concurrent-per-tenant", 4, "queries one tenant may run at once (at most --max-concurrent)")
-	fs.IntVar(&c.maxConcurrent, "max-concurrent", 16, "queries that may run at once across all tenants")
-	fs.DurationVar(&c.queueTimeout, "queue-timeout", 5*time.Second, "how long a query waits for a free slot before failing with ResourceExhausted")
-	fs.DurationVar(&c.gcInterval, "gc-interval", time.Hour, "how often orphaned table files (from failed or abandoned writes, superseded versions, dropped tables) are collected; 0 disables")
-	fs.DurationVar(&c.gcGrace, "gc-grace", 24*time.Hour, "orphaned files younger than this are kept; must exceed the longest write ("+stage.MaxWriteAge.String()+")")
-	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return c, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	if c.maxConcurrentPerTenant < 1 || c.maxConcurrent < 1 || c.queueTimeout <= 0 {
-		return c, fmt.Errorf("%w: --max-concurrent-per-tenant, --max-concurrent and --queue-timeout must be positive", errUsage)
-	}
-	if c.maxConcurrentPerTenant > c.maxConcurrent {
-		return c, fmt.Errorf("%w: --max-concurrent-per-tenant (%d) exceeds --max-concurrent (%d)", errUsage, c.maxConcurrentPerTenant, c.maxConcurrent)
-	}
-	if c.gcInterval < 0 || c.gcGrace <= stage.MaxWriteAge {
-		return c, fmt.Errorf("%w: --gc-interval must not be negative and --gc-grace must exceed %s", errUsage, stage.MaxWriteAge)
-	}
-	if c.tls.ClientCAFile != "" && !c.tls.Enabled() {
-		return c, fmt.Errorf("%w: --tls-client-ca needs --tls-cert and --tls-key", errUsage)
+	if err := c.validate(); err != nil {
+		return c, err
 	}
 	if err := checkExposure(c.flightAddr, c.principals != "", c.tls.Enabled(), c.insecureNoTLS); err != nil {
 		return c, err
@@ -186,25 +147,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	engineCfg := duckdb.DefaultConfig()
-	engineCfg.Root = filepath.Join(c.dataDir, "stage")
-	if stageDesc.Local != nil {
-		engineCfg.Root = stageDesc.Local.Root
-	}
-	engineCfg.MemoryLimit = c.memoryLimit
-	engineCfg.Threads = c.threads
-	engineCfg.QueryTimeout = c.queryTimeout
-	engineCfg.Logger = log
-	engine, err := duckdb.New(engineCfg)
-	if err != nil {
-		return err
-	}
-	defer engine.Close()
-	files, err := tablefiles.New(tablefiles.Config{Stage: stageDesc, EngineRoot: engineCfg.Root, Logger: log.With("component", "stage")})
-	if err != nil {
-		return err
-	}
-	defer files.Close()
 
 	// The gateway talks to the embedded metasrv as a query_service
 	// principal minted for this process only, over its own loopback
@@ -225,49 +167,29 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		err := shutdownMetasrv(ctx, meta.srv, log)
 		return errors.Join(err, <-metaErr, <-metaErr)
 	}
-	mc, err := client.New(client.Config{Addrs: []string{"http://" + meta.gatewayLn.Addr().String()}, Token: gwToken})
-	if err != nil {
-		return errors.Join(err, stopMeta())
-	}
-	defer mc.CloseIdleConnections()
-	cat := metacatalog.New(mc)
-	if demo {
-		if err := ensureDemoTables(ctx, engine, files, cat); err != nil {
-			return errors.Join(err, stopMeta())
-		}
-	}
-
-	srv, err := flight.New(flight.Config{
-		Principals: principals,
-		Backend:    engine,
-		Catalog:    cat,
-		Files:      files,
-		Tickets:    ring,
-		TLS:        tlsConfig,
-		Stage:      &stageDesc,
-		Version:    version,
-		Logger:     log.With("component", "flight"),
-
-		MaxConcurrentPerTenant: c.maxConcurrentPerTenant,
-		MaxConcurrent:          c.maxConcurrent,
-		QueueTimeout:           c.queueTimeout,
+	core, err := newGatewayCore(coreConfig{
+		flags: &c.engineFlags, principals: principals, ring: ring, tls: tlsConfig,
+		stage: stageDesc, dataDir: c.dataDir, log: log,
+		metasrv: client.Config{Addrs: []string{"http://" + meta.gatewayLn.Addr().String()}, Token: gwToken},
 	})
 	if err != nil {
 		return errors.Join(err, stopMeta())
 	}
+	defer core.close()
+	if demo {
+		if err := ensureDemoTables(ctx, core.engine, core.files, core.cat); err != nil {
+			return errors.Join(err, stopMeta())
+		}
+	}
+	srv := core.srv
 	lis, err := net.Listen("tcp", c.flightAddr)
 	if err != nil {
 		return errors.Join(fmt.Errorf("listening on %s: %w", c.flightAddr, err), stopMeta())
 	}
 	printBanner(stdout, lis.Addr().String(), tlsConfig != nil, principalsPath, c.dataDir, demo, firstStart, metaURL, stageDesc)
 
-	gcCtx, stopGC := context.WithCancel(ctx)
-	gcDone := make(chan struct{})
-	go func() {
-		defer close(gcDone)
-		collectOrphans(gcCtx, c.gcInterval, c.gcGrace, queryTenants(principals), files, mc, log.With("component", "gc"))
-	}()
-	defer func() { stopGC(); <-gcDone }()
+	stopGC := core.startCollector(ctx, c.gcInterval, c.gcGrace)
+	defer stopGC()
 	flightErr := make(chan error, 1)
 	go func() { flightErr <- srv.Serve(lis) }()
 	var serveErr error
@@ -281,7 +203,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	errs := []error{serveErr, srv.Shutdown(shutdownCtx)}
+	shutdownErr := srv.Shutdown(shutdownCtx)
+	if errors.Is(shutdownErr, flight.ErrShutdownAborted) {
+		// serve's exit status does not depend on draining (unlike gateway's).
+		log.Warn("shutdown", "err", shutdownErr)
+		shutdownErr = nil
+	}
+	errs := []error{serveErr, shutdownErr}
 	if flightErr != nil {
 		errs = append(errs, <-flightErr)
 	}
@@ -305,15 +233,7 @@ func serveStage(c serveConfig) (stage.Descriptor, error) {
 		}
 		return stage.Descriptor{Version: stage.DescriptorVersion, Local: &stage.LocalDescriptor{Root: root}}, nil
 	}
-	data, err := os.ReadFile(c.stageFile)
-	if err != nil {
-		return stage.Descriptor{}, fmt.Errorf("reading --stage: %w", err)
-	}
-	d, err := stage.ParseDescriptor(data)
-	if err != nil {
-		return stage.Descriptor{}, fmt.Errorf("--stage %s: %w", c.stageFile, err)
-	}
-	return d, nil
+	return readStage(c.stageFile)
 }
 
 // gatewayPrincipal is the id of the identity `serve` mints for its gateway.
@@ -420,7 +340,7 @@ func waitLeader(ctx context.Context, srv *metasrv.Server) error {
 			return fmt.Errorf("metasrv: waiting for leadership: %w", ctx.Err())
 		}
 	}
-	return nil
+	return node.Barrier(ctx) // leading is not enough: the log before this term must be applied too
 }
 
 func maybeTLS(f flight.TLSFiles) (*tls.Config, error) {

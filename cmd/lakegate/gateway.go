@@ -1,0 +1,512 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"lakegate/authz"
+	"lakegate/flight"
+	"lakegate/flight/backend/duckdb"
+	"lakegate/flight/metacatalog"
+	"lakegate/flight/tablefiles"
+	"lakegate/flight/ticket"
+	"lakegate/metasrv/client"
+	"lakegate/stage"
+)
+
+// engineFlags are the flags `serve` and `gateway` share: the Flight
+// listener, the engine, admission, orphan collection and logging.
+type engineFlags struct {
+	flightAddr    string
+	principals    string
+	ticketKeys    string
+	stageFile     string
+	tls           flight.TLSFiles
+	insecureNoTLS bool
+	memoryLimit   string
+	threads       int
+	queryTimeout  time.Duration
+	logLevel      string
+
+	maxConcurrentPerTenant int
+	maxConcurrent          int
+	queueTimeout           time.Duration
+
+	gcInterval time.Duration
+	gcGrace    time.Duration
+}
+
+// register defines the shared flags on fs; gcInterval is the command's
+// default for --gc-interval.
+func (c *engineFlags) register(fs *flag.FlagSet, gcInterval time.Duration, gcHelp string) {
+	fs.StringVar(&c.flightAddr, "flight-addr", "127.0.0.1:8815", "Flight SQL listen address")
+	fs.StringVar(&c.tls.CertFile, "tls-cert", "", "TLS certificate chain (PEM)")
+	fs.StringVar(&c.tls.KeyFile, "tls-key", "", "TLS private key (PEM)")
+	fs.StringVar(&c.tls.ClientCAFile, "tls-client-ca", "", "require client certificates signed by this CA (PEM): mutual TLS")
+	fs.BoolVar(&c.insecureNoTLS, "insecure-no-tls", false, "allow plaintext on a non-loopback address (behind a TLS-terminating proxy); never waives authentication")
+	fs.StringVar(&c.memoryLimit, "memory-limit", "1GB", "DuckDB memory_limit per tenant")
+	fs.IntVar(&c.threads, "threads", 2, "DuckDB threads per tenant")
+	fs.DurationVar(&c.queryTimeout, "query-timeout", 5*time.Minute, "deadline for one query")
+	fs.IntVar(&c.maxConcurrentPerTenant, "max-concurrent-per-tenant", 4, "queries one tenant may run at once (at most --max-concurrent)")
+	fs.IntVar(&c.maxConcurrent, "max-concurrent", 16, "queries that may run at once across all tenants")
+	fs.DurationVar(&c.queueTimeout, "queue-timeout", 5*time.Second, "how long a query waits for a free slot before failing with ResourceExhausted")
+	fs.DurationVar(&c.gcInterval, "gc-interval", gcInterval, gcHelp)
+	fs.DurationVar(&c.gcGrace, "gc-grace", 24*time.Hour, "orphaned files younger than this are kept; must exceed the longest write ("+stage.MaxWriteAge.String()+")")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+}
+
+// validate checks the shared flags except the exposure rules, which differ
+// between the commands.
+func (c *engineFlags) validate() error {
+	if c.maxConcurrentPerTenant < 1 || c.maxConcurrent < 1 || c.queueTimeout <= 0 {
+		return fmt.Errorf("%w: --max-concurrent-per-tenant, --max-concurrent and --queue-timeout must be positive", errUsage)
+	}
+	if c.maxConcurrentPerTenant > c.maxConcurrent {
+		return fmt.Errorf("%w: --max-concurrent-per-tenant (%d) exceeds --max-concurrent (%d)", errUsage, c.maxConcurrentPerTenant, c.maxConcurrent)
+	}
+	if c.gcInterval < 0 || c.gcGrace <= stage.MaxWriteAge {
+		return fmt.Errorf("%w: --gc-interval must not be negative and --gc-grace must exceed %s", errUsage, stage.MaxWriteAge)
+	}
+	if c.tls.ClientCAFile != "" && !c.tls.Enabled() {
+		return fmt.Errorf("%w: --tls-client-ca needs --tls-cert and --tls-key", errUsage)
+	}
+	return nil
+}
+
+// engineRoot is the engine's data root for a stage: a local stage's root
+// (the engine reads committed files in place, so the two must be the same
+// directory), or <dataDir>/stage for S3, where the engine keeps only
+// scratch: each tenant's read cache (tenants/<t>/cache) and spill
+// directory (tenants/<t>/tmp). A local stage's tenants keep their spill
+// directory in the stage (tenants/<t>/tmp), beside their tables.
+func engineRoot(d stage.Descriptor, dataDir string) string {
+	if d.Local != nil {
+		return d.Local.Root
+	}
+	return filepath.Join(dataDir, "stage")
+}
+
+// coreConfig is what newGatewayCore wires together.
+type coreConfig struct {
+	flags      *engineFlags
+	principals *authz.PrincipalMap
+	ring       *ticket.Ring
+	tls        *tls.Config
+	stage      stage.Descriptor
+	dataDir    string // see engineRoot
+	metasrv    client.Config
+	notReady   bool // flight.Config.StartNotReady
+	log        *slog.Logger
+}
+
+// gatewayCore is the Flight SQL gateway both `serve` and `gateway` run: the
+// engine over the stage, the metasrv-backed catalog and the Flight server.
+type gatewayCore struct {
+	engine *duckdb.Engine
+	files  *tablefiles.Files
+	mc     *client.Client
+	cat    *metacatalog.Catalog
+	srv    *flight.Server
+	log    *slog.Logger
+	tenant []authz.TenantID // tenants of the principals that may query
+}
+
+// newGatewayCore builds the gateway; the caller closes it after the Flight
+// server has stopped.
+func newGatewayCore(c coreConfig) (g *gatewayCore, err error) {
+	g = &gatewayCore{log: c.log, tenant: queryTenants(c.principals)}
+	defer func() {
+		if err != nil {
+			g.close()
+		}
+	}()
+	engineCfg := duckdb.DefaultConfig()
+	engineCfg.Root = engineRoot(c.stage, c.dataDir)
+	engineCfg.MemoryLimit = c.flags.memoryLimit
+	engineCfg.Threads = c.flags.threads
+	engineCfg.QueryTimeout = c.flags.queryTimeout
+	engineCfg.Logger = c.log
+	if g.engine, err = duckdb.New(engineCfg); err != nil {
+		return nil, err
+	}
+	if g.files, err = tablefiles.New(tablefiles.Config{Stage: c.stage, EngineRoot: engineCfg.Root, Logger: c.log.With("component", "stage")}); err != nil {
+		return nil, err
+	}
+	if g.mc, err = client.New(c.metasrv); err != nil {
+		return nil, err
+	}
+	g.cat = metacatalog.New(g.mc)
+	stageDesc := c.stage
+	g.srv, err = flight.New(flight.Config{
+		Principals:    c.principals,
+		Backend:       g.engine,
+		Catalog:       g.cat,
+		Files:         g.files,
+		Tickets:       c.ring,
+		TLS:           c.tls,
+		Stage:         &stageDesc,
+		Version:       version,
+		Logger:        c.log.With("component", "flight"),
+		StartNotReady: c.notReady,
+
+		MaxConcurrentPerTenant: c.flags.maxConcurrentPerTenant,
+		MaxConcurrent:          c.flags.maxConcurrent,
+		QueueTimeout:           c.flags.queueTimeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// close releases what newGatewayCore opened, in reverse order.
+func (g *gatewayCore) close() {
+	if g.mc != nil {
+		g.mc.CloseIdleConnections()
+	}
+	if g.files != nil {
+		g.files.Close()
+	}
+	if g.engine != nil {
+		g.engine.Close()
+	}
+}
+
+// startCollector runs orphan collection (collectOrphans) in the background
+// until the returned stop is called; stop waits for it.
+func (g *gatewayCore) startCollector(ctx context.Context, interval, grace time.Duration) (stop func()) {
+	gcCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		collectOrphans(gcCtx, interval, grace, g.tenant, g.files, g.mc, g.log.With("component", "gc"))
+	}()
+	return func() { cancel(); <-done }
+}
+
+// gatewayConfig is everything `lakegate gateway` reads from its flags.
+type gatewayConfig struct {
+	engineFlags
+	dataDir          string
+	metasrvAddrs     []string
+	metasrvTokenFile string
+	metasrvCA        string
+	shutdownTimeout  time.Duration
+}
+
+func parseGatewayFlags(args []string, stderr io.Writer) (gatewayConfig, error) {
+	var c gatewayConfig
+	var metasrvAddrs string
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c.register(fs, 0, "how often orphaned table files are collected; 0 (the default) disables. Exactly one gateway of a deployment should set it")
+	fs.StringVar(&c.principals, "principals", "", "principal map (YAML, mode 0600; required)")
+	fs.StringVar(&c.ticketKeys, "ticket-keys", "", "ticket key ring file (required; every replica loads the same ring)")
+	fs.StringVar(&c.stageFile, "stage", "", "root stage descriptor (JSON file: local root or S3 bucket/prefix; required)")
+	fs.StringVar(&c.dataDir, "data-dir", "./gateway-data", "engine scratch for an S3 stage: tenants' read caches and spill files under <data-dir>/stage (mode 0700); unused with a local stage, whose root is the engine's root")
+	fs.StringVar(&metasrvAddrs, "metasrv", "", "metasrv nodes, comma-separated: base URLs (https://host:8816) or host:port (https); required. http:// only when every metasrv address and --flight-addr are loopback")
+	fs.StringVar(&c.metasrvTokenFile, "metasrv-token-file", "", "file whose first line is this gateway's query_service token for metasrv (mode 0600 or 0400; required)")
+	fs.StringVar(&c.metasrvCA, "metasrv-ca", "", "CA (PEM) that signs the metasrv nodes' certificates; default: the system roots")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long in-flight calls may drain before they are aborted (then the exit status is 1)")
+	if err := fs.Parse(args); err != nil {
+		return c, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return c, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	case c.principals == "":
+		return c, fmt.Errorf("%w: --principals is required", errUsage)
+	case c.ticketKeys == "":
+		return c, fmt.Errorf("%w: --ticket-keys is required: every replica must open every other replica's tickets", errUsage)
+	case c.stageFile == "":
+		return c, fmt.Errorf("%w: --stage is required", errUsage)
+	case strings.TrimSpace(metasrvAddrs) == "":
+		return c, fmt.Errorf("%w: --metasrv is required", errUsage)
+	case c.metasrvTokenFile == "":
+		return c, fmt.Errorf("%w: --metasrv-token-file is required", errUsage)
+	case c.shutdownTimeout <= 0:
+		return c, fmt.Errorf("%w: --shutdown-timeout must be positive", errUsage)
+	}
+	if err := c.validate(); err != nil {
+		return c, err
+	}
+	if err := checkExposure(c.flightAddr, true, c.tls.Enabled(), c.insecureNoTLS); err != nil {
+		return c, err
+	}
+	flightHost, _, _ := net.SplitHostPort(c.flightAddr) // checked by checkExposure
+	allLoopback := isLoopback(flightHost)
+	var plain []string
+	for _, a := range strings.Split(metasrvAddrs, ",") {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			return c, fmt.Errorf("%w: --metasrv has an empty address", errUsage)
+		}
+		scheme, host, err := metasrvAddr(a)
+		if err != nil {
+			return c, err
+		}
+		if scheme == "http" {
+			plain = append(plain, a)
+		}
+		allLoopback = allLoopback && isLoopback(host)
+		c.metasrvAddrs = append(c.metasrvAddrs, a)
+	}
+	if len(plain) > 0 && !allLoopback {
+		return c, fmt.Errorf("%w: refusing plaintext to metasrv (%s): http:// is allowed only when every --metasrv address and --flight-addr are loopback; use https:// (and --metasrv-ca)", errUsage, strings.Join(plain, ", "))
+	}
+	return c, nil
+}
+
+// metasrvAddr parses one --metasrv address: a base URL (http or https) or
+// host:port, which means https.
+func metasrvAddr(a string) (scheme, host string, err error) {
+	hostport := a
+	scheme = "https"
+	if strings.Contains(a, "://") {
+		u, err := url.Parse(a)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+			return "", "", fmt.Errorf("%w: --metasrv %q: want http(s)://host:port or host:port", errUsage, a)
+		}
+		scheme, hostport = u.Scheme, u.Host
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil || host == "" || port == "" {
+		return "", "", fmt.Errorf("%w: --metasrv %q: want http(s)://host:port or host:port", errUsage, a)
+	}
+	return scheme, host, nil
+}
+
+// maxTokenFileSize bounds a token file; a token is 46 bytes.
+const maxTokenFileSize = 4096
+
+// readTokenFile returns the first line of a secret file holding a bearer
+// token. The file must be a regular file (not a symlink) with no group or
+// other permission bits; the checks are made on the opened file. Errors
+// never contain the file's content.
+func readTokenFile(flagName, path string) (string, error) {
+	fail := func(format string, a ...any) (string, error) {
+		return "", fmt.Errorf("%s %s: %s", flagName, path, fmt.Sprintf(format, a...))
+	}
+	lst, err := os.Lstat(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", flagName, err)
+	}
+	if lst.Mode()&os.ModeSymlink != 0 {
+		return fail("is a symbolic link")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", flagName, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%s: %w", flagName, err)
+	case !os.SameFile(lst, st):
+		return fail("changed while it was opened")
+	case !st.Mode().IsRegular():
+		return fail("is not a regular file")
+	case st.Mode().Perm()&0o077 != 0:
+		return fail("mode %04o grants group or other access; want 0600 or 0400", st.Mode().Perm())
+	case st.Size() > maxTokenFileSize:
+		return fail("is larger than %d bytes", maxTokenFileSize)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenFileSize+1))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", flagName, err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	if tok := strings.TrimSpace(line); tok != "" {
+		return tok, nil
+	}
+	return fail("has no token on its first line")
+}
+
+// metasrvHTTPClient returns the HTTP client the gateway calls metasrv with:
+// a keep-alive transport sized for a gateway, trusting caFile (PEM) for
+// https when it is set, else the system roots.
+func metasrvHTTPClient(caFile string) (*http.Client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 256
+	tr.MaxIdleConnsPerHost = 128
+	tr.IdleConnTimeout = 90 * time.Second
+	tr.DialContext = (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading --metasrv-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, errors.New("--metasrv-ca holds no PEM certificate")
+		}
+		tr.TLSClientConfig.RootCAs = pool
+	}
+	return &http.Client{Transport: tr}, nil
+}
+
+// readStage reads and parses the root stage descriptor file.
+func readStage(path string) (stage.Descriptor, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return stage.Descriptor{}, fmt.Errorf("reading --stage: %w", err)
+	}
+	d, err := stage.ParseDescriptor(data)
+	if err != nil {
+		return stage.Descriptor{}, fmt.Errorf("--stage %s: %w", path, err)
+	}
+	return d, nil
+}
+
+// runGateway runs the stateless gateway until ctx is done, then drains it
+// within --shutdown-timeout.
+func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parseGatewayFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, c.logLevel)
+	if err != nil {
+		return err
+	}
+	principals, err := authz.LoadPrincipalMap(c.principals)
+	if err != nil {
+		return err
+	}
+	tenants := queryTenants(principals)
+	if len(tenants) == 0 {
+		return errors.New("the principal map has no principal that may query: nothing to serve")
+	}
+	ring, err := ticket.LoadRing(c.ticketKeys)
+	if err != nil {
+		return err
+	}
+	tlsConfig, err := maybeTLS(c.tls)
+	if err != nil {
+		return err
+	}
+	token, err := readTokenFile("--metasrv-token-file", c.metasrvTokenFile)
+	if err != nil {
+		return err
+	}
+	hc, err := metasrvHTTPClient(c.metasrvCA)
+	if err != nil {
+		return err
+	}
+	stageDesc, err := readStage(c.stageFile)
+	if err != nil {
+		return err
+	}
+	if stageDesc.Local == nil {
+		if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
+			return fmt.Errorf("creating data directory: %w", err)
+		}
+	}
+	core, err := newGatewayCore(coreConfig{
+		flags: &c.engineFlags, principals: principals, ring: ring, tls: tlsConfig,
+		stage: stageDesc, dataDir: c.dataDir, notReady: true, log: log,
+		metasrv: client.Config{Addrs: c.metasrvAddrs, Token: token, HTTPClient: hc},
+	})
+	if err != nil {
+		return err
+	}
+	defer core.close()
+	lis, err := net.Listen("tcp", c.flightAddr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", c.flightAddr, err)
+	}
+	scheme := "grpc"
+	if tlsConfig != nil {
+		scheme = "grpc+tls"
+	}
+	fmt.Fprintf(stdout, "lakegate %s gateway serving Flight SQL on %s://%s\n", version, scheme, lis.Addr())
+	fmt.Fprintf(stdout, "metasrv:     %s\n", strings.Join(c.metasrvAddrs, ", "))
+	fmt.Fprintf(stdout, "stage:       %s\n", stageDesc)
+
+	stopGC := core.startCollector(ctx, c.gcInterval, c.gcGrace)
+	defer stopGC()
+	flightErr := make(chan error, 1)
+	go func() { flightErr <- core.srv.Serve(lis) }()
+	readyCtx, stopReady := context.WithCancel(ctx)
+	readyErr := make(chan error, 1)
+	go func() { readyErr <- waitMetasrv(readyCtx, core.mc, tenants[0].String(), log) }()
+
+	var runErr error
+	for waiting := true; waiting; {
+		select {
+		case runErr = <-flightErr:
+			flightErr, waiting = nil, false
+		case err := <-readyErr:
+			readyErr = nil
+			if err != nil && ctx.Err() == nil {
+				runErr, waiting = err, false
+				break
+			}
+			if err == nil {
+				core.srv.SetReady(true)
+				log.Info("ready: metasrv answered")
+			}
+		case <-ctx.Done():
+			waiting = false
+		}
+	}
+	stopReady()
+	if readyErr != nil {
+		<-readyErr
+	}
+	log.Info("shutting down", "drain_timeout", c.shutdownTimeout.String())
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.shutdownTimeout)
+	defer cancel()
+	errs := []error{runErr, core.srv.Shutdown(shutdownCtx)}
+	if flightErr != nil {
+		errs = append(errs, <-flightErr)
+	}
+	return errors.Join(errs...)
+}
+
+// waitMetasrv calls metasrv until it answers the gateway, retrying with
+// backoff while it cannot be reached. Any answer for tenant — a 404 for a
+// tenant without a metalake included — proves metasrv is reachable and
+// accepted the token; 401 and 403 mean the token or its principal is wrong
+// and are returned at once. It returns ctx's error when ctx ends first.
+func waitMetasrv(ctx context.Context, mc *client.Client, tenant string, log *slog.Logger) error {
+	const maxBackoff = 5 * time.Second
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := mc.Generation(callCtx, tenant)
+		cancel()
+		switch {
+		case err == nil, errors.Is(err, client.ErrNotFound):
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, client.ErrUnauthenticated):
+			return fmt.Errorf("metasrv rejected the gateway's token (check --metasrv-token-file and metasrv's principal map): %w", err)
+		case errors.Is(err, client.ErrForbidden):
+			return fmt.Errorf("metasrv refused the gateway's principal for tenant %s (it must be a query_service principal whose delegate_tenants include every tenant of --principals): %w", tenant, err)
+		}
+		log.Warn("not ready: waiting for metasrv", "attempt", attempt, "retry_in", backoff.String(), "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}

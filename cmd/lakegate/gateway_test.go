@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"lakegate/metasrv/client"
+	"lakegate/stage"
+)
+
+func TestParseGatewayFlags(t *testing.T) {
+	base := map[string]string{
+		"--principals":         "p.yaml",
+		"--ticket-keys":        "ring",
+		"--stage":              "stage.json",
+		"--metasrv":            "http://127.0.0.1:8816",
+		"--metasrv-token-file": "tok",
+	}
+	// args returns base with overrides; an empty value drops the flag.
+	args := func(over ...string) []string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(over); i += 2 {
+			m[over[i]] = over[i+1]
+		}
+		var out []string
+		for k, v := range m {
+			if v != "" {
+				out = append(out, k+"="+v)
+			}
+		}
+		return out
+	}
+	cases := []struct {
+		name    string
+		args    []string
+		wantErr string // "" = valid
+	}{
+		{"minimal loopback", args(), ""},
+		{"missing --principals", args("--principals", ""), "--principals is required"},
+		{"missing --ticket-keys", args("--ticket-keys", ""), "--ticket-keys is required"},
+		{"missing --stage", args("--stage", ""), "--stage is required"},
+		{"missing --metasrv", args("--metasrv", ""), "--metasrv is required"},
+		{"missing --metasrv-token-file", args("--metasrv-token-file", ""), "--metasrv-token-file is required"},
+		{"empty address in list", args("--metasrv", "http://127.0.0.1:1,"), "empty address"},
+		{"several loopback http", args("--metasrv", "http://127.0.0.1:1, http://localhost:2,http://[::1]:3"), ""},
+		{"http to a non-loopback metasrv", args("--metasrv", "http://10.0.0.1:8816"), "refusing plaintext to metasrv"},
+		{"one http among https", args("--metasrv", "https://10.0.0.1:8816,http://127.0.0.1:8816"), "refusing plaintext to metasrv"},
+		{"http metasrv, non-loopback flight", args("--flight-addr", "10.0.0.5:8815", "--insecure-no-tls", "true"), "refusing plaintext to metasrv"},
+		{"https non-loopback", args("--metasrv", "https://m1:8816,https://m2:8816"), ""},
+		{"host:port means https", args("--metasrv", "m1.example:8816,m2.example:8816"), ""},
+		{"ftp scheme", args("--metasrv", "ftp://m1:8816"), "want http(s)://host:port"},
+		{"no port", args("--metasrv", "https://m1"), "want http(s)://host:port"},
+		{"a path", args("--metasrv", "https://m1:8816/api"), "want http(s)://host:port"},
+		{"non-loopback flight without TLS", args("--metasrv", "https://m1:8816", "--flight-addr", "0.0.0.0:8815"), "without TLS"},
+		{"non-loopback flight, --insecure-no-tls", args("--metasrv", "https://m1:8816", "--flight-addr", "0.0.0.0:8815", "--insecure-no-tls", "true"), ""},
+		{"non-loopback flight with TLS", args("--metasrv", "https://m1:8816", "--flight-addr", "10.0.0.5:8815", "--tls-cert", "c", "--tls-key", "k"), ""},
+		{"client CA without cert", args("--tls-client-ca", "ca"), "--tls-client-ca needs"},
+		{"bad flight address", args("--flight-addr", "nope"), "missing port"},
+		{"zero shutdown timeout", args("--shutdown-timeout", "0s"), "--shutdown-timeout must be positive"},
+		{"negative gc interval", args("--gc-interval", "-1s"), "--gc-interval must not be negative"},
+		{"gc grace too short", args("--gc-grace", "1h"), "--gc-grace must exceed"},
+		{"per-tenant above global", args("--max-concurrent-per-tenant", "8", "--max-concurrent", "4"), "exceeds --max-concurrent"},
+		{"unknown flag", args("--metasrv-addr", "x:1"), "flag provided but not defined"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := parseGatewayFlags(c.args, io.Discard)
+			if c.wantErr == "" {
+				if err != nil {
+					t.Fatalf("%q: %v", c.args, err)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("%q: err %v, want a usage error containing %q (config %+v)", c.args, err, c.wantErr, got)
+			}
+		})
+	}
+
+	t.Run("defaults", func(t *testing.T) {
+		c, err := parseGatewayFlags(args(), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.flightAddr != "127.0.0.1:8815" || c.gcInterval != 0 || c.gcGrace != 24*time.Hour || c.shutdownTimeout != 30*time.Second ||
+			c.maxConcurrent != 16 || c.maxConcurrentPerTenant != 4 || c.queueTimeout != 5*time.Second {
+			t.Fatalf("defaults: %+v", c)
+		}
+	})
+
+	t.Run("through run: exit status 2", func(t *testing.T) {
+		err := run(context.Background(), []string{"gateway", "--metasrv", "http://10.0.0.1:1"}, io.Discard, io.Discard)
+		if !errors.Is(err, errUsage) {
+			t.Fatalf("run: %v, want a usage error", err)
+		}
+	})
+}
+
+func TestReadTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	const tok = "lg_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+	write := func(name, content string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil { // not subject to the umask
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good", tok+"\n# a comment line\n", 0o600)
+	if got, err := readTokenFile("--metasrv-token-file", good); err != nil || got != tok {
+		t.Fatalf("0600 file: %q, %v", got, err)
+	}
+	ro := write("ro", "  "+tok+"  ", 0o400)
+	if got, err := readTokenFile("--metasrv-token-file", ro); err != nil || got != tok {
+		t.Fatalf("0400 file without newline: %q, %v", got, err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{write("group", tok+"\n", 0o640), "grants group or other access"},
+		{write("other", tok+"\n", 0o604), "grants group or other access"},
+		{write("world", tok+"\n", 0o644), "grants group or other access"},
+		{write("empty", "\n"+tok+"\n", 0o600), "no token on its first line"},
+		{write("big", strings.Repeat("x", maxTokenFileSize+1), 0o600), "larger than"},
+		{link, "symbolic link"},
+		{dir, "not a regular file"},
+		{filepath.Join(dir, "missing"), "no such file"},
+	} {
+		_, err := readTokenFile("--metasrv-token-file", c.path)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error containing %q", filepath.Base(c.path), err, c.want)
+			continue
+		}
+		if strings.Contains(err.Error(), tok) {
+			t.Errorf("%s: the error contains the token: %v", filepath.Base(c.path), err)
+		}
+	}
+}
+
+func TestEngineRoot(t *testing.T) {
+	local := stage.Descriptor{Version: stage.DescriptorVersion, Local: &stage.LocalDescriptor{Root: "/srv/stage"}}
+	if got := engineRoot(local, "/scratch"); got != "/srv/stage" {
+		t.Errorf("local stage: engine root %s, want the stage root", got)
+	}
+	s3 := stage.Descriptor{Version: stage.DescriptorVersion, S3: &stage.S3Descriptor{Bucket: "b", Prefix: "p"}}
+	if got := engineRoot(s3, "/scratch"); got != "/scratch/stage" {
+		t.Errorf("S3 stage: engine root %s, want /scratch/stage", got)
+	}
+}
+
+// TestWaitMetasrv: any answer of metasrv (a 404 included) makes the gateway
+// ready; 401 and 403 fail at once; while metasrv answers 503 or cannot be
+// reached, the gateway keeps trying.
+func TestWaitMetasrv(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	newClient := func(t *testing.T, h http.HandlerFunc) (*client.Client, *atomic.Int32) {
+		var calls atomic.Int32
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			if r.Header.Get("Authorization") != "Bearer tok" || r.URL.Path != "/internal/v1/metalakes/acme/generation" {
+				http.Error(w, "unexpected request", http.StatusTeapot)
+				return
+			}
+			h(w, r)
+		}))
+		t.Cleanup(ts.Close)
+		mc, err := client.New(client.Config{Addrs: []string{ts.URL}, Token: "tok"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mc, &calls
+	}
+	status := func(code int) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(code)
+			io.WriteString(w, `{"code":1003,"type":"X","message":"m"}`)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	t.Run("404 is ready", func(t *testing.T) {
+		mc, _ := newClient(t, status(http.StatusNotFound))
+		if err := waitMetasrv(ctx, mc, "acme", log); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("200 is ready", func(t *testing.T) {
+		mc, _ := newClient(t, func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, `{"generation":7}`) })
+		if err := waitMetasrv(ctx, mc, "acme", log); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for code, want := range map[int]string{http.StatusUnauthorized: "rejected the gateway's token", http.StatusForbidden: "delegate_tenants"} {
+		mc, calls := newClient(t, status(code))
+		err := waitMetasrv(ctx, mc, "acme", log)
+		if err == nil || !strings.Contains(err.Error(), want) || calls.Load() != 1 {
+			t.Errorf("HTTP %d: %v after %d calls, want one call and an error containing %q", code, err, calls.Load(), want)
+		}
+	}
+	t.Run("503 then ready", func(t *testing.T) {
+		var n atomic.Int32
+		mc, calls := newClient(t, func(w http.ResponseWriter, r *http.Request) {
+			if n.Add(1) <= 2 {
+				status(http.StatusServiceUnavailable)(w, r)
+				return
+			}
+			status(http.StatusNotFound)(w, r)
+		})
+		if err := waitMetasrv(ctx, mc, "acme", log); err != nil || calls.Load() != 3 {
+			t.Fatalf("%v after %d calls", err, calls.Load())
+		}
+	})
+	t.Run("unreachable until cancelled", func(t *testing.T) {
+		mc, err := client.New(client.Config{Addrs: []string{"http://127.0.0.1:1"}, Token: "tok"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cctx, ccancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		defer ccancel()
+		if err := waitMetasrv(cctx, mc, "acme", log); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%v, want the context's error", err)
+		}
+	})
+}
