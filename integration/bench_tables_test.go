@@ -103,7 +103,7 @@ func startServeEnv(owner testing.TB, dataDir string, env []string, args ...strin
 // serveArgs are the arguments of a serve process on dataDir with free
 // loopback ports, plus extra.
 func serveArgs(dataDir string, extra ...string) []string {
-	return append([]string{"serve", "--data-dir", dataDir, "--flight-addr", "127.0.0.1:0",
+	return append([]string{"serve", "--data-dir", dataDir, "--flight-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
 		"--metasrv-addr", "127.0.0.1:0", "--raft-addr", "127.0.0.1:0"}, extra...)
 }
 

@@ -43,7 +43,7 @@ func TestExposureRules(t *testing.T) {
 	t.Run("map and insecure-no-tls starts", func(t *testing.T) {
 		dir := t.TempDir()
 		srv := startServeArgs(t, dir, "serve", "--data-dir", dir, "--flight-addr", "0.0.0.0:0", "--principals", mapFile, "--insecure-no-tls",
-			"--metasrv-addr", "127.0.0.1:0", "--raft-addr", "127.0.0.1:0")
+			"--metasrv-addr", "127.0.0.1:0", "--raft-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0")
 		if srv.Addr == "" {
 			t.Fatal("no address")
 		}

@@ -154,7 +154,7 @@ func TestGateway(t *testing.T) {
 	// ready until they have reached it.
 	metaAddr := freeLoopbackAddr(t)
 	startGateway := func(extra ...string) *server {
-		args := append([]string{"gateway", "--flight-addr", "127.0.0.1:0", "--principals", gwPrincipals,
+		args := append([]string{"gateway", "--flight-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--principals", gwPrincipals,
 			"--ticket-keys", ringPath, "--stage", stageFile, "--data-dir", t.TempDir(),
 			"--metasrv", "http://" + metaAddr, "--metasrv-token-file", gwTokFile}, extra...)
 		return startServeArgs(t, "", args...)

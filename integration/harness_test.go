@@ -66,7 +66,7 @@ func startServe(t testing.TB, args ...string) *server {
 	t.Helper()
 	dataDir := t.TempDir()
 	// Every port is chosen by the OS so test servers never collide.
-	full := append([]string{"serve", "--data-dir", dataDir, "--flight-addr", "127.0.0.1:0",
+	full := append([]string{"serve", "--data-dir", dataDir, "--flight-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
 		"--metasrv-addr", "127.0.0.1:0", "--raft-addr", "127.0.0.1:0"}, args...)
 	return startServeArgs(t, dataDir, full...)
 }
@@ -109,8 +109,8 @@ func startServeArgs(t testing.TB, dataDir string, args ...string) *server {
 			t.Fatalf("lakegate serve printed no banner within %s:\n%s", startTimeout, s.stderr.String())
 		}
 	}
-	// Keep draining so the process never blocks on a full pipe; collect the
-	// rest of the banner (it follows the address line).
+	// Keep draining so the process never blocks on a full pipe (the banner
+	// ends with the address line; later output is kept too).
 	var mu sync.Mutex
 	go func() {
 		for line := range lines {

@@ -284,7 +284,7 @@ func TestS3TwoTenants(t *testing.T) {
 	}
 
 	dataDir := t.TempDir()
-	args := []string{"serve", "--data-dir", dataDir, "--flight-addr", "127.0.0.1:0",
+	args := []string{"serve", "--data-dir", dataDir, "--flight-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
 		"--metasrv-addr", "127.0.0.1:0", "--raft-addr", "127.0.0.1:0",
 		"--principals", principals, "--stage", st.descriptorFile(t), "--log-level", "warn",
 		// The orphan collector visits every tenant's stage on its own

@@ -18,7 +18,7 @@ import (
 func TestServeMetasrvSurvivesRestart(t *testing.T) {
 	dataDir, metaAddr := t.TempDir(), freeLoopbackAddr(t)
 	// The same ports on both starts, as an operator's configuration would.
-	args := []string{"serve", "--data-dir", dataDir, "--flight-addr", "127.0.0.1:0",
+	args := []string{"serve", "--data-dir", dataDir, "--flight-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
 		"--metasrv-addr", metaAddr, "--raft-addr", freeLoopbackAddr(t)}
 	srv := startServeArgs(t, dataDir, args...)
 	env := &metasrvEnv{adminTok: srv.token(t, "admin@demo"), client: &http.Client{Timeout: 20 * time.Second}}

@@ -362,7 +362,7 @@ func (c *cancelAfter) Next() bool {
 // gateway are still there after the all-in-one server restarts.
 func TestTablesSurviveRestart(t *testing.T) {
 	dataDir := t.TempDir()
-	args := []string{"serve", "--data-dir", dataDir, "--flight-addr", "127.0.0.1:0",
+	args := []string{"serve", "--data-dir", dataDir, "--flight-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
 		"--metasrv-addr", "127.0.0.1:0", "--raft-addr", "127.0.0.1:0"}
 	srv := startServeArgs(t, dataDir, args...)
 	ctx := context.Background()

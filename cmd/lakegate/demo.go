@@ -220,14 +220,19 @@ func writeDemoTable(ctx context.Context, engine *duckdb.Engine, files *tablefile
 // printBanner tells the operator how to connect. Tokens appear only on the
 // first start; afterwards the banner points at the tokens file.
 // metaURL is the embedded metasrv's REST base URL.
-func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir string, demo bool, creds []demoCredential, metaURL string, stageDesc stage.Descriptor) {
+func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir string, demo bool, creds []demoCredential, metaURL string, stageDesc stage.Descriptor, metricsAddr string) {
 	scheme, jdbcTLS, shellTLS := "grpc", "useEncryption=false", ""
 	if tls {
 		scheme, jdbcTLS, shellTLS = "grpc+tls", "useEncryption=true", " --tls"
 	}
-	fmt.Fprintf(w, "lakegate %s serving Flight SQL on %s://%s\n", version, scheme, addr)
+	// The serving line comes last, so whoever waits for it has the whole
+	// banner (tests and scripts read up to it).
+	defer fmt.Fprintf(w, "lakegate %s serving Flight SQL on %s://%s\n", version, scheme, addr)
 	fmt.Fprintf(w, "metasrv REST on %s (single node, data in %s)\n", metaURL, filepath.Join(dataDir, "metasrv"))
 	fmt.Fprintf(w, "stage:       %s\n", stageDesc)
+	if metricsAddr != "" {
+		fmt.Fprintf(w, "metrics:     http://%s/metrics\n", metricsAddr)
+	}
 	fmt.Fprintf(w, "principal map: %s\n", principalsPath)
 	adminTLS := ""
 	if tls {

@@ -17,6 +17,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"lakegate/authz"
 	"lakegate/flight"
 	"lakegate/flight/backend/duckdb"
@@ -47,6 +51,8 @@ type engineFlags struct {
 
 	gcInterval time.Duration
 	gcGrace    time.Duration
+
+	metricsAddr string
 }
 
 // register defines the shared flags on fs; gcInterval is the command's
@@ -66,6 +72,7 @@ func (c *engineFlags) register(fs *flag.FlagSet, gcInterval time.Duration, gcHel
 	fs.DurationVar(&c.gcInterval, "gc-interval", gcInterval, gcHelp)
 	fs.DurationVar(&c.gcGrace, "gc-grace", 24*time.Hour, "orphaned files younger than this are kept; must exceed the longest write ("+stage.MaxWriteAge.String()+")")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "address serving Prometheus metrics at /metrics (plain HTTP, unauthenticated: keep it on loopback or a private network); empty disables")
 }
 
 // validate checks the shared flags except the exposure rules, which differ
@@ -109,7 +116,9 @@ type coreConfig struct {
 	dataDir    string // see engineRoot
 	metasrv    client.Config
 	notReady   bool // flight.Config.StartNotReady
-	log        *slog.Logger
+	// registry receives the gateway's metrics; nil records none.
+	registry *prometheus.Registry
+	log      *slog.Logger
 }
 
 // gatewayCore is the Flight SQL gateway both `serve` and `gateway` run: the
@@ -148,7 +157,11 @@ func newGatewayCore(c coreConfig) (g *gatewayCore, err error) {
 	if g.mc, err = client.New(c.metasrv); err != nil {
 		return nil, err
 	}
-	g.cat = metacatalog.New(g.mc)
+	var metrics *flight.Metrics
+	if c.registry != nil {
+		metrics = flight.NewMetrics(c.registry)
+	}
+	g.cat = metacatalog.NewWithOptions(g.mc, metacatalog.Options{Observe: metrics.ObserveMetasrv})
 	stageDesc := c.stage
 	g.srv, err = flight.New(flight.Config{
 		Principals:    c.principals,
@@ -161,6 +174,7 @@ func newGatewayCore(c coreConfig) (g *gatewayCore, err error) {
 		Version:       version,
 		Logger:        c.log.With("component", "flight"),
 		StartNotReady: c.notReady,
+		Metrics:       metrics,
 
 		MaxConcurrentPerTenant: c.flags.maxConcurrentPerTenant,
 		MaxConcurrent:          c.flags.maxConcurrent,
@@ -417,15 +431,22 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("creating data directory: %w", err)
 		}
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	core, err := newGatewayCore(coreConfig{
 		flags: &c.engineFlags, principals: principals, ring: ring, tls: tlsConfig,
-		stage: stageDesc, dataDir: c.dataDir, notReady: true, log: log,
+		stage: stageDesc, dataDir: c.dataDir, notReady: true, log: log, registry: reg,
 		metasrv: client.Config{Addrs: c.metasrvAddrs, Token: token, HTTPClient: hc},
 	})
 	if err != nil {
 		return err
 	}
 	defer core.close()
+	stopMetrics, metricsAddr, err := serveMetrics(c.metricsAddr, reg, log)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stopMetrics(context.WithoutCancel(ctx)) }()
 	lis, err := net.Listen("tcp", c.flightAddr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", c.flightAddr, err)
@@ -437,6 +458,9 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintf(stdout, "lakegate %s gateway serving Flight SQL on %s://%s\n", version, scheme, lis.Addr())
 	fmt.Fprintf(stdout, "metasrv:     %s\n", strings.Join(c.metasrvAddrs, ", "))
 	fmt.Fprintf(stdout, "stage:       %s\n", stageDesc)
+	if metricsAddr != "" {
+		fmt.Fprintf(stdout, "metrics:     http://%s/metrics\n", metricsAddr)
+	}
 
 	stopGC := core.startCollector(ctx, c.gcInterval, c.gcGrace)
 	defer stopGC()
@@ -509,4 +533,28 @@ func waitMetasrv(ctx context.Context, mc *client.Client, tenant string, log *slo
 		}
 		backoff = min(2*backoff, maxBackoff)
 	}
+}
+
+// serveMetrics serves reg at /metrics on addr until the returned stop is
+// called; an empty addr serves nothing.
+func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (stop func(context.Context) error, bound string, err error) {
+	if addr == "" {
+		return func(context.Context) error { return nil }, "", nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("listening on --metrics-addr %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	return func(ctx context.Context) error {
+		err := hs.Shutdown(ctx)
+		if serr := <-done; !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
+		return err
+	}, ln.Addr().String(), nil
 }

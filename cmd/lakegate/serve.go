@@ -169,13 +169,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	core, err := newGatewayCore(coreConfig{
 		flags: &c.engineFlags, principals: principals, ring: ring, tls: tlsConfig,
-		stage: stageDesc, dataDir: c.dataDir, log: log,
+		stage: stageDesc, dataDir: c.dataDir, log: log, registry: meta.srv.MetricsRegistry(),
 		metasrv: client.Config{Addrs: []string{"http://" + meta.gatewayLn.Addr().String()}, Token: gwToken},
 	})
 	if err != nil {
 		return errors.Join(err, stopMeta())
 	}
 	defer core.close()
+	// One endpoint for both: the gateway's metrics join the embedded node's
+	// registry.
+	stopMetrics, metricsAddr, err := serveMetrics(c.metricsAddr, meta.srv.MetricsRegistry(), log)
+	if err != nil {
+		return errors.Join(err, stopMeta())
+	}
+	defer func() { _ = stopMetrics(context.WithoutCancel(ctx)) }()
 	if demo {
 		if err := ensureDemoTables(ctx, core.engine, core.files, core.cat); err != nil {
 			return errors.Join(err, stopMeta())
@@ -186,7 +193,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return errors.Join(fmt.Errorf("listening on %s: %w", c.flightAddr, err), stopMeta())
 	}
-	printBanner(stdout, lis.Addr().String(), tlsConfig != nil, principalsPath, c.dataDir, demo, firstStart, metaURL, stageDesc)
+	printBanner(stdout, lis.Addr().String(), tlsConfig != nil, principalsPath, c.dataDir, demo, firstStart, metaURL, stageDesc, metricsAddr)
 
 	stopGC := core.startCollector(ctx, c.gcInterval, c.gcGrace)
 	defer stopGC()
