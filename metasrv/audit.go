@@ -153,8 +153,11 @@ func (a *AuditLog) Record(evs ...Event) {
 
 // Events returns the ring's events of metalake (all metalakes when empty)
 // whose index is above since (0: any) and, when before is not zero, below
-// it, newest first, at most limit. Unapplied events (index 0) are included
-// only when since is 0 and before is 0.
+// it, newest first, at most limit — except that the events of the last
+// index returned are all returned (one Raft entry may hold many events), so
+// that paging with before set to the lowest index returned skips nothing.
+// Unapplied events (index 0) are included only when since is 0 and before
+// is 0.
 func (a *AuditLog) Events(metalake string, since, before uint64, limit int) []Event {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -163,7 +166,7 @@ func (a *AuditLog) Events(metalake string, since, before uint64, limit int) []Ev
 		n = len(a.ring)
 	}
 	var out []Event
-	for i := 0; i < n && len(out) < limit; i++ {
+	for i := 0; i < n; i++ {
 		k := (a.next - 1 - i + len(a.ring)) % len(a.ring)
 		e := a.ring[k]
 		if metalake != "" && e.Metalake != metalake {
@@ -174,6 +177,9 @@ func (a *AuditLog) Events(metalake string, since, before uint64, limit int) []Ev
 		}
 		if e.Index != 0 && (e.Index <= since || (before != 0 && e.Index >= before)) {
 			continue
+		}
+		if len(out) >= limit && (e.Index == 0 || e.Index != out[len(out)-1].Index) {
+			break
 		}
 		out = append(out, e)
 	}

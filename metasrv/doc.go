@@ -43,5 +43,16 @@
 // GET …/metalakes/{m}/generation is the cheap generation probe. The Go
 // client is metasrv/client.
 //
-// Not here yet: metrics. Every endpoint is documented in docs/rest.md.
+// Writes on the leader go through a batcher (batch.go): concurrent
+// proposals are coalesced into one Raft entry (Config.MaxBatchProposals,
+// MaxBatchBytes, BatchPipeline), which the FSM applies proposal by
+// proposal — each validated against the state the previous ones left, with
+// its own result and audit events — publishing the state once. A proposal
+// carries its delegating service (Proposal.Delegator) into the audit
+// events. A request whose path is a route's under another method gets 405
+// / 1006 with an Allow header.
+//
+// Metrics: Server.MetricsHandler (metrics.go). Every endpoint is
+// documented in docs/rest.md; throughput and latency in
+// docs/performance.md.
 package metasrv

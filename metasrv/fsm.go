@@ -42,8 +42,13 @@ const (
 	proposalLake     = 2
 )
 
-// proposalAdmin is the Admin bit of a version 2 proposal's flags byte.
-const proposalAdmin = 1
+// Bits of a version 2 proposal's flags byte: proposalAdmin is Admin;
+// proposalDelegator says that the uvarint-length-prefixed Delegator follows
+// the flags byte (entries written before it existed never set it).
+const (
+	proposalAdmin     = 1
+	proposalDelegator = 2
+)
 
 // Proposal is one replicated log entry of metasrv: a change to one metalake,
 // stamped by the leader with the acting principal and the time before it is
@@ -56,8 +61,11 @@ type Proposal struct {
 	Actor    string `json:"actor"`
 	// Admin records that the leader authenticated Actor as a deployment
 	// admin; metalake operations (Lake) require it.
-	Admin bool      `json:"admin,omitempty"`
-	Time  time.Time `json:"time"`
+	Admin bool `json:"admin,omitempty"`
+	// Delegator is the query_service that acted for Actor (delegation),
+	// empty otherwise; it is recorded on the proposal's audit events.
+	Delegator string    `json:"delegator,omitempty"`
+	Time      time.Time `json:"time"`
 	// Commands are catalog commands (catalog.EncodeCommand), applied in
 	// order, all or nothing.
 	Commands []json.RawMessage `json:"commands,omitempty"`
@@ -105,7 +113,8 @@ type Update struct {
 // EncodeProposal serializes p (deterministically) in the version 2
 // encoding: proposalMagic; the uvarint-length-prefixed metalake, actor and
 // time (time.Time.MarshalBinary of p.Time in UTC); a flags byte (bit 0:
-// Admin); a kind byte; then for proposalCommands a uvarint count and the
+// Admin, bit 1: a Delegator follows); the uvarint-length-prefixed
+// Delegator when set; a kind byte; then for proposalCommands a uvarint count and the
 // uvarint-length-prefixed commands as given (catalog.EncodeCommand bytes),
 // or for proposalLake the uvarint-length-prefixed JSON of p.Lake. Exactly
 // one of Commands and Lake must be set.
@@ -117,7 +126,7 @@ func EncodeProposal(p Proposal) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: time: %v", ErrInvalidProposal, err)
 	}
-	n := len(proposalMagic) + len(p.Metalake) + len(p.Actor) + len(tb) + 5*binary.MaxVarintLen64 + 2
+	n := len(proposalMagic) + len(p.Metalake) + len(p.Actor) + len(p.Delegator) + len(tb) + 6*binary.MaxVarintLen64 + 2
 	for _, c := range p.Commands {
 		n += binary.MaxVarintLen64 + len(c)
 	}
@@ -130,7 +139,13 @@ func EncodeProposal(p Proposal) ([]byte, error) {
 	if p.Admin {
 		flags |= proposalAdmin
 	}
+	if p.Delegator != "" {
+		flags |= proposalDelegator
+	}
 	b = append(b, flags)
+	if p.Delegator != "" {
+		b = appendBytes(b, []byte(p.Delegator))
+	}
 	if p.Lake != nil {
 		lb, err := json.Marshal(p.Lake)
 		if err != nil {
@@ -178,10 +193,15 @@ func DecodeProposal(b []byte) (Proposal, error) {
 		p.Time = p.Time.UTC()
 	}
 	flags := d.byte("flags")
-	if flags&^proposalAdmin != 0 && d.err == nil {
+	if flags&^(proposalAdmin|proposalDelegator) != 0 && d.err == nil {
 		d.fail("unknown flags %#x", flags)
 	}
 	p.Admin = flags&proposalAdmin != 0
+	if flags&proposalDelegator != 0 {
+		if p.Delegator = string(d.bytes("delegator")); d.err == nil && p.Delegator == "" {
+			d.fail("empty delegator")
+		}
+	}
 	switch kind := d.byte("kind"); {
 	case d.err != nil:
 	case kind == proposalCommands:
@@ -387,18 +407,71 @@ func (f *FSM) WaitGeneration(ctx context.Context, name string, gen uint64) error
 	}
 }
 
-// Apply implements raftnode.StateMachine. It returns a *Result, or an error
-// (a *catalog.Error or one wrapping a metasrv sentinel) for a rejected
-// proposal. Either way the events go to the audit sink.
+// Apply implements raftnode.StateMachine. For a plain proposal it returns
+// a *Result, or an error (a *catalog.Error or one wrapping a metasrv
+// sentinel) for a rejected proposal. For a batch entry (see batch.go) it
+// returns a *BatchResult holding one of those per proposal, applied in
+// order at index, the state published once. Either way every proposal's
+// events go to the audit sink.
 func (f *FSM) Apply(index uint64, cmd []byte) any {
 	if f.applyDuration != nil {
 		defer func(start time.Time) { f.applyDuration.Observe(time.Since(start).Seconds()) }(time.Now())
 	}
 	st := f.st.Load()
-	p, err := DecodeProposal(cmd)
+	if isBatch(cmd) {
+		return f.applyBatch(st, index, cmd)
+	}
+	next := &state{lakes: maps.Clone(st.lakes)}
+	res, err := applyProposal(st, next, index, cmd)
+	f.record(res.Events)
+	if err != nil {
+		return err
+	}
+	f.st.Store(next)
+	f.broadcast()
+	return res
+}
+
+// applyBatch applies a batch entry's proposals in order against the state
+// each leaves, publishing the state once.
+func (f *FSM) applyBatch(st *state, index uint64, cmd []byte) any {
+	props, err := decodeBatch(cmd)
 	if err != nil {
 		f.record([]Event{{Event: catalog.Event{Index: index, Operation: "Apply", Outcome: catalog.Failure, Detail: err.Error()}}})
 		return err
+	}
+	next := &state{lakes: maps.Clone(st.lakes)}
+	out := &BatchResult{Results: make([]any, len(props))}
+	var evs []Event
+	changed := false
+	for i, b := range props {
+		res, err := applyProposal(next, next, index, b)
+		evs = append(evs, res.Events...)
+		if err != nil {
+			out.Results[i] = err
+			continue
+		}
+		out.Results[i] = res
+		changed = true
+	}
+	// One Record: the events share the entry's index, and the audit log
+	// skips indexes it has already recorded.
+	f.record(evs)
+	if changed {
+		f.st.Store(next)
+		f.broadcast()
+	}
+	return out
+}
+
+// applyProposal decodes and applies one proposal against st and, when it
+// is accepted, records its effect in next (which may be st itself while
+// unpublished). It always returns a Result carrying the events, with the
+// proposal's delegator stamped on them.
+func applyProposal(st, next *state, index uint64, cmd []byte) (*Result, error) {
+	p, err := DecodeProposal(cmd)
+	if err != nil {
+		return &Result{Events: []Event{{Event: catalog.Event{Index: index, Operation: "Apply", Outcome: catalog.Failure, Detail: err.Error()}}}}, err
 	}
 	meta := catalog.Meta{Actor: p.Actor, Time: p.Time, Index: index}
 	var res *Result
@@ -407,19 +480,20 @@ func (f *FSM) Apply(index uint64, cmd []byte) any {
 	} else {
 		res, err = applyCommands(st, p, meta)
 	}
-	f.record(res.Events)
-	if err != nil {
-		return err
+	if p.Delegator != "" {
+		for i := range res.Events {
+			res.Events[i].Delegator = p.Delegator
+		}
 	}
-	next := &state{lakes: maps.Clone(st.lakes)}
+	if err != nil {
+		return res, err
+	}
 	if res.Lake == nil {
 		delete(next.lakes, p.Metalake)
 	} else {
 		next.lakes[p.Metalake] = res.Lake
 	}
-	f.st.Store(next)
-	f.broadcast()
-	return res
+	return res, nil
 }
 
 func (f *FSM) record(evs []Event) {

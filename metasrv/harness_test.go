@@ -67,6 +67,10 @@ type node struct {
 
 // startNode starts a node with its own (or the given) data dir; a restart
 // passes the old node's dir, raft and http addresses.
+// configHook, when set, adjusts the Config of every node started next
+// (benchmarks comparing configurations; never set in parallel tests).
+var configHook func(*metasrv.Config)
+
 func startNode(t testing.TB, id, dir, raftAddr, httpAddr string, bootstrap bool) *node {
 	t.Helper()
 	return startNodeWith(t, principals(t), id, dir, raftAddr, httpAddr, bootstrap)
@@ -97,6 +101,9 @@ func startNodeWith(t testing.TB, pm *authz.PrincipalMap, id, dir, raftAddr, http
 	cfg.Raft.HeartbeatTimeout = 200 * time.Millisecond
 	cfg.Raft.ElectionTimeout = 200 * time.Millisecond
 	cfg.Raft.LeaderLeaseTimeout = 100 * time.Millisecond
+	if configHook != nil {
+		configHook(&cfg)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s, err := metasrv.New(ctx, cfg)
@@ -157,6 +164,11 @@ type resp struct {
 func (r resp) code() int {
 	c, _ := r.body["code"].(float64)
 	return int(c)
+}
+
+func (r resp) index() uint64 {
+	i, _ := strconv.ParseUint(r.header.Get(metasrv.IndexHeader), 10, 64)
+	return i
 }
 
 func (r resp) gen() uint64 {

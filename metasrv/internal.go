@@ -123,9 +123,7 @@ func (s *Server) internalRoutes() {
 	s.mux.HandleFunc("GET /internal/v1/metalakes/{tenant}/generation", s.handleGeneration)
 	s.mux.HandleFunc("POST /internal/v1/metalakes/{tenant}/tables", s.handleListTables)
 	s.mux.HandleFunc("GET /internal/v1/metalakes/{tenant}/files", s.handleFiles)
-	s.mux.HandleFunc("/internal/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, fmt.Errorf("%w: no such endpoint", ErrNotFound))
-	})
+	s.mux.HandleFunc("/internal/", s.noRoute)
 }
 
 // beginInternal authenticates an internal API request: a query_service

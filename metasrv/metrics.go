@@ -22,6 +22,7 @@ const (
 	metricHTTPDuration     = "metasrv_http_request_duration_seconds" // histogram {route}
 	metricProposalDuration = "metasrv_proposal_duration_seconds"     // histogram {outcome}: propose → committed and applied on the leader
 	metricFSMApplyDuration = "metasrv_fsm_apply_duration_seconds"    // histogram: one FSM.Apply
+	metricBatchSize        = "metasrv_proposal_batch_size"           // histogram: proposals per Raft entry (leader)
 	metricLeaderChanges    = "metasrv_raft_leader_changes_total"     // counter: new (leader, term) observed
 	metricRaftState        = "metasrv_raft_state"                    // gauge {state}: 1 for the current state
 	metricRaftTerm         = "metasrv_raft_term"
@@ -53,6 +54,7 @@ type metrics struct {
 	httpDuration  *prometheus.HistogramVec
 	proposal      *prometheus.HistogramVec
 	fsmApply      prometheus.Histogram
+	batchSize     prometheus.Histogram
 	leaderChanges prometheus.Counter
 }
 
@@ -78,6 +80,11 @@ func newMetrics() *metrics {
 			Help:    "Time to apply one log entry to the metasrv FSM.",
 			Buckets: prometheus.ExponentialBucketsRange(0.000005, 1, 16),
 		}),
+		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    metricBatchSize,
+			Help:    "Proposals coalesced into one Raft log entry by the leader.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 10),
+		}),
 		leaderChanges: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: metricLeaderChanges,
 			Help: "Leadership changes this node observed (a new leader or a new term with a known leader).",
@@ -86,7 +93,7 @@ func newMetrics() *metrics {
 	for _, v := range []string{outcomeCommitted, outcomeRejected, outcomeFailed} {
 		m.proposal.WithLabelValues(v)
 	}
-	m.reg.MustRegister(m.httpRequests, m.httpDuration, m.proposal, m.fsmApply, m.leaderChanges,
+	m.reg.MustRegister(m.httpRequests, m.httpDuration, m.proposal, m.fsmApply, m.batchSize, m.leaderChanges,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

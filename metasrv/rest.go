@@ -135,9 +135,7 @@ func (s *Server) routes() error {
 	m := http.NewServeMux()
 	m.Handle("/cluster/join", h.JoinHandler())
 	m.Handle("/cluster/status", h.StatusHandler())
-	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, fmt.Errorf("%w: no such endpoint", ErrNotFound))
-	})
+	m.HandleFunc("/api/", s.noRoute)
 	s.mux = m
 	s.metalakeRoutes()
 	s.objectRoutes()
@@ -146,6 +144,33 @@ func (s *Server) routes() error {
 	s.accessRoutes()
 	s.internalRoutes()
 	return nil
+}
+
+// routeMethods are the methods noRoute tries on a path.
+var routeMethods = [...]string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch}
+
+// noRoute answers a request under /api/ or /internal/ that no route
+// matched. When the path is a route's under other methods it answers 405 /
+// 1006 (UnsupportedOperationException) with an Allow header naming them;
+// otherwise 404 / 1003.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range routeMethods {
+		if m == r.Method {
+			continue
+		}
+		alt := *r
+		alt.Method = m
+		if _, p := s.mux.Handler(&alt); p != "" && p != r.Pattern {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) == 0 {
+		s.writeError(w, r, fmt.Errorf("%w: no such endpoint", ErrNotFound))
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	s.writeError(w, r, fmt.Errorf("%w: method %s on %s (allowed: %s)", ErrUnsupported, r.Method, r.URL.Path, strings.Join(allow, ", ")))
 }
 
 type statusErr struct {
@@ -184,6 +209,18 @@ func (s *Server) authenticate(r *http.Request) (*authz.Principal, error) {
 func (s *Server) rejectEvent(tenant, actor, op string, target catalog.Object, err error) {
 	s.audit.Record(Event{Metalake: tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: actor,
 		Operation: op, Target: target, Outcome: catalog.Failure, Detail: err.Error()}})
+}
+
+// reject records the audit event of a write rejected before it was
+// proposed, with the delegating service when there is one.
+func (rq *request) reject(op string, err error) {
+	s := rq.s
+	ev := Event{Metalake: rq.tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
+		Operation: op, Target: catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}, Outcome: catalog.Failure, Detail: err.Error()}}
+	if rq.delegator != nil {
+		ev.Delegator = rq.delegator.ID().String()
+	}
+	s.audit.Record(ev)
 }
 
 // begin authenticates the request, resolves forwarding and checks the
@@ -329,7 +366,7 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 		} else {
 			err = badRequest("reading request body: %v", err)
 		}
-		s.rejectEvent(rq.tenant, rq.actor(), op, catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}, err)
+		rq.reject(op, err)
 		return err
 	}
 	rq.body = body
@@ -347,7 +384,7 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 	}
 	pl, err := fn(rq, l)
 	if err != nil {
-		s.rejectEvent(rq.tenant, rq.actor(), op, catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}, err)
+		rq.reject(op, err)
 		return err
 	}
 	if pl.now != nil {
@@ -359,6 +396,9 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 		metalake = pl.lakeName
 	}
 	prop := Proposal{Metalake: metalake, Actor: rq.actor(), Admin: rq.admin(), Time: s.now(), Lake: pl.lake}
+	if rq.delegator != nil {
+		prop.Delegator = rq.delegator.ID().String()
+	}
 	for _, c := range pl.cmds {
 		b, err := catalog.EncodeCommand(c)
 		if err != nil {
@@ -374,7 +414,7 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ReadWaitTimeout)
 	defer cancel()
 	start := time.Now()
-	out, index, err := s.node.Propose(ctx, b)
+	out, index, err := s.batch.propose(ctx, b)
 	s.metrics.observeProposal(time.Since(start), index, err)
 	if index != 0 {
 		rq.w.Header().Set(IndexHeader, strconv.FormatUint(index, 10))

@@ -1,9 +1,11 @@
 package metasrv_test
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"lakegate/metasrv/raftnode"
@@ -352,4 +354,76 @@ func itoa(u uint64) string {
 		return d[u : u+1]
 	}
 	return itoa(u/10) + d[u%10:u%10+1]
+}
+
+// TestWrongMethod checks that a known route under another method gets
+// Gravitino's unsupported-operation envelope (405 / 1006) with an Allow
+// header, and an unknown path 404 / 1003, under /api and /internal alike.
+func TestWrongMethod(t *testing.T) {
+	n := single(t)
+	for _, c := range []struct {
+		method, path, allow string
+	}{
+		{"PATCH", ml + "/catalogs", "GET, HEAD, POST"},
+		{"POST", ml + "/catalogs/lake", "GET, HEAD, PUT, DELETE"},
+		{"DELETE", "/api/metalakes", "GET, HEAD, POST"},
+		{"GET", "/internal/v1/metalakes/acme/resolve", "POST"},
+	} {
+		r := expect(t, n, call{method: c.method, path: c.path, token: tokAlice}, 405, 1006)
+		if got := r.header.Get("Allow"); got != c.allow {
+			t.Errorf("%s %s: Allow %q, want %q", c.method, c.path, got, c.allow)
+		}
+		if r.body["type"] != "UnsupportedOperationException" {
+			t.Errorf("%s %s: %s", c.method, c.path, r.raw)
+		}
+	}
+	expect(t, n, call{method: "GET", path: ml + "/nothing/here", token: tokAlice}, 404, 1003)
+	expect(t, n, call{method: "GET", path: "/internal/v1/nothing", token: tokAlice}, 404, 1003)
+}
+
+// TestConcurrentWrites sends racing writes through the leader's batcher:
+// pairs of requests create the same catalog, so exactly one of each pair
+// succeeds and the other gets 409, whatever entries they were batched into,
+// and every success carries its own result.
+func TestConcurrentWrites(t *testing.T) {
+	n := single(t)
+	const pairs = 40
+	type answer struct {
+		name   string
+		status int
+		got    string
+	}
+	out := make(chan answer, 2*pairs)
+	var wg sync.WaitGroup
+	for i := range 2 * pairs {
+		wg.Go(func() {
+			name := fmt.Sprintf("k%02d", i/2)
+			r := do(t, n, call{method: "POST", path: ml + "/catalogs", token: tokAlice, body: map[string]any{"name": name}})
+			a := answer{name: name, status: r.status}
+			if c, ok := r.body["catalog"].(map[string]any); ok {
+				a.got, _ = c["name"].(string)
+			}
+			out <- a
+		})
+	}
+	wg.Wait()
+	close(out)
+	ok := map[string]int{}
+	for a := range out {
+		switch a.status {
+		case 200:
+			if a.got != a.name {
+				t.Errorf("create %s answered catalog %q", a.name, a.got)
+			}
+			ok[a.name]++
+		case 409:
+		default:
+			t.Errorf("create %s: HTTP %d", a.name, a.status)
+		}
+	}
+	for i := range pairs {
+		if name := fmt.Sprintf("k%02d", i); ok[name] != 1 {
+			t.Errorf("%s created %d times", name, ok[name])
+		}
+	}
 }

@@ -61,6 +61,18 @@ type Config struct {
 	// AuditRingSize is the number of events kept for GET /events. Zero
 	// means DefaultAuditRing.
 	AuditRingSize int
+	// MaxBatchProposals is the most writes the leader coalesces into one
+	// Raft log entry (see batch.go). Zero means DefaultMaxBatchProposals;
+	// 1 turns batching off (one entry per write).
+	MaxBatchProposals int
+	// MaxBatchBytes bounds the encoded proposals of one batch entry (a
+	// single larger proposal still goes alone). Zero means
+	// DefaultMaxBatchBytes.
+	MaxBatchBytes int
+	// BatchPipeline is how many batch entries may be in Raft at once;
+	// writes arriving meanwhile wait and leave together. Zero means
+	// DefaultBatchPipeline.
+	BatchPipeline int
 	// Raft tunes the replication core; NodeID, DataDir, RaftAddr, HTTPAddr,
 	// Bootstrap, TLS and Logger are overwritten from this Config. The zero
 	// value means raftnode's defaults.
@@ -75,10 +87,13 @@ type Config struct {
 // DefaultConfig returns a Config with every tunable at its default.
 func DefaultConfig() Config {
 	return Config{
-		MaxBodyBytes:    1 << 20,
-		ReadWaitTimeout: 5 * time.Second,
-		AuditRingSize:   DefaultAuditRing,
-		Raft:            raftnode.DefaultConfig(),
+		MaxBodyBytes:      1 << 20,
+		ReadWaitTimeout:   5 * time.Second,
+		AuditRingSize:     DefaultAuditRing,
+		MaxBatchProposals: DefaultMaxBatchProposals,
+		MaxBatchBytes:     DefaultMaxBatchBytes,
+		BatchPipeline:     DefaultBatchPipeline,
+		Raft:              raftnode.DefaultConfig(),
 	}
 }
 
@@ -103,6 +118,10 @@ func (c Config) Validate() error {
 	if c.ReadWaitTimeout < 0 {
 		errs = append(errs, fmt.Errorf("ReadWaitTimeout %s is negative", c.ReadWaitTimeout))
 	}
+	if c.MaxBatchProposals < 0 || c.MaxBatchBytes < 0 || c.BatchPipeline < 0 {
+		errs = append(errs, fmt.Errorf("MaxBatchProposals %d, MaxBatchBytes %d and BatchPipeline %d must not be negative",
+			c.MaxBatchProposals, c.MaxBatchBytes, c.BatchPipeline))
+	}
 	if c.PeerScheme != "" && c.PeerScheme != "http" && c.PeerScheme != "https" {
 		errs = append(errs, fmt.Errorf("PeerScheme %q is not http or https", c.PeerScheme))
 	}
@@ -124,6 +143,7 @@ type Server struct {
 	fsm    *FSM
 	node   *raftnode.Node
 	fwd    *raftnode.Forwarder
+	batch  *batcher
 	mux    *http.ServeMux
 	now    func() time.Time
 	client *http.Client
@@ -153,6 +173,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.PeerScheme == "" {
 		cfg.PeerScheme = "https"
+	}
+	if cfg.MaxBatchProposals == 0 {
+		cfg.MaxBatchProposals = DefaultMaxBatchProposals
+	}
+	if cfg.MaxBatchBytes == 0 {
+		cfg.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if cfg.BatchPipeline == 0 {
+		cfg.BatchPipeline = DefaultBatchPipeline
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -198,6 +227,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.node = node
 	s.fwd = &raftnode.Forwarder{Node: node, Client: s.client, Scheme: cfg.PeerScheme}
+	s.batch = &batcher{node: node, timeout: cfg.ReadWaitTimeout, maxItems: cfg.MaxBatchProposals,
+		maxBytes: cfg.MaxBatchBytes, pipeline: cfg.BatchPipeline, observe: func(n int) { s.metrics.batchSize.Observe(float64(n)) }}
 	if err := s.routes(); err != nil {
 		_ = node.Shutdown(ctx)
 		audit.Close()
@@ -389,6 +420,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 				errs = append(errs, err, hs.Close())
 			}
 		}
+		s.batch.close()
 		errs = append(errs, s.node.Shutdown(ctx), s.audit.Close())
 		close(s.stop)
 		s.wg.Wait()

@@ -35,14 +35,19 @@ commands:
   metalake list | get NAME | drop NAME [--force]
   catalog create NAME [--comment C] [--property K=V]...
   catalog list | get NAME | drop NAME [--cascade] [--force]
+  catalog alter NAME --rename NEW
   schema create CATALOG.SCHEMA [--comment C]
   schema list CATALOG | get CATALOG.SCHEMA | drop CATALOG.SCHEMA [--cascade]
-  table list CATALOG.SCHEMA | get CATALOG.SCHEMA.TABLE
+  schema alter CATALOG.SCHEMA --rename NEW
+  table list CATALOG.SCHEMA | get CATALOG.SCHEMA.TABLE | versions CATALOG.SCHEMA.TABLE
   tag create NAME [--comment C] [--allowed-values a,b]
   tag list [OBJECT_TYPE FULLNAME] | get NAME | drop NAME | objects TAG [--value V]
   tag attach OBJECT_TYPE FULLNAME TAG[=VALUE]...
   tag detach OBJECT_TYPE FULLNAME TAG[=VALUE]...
   policy list | get NAME
+  policy create NAME --type row_filter|column_mask --content JSON [--comment C] [--disabled]
+  policy alter NAME [--rename N] [--comment C] [--content JSON]
+  policy enable NAME | disable NAME | delete NAME
   grant ROLE OBJECT_TYPE FULLNAME PRIV[,PRIV]... [--deny]
   revoke ROLE OBJECT_TYPE FULLNAME PRIV[,PRIV]... [--deny]
   role create NAME | list | get NAME | drop NAME
@@ -63,12 +68,15 @@ var adminCommands = map[string]func(a *admin, args []string) error{
 	"catalog list":        adminCatalogList,
 	"catalog get":         adminCatalogGet,
 	"catalog drop":        adminCatalogDrop,
+	"catalog alter":       adminCatalogAlter,
 	"schema create":       adminSchemaCreate,
 	"schema list":         adminSchemaList,
 	"schema get":          adminSchemaGet,
 	"schema drop":         adminSchemaDrop,
+	"schema alter":        adminSchemaAlter,
 	"table list":          adminTableList,
 	"table get":           adminTableGet,
+	"table versions":      adminTableVersions,
 	"tag create":          adminTagCreate,
 	"tag list":            adminTagList,
 	"tag get":             adminTagGet,
@@ -78,6 +86,11 @@ var adminCommands = map[string]func(a *admin, args []string) error{
 	"tag detach":          func(a *admin, args []string) error { return adminTagAssoc(a, "detach", args) },
 	"policy list":         adminPolicyList,
 	"policy get":          adminPolicyGet,
+	"policy create":       adminPolicyCreate,
+	"policy alter":        adminPolicyAlter,
+	"policy enable":       func(a *admin, args []string) error { return adminPolicyEnable(a, true, args) },
+	"policy disable":      func(a *admin, args []string) error { return adminPolicyEnable(a, false, args) },
+	"policy delete":       adminPolicyDelete,
 	"grant":               func(a *admin, args []string) error { return adminGrant(a, "grant", args) },
 	"revoke":              func(a *admin, args []string) error { return adminGrant(a, "revoke", args) },
 	"role create":         adminRoleCreate,

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -125,6 +127,12 @@ func TestAdminEndToEnd(t *testing.T) {
 	contains(alice("schema", "create", "lake.a b", "--comment", "spaced"), "a b", "spaced")
 	contains(alice("schema", "list", "lake"), "sales", "a b")
 	contains(alice("schema", "get", "lake.a b"), "spaced")
+	contains(alice("catalog", "create", "tmp"), "tmp")
+	contains(alice("catalog", "alter", "tmp", "--rename", "tmp2"), "tmp2")
+	contains(alice("schema", "create", "tmp2.s1"), "s1")
+	contains(alice("schema", "alter", "tmp2.s1", "--rename", "s2"), "s2")
+	contains(alice("schema", "list", "tmp2"), "s2")
+	contains(alice("catalog", "drop", "tmp2", "--cascade"), "dropped catalog tmp2")
 	contains(alice("tag", "create", "dept", "--allowed-values", "finance,hr", "--comment", "owning department"), "finance,hr")
 	contains(alice("tag", "create", "pii"), "(any)")
 	contains(alice("tag", "list"), "dept", "finance,hr", "pii", "(any)")
@@ -141,6 +149,43 @@ func TestAdminEndToEnd(t *testing.T) {
 	contains(alice("user", "grant-role", "bob@acme", "reader"), "reader")
 	contains(alice("user", "list"), "bob@acme", "reader")
 	contains(alice("policy", "list"), "NAME")
+	contains(alice("policy", "create", "eu_rows", "--type", "row_filter", "--content", `{"expression":"region = 'EU'"}`, "--comment", "EU only"),
+		"eu_rows", "row_filter", "region = 'EU'", "EU only", "true")
+	contains(alice("policy", "alter", "eu_rows", "--comment", "EU and UK", "--content", `{"expression":"region IN ('EU','UK')"}`),
+		"EU and UK", "region IN ('EU','UK')")
+	contains(alice("policy", "disable", "eu_rows"), "policy eu_rows disabled")
+	contains(alice("policy", "list"), "eu_rows", "false")
+	contains(alice("policy", "enable", "eu_rows"), "policy eu_rows enabled")
+	contains(alice("policy", "alter", "eu_rows", "--rename", "geo_rows"), "geo_rows")
+	contains(alice("policy", "get", "geo_rows"), "geo_rows", "true", "EU and UK")
+	out = alice("policy", "create", "mask", "--type", "column_mask", "--content", `{"mask":"redact"}`, "--disabled", "--json")
+	var pol struct {
+		Code   int
+		Policy struct {
+			Name    string
+			Enabled bool
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &pol); err != nil || pol.Code != 0 || pol.Policy.Name != "mask" || pol.Policy.Enabled {
+		t.Fatalf("--json policy create: %v: %s", err, out)
+	}
+	contains(alice("policy", "delete", "mask"), "dropped policy mask")
+	contains(alice("policy", "delete", "mask"), "does not exist")
+	// Table versions: a table without data has none.
+	createTable(t, server, "tok-alice", "/api/metalakes/acme/catalogs/lake/schemas/sales/tables",
+		`{"name":"orders","columns":[{"name":"id","type":"bigint","nullable":false}]}`)
+	contains(alice("table", "versions", "lake.sales.orders"), "VERSION", "ROWS", "ACTOR")
+	out = alice("table", "versions", "lake.sales.orders", "--json")
+	var vs struct {
+		Code     int
+		Versions []any
+	}
+	if err := json.Unmarshal([]byte(out), &vs); err != nil || vs.Code != 0 || vs.Versions == nil || len(vs.Versions) != 0 {
+		t.Fatalf("--json table versions: %v: %s", err, out)
+	}
+	if _, _, err := admin("tok-alice", "--metalake", "acme", "table", "versions", "lake.sales.nope"); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("versions of a missing table: %v", err)
+	}
 	contains(alice("events", "--limit", "5"), "OPERATION", "alice@acme")
 	if out := alice("events", "--since", "1000000"); strings.Contains(out, "alice@acme") {
 		t.Fatalf("events --since in the future:\n%s", out)
@@ -184,6 +229,27 @@ func TestAdminEndToEnd(t *testing.T) {
 	contains(ok("tok-admin", "metalake", "drop", "acme", "--force"), "dropped metalake acme")
 }
 
+// createTable POSTs a table body to path on server as token (the admin
+// command has no table create).
+func createTable(t *testing.T, server, token, path, body string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", server+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(resp.Body)
+		t.Fatalf("create table: HTTP %d: %s", resp.StatusCode, raw)
+	}
+}
+
 func TestAdminUsage(t *testing.T) {
 	t.Setenv("LAKEGATE_TOKEN", "t")
 	t.Setenv("LAKEGATE_METALAKE", "")
@@ -198,6 +264,13 @@ func TestAdminUsage(t *testing.T) {
 		{"admin", "--nope", "cluster", "status"},
 		{"admin", "cluster", "remove-node"},
 		{"admin", "--token", "", "cluster", "status"},
+		{"admin", "--metalake", "m", "policy", "create", "p", "--content", "{}"}, // no --type
+		{"admin", "--metalake", "m", "policy", "create", "p", "--type", "row_filter", "--content", "[1]"}, // not an object
+		{"admin", "--metalake", "m", "policy", "alter", "p"},                                              // no update
+		{"admin", "--metalake", "m", "policy", "enable"},                                                  // missing NAME
+		{"admin", "--metalake", "m", "catalog", "alter", "c"},                                             // no --rename
+		{"admin", "--metalake", "m", "schema", "alter", "c", "--rename", "x"},                             // not CATALOG.SCHEMA
+		{"admin", "--metalake", "m", "table", "versions", "c.s"},                                          // not CATALOG.SCHEMA.TABLE
 	} {
 		var out, errOut bytes.Buffer
 		if err := run(context.Background(), args, &out, &errOut); !errors.Is(err, errUsage) {
