@@ -211,6 +211,9 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd flightsql.StatementQuer
 		close(ch)
 		return schema, ch, nil
 	}
+	if err := s.reauthorize(ctx, p, tp.Tables); err != nil {
+		return nil, nil, s.fail(ctx, "reauthorize", err)
+	}
 	return s.execute(ctx, p, ticketKey(handle), tp.SQL, nil, tp.Tables)
 }
 

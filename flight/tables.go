@@ -215,3 +215,43 @@ func columnsOf(schema *arrow.Schema) ([]backend.Column, error) {
 }
 
 var columnNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,63}$`)
+
+// reauthorize checks, before a ticket runs, that its pinned versions may
+// still be read: when the tenant's governance generation has moved since
+// planning (a grant revoked, a DENY added, a table dropped…), each pinned
+// version is resolved again for the caller, and any one that is no longer
+// available fails the ticket like a missing table.
+func (s *Server) reauthorize(ctx context.Context, p *authz.Principal, pinned []backend.TableVersion) error {
+	if len(pinned) == 0 {
+		return nil
+	}
+	c := s.caller(ctx, p)
+	var at uint64
+	for _, v := range pinned {
+		at = max(at, v.Generation)
+	}
+	now, err := s.cfg.Catalog.Generation(ctx, c.Tenant)
+	if err != nil {
+		return err
+	}
+	if at != 0 && now == at {
+		return nil
+	}
+	refs := make([]backend.TableRef, len(pinned))
+	for i, v := range pinned {
+		if !p.MayReadNamespace(v.Name.Schema) {
+			return deny(reasonNamespace, tableNotFound(v.Name.Schema, v.Name.Name))
+		}
+		refs[i] = backend.TableRef{Name: v.Name, Version: v.Version}
+	}
+	got, err := s.cfg.Catalog.Resolve(ctx, c, refs)
+	if err != nil {
+		return err
+	}
+	for i, v := range got {
+		if v == nil || v.ID() != pinned[i].ID() {
+			return deny(reasonPrivilege, tableNotFound(pinned[i].Name.Schema, pinned[i].Name.Name))
+		}
+	}
+	return nil
+}

@@ -112,6 +112,9 @@ type TableVersion struct {
 	Version   uint64     `json:"version"`
 	Columns   []Column   `json:"columns"`
 	Files     []DataFile `json:"files"`
+	// Generation is the tenant's governance generation the version was
+	// resolved and authorized at (0: unknown).
+	Generation uint64 `json:"generation,omitempty"`
 }
 
 // ID identifies the version across tables and tenants' catalogs:

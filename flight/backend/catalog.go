@@ -38,6 +38,9 @@ type Caller struct {
 type TableRef struct {
 	Name  TableName
 	Write bool
+	// Version asks for that retained version instead of the current one
+	// (0); a version that is gone resolves like a missing table.
+	Version uint64
 }
 
 // Listing is what a caller may see of a catalog.
@@ -80,4 +83,8 @@ type Catalog interface {
 	Commit(ctx context.Context, c Caller, cm Commit) (uint64, error)
 	// Drop drops a table; false if it did not exist (or is not visible).
 	Drop(ctx context.Context, c Caller, name TableName) (bool, error)
+	// Generation returns the tenant's current governance generation: it
+	// moves with every change to the tenant's catalog, so an authorization
+	// taken at the same generation still holds.
+	Generation(ctx context.Context, tenant string) (uint64, error)
 }

@@ -141,7 +141,7 @@ func (m *Catalog) Resolve(ctx context.Context, c backend.Caller, refs []backend.
 	defer m.observed(OpResolve, time.Now(), &err)
 	q := make([]client.Ref, len(refs))
 	for i, r := range refs {
-		q[i] = client.Ref{Schema: r.Name.Schema, Table: r.Name.Name, Privilege: client.SelectTable}
+		q[i] = client.Ref{Schema: r.Name.Schema, Table: r.Name.Name, Privilege: client.SelectTable, Version: r.Version}
 		if r.Write {
 			q[i].Privilege = client.ModifyTable
 		}
@@ -163,7 +163,7 @@ func (m *Catalog) Resolve(ctx context.Context, c backend.Caller, refs []backend.
 			return nil, fmt.Errorf("%w: table %s has a row filter or column mask for you, which this gateway cannot enforce yet", backend.ErrForbidden, refs[i].Name)
 		default:
 			v := &backend.TableVersion{Name: refs[i].Name, StorageID: r.Table.StorageID, Version: r.Table.Version,
-				Columns: columns(r.Table.Columns), Files: make([]backend.DataFile, len(r.Table.Files))}
+				Columns: columns(r.Table.Columns), Files: make([]backend.DataFile, len(r.Table.Files)), Generation: res.Generation}
 			for j, f := range r.Table.Files {
 				v.Files[j] = backend.DataFile{Key: f.Path, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
 			}
@@ -211,4 +211,17 @@ func (m *Catalog) Drop(ctx context.Context, c backend.Caller, name backend.Table
 	}
 	m.wrote(c.Tenant, gen)
 	return dropped, nil
+}
+
+// Generation implements backend.Catalog. A tenant without a metalake is at
+// generation 0.
+func (m *Catalog) Generation(ctx context.Context, tenant string) (uint64, error) {
+	g, err := m.c.Generation(ctx, tenant)
+	switch {
+	case errors.Is(err, client.ErrNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, mapErr("generation", err)
+	}
+	return g, nil
 }
