@@ -174,6 +174,8 @@ func decodeBodyOf(t CommandType, b []byte, closing bool) (Command, error) {
 		return decodeBody[DetachPolicy](b, closing)
 	case TypeCommitTableVersion:
 		return decodeBody[CommitTableVersion](b, closing)
+	case TypeAlterObject:
+		return decodeBody[AlterObject](b, closing)
 	}
 	return nil, errUnknownType
 }

@@ -12,6 +12,7 @@ func FuzzDecodeCanonical(f *testing.F) {
 		CreateUser{Name: "u"},
 		CreateTable{Name: "c.s.t", Columns: []ColumnDef{{Name: "a", Type: "INT", Nullable: true}}},
 		AlterTag{Name: "t", Updates: []TagUpdate{{Type: "rename", NewName: "t2"}}},
+		AlterObject{Object: Table("c.s.t"), SetProperties: map[string]string{"k": "v"}, RemoveProperties: []string{"x"}},
 	} {
 		b, err := EncodeCommand(c)
 		if err != nil {
@@ -55,7 +56,9 @@ func FuzzDecodeCanonical(f *testing.F) {
 // TestDecodeCanonicalTakesEncodings checks that every encoding
 // EncodeCommand writes is decoded by the one-pass path.
 func TestDecodeCanonicalTakesEncodings(t *testing.T) {
-	for _, c := range []Command{CreateUser{Name: "u"}, DropUser{Name: "u"}, CreateTag{Name: "t"}} {
+	empty := ""
+	for _, c := range []Command{CreateUser{Name: "u"}, DropUser{Name: "u"}, CreateTag{Name: "t"},
+		AlterObject{Object: Catalog("c"), Comment: &empty}} {
 		b, err := EncodeCommand(c)
 		if err != nil {
 			t.Fatal(err)

@@ -48,8 +48,12 @@ func samples() map[int]Command {
 		31: DetachPolicy{Tag: "t", Policy: "p"},
 		32: CommitTableVersion{Table: "c.s.t", Base: 3, Replace: true, Columns: []ColumnDef{{Name: "a", Type: "INT"}},
 			Files: []DataFile{{Path: "tables/t1/seg/f.parquet", Size: 10, Rows: 2, SHA256: strings.Repeat("ab", 32)}}},
+		33: AlterObject{Object: Schema("c.s"), Comment: ptr("new"), SetProperties: map[string]string{"k": "v", "a": ""},
+			RemoveProperties: []string{"old"}},
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func TestCommandTypeNumbersPinned(t *testing.T) {
 	for n, c := range samples() {
@@ -70,7 +74,7 @@ func TestCommandTypeNumbersPinned(t *testing.T) {
 			t.Errorf("%T: round trip = %#v, %v", c, d, err)
 		}
 	}
-	if len(samples()) != 32 {
+	if len(samples()) != 33 {
 		t.Fatal("every command type needs a pinned sample")
 	}
 }
@@ -142,7 +146,7 @@ func TestSnapshotRestoreRejectsGarbage(t *testing.T) {
 // iteration batch, round-robin.
 func BenchmarkDecodeCommand(b *testing.B) {
 	var encoded [][]byte
-	for n := range 32 {
+	for n := range len(samples()) + 1 {
 		c, ok := samples()[n]
 		if !ok {
 			continue

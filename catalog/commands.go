@@ -51,6 +51,7 @@ const (
 	TypeAttachPolicy       CommandType = 30
 	TypeDetachPolicy       CommandType = 31
 	TypeCommitTableVersion CommandType = 32
+	TypeAlterObject        CommandType = 33
 )
 
 // CreateCatalog creates a catalog owned by the actor. Requires CREATE_CATALOG

@@ -2,7 +2,9 @@ package catalog_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -113,7 +115,7 @@ func (g gen) commit(s *Snapshot) Command {
 
 func (g gen) command(s *Snapshot) Command {
 	cols := []ColumnDef{{Name: "a", Type: "INT"}, {Name: "b", Type: "VARCHAR", Nullable: true}}
-	switch g.r.IntN(35) {
+	switch g.r.IntN(38) {
 	case 0:
 		return CreateCatalog{Name: g.catalog()}
 	case 1, 2:
@@ -129,6 +131,8 @@ func (g gen) command(s *Snapshot) Command {
 		return CreateTable{Name: g.table(), Columns: cols, Files: []DataFile{}}
 	case 31, 32, 33, 34:
 		return g.commit(s)
+	case 35, 36, 37:
+		return g.alter()
 	case 6:
 		return DropObject{Object: g.object(), Cascade: g.r.IntN(2) == 0}
 	case 7:
@@ -209,6 +213,27 @@ func (g gen) command(s *Snapshot) Command {
 	return AttachPolicy{Tag: g.tag(), Policy: g.policy(), Selector: Selector{Value: g.value()}}
 }
 
+// alter returns an AlterObject of a random object (sometimes of a type that
+// cannot be altered) over a few property keys: usually valid, sometimes
+// empty or setting and removing one key.
+func (g gen) alter() Command {
+	c := AlterObject{Object: g.object()}
+	if g.r.IntN(2) == 0 {
+		comment := g.pick("", "c", "d")
+		c.Comment = &comment
+	}
+	for range g.r.IntN(3) {
+		if c.SetProperties == nil {
+			c.SetProperties = map[string]string{}
+		}
+		c.SetProperties[g.pick("p", "q")] = g.value()
+	}
+	for range g.r.IntN(2) {
+		c.RemoveProperties = append(c.RemoveProperties, g.pick("p", "q", "r"))
+	}
+	return c
+}
+
 type step struct {
 	cmd  Command
 	meta Meta
@@ -277,9 +302,14 @@ func TestPropertyRandomSequences(t *testing.T) {
 			t.Fatalf("decode(encode(%#v)) = %#v, %v", c, d, err)
 		}
 		steps = append(steps, step{c, m})
+		before, _ := s.Object(c.Target())
+		beforeJSON, _ := json.Marshal(before)
 		ns, ev, err := Apply(s, c, m)
 		if (err == nil) != (ns != s) || len(ev) == 0 {
 			t.Fatalf("step %d %s: snapshot/err/events inconsistent: %v", i, c.Op(), err)
+		}
+		if a, ok := c.(AlterObject); ok {
+			checkAlter(t, s, ns, a, beforeJSON, err)
 		}
 		if err == nil && ns.Generation() != s.Generation()+1 {
 			t.Fatalf("step %d: generation", i)
@@ -308,23 +338,62 @@ func TestPropertyRandomSequences(t *testing.T) {
 	if !reflect.DeepEqual(evA, evB) {
 		t.Fatal("replay events differ")
 	}
-	ok, commits, conflicts := 0, 0, 0
+	ok, commits, conflicts, alters := 0, 0, 0, 0
 	for _, ev := range evA {
 		if ev[0].Outcome == Success {
 			ok++
-			if ev[0].Operation == "CommitTableVersion" {
+			switch ev[0].Operation {
+			case "CommitTableVersion":
 				commits++
+			case "AlterObject":
+				alters++
 			}
 		} else if strings.Contains(ev[0].Detail, "version conflict") {
 			conflicts++
 		}
 	}
-	t.Logf("%d commands, %d applied (%d commits, %d version conflicts), generation %d, %d bytes", len(all), ok, commits, conflicts, s.Generation(), len(bs))
+	t.Logf("%d commands, %d applied (%d commits, %d version conflicts, %d alters), generation %d, %d bytes", len(all), ok, commits, conflicts, alters, s.Generation(), len(bs))
 	if commits == 0 || conflicts == 0 {
 		t.Fatalf("generator never committed a version (%d) or never hit a conflict (%d)", commits, conflicts)
 	}
+	if alters == 0 {
+		t.Fatal("generator never altered an object")
+	}
 	if ok < len(all)/5 {
 		t.Fatalf("only %d of %d commands applied: generator too weak", ok, len(all))
+	}
+}
+
+// checkAlter checks an applied or rejected AlterObject a: the old snapshot
+// s is unchanged (beforeJSON is its object before Apply) and, when applied,
+// ns has exactly the expected comment and properties.
+func checkAlter(t *testing.T, s, ns *Snapshot, a AlterObject, beforeJSON []byte, err error) {
+	t.Helper()
+	before, _ := s.Object(a.Object)
+	if b, _ := json.Marshal(before); !bytes.Equal(b, beforeJSON) {
+		t.Fatalf("%v: AlterObject changed the old snapshot:\n%s\n%s", a, beforeJSON, b)
+	}
+	if err != nil {
+		return
+	}
+	after, _ := ns.Object(a.Object)
+	want := maps.Clone(before.Properties)
+	if want == nil {
+		want = map[string]string{}
+	}
+	for _, k := range a.RemoveProperties {
+		delete(want, k)
+	}
+	maps.Copy(want, a.SetProperties)
+	if len(want) == 0 {
+		want = nil
+	}
+	wantComment := before.Comment
+	if a.Comment != nil {
+		wantComment = *a.Comment
+	}
+	if !reflect.DeepEqual(after.Properties, want) || after.Comment != wantComment || after.Audit.LastModifiedTime.IsZero() {
+		t.Fatalf("%+v: after = %+v, want comment %q properties %v", a, after, wantComment, want)
 	}
 }
 

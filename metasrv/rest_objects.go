@@ -2,6 +2,7 @@ package metasrv
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"lakegate/catalog"
@@ -341,6 +342,10 @@ func (s *Server) objectRoutes() {
 			}
 			o := itemOf(rq)
 			cur := o
+			// Comment and property updates fold into one AlterObject of
+			// the object as named in the path, applied first; the other
+			// updates follow in order. One proposal: all or nothing.
+			var alter *propertyAlter
 			var cmds []catalog.Command
 			for _, u := range b.Updates {
 				switch u.Type {
@@ -353,7 +358,7 @@ func (s *Server) objectRoutes() {
 					cur = next
 				case "addColumn", "deleteColumn", "renameColumn":
 					if lv.typ != catalog.ObjectTable {
-						return nil, badRequest("%s applies to tables only", u.Type)
+						return nil, fmt.Errorf("%w: %s on a %s (it applies to tables only)", ErrUnsupported, u.Type, op)
 					}
 					c, err := columnUpdate(cur.Name, u)
 					if err != nil {
@@ -361,10 +366,18 @@ func (s *Server) objectRoutes() {
 					}
 					cmds = append(cmds, c)
 				case "updateComment", "setProperty", "removeProperty":
-					return nil, fmt.Errorf("%w: %s on a %s", ErrUnsupported, u.Type, op)
+					if alter == nil {
+						alter = &propertyAlter{}
+					}
+					if err := alter.add(u); err != nil {
+						return nil, err
+					}
 				default:
 					return nil, badRequest("unknown update %q", u.Type)
 				}
+			}
+			if alter != nil {
+				cmds = append([]catalog.Command{alter.command(o)}, cmds...)
 			}
 			return &plan{cmds: cmds, render: renderObject(cur)}, nil
 		})
@@ -385,6 +398,44 @@ func (s *Server) objectRoutes() {
 		})
 	}
 	s.versionRoutes()
+}
+
+// propertyAlter folds a request's updateComment, setProperty and
+// removeProperty updates, in order, into one catalog.AlterObject: the last
+// update of the comment or of a property key wins.
+type propertyAlter struct {
+	comment *string
+	set     map[string]string
+	remove  []string
+}
+
+func (a *propertyAlter) add(u Update) error {
+	switch u.Type {
+	case "updateComment":
+		c := u.NewComment
+		a.comment = &c
+		return nil
+	}
+	if u.Property == "" {
+		return badRequest("%s needs a non-empty property", u.Type)
+	}
+	if u.Type == "setProperty" {
+		if a.set == nil {
+			a.set = map[string]string{}
+		}
+		a.set[u.Property] = u.Value
+		a.remove = slices.DeleteFunc(a.remove, func(k string) bool { return k == u.Property })
+		return nil
+	}
+	delete(a.set, u.Property)
+	if !slices.Contains(a.remove, u.Property) {
+		a.remove = append(a.remove, u.Property)
+	}
+	return nil
+}
+
+func (a *propertyAlter) command(o catalog.Object) catalog.AlterObject {
+	return catalog.AlterObject{Object: o, Comment: a.comment, SetProperties: a.set, RemoveProperties: a.remove}
 }
 
 func colDef(c columnDTO) catalog.ColumnDef {

@@ -112,7 +112,7 @@ func TestTreeObjects(t *testing.T) {
 	if tb["name"] != "orders2" || len(tb["columns"].([]any)) != 2 || tb["columns"].([]any)[0].(map[string]any)["name"] != "total" {
 		t.Fatalf("alter table: %s", r.raw)
 	}
-	expect(t, n, a("PUT", "/catalogs/lake", `{"updates":[{"@type":"setProperty","property":"a","value":"b"}]}`), 405, 1006)
+	expect(t, n, a("PUT", "/catalogs/lake", `{"updates":[{"@type":"addColumn","fieldName":["x"],"type":"int"}]}`), 405, 1006)
 	// Names with spaces and slashes, URL-encoded.
 	must(t, n, a("POST", "/catalogs/lake/schemas", map[string]any{"name": "a b/c"}))
 	must(t, n, a("GET", "/catalogs/lake/schemas/a%20b%2Fc", nil))

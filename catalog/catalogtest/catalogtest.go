@@ -106,7 +106,10 @@ func DataFile(sid string, i int) catalog.DataFile {
 // some DENYs on schemas and tables. A quarter of the tables and every schema
 // carry a tag value; policies are system_access_control policies on tags,
 // half with a value selector. The first VersionedTables tables have storage
-// ids StorageID(n) and committed versions.
+// ids StorageID(n) and committed versions. Every catalog is altered
+// (AlterObject) to the comment "catalog <name>" and property team=team<c%3>;
+// every schema is created with properties tier=bronze and tmp=x and then
+// altered to tier=bronze|silver|gold (s%3) without tmp.
 func Generate(tb testing.TB, cfg Config) *catalog.Snapshot {
 	tb.Helper()
 	s := New(tb, "bench", Owner)
@@ -146,8 +149,13 @@ func Generate(tb testing.TB, cfg Config) *catalog.Snapshot {
 	versioned := 0
 	for c := 0; c < cfg.Catalogs; c++ {
 		apply(catalog.CreateCatalog{Name: CatalogName(c), Type: "managed"})
+		comment := "catalog " + CatalogName(c)
+		apply(catalog.AlterObject{Object: catalog.Catalog(CatalogName(c)), Comment: &comment,
+			SetProperties: map[string]string{"team": fmt.Sprintf("team%d", c%3)}})
 		for s := 0; s < cfg.SchemasPerCatalog; s++ {
-			apply(catalog.CreateSchema{Name: SchemaName(c, s)})
+			apply(catalog.CreateSchema{Name: SchemaName(c, s), Properties: map[string]string{"tier": "bronze", "tmp": "x"}})
+			apply(catalog.AlterObject{Object: catalog.Schema(SchemaName(c, s)),
+				SetProperties: map[string]string{"tier": []string{"bronze", "silver", "gold"}[s%3]}, RemoveProperties: []string{"tmp"}})
 			n := c*cfg.SchemasPerCatalog + s
 			apply(catalog.AssociateTagsV2{Object: catalog.Schema(SchemaName(c, s)),
 				TagsToAdd: []catalog.TagValue{{Name: TagName(n % cfg.Tags), Value: TagValue(n % cfg.ValuesPerTag)}}})

@@ -35,10 +35,10 @@ commands:
   metalake list | get NAME | drop NAME [--force]
   catalog create NAME [--comment C] [--property K=V]...
   catalog list | get NAME | drop NAME [--cascade] [--force]
-  catalog alter NAME --rename NEW
+  catalog alter NAME [--rename NEW] [--comment C] [--set K=V]... [--unset K]...
   schema create CATALOG.SCHEMA [--comment C]
   schema list CATALOG | get CATALOG.SCHEMA | drop CATALOG.SCHEMA [--cascade]
-  schema alter CATALOG.SCHEMA --rename NEW
+  schema alter CATALOG.SCHEMA [--rename NEW] [--comment C] [--set K=V]... [--unset K]...
   table list CATALOG.SCHEMA | get CATALOG.SCHEMA.TABLE | versions CATALOG.SCHEMA.TABLE
   tag create NAME [--comment C] [--allowed-values a,b]
   tag list [OBJECT_TYPE FULLNAME] | get NAME | drop NAME | objects TAG [--value V]

@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/url"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -267,38 +270,96 @@ func adminCatalogDrop(a *admin, args []string) error {
 	return a.lakeDrop([]string{"catalogs", pos[0]}, q, "catalog "+pos[0])
 }
 
-// renameUpdates is the PUT body of a rename. Comment and property updates
-// of catalogs and schemas are not supported by the server (405) yet.
-func renameUpdates(newName string) map[string]any {
-	return map[string]any{"updates": []map[string]any{{"@type": "rename", "newName": newName}}}
+// unsetFlag collects repeated property names.
+type unsetFlag []string
+
+func (u *unsetFlag) String() string { return strings.Join(*u, ",") }
+
+func (u *unsetFlag) Set(s string) error {
+	if s == "" {
+		return fmt.Errorf("want a property name")
+	}
+	*u = append(*u, s)
+	return nil
+}
+
+// alterFlags are the flags of catalog and schema alter.
+type alterFlags struct {
+	fs      *flag.FlagSet
+	rename  *string
+	comment *string
+	set     propertyFlag
+	unset   unsetFlag
+}
+
+func (a *admin) alterFlags(renameHelp string) *alterFlags {
+	f := &alterFlags{fs: a.flags(), set: propertyFlag{}}
+	f.rename = f.fs.String("rename", "", renameHelp)
+	f.comment = f.fs.String("comment", "", "new comment (\"\" clears it)")
+	f.fs.Var(f.set, "set", "KEY=VALUE: set a property (repeatable)")
+	f.fs.Var(&f.unset, "unset", "KEY: remove a property (repeatable)")
+	return f
+}
+
+// alterUsage is the usage of catalog and schema alter after the name.
+const alterUsage = "[--rename NEW] [--comment C] [--set K=V]... [--unset K]..."
+
+// body returns the PUT body: the comment, property updates (sets in key
+// order, then unsets) and the rename, applied by the server all or nothing.
+func (f *alterFlags) body(a *admin) (map[string]any, error) {
+	var updates []map[string]any
+	if isSet(f.fs, "comment") {
+		updates = append(updates, map[string]any{"@type": "updateComment", "newComment": *f.comment})
+	}
+	keys := make([]string, 0, len(f.set))
+	for k := range f.set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if slices.Contains(f.unset, k) {
+			return nil, fmt.Errorf("%w: %s: property %q both --set and --unset", errUsage, a.name, k)
+		}
+		updates = append(updates, map[string]any{"@type": "setProperty", "property": k, "value": f.set[k]})
+	}
+	for _, k := range f.unset {
+		updates = append(updates, map[string]any{"@type": "removeProperty", "property": k})
+	}
+	if *f.rename != "" {
+		updates = append(updates, map[string]any{"@type": "rename", "newName": *f.rename})
+	}
+	if len(updates) == 0 {
+		return nil, fmt.Errorf("%w: %s needs at least one of --rename, --comment, --set, --unset", errUsage, a.name)
+	}
+	return map[string]any{"updates": updates}, nil
 }
 
 func adminCatalogAlter(a *admin, args []string) error {
-	fs := a.flags()
-	rename := fs.String("rename", "", "new name")
-	pos, err := a.parse(fs, args, 1, 1, "NAME --rename NEW")
+	f := a.alterFlags("new name")
+	pos, err := a.parse(f.fs, args, 1, 1, "NAME "+alterUsage)
 	if err != nil {
 		return err
 	}
-	if *rename == "" {
-		return fmt.Errorf("%w: %s needs --rename", errUsage, a.name)
+	body, err := f.body(a)
+	if err != nil {
+		return err
 	}
 	var r struct{ Catalog catalogDTO }
-	return a.lakeRequest("PUT", []string{"catalogs", pos[0]}, nil, renameUpdates(*rename), &r, func() { a.printCatalog(r.Catalog) })
+	return a.lakeRequest("PUT", []string{"catalogs", pos[0]}, nil, body, &r, func() { a.printCatalog(r.Catalog) })
 }
 
 func adminSchemaAlter(a *admin, args []string) error {
-	fs := a.flags()
-	rename := fs.String("rename", "", "new name (within the same catalog)")
-	n, err := a.parseName(fs, args, 2, "CATALOG.SCHEMA", "CATALOG.SCHEMA --rename NEW")
+	f := a.alterFlags("new name (within the same catalog)")
+	n, err := a.parseName(f.fs, args, 2, "CATALOG.SCHEMA", "CATALOG.SCHEMA "+alterUsage)
 	if err != nil {
 		return err
 	}
-	if *rename == "" {
-		return fmt.Errorf("%w: %s needs --rename", errUsage, a.name)
+	body, err := f.body(a)
+	if err != nil {
+		return err
 	}
 	var r struct{ Schema catalogDTO }
-	return a.lakeRequest("PUT", []string{"catalogs", n[0], "schemas", n[1]}, nil, renameUpdates(*rename), &r, func() { a.printCatalog(r.Schema) })
+	return a.lakeRequest("PUT", []string{"catalogs", n[0], "schemas", n[1]}, nil, body, &r, func() { a.printCatalog(r.Schema) })
 }
 
 func adminSchemaCreate(a *admin, args []string) error {

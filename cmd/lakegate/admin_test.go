@@ -132,6 +132,30 @@ func TestAdminEndToEnd(t *testing.T) {
 	contains(alice("schema", "create", "tmp2.s1"), "s1")
 	contains(alice("schema", "alter", "tmp2.s1", "--rename", "s2"), "s2")
 	contains(alice("schema", "list", "tmp2"), "s2")
+	// Comment and property updates, with or without a rename.
+	contains(alice("catalog", "alter", "tmp2", "--comment", "scratch", "--set", "team=data", "--set", "tier=gold"),
+		"scratch", "team=data, tier=gold")
+	out = alice("catalog", "alter", "tmp2", "--unset", "tier", "--set", "team=ops", "--rename", "tmp3")
+	contains(out, "tmp3", "team=ops")
+	if strings.Contains(out, "tier") {
+		t.Fatalf("tier not removed:\n%s", out)
+	}
+	contains(alice("catalog", "alter", "tmp3", "--rename", "tmp2", "--comment", ""), "tmp2")
+	if out := alice("catalog", "get", "tmp2"); strings.Contains(out, "scratch") || !strings.Contains(out, "team=ops") {
+		t.Fatalf("after clearing the comment:\n%s", out)
+	}
+	contains(alice("schema", "alter", "tmp2.s2", "--comment", "second", "--set", "k=v", "--set", "x=1"), "second", "k=v, x=1")
+	out = alice("schema", "alter", "tmp2.s2", "--unset", "x", "--unset", "missing")
+	contains(out, "second", "k=v")
+	if strings.Contains(out, "x=1") {
+		t.Fatalf("x not removed:\n%s", out)
+	}
+	// A rejected alter changes nothing.
+	if _, _, err := admin("tok-alice", "--metalake", "acme", "schema", "alter", "tmp2.s2", "--set", "k=w", "--rename", "a.b"); err == nil ||
+		errors.Is(err, errUsage) || !strings.Contains(err.Error(), "400") {
+		t.Fatalf("bad rename: %v", err)
+	}
+	contains(alice("schema", "get", "tmp2.s2"), "k=v")
 	contains(alice("catalog", "drop", "tmp2", "--cascade"), "dropped catalog tmp2")
 	contains(alice("tag", "create", "dept", "--allowed-values", "finance,hr", "--comment", "owning department"), "finance,hr")
 	contains(alice("tag", "create", "pii"), "(any)")
@@ -268,7 +292,12 @@ func TestAdminUsage(t *testing.T) {
 		{"admin", "--metalake", "m", "policy", "create", "p", "--type", "row_filter", "--content", "[1]"}, // not an object
 		{"admin", "--metalake", "m", "policy", "alter", "p"},                                              // no update
 		{"admin", "--metalake", "m", "policy", "enable"},                                                  // missing NAME
-		{"admin", "--metalake", "m", "catalog", "alter", "c"},                                             // no --rename
+		{"admin", "--metalake", "m", "catalog", "alter", "c"},                                             // no update
+		{"admin", "--metalake", "m", "schema", "alter", "c.s"},                                            // no update
+		{"admin", "--metalake", "m", "catalog", "alter", "c", "--set", "novalue"},                         // not K=V
+		{"admin", "--metalake", "m", "catalog", "alter", "c", "--set", "=v"},                              // empty key
+		{"admin", "--metalake", "m", "catalog", "alter", "c", "--unset", ""},                              // empty key
+		{"admin", "--metalake", "m", "schema", "alter", "c.s", "--set", "k=v", "--unset", "k"},            // set and unset
 		{"admin", "--metalake", "m", "schema", "alter", "c", "--rename", "x"},                             // not CATALOG.SCHEMA
 		{"admin", "--metalake", "m", "table", "versions", "c.s"},                                          // not CATALOG.SCHEMA.TABLE
 	} {
