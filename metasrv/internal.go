@@ -152,6 +152,11 @@ func (s *Server) beginInternal(r *http.Request, op string) (*authz.Principal, st
 		return nil, "", s.rejectDelegation(tenant, p, du, op,
 			fmt.Errorf("%w: not a delegate for this tenant", ErrForbidden))
 	}
+	// Gateways decide from this node's state: refuse when it may be stale,
+	// so they fail over to a node in contact with the leader.
+	if !s.node.InContact(s.cfg.StaleReadBound) {
+		return nil, "", fmt.Errorf("%w: this node has not heard from a leader within %s", ErrUnavailable, s.cfg.StaleReadBound)
+	}
 	return p, tenant, nil
 }
 

@@ -529,3 +529,54 @@ func BenchmarkResolveAt1000rps(b *testing.B) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
 	b.ReportMetric(float64(dials.Load()), "new-conns")
 }
+
+// TestInternalReadsNeedContact: a node that has lost the leader stops
+// answering the internal API (503, so gateways fail over) instead of
+// deciding from a state that may be stale.
+func TestInternalReadsNeedContact(t *testing.T) {
+	configHook = func(c *metasrv.Config) { c.StaleReadBound = 300 * time.Millisecond }
+	t.Cleanup(func() { configHook = nil })
+	n1 := startDNode(t, "n1", true)
+	waitLeader(t, n1)
+	n2 := startDNode(t, "n2", false)
+	n3 := startDNode(t, "n3", false)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for _, n := range []*node{n2, n3} {
+		if err := n.Join(ctx, n1.addr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leader := waitLeader(t, n1, n2, n3)
+	must(t, leader, call{method: "POST", path: "/api/metalakes", token: tokAdmin, body: map[string]any{"name": "acme", "owner": "alice@acme"}})
+	var followers []*node
+	for _, n := range []*node{n1, n2, n3} {
+		if n != leader {
+			followers = append(followers, n)
+		}
+	}
+	gen := call{method: "GET", path: "/internal/v1/metalakes/acme/generation", token: tokGW}
+	if err := followers[0].Node().WaitApplied(ctx, leader.Node().AppliedIndex()); err != nil {
+		t.Fatal(err)
+	}
+	must(t, followers[0], gen)
+
+	leader.stop()
+	followers[1].stop()
+	// A failure bound, not synchronisation: the survivor notices within
+	// its election timeout plus StaleReadBound.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := do(t, followers[0], gen)
+		if r.status == http.StatusServiceUnavailable {
+			break
+		}
+		if r.status != http.StatusOK || time.Now().After(deadline) {
+			t.Fatalf("out of contact: HTTP %d %s", r.status, r.raw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The REST API's own reads are unaffected (they carry their
+	// generation); only the gateways' decisions are refused.
+	must(t, followers[0], call{method: "GET", path: "/api/metalakes/acme", token: tokAdmin})
+}

@@ -58,6 +58,12 @@ type Config struct {
 	// ReadWaitTimeout bounds the wait of a read with minGeneration or
 	// consistent=true. Zero means 5s.
 	ReadWaitTimeout time.Duration
+	// StaleReadBound is how long a follower may go without hearing from
+	// the leader and still answer the internal API (gateways' decisions);
+	// past it the node answers 503 so gateways fail over to a node in
+	// contact, and never decide from a state older than this. Zero means
+	// 5s.
+	StaleReadBound time.Duration
 	// AuditRingSize is the number of events kept for GET /events. Zero
 	// means DefaultAuditRing.
 	AuditRingSize int
@@ -89,6 +95,7 @@ func DefaultConfig() Config {
 	return Config{
 		MaxBodyBytes:      1 << 20,
 		ReadWaitTimeout:   5 * time.Second,
+		StaleReadBound:    5 * time.Second,
 		AuditRingSize:     DefaultAuditRing,
 		MaxBatchProposals: DefaultMaxBatchProposals,
 		MaxBatchBytes:     DefaultMaxBatchBytes,
@@ -114,6 +121,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyBytes < 0 {
 		errs = append(errs, fmt.Errorf("MaxBodyBytes %d is negative", c.MaxBodyBytes))
+	}
+	if c.StaleReadBound < 0 {
+		errs = append(errs, fmt.Errorf("StaleReadBound %s is negative", c.StaleReadBound))
 	}
 	if c.ReadWaitTimeout < 0 {
 		errs = append(errs, fmt.Errorf("ReadWaitTimeout %s is negative", c.ReadWaitTimeout))
@@ -170,6 +180,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.ReadWaitTimeout == 0 {
 		cfg.ReadWaitTimeout = 5 * time.Second
+	}
+	if cfg.StaleReadBound == 0 {
+		cfg.StaleReadBound = 5 * time.Second
 	}
 	if cfg.PeerScheme == "" {
 		cfg.PeerScheme = "https"

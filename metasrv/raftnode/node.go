@@ -204,6 +204,23 @@ func (n *Node) RaftAddr() string { return n.addr }
 // Use Barrier before serving a read that must not be stale.
 func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
 
+// InContact reports whether the node's state can be trusted to be recent:
+// it leads (a leader that loses its quorum steps down within the lease
+// timeout), or it follows a known leader it heard from within bound.
+func (n *Node) InContact(bound time.Duration) bool {
+	switch n.raft.State() {
+	case raft.Leader:
+		return true
+	case raft.Follower:
+		if _, ok := n.Leader(); !ok {
+			return false
+		}
+		last := n.raft.LastContact()
+		return !last.IsZero() && time.Since(last) <= bound
+	}
+	return false
+}
+
 // LeaderCh returns a channel that is closed at the next leadership change
 // (any node's). Call it again after it fires; read IsLeader or Status for the
 // new state. Any number of goroutines may wait on it.
