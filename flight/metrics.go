@@ -56,10 +56,12 @@ const (
 	MetasrvList    = "list"
 	MetasrvCommit  = "commit"
 	MetasrvDrop    = "drop"
+	// MetasrvGeneration is the generation check before a ticket runs.
+	MetasrvGeneration = "generation"
 )
 
 var (
-	metasrvOps      = [...]string{MetasrvResolve, MetasrvList, MetasrvCommit, MetasrvDrop}
+	metasrvOps      = [...]string{MetasrvResolve, MetasrvList, MetasrvCommit, MetasrvDrop, MetasrvGeneration}
 	metasrvOutcomes = [...]string{"ok", "error"}
 )
 
@@ -180,7 +182,7 @@ func (m *Metrics) ObserveMetasrv(op string, d time.Duration, err error) {
 		return
 	}
 	switch op {
-	case MetasrvResolve, MetasrvList, MetasrvCommit, MetasrvDrop:
+	case MetasrvResolve, MetasrvList, MetasrvCommit, MetasrvDrop, MetasrvGeneration:
 	default:
 		return
 	}

@@ -5,8 +5,12 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/apache/arrow-adbc/go/adbc"
 )
 
 var bannerMetrics = regexp.MustCompile(`metrics:\s+(http://\S+/metrics)`)
@@ -63,5 +67,78 @@ func TestMetrics(t *testing.T) {
 				t.Errorf("a metric names %q: %s", secret, line)
 			}
 		}
+	}
+}
+
+// metricValue returns the value of the metric line starting with name (0 if
+// absent).
+func metricValue(t *testing.T, url, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return v
+		}
+	}
+	return 0
+}
+
+// TestDeniedCostsLikeMissing: a table the catalog forbids and one that does
+// not exist, in a schema the caller may use, get the same error and cost
+// the same calls to metasrv.
+func TestDeniedCostsLikeMissing(t *testing.T) {
+	srv := startServe(t)
+	metricsURL := bannerMetrics.FindStringSubmatch(srv.Banner)[1]
+	metaAddr := bannerMetasrv.FindStringSubmatch(srv.Banner)[1]
+	env := &metasrvEnv{adminTok: srv.token(t, "admin@demo"), client: &http.Client{Timeout: 20 * time.Second}}
+	node := &metasrvProc{id: "serve", httpAddr: metaAddr}
+	ctx := context.Background()
+
+	admin := mustDial(t, srv.uri(), bearer(srv.token(t, "admin@demo")))
+	if _, err := admin.exec(ctx, "CREATE TABLE sales.secret AS SELECT 1 AS id"); err != nil {
+		t.Fatal(err)
+	}
+	const ml = "/api/metalakes/demo"
+	env.must(t, node, "POST", ml+"/roles", map[string]any{"name": "no_secret", "securableObjects": []map[string]any{
+		{"fullName": "lake.sales.secret", "type": "TABLE", "privileges": []map[string]string{{"name": "SELECT_TABLE", "condition": "DENY"}}}}})
+	env.must(t, node, "PUT", ml+"/permissions/users/analyst@demo/grant", map[string]any{"roleNames": []string{"no_secret"}})
+
+	analyst := mustDial(t, srv.uri(), bearer(srv.token(t, "analyst@demo")))
+	const resolves = `lakegate_metasrv_request_seconds_count{op="resolve",outcome="ok"}`
+	const generations = `lakegate_metasrv_request_seconds_count{op="generation",outcome="ok"}`
+	cost := func(sql string) (error, float64) {
+		before := metricValue(t, metricsURL, resolves) + metricValue(t, metricsURL, generations)
+		_, _, err := analyst.query(ctx, sql)
+		return err, metricValue(t, metricsURL, resolves) + metricValue(t, metricsURL, generations) - before
+	}
+	errDenied, callsDenied := cost("SELECT * FROM sales.secret")
+	errMissing, callsMissing := cost("SELECT * FROM sales.nosuch")
+	if adbcStatus(errDenied) != adbc.StatusNotFound || adbcStatus(errMissing) != adbc.StatusNotFound {
+		t.Fatalf("denied: %v; missing: %v", errDenied, errMissing)
+	}
+	if strings.ReplaceAll(errDenied.Error(), "secret", "nosuch") != errMissing.Error() {
+		t.Errorf("messages differ:\n denied  %s\n missing %s", errDenied, errMissing)
+	}
+	if callsDenied != callsMissing || callsDenied == 0 {
+		t.Errorf("metasrv calls: denied %v, missing %v", callsDenied, callsMissing)
+	}
+	if d := metricValue(t, metricsURL, `lakegate_authz_denials_total{reason="privilege"}`); d != 2 {
+		t.Errorf("privilege denials = %v, want 2 (a missing table counts like a forbidden one)", d)
+	}
+	// The owner still reads it.
+	if _, _, err := admin.query(ctx, "SELECT * FROM sales.secret"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -30,7 +30,7 @@ func New(c *client.Client) *Catalog { return NewWithOptions(c, Options{}) }
 // Options are optional settings of a Catalog.
 type Options struct {
 	// Observe, when non-nil, is called after every call to metasrv with the
-	// operation (OpResolve, OpList, OpCommit or OpDrop), its duration
+	// operation (OpResolve, OpList, OpCommit, OpDrop or OpGeneration), its duration
 	// (failover and retries included) and the error the Catalog method
 	// returns for it (nil when the answer was usable, including "no
 	// metalake" and "not dropped"). It must be safe for concurrent use and
@@ -44,6 +44,8 @@ const (
 	OpList    = "list"
 	OpCommit  = "commit" // creating a table or committing a version
 	OpDrop    = "drop"
+	// OpGeneration reads the tenant's governance generation.
+	OpGeneration = "generation"
 )
 
 // NewWithOptions is New with options.
@@ -215,7 +217,8 @@ func (m *Catalog) Drop(ctx context.Context, c backend.Caller, name backend.Table
 
 // Generation implements backend.Catalog. A tenant without a metalake is at
 // generation 0.
-func (m *Catalog) Generation(ctx context.Context, tenant string) (uint64, error) {
+func (m *Catalog) Generation(ctx context.Context, tenant string) (_ uint64, err error) {
+	defer m.observed(OpGeneration, time.Now(), &err)
 	g, err := m.c.Generation(ctx, tenant)
 	switch {
 	case errors.Is(err, client.ErrNotFound):
