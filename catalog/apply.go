@@ -71,6 +71,7 @@ func Apply(s *Snapshot, cmd Command, m Meta) (*Snapshot, []Event, error) {
 	}
 	n.gen++
 	n.index = m.Index
+	ev.Detail = tx.detail
 	return &n, append([]Event{ev}, tx.events...), nil
 }
 
@@ -102,6 +103,7 @@ type txn struct {
 	m      Meta
 	w      *who
 	events []Event
+	detail string // the command event's detail, set by apply
 }
 
 func (tx *txn) audit() Audit { return Audit{Creator: tx.m.Actor, CreateTime: tx.m.Time} }
@@ -581,6 +583,8 @@ func (c SetOwner) permit(s *Snapshot, w *who) error {
 		return s.needOwner(w, c.Object)
 	case ObjectTag, ObjectPolicy, ObjectRole:
 		return s.needEntityOwner(w, c.Object)
+	case ObjectDomain:
+		return s.permitDomainOwner(w, c.Object.Name)
 	}
 	return errf(ErrInvalidArgument, "a "+c.Object.Type.String()+" has no owner")
 }
@@ -621,6 +625,14 @@ func (c SetOwner) apply(tx *txn) error {
 		nr := r.clone()
 		nr.owner, nr.audit = c.Owner, tx.touch(r.audit)
 		tx.s.roles = tx.s.roles.Set(nr.name, nr)
+	case ObjectDomain:
+		d, err := tx.domain(c.Object.Name)
+		if err != nil {
+			return err
+		}
+		nd := d.clone()
+		nd.owner, nd.audit = c.Owner, tx.touch(d.audit)
+		tx.putDomain(nd)
 	default:
 		p, ok := tx.s.resolve(c.Object)
 		if !ok {
@@ -832,6 +844,12 @@ func (tx *txn) setObjectGrant(typ ObjectType, id uint64, g roleGrant) {
 			np.grants = setRoleGrant(p.grants, g)
 			tx.s.policies = tx.s.policies.Set(id, np)
 		}
+	case ObjectDomain:
+		if d, ok := tx.s.domains.Get(id); ok {
+			nd := d.clone()
+			nd.grants = setRoleGrant(d.grants, g)
+			tx.putDomain(nd)
+		}
 	default:
 		if p, ok := tx.s.pathByID(id); ok {
 			no := p.leaf().clone()
@@ -856,6 +874,12 @@ func (s *Snapshot) securable(o Object) (uint64, []roleGrant, bool) {
 			return 0, nil, false
 		}
 		return p.id, p.grants, true
+	case ObjectDomain:
+		d, ok := s.domainByName(o.Name)
+		if !ok {
+			return 0, nil, false
+		}
+		return d.id, d.grants, true
 	case ObjectMetalake, ObjectCatalog, ObjectSchema, ObjectTable:
 		p, ok := s.resolve(o)
 		if !ok {
@@ -880,6 +904,8 @@ func (s *Snapshot) permitGrant(w *who, o Object) error {
 		if s.needEntityOwner(w, o) == nil {
 			return nil
 		}
+	case ObjectDomain:
+		return s.permitDomainOwner(w, o.Name)
 	}
 	return s.need(w, Decision{}, o, "MANAGE_GRANTS or ownership of "+o.String())
 }

@@ -176,6 +176,20 @@ func decodeBodyOf(t CommandType, b []byte, closing bool) (Command, error) {
 		return decodeBody[CommitTableVersion](b, closing)
 	case TypeAlterObject:
 		return decodeBody[AlterObject](b, closing)
+	case TypeCreateDomain:
+		return decodeBody[CreateDomain](b, closing)
+	case TypeAlterDomain:
+		return decodeBody[AlterDomain](b, closing)
+	case TypeSetDomainStatus:
+		return decodeBody[SetDomainStatus](b, closing)
+	case TypeSetDomainParent:
+		return decodeBody[SetDomainParent](b, closing)
+	case TypeDetachDomain:
+		return decodeBody[DetachDomain](b, closing)
+	case TypeSetDomainBackingTag:
+		return decodeBody[SetDomainBackingTag](b, closing)
+	case TypeDropDomain:
+		return decodeBody[DropDomain](b, closing)
 	}
 	return nil, errUnknownType
 }

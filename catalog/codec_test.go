@@ -50,6 +50,14 @@ func samples() map[int]Command {
 			Files: []DataFile{{Path: "tables/t1/seg/f.parquet", Size: 10, Rows: 2, SHA256: strings.Repeat("ab", 32)}}},
 		33: AlterObject{Object: Schema("c.s"), Comment: ptr("new"), SetProperties: map[string]string{"k": "v", "a": ""},
 			RemoveProperties: []string{"old"}},
+		34: CreateDomain{Name: "Finance/EU", Comment: "c", Properties: map[string]string{"k": "v"},
+			BackingTag: DomainTag{Name: "dept", Value: "fin"}, Parent: "Finance"},
+		35: AlterDomain{Name: "d", Updates: []DomainUpdate{{Type: "rename", NewName: "e"}, {Type: "setProperty", Property: "k", Value: "v"}}},
+		36: SetDomainStatus{Name: "d", Status: DomainPublished},
+		37: SetDomainParent{Name: "d", Parent: "p"},
+		38: DetachDomain{Name: "d"},
+		39: SetDomainBackingTag{Name: "d", BackingTag: &DomainTag{Name: "t", Create: true}},
+		40: DropDomain{Name: "d"},
 	}
 }
 
@@ -74,7 +82,7 @@ func TestCommandTypeNumbersPinned(t *testing.T) {
 			t.Errorf("%T: round trip = %#v, %v", c, d, err)
 		}
 	}
-	if len(samples()) != 33 {
+	if len(samples()) != 40 {
 		t.Fatal("every command type needs a pinned sample")
 	}
 }

@@ -19,39 +19,46 @@ type CommandType uint16
 
 // Command type numbers.
 const (
-	TypeCreateCatalog      CommandType = 1
-	TypeCreateSchema       CommandType = 2
-	TypeCreateTable        CommandType = 3
-	TypeDropObject         CommandType = 4
-	TypeRenameObject       CommandType = 5
-	TypeAddColumn          CommandType = 6
-	TypeSetOwner           CommandType = 7
-	TypeCreateUser         CommandType = 8
-	TypeDropUser           CommandType = 9
-	TypeCreateGroup        CommandType = 10
-	TypeDropGroup          CommandType = 11
-	TypeAddGroupMembers    CommandType = 12
-	TypeRemoveGroupMembers CommandType = 13
-	TypeCreateRole         CommandType = 14
-	TypeDropRole           CommandType = 15
-	TypeGrantPrivileges    CommandType = 16
-	TypeRevokePrivileges   CommandType = 17
-	TypeGrantRoles         CommandType = 18
-	TypeRevokeRoles        CommandType = 19
-	TypeCreateTag          CommandType = 20
-	TypeAlterTag           CommandType = 21
-	TypeDropTag            CommandType = 22
-	TypeAssociateTagsV1    CommandType = 23
-	TypeAssociateTagsV2    CommandType = 24
-	TypeCreatePolicy       CommandType = 25
-	TypeAlterPolicy        CommandType = 26
-	TypeEnablePolicy       CommandType = 27
-	TypeDisablePolicy      CommandType = 28
-	TypeDropPolicy         CommandType = 29
-	TypeAttachPolicy       CommandType = 30
-	TypeDetachPolicy       CommandType = 31
-	TypeCommitTableVersion CommandType = 32
-	TypeAlterObject        CommandType = 33
+	TypeCreateCatalog       CommandType = 1
+	TypeCreateSchema        CommandType = 2
+	TypeCreateTable         CommandType = 3
+	TypeDropObject          CommandType = 4
+	TypeRenameObject        CommandType = 5
+	TypeAddColumn           CommandType = 6
+	TypeSetOwner            CommandType = 7
+	TypeCreateUser          CommandType = 8
+	TypeDropUser            CommandType = 9
+	TypeCreateGroup         CommandType = 10
+	TypeDropGroup           CommandType = 11
+	TypeAddGroupMembers     CommandType = 12
+	TypeRemoveGroupMembers  CommandType = 13
+	TypeCreateRole          CommandType = 14
+	TypeDropRole            CommandType = 15
+	TypeGrantPrivileges     CommandType = 16
+	TypeRevokePrivileges    CommandType = 17
+	TypeGrantRoles          CommandType = 18
+	TypeRevokeRoles         CommandType = 19
+	TypeCreateTag           CommandType = 20
+	TypeAlterTag            CommandType = 21
+	TypeDropTag             CommandType = 22
+	TypeAssociateTagsV1     CommandType = 23
+	TypeAssociateTagsV2     CommandType = 24
+	TypeCreatePolicy        CommandType = 25
+	TypeAlterPolicy         CommandType = 26
+	TypeEnablePolicy        CommandType = 27
+	TypeDisablePolicy       CommandType = 28
+	TypeDropPolicy          CommandType = 29
+	TypeAttachPolicy        CommandType = 30
+	TypeDetachPolicy        CommandType = 31
+	TypeCommitTableVersion  CommandType = 32
+	TypeAlterObject         CommandType = 33
+	TypeCreateDomain        CommandType = 34
+	TypeAlterDomain         CommandType = 35
+	TypeSetDomainStatus     CommandType = 36
+	TypeSetDomainParent     CommandType = 37
+	TypeDetachDomain        CommandType = 38
+	TypeSetDomainBackingTag CommandType = 39
+	TypeDropDomain          CommandType = 40
 )
 
 // CreateCatalog creates a catalog owned by the actor. Requires CREATE_CATALOG
@@ -120,9 +127,10 @@ type AddColumn struct {
 	Column ColumnDef `json:"column"`
 }
 
-// SetOwner sets the owner of a metalake, catalog, schema, table, tag, policy
-// or role. Requires the metalake owner or the current owner (of the object
-// or, for catalog-tree objects, of an ancestor).
+// SetOwner sets the owner of a metalake, catalog, schema, table, tag, policy,
+// role or domain. Requires the metalake owner or the current owner (of the
+// object or, for catalog-tree objects, of an ancestor; for a domain, of its
+// current parent).
 type SetOwner struct {
 	Object Object `json:"object"`
 	Owner  Owner  `json:"owner"`
@@ -178,10 +186,11 @@ type DropRole struct {
 	Name string `json:"name"`
 }
 
-// GrantPrivileges grants privileges on Object to Role. A privilege that cannot
-// bind to the object's type, or one granted both ALLOW and DENY to the role
-// on the object, is rejected; granting an existing grant is a no-op.
-// Requires MANAGE_GRANTS or ownership of the object.
+// GrantPrivileges grants privileges on Object to Role. A privilege that
+// cannot bind to the object's type, or one granted both ALLOW and DENY to
+// the role on the object, is rejected; granting an existing grant is a
+// no-op. Requires MANAGE_GRANTS or ownership of the object (for a domain:
+// of it, its current parent or the metalake).
 type GrantPrivileges struct {
 	Role       string               `json:"role"`
 	Object     Object               `json:"object"`
@@ -238,8 +247,10 @@ type AlterTag struct {
 	Updates []TagUpdate `json:"updates"`
 }
 
-// DropTag drops a tag with its assignments and policy attachments. Requires
-// the tag's owner.
+// DropTag drops a tag with its assignments and policy attachments; the
+// domains it backs keep no backing tag (and no members of their own), and
+// recreating a tag of that name does not restore them. Requires the tag's
+// owner.
 type DropTag struct {
 	Name string `json:"name"`
 }

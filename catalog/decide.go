@@ -56,7 +56,10 @@ const roleBufLen = 32
 //
 // For tags and policies the chain is the object and the metalake, the
 // object's owner is allowed, and VIEW_TAG/VIEW_POLICY are implied by
-// APPLY_TAG/APPLY_POLICY. A missing object or principal is denied.
+// APPLY_TAG/APPLY_POLICY. For domains the chain is the metalake, the
+// domain's current parent and the domain; an owner on it is allowed, then a
+// DENY anywhere on it denies, then an ALLOW allows; MANAGE_DOMAIN implies
+// USE_DOMAIN. A missing object or principal is denied.
 // Authorize does not allocate for callers holding up to 32 roles.
 func (s *Snapshot) Authorize(principal string, privilege Privilege, object Object) Decision {
 	if !privilege.Valid() {
@@ -70,6 +73,19 @@ func (s *Snapshot) Authorize(principal string, privilege Privilege, object Objec
 	switch object.Type {
 	case ObjectTag, ObjectPolicy, ObjectRole:
 		return s.authorizeEntity(&w, privilege, object)
+	case ObjectDomain:
+		d, ok := s.domainByName(object.Name)
+		if !ok {
+			return deny(ReasonNotFound)
+		}
+		return s.authorizeDomain(&w, privilege, d)
+	case ObjectMetalake:
+		if privilege == PrivUseDomain || privilege == PrivManageDomain {
+			if object.Name != s.root.name {
+				return deny(ReasonNotFound)
+			}
+			return s.authorizeDomain(&w, privilege, nil) // MANAGE_DOMAIN implies USE_DOMAIN
+		}
 	}
 	p, ok := s.resolve(object)
 	if !ok {
@@ -258,7 +274,9 @@ func shadowed(p *path, lvl int, id uint64) bool {
 //     (schema owner, or USE_SCHEMA and (table owner, or SELECT_TABLE or
 //     MODIFY_TABLE as decided by Authorize));
 //   - tag, policy: VIEW_TAG, VIEW_POLICY as decided by Authorize;
-//   - role: metalake or role owner, MANAGE_GRANTS, or holding the role.
+//   - role: metalake or role owner, MANAGE_GRANTS, or holding the role;
+//   - domain: PUBLISHED, USE_DOMAIN as decided by Authorize; DRAFT,
+//     MANAGE_DOMAIN (its owner and its parent's included).
 //
 // Callers must answer for an invisible object exactly as for a missing one.
 func (s *Snapshot) Visible(principal string, object Object) bool {
@@ -285,6 +303,9 @@ func (s *Snapshot) visible(w *who, o Object, c *visCache) bool {
 		}
 		return w.owns(s.root.owner) || w.owns(r.owner) || w.hasRole(r.id) ||
 			s.authorizePath(w, PrivManageGrants, &path{objs: [5]*object{s.root}, n: 1}).Allowed
+	case ObjectDomain:
+		d, ok := s.domainByName(o.Name)
+		return ok && s.domainVisible(w, d)
 	}
 	d := o.Type.depth()
 	if d < 1 {

@@ -1,9 +1,9 @@
 // Package catalog is lakegate's governance core: the pure, deterministic
 // state machine of one metalake (tenant) — catalogs, schemas, tables and
 // columns; users, groups, roles, grants (ALLOW/DENY) and owners; tags with
-// values; policies attached to tags — and every decision derived from it
-// (Authorize, Visible, FilterVisible, RowFiltersAndMasks, EffectiveTags,
-// PoliciesOf). The semantics follow Apache Gravitino's access-control, tag,
+// values; policies attached to tags; domains backed by tags — and every
+// decision derived from it (Authorize, Visible, FilterVisible,
+// RowFiltersAndMasks, EffectiveTags, PoliciesOf, DomainMembers, DomainsOf). The semantics follow Apache Gravitino's access-control, tag,
 // tag-value and policy-on-tag designs.
 //
 // # Usage
@@ -34,6 +34,15 @@
 // table keeps its current version and RetainedVersions older ones;
 // TableVersion and TableVersions read them and ReferencedFiles lists every
 // file a garbage collector must keep.
+//
+// Domains (see CreateDomain) group tables under a business name: a domain
+// is backed by a tag and its members are computed from the snapshot, never
+// stored — the tables whose effective tags match the binding, directly or
+// inherited from a tagged catalog or schema, plus, for a top-level domain,
+// those of its visible subdomains. ViewDomains, ViewDomain, ViewSubdomains,
+// DomainMembers and DomainsOf answer for a principal (DRAFT domains are seen
+// only by their stewards); CheckDomainInvariants checks the hierarchy rules
+// C1–C6 that Apply enforces.
 //
 // Commands serialize with EncodeCommand/DecodeCommand (a versioned JSON
 // envelope with explicit, append-only type numbers) and snapshots with

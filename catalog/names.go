@@ -27,12 +27,14 @@ const (
 	ObjectRole     ObjectType = 8
 	ObjectUser     ObjectType = 9
 	ObjectGroup    ObjectType = 10
+	ObjectDomain   ObjectType = 11
 )
 
 var objectTypeNames = [...]string{
 	ObjectMetalake: "METALAKE", ObjectCatalog: "CATALOG", ObjectSchema: "SCHEMA",
 	ObjectTable: "TABLE", ObjectColumn: "COLUMN", ObjectTag: "TAG",
 	ObjectPolicy: "POLICY", ObjectRole: "ROLE", ObjectUser: "USER", ObjectGroup: "GROUP",
+	ObjectDomain: "DOMAIN",
 }
 
 // String returns the upper-case name ("TABLE"), or "ObjectType(n)".
@@ -134,6 +136,9 @@ func User(name string) Object { return Object{ObjectUser, name} }
 
 // Group returns the group object named name.
 func Group(name string) Object { return Object{ObjectGroup, name} }
+
+// Domain returns the domain object named name.
+func Domain(name string) Object { return Object{ObjectDomain, name} }
 
 // CheckNamePart validates one name part of a catalog-tree object (catalog,
 // schema, table or column name): 1–128 characters of valid UTF-8, no '.', no

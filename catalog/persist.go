@@ -10,11 +10,13 @@ import (
 	"lakegate/catalog/internal/pmap"
 )
 
-// snapshotMagic prefixes serialized snapshots (format version 2: tables
-// have storage ids and versions). UnmarshalSnapshot also restores format 1,
-// whose tables get their derived storage id and version 0.
+// snapshotMagic prefixes serialized snapshots (format version 3: domains).
+// UnmarshalSnapshot also restores format 2 (tables have storage ids and
+// versions; no domains) and format 1, whose tables get their derived
+// storage id and version 0.
 const (
-	snapshotMagic   = "lakegate-catalog-snapshot-v2\n"
+	snapshotMagic   = "lakegate-catalog-snapshot-v3\n"
+	snapshotMagicV2 = "lakegate-catalog-snapshot-v2\n"
 	snapshotMagicV1 = "lakegate-catalog-snapshot-v1\n"
 )
 
@@ -29,6 +31,21 @@ type snapFile struct {
 	Roles      []roleRec   `json:"roles"`
 	Tags       []tagRec    `json:"tags"`
 	Policies   []policyRec `json:"policies"`
+	Domains    []domainRec `json:"domains,omitempty"` // format 3
+}
+
+type domainRec struct {
+	ID          uint64            `json:"id"`
+	Name        string            `json:"name"`
+	Comment     string            `json:"comment,omitempty"`
+	Props       map[string]string `json:"properties,omitempty"`
+	Status      DomainStatus      `json:"status"`
+	Owner       Owner             `json:"owner"`
+	Parent      uint64            `json:"parent,omitempty"`
+	ParentAudit Audit             `json:"parentAudit,omitzero"`
+	Tag         uint64            `json:"tag,omitempty"`
+	Value       string            `json:"value,omitempty"`
+	Audit       Audit             `json:"audit"`
 }
 
 type objRec struct {
@@ -203,6 +220,14 @@ func (s *Snapshot) MarshalBinary() ([]byte, error) {
 		f.Policies = append(f.Policies, policyRec{ID: p.id, Name: p.name, Comment: p.comment, Type: p.typ,
 			Enabled: p.enabled, Content: p.content, Owner: p.owner, Audit: p.audit})
 	}
+	domIDs := s.domains.Keys()
+	slices.Sort(domIDs)
+	for _, id := range domIDs {
+		d, _ := s.domains.Get(id)
+		f.Domains = append(f.Domains, domainRec{ID: d.id, Name: d.name, Comment: d.comment, Props: d.props,
+			Status: d.status(), Owner: d.owner, Parent: d.parent, ParentAudit: d.relAudit, Tag: d.tag,
+			Value: d.value, Audit: d.audit})
+	}
 	body, err := json.Marshal(&f)
 	if err != nil {
 		return nil, errf(ErrInvalidSnapshot, err.Error())
@@ -214,12 +239,16 @@ func (s *Snapshot) MarshalBinary() ([]byte, error) {
 // consistency. Errors wrap ErrInvalidSnapshot.
 func UnmarshalSnapshot(b []byte) (*Snapshot, error) {
 	v1 := bytes.HasPrefix(b, []byte(snapshotMagicV1))
-	if !v1 && !bytes.HasPrefix(b, []byte(snapshotMagic)) {
+	v2 := bytes.HasPrefix(b, []byte(snapshotMagicV2))
+	if !v1 && !v2 && !bytes.HasPrefix(b, []byte(snapshotMagic)) {
 		return nil, errf(ErrInvalidSnapshot, "bad header")
 	}
 	var f snapFile
 	if err := strict(b[len(snapshotMagic):], &f); err != nil {
 		return nil, errf(ErrInvalidSnapshot, err.Error())
+	}
+	if (v1 || v2) && f.Domains != nil {
+		return nil, errf(ErrInvalidSnapshot, "domains in a format 1 or 2 snapshot")
 	}
 	if v1 {
 		for _, r := range f.Objects {
@@ -347,6 +376,9 @@ func restore(f *snapFile) (*Snapshot, error) {
 			t.objects = t.objects.Set(r.ID, struct{}{}) // t is still private to restore
 		}
 	}
+	if err := restoreDomains(s, f, objs); err != nil {
+		return nil, err
+	}
 	// Users, groups, roles.
 	for _, r := range f.Users {
 		if CheckEntityName(r.Name) != nil || s.users.Has(r.Name) || !slices.IsSorted(r.Roles) {
@@ -369,7 +401,7 @@ func restore(f *snapFile) (*Snapshot, error) {
 	}
 	for _, r := range f.Roles {
 		if CheckEntityName(r.Name) != nil || s.roles.Has(r.Name) || r.ID == 0 || r.ID >= f.NextID || s.roleByID.Has(r.ID) ||
-			objs[r.ID] != nil || s.tags.Has(r.ID) || s.policies.Has(r.ID) {
+			objs[r.ID] != nil || s.tags.Has(r.ID) || s.policies.Has(r.ID) || s.domains.Has(r.ID) {
 			return bad("role " + quote(r.Name) + ": bad record")
 		}
 		ro := &role{id: r.ID, name: r.Name, owner: r.Owner, props: r.Props, audit: r.Audit}
@@ -396,6 +428,12 @@ func restore(f *snapFile) (*Snapshot, error) {
 				np := p.clone()
 				np.grants = append(slices.Clip(np.grants), rg)
 				s.policies = s.policies.Set(np.id, np)
+			case ObjectDomain:
+				d, ok := s.domains.Get(g.ID)
+				if !ok {
+					return bad("role " + quote(r.Name) + ": grant on unknown domain")
+				}
+				d.grants = append(d.grants, rg) // d is still private to restore
 			default:
 				o := objs[g.ID]
 				if o == nil || o.typ != g.Type {
@@ -452,6 +490,10 @@ func restore(f *snapFile) (*Snapshot, error) {
 	})
 	s.policies.Range(func(_ uint64, p *policy) bool {
 		slices.SortFunc(p.grants, func(a, b roleGrant) int { return cmpU64(a.role, b.role) })
+		return true
+	})
+	s.domains.Range(func(_ uint64, d *domain) bool {
+		slices.SortFunc(d.grants, func(a, b roleGrant) int { return cmpU64(a.role, b.role) })
 		return true
 	})
 	for _, id := range s.tags.Keys() {
@@ -521,4 +563,42 @@ func restoreTableData(r *objRec) (*tableData, error) {
 			rows: v.Rows, actor: v.Actor, time: normTime(v.Time)})
 	}
 	return d, nil
+}
+
+// restoreDomains restores the domains of f into s (after tags and policies,
+// before roles) and checks CheckDomainInvariants.
+func restoreDomains(s *Snapshot, f *snapFile, objs map[uint64]*object) error {
+	bad := func(msg string) error { return errf(ErrInvalidSnapshot, msg) }
+	var prev uint64
+	for _, r := range f.Domains {
+		if r.ID <= prev || r.ID >= f.NextID || objs[r.ID] != nil || s.tags.Has(r.ID) || s.policies.Has(r.ID) ||
+			CheckEntityName(r.Name) != nil || s.domainIDs.Has(r.Name) {
+			return bad("domain " + itoa(r.ID) + ": bad id or name")
+		}
+		prev = r.ID
+		if r.Status != DomainDraft && r.Status != DomainPublished {
+			return bad("domain " + itoa(r.ID) + ": bad status")
+		}
+		if r.Parent == 0 && r.ParentAudit != (Audit{}) {
+			return bad("domain " + itoa(r.ID) + ": edge audit without a parent")
+		}
+		d := &domain{id: r.ID, name: r.Name, comment: r.Comment, props: r.Props, published: r.Status == DomainPublished,
+			owner: r.Owner, parent: r.Parent, relAudit: r.ParentAudit, tag: r.Tag, value: r.Value, audit: r.Audit}
+		s.domains = s.domains.Set(d.id, d)
+		s.domainIDs = s.domainIDs.Set(d.name, d.id)
+	}
+	for _, r := range f.Domains { // ids ascending: subs stay sorted
+		if r.Parent == 0 {
+			continue
+		}
+		p, ok := s.domains.Get(r.Parent)
+		if !ok {
+			return bad("domain " + itoa(r.ID) + ": unknown parent")
+		}
+		p.subs = append(p.subs, r.ID) // p is still private to restore
+	}
+	if err := s.CheckDomainInvariants(); err != nil {
+		return bad(strings.TrimPrefix(err.Error(), "catalog: "))
+	}
+	return nil
 }

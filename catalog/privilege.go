@@ -25,9 +25,11 @@ const (
 	PrivApplyPolicy   Privilege = 15
 	PrivViewPolicy    Privilege = 16
 	PrivCreateCatalog Privilege = 17
+	PrivManageDomain  Privilege = 18
+	PrivUseDomain     Privilege = 19
 )
 
-const numPrivileges = 17
+const numPrivileges = 19
 
 var privilegeNames = [...]string{
 	PrivUseCatalog: "USE_CATALOG", PrivUseSchema: "USE_SCHEMA", PrivCreateSchema: "CREATE_SCHEMA",
@@ -36,6 +38,7 @@ var privilegeNames = [...]string{
 	PrivCreateRole: "CREATE_ROLE", PrivCreateTag: "CREATE_TAG", PrivApplyTag: "APPLY_TAG",
 	PrivViewTag: "VIEW_TAG", PrivCreatePolicy: "CREATE_POLICY", PrivApplyPolicy: "APPLY_POLICY",
 	PrivViewPolicy: "VIEW_POLICY", PrivCreateCatalog: "CREATE_CATALOG",
+	PrivManageDomain: "MANAGE_DOMAIN", PrivUseDomain: "USE_DOMAIN",
 }
 
 // bindable lists, per privilege, the object types it may be granted on
@@ -58,6 +61,8 @@ var bindable = [...]typeSet{
 	PrivApplyPolicy:   types(ObjectMetalake, ObjectPolicy),
 	PrivViewPolicy:    types(ObjectMetalake, ObjectPolicy),
 	PrivCreateCatalog: types(ObjectMetalake),
+	PrivManageDomain:  types(ObjectMetalake, ObjectDomain),
+	PrivUseDomain:     types(ObjectMetalake, ObjectDomain),
 }
 
 type typeSet uint16

@@ -30,6 +30,47 @@ func (g gen) role() string    { return g.pick("r0", "r1", "r2") }
 func (g gen) tag() string     { return g.pick("any", "none", "dept") }
 func (g gen) value() string   { return g.pick("", "fin", "hr", "x") }
 func (g gen) policy() string  { return g.pick("p0", "p1", "p2") }
+func (g gen) domain() string  { return g.pick("d0", "d1", "d2", "d/3") }
+
+func (g gen) domainTag() DomainTag {
+	if g.r.IntN(3) == 0 {
+		return DomainTag{Name: g.pick("dt0", "dt1", "any"), Create: true}
+	}
+	return DomainTag{Name: g.tag(), Value: g.value()}
+}
+
+// domainCommand returns a domain command over a few names, tags and values.
+func (g gen) domainCommand() Command {
+	switch g.r.IntN(9) {
+	case 0, 1:
+		return CreateDomain{Name: g.domain(), BackingTag: g.domainTag(), Parent: g.pick("", "", "d0", "d1")}
+	case 2:
+		return SetDomainStatus{Name: g.domain(), Status: []DomainStatus{DomainPublished, DomainDraft}[g.r.IntN(2)]}
+	case 3:
+		return SetDomainParent{Name: g.domain(), Parent: g.domain()}
+	case 4:
+		if g.r.IntN(2) == 0 {
+			return DetachDomain{Name: g.domain()}
+		}
+		return DropDomain{Name: g.domain()}
+	case 5:
+		if g.r.IntN(3) == 0 {
+			return SetDomainBackingTag{Name: g.domain()}
+		}
+		bt := g.domainTag()
+		return SetDomainBackingTag{Name: g.domain(), BackingTag: &bt}
+	case 6:
+		return AlterDomain{Name: g.domain(), Updates: []DomainUpdate{{Type: "rename", NewName: g.domain()}, {Type: "updateComment", NewComment: g.pick("a", "b")}}}
+	case 7:
+		p := []Privilege{PrivUseDomain, PrivManageDomain}[g.r.IntN(2)]
+		o := Domain(g.domain())
+		if g.r.IntN(3) == 0 {
+			o = Object{ObjectMetalake, "acme"}
+		}
+		return GrantPrivileges{Role: g.role(), Object: o, Privileges: []PrivilegeCondition{{p, g.cond()}}}
+	}
+	return SetOwner{Object: Domain(g.domain()), Owner: Owner{OwnerUser, g.user()}}
+}
 
 func (g gen) object() Object {
 	switch g.r.IntN(7) {
@@ -47,7 +88,7 @@ func (g gen) object() Object {
 	return Object{ObjectMetalake, "acme"}
 }
 
-func (g gen) privilege() Privilege { return Privilege(1 + g.r.IntN(17)) }
+func (g gen) privilege() Privilege { return Privilege(1 + g.r.IntN(19)) }
 
 func (g gen) cond() Condition {
 	if g.r.IntN(4) == 0 {
@@ -115,7 +156,9 @@ func (g gen) commit(s *Snapshot) Command {
 
 func (g gen) command(s *Snapshot) Command {
 	cols := []ColumnDef{{Name: "a", Type: "INT"}, {Name: "b", Type: "VARCHAR", Nullable: true}}
-	switch g.r.IntN(38) {
+	switch g.r.IntN(46) {
+	case 38, 39, 40, 41, 42, 43, 44, 45:
+		return g.domainCommand()
 	case 0:
 		return CreateCatalog{Name: g.catalog()}
 	case 1, 2:
@@ -271,6 +314,9 @@ func allObjects() []Object {
 	for _, p := range []string{"p0", "p1", "p2"} {
 		out = append(out, Policy(p))
 	}
+	for _, d := range []string{"d0", "d1", "d2", "d/3"} {
+		out = append(out, Domain(d))
+	}
 	return out
 }
 
@@ -314,6 +360,11 @@ func TestPropertyRandomSequences(t *testing.T) {
 		if err == nil && ns.Generation() != s.Generation()+1 {
 			t.Fatalf("step %d: generation", i)
 		}
+		if err == nil {
+			if derr := ns.CheckDomainInvariants(); derr != nil {
+				t.Fatalf("step %d %s %+v: domain invariants: %v", i, c.Op(), c, derr)
+			}
+		}
 		s = ns
 		if i%100 == 99 {
 			checkSnapshot(t, s)
@@ -339,6 +390,7 @@ func TestPropertyRandomSequences(t *testing.T) {
 		t.Fatal("replay events differ")
 	}
 	ok, commits, conflicts, alters := 0, 0, 0, 0
+	domainOps := map[string]int{}
 	for _, ev := range evA {
 		if ev[0].Outcome == Success {
 			ok++
@@ -347,6 +399,9 @@ func TestPropertyRandomSequences(t *testing.T) {
 				commits++
 			case "AlterObject":
 				alters++
+			}
+			if ev[0].Target.Type == ObjectDomain {
+				domainOps[ev[0].Operation]++
 			}
 		} else if strings.Contains(ev[0].Detail, "version conflict") {
 			conflicts++
@@ -358,6 +413,13 @@ func TestPropertyRandomSequences(t *testing.T) {
 	}
 	if alters == 0 {
 		t.Fatal("generator never altered an object")
+	}
+	t.Logf("applied domain commands: %v", domainOps)
+	for _, op := range []string{"CreateDomain", "PublishDomain", "UnpublishDomain", "SetDomainParent", "DetachDomain",
+		"DropDomain", "SetDomainBackingTag", "AlterDomain", "SetOwner"} {
+		if domainOps[op] == 0 {
+			t.Errorf("generator never applied %s to a domain", op)
+		}
 	}
 	if ok < len(all)/5 {
 		t.Fatalf("only %d of %d commands applied: generator too weak", ok, len(all))
@@ -429,6 +491,9 @@ func checkSnapshot(t *testing.T, s *Snapshot) {
 			t.Fatalf("%v: restored snapshot disagrees on TableVersions", o)
 		}
 	}
+	if !reflect.DeepEqual(s.ViewDomains(admin), r.ViewDomains(admin)) {
+		t.Fatal("restored snapshot disagrees on ViewDomains")
+	}
 	// A batch this large makes FilterVisible decide tables from the
 	// filters in their children-map entries (see child in model.go).
 	many := slices.Repeat(objs, 5)
@@ -457,10 +522,30 @@ func checkSnapshot(t *testing.T, s *Snapshot) {
 			if r.Visible(u, o) != v {
 				t.Fatalf("%s %v: restored snapshot disagrees on Visible", u, o)
 			}
+			if o.Type == ObjectDomain {
+				for _, p := range []Privilege{PrivUseDomain, PrivManageDomain} {
+					if s.Authorize(u, p, o) != r.Authorize(u, p, o) {
+						t.Fatalf("%s %v %v: restored snapshot disagrees on Authorize", u, p, o)
+					}
+				}
+				m1, e1 := s.DomainMembers(u, o.Name, MemberQuery{})
+				m2, e2 := r.DomainMembers(u, o.Name, MemberQuery{})
+				if !reflect.DeepEqual(m1, m2) || fmt.Sprint(e1) != fmt.Sprint(e2) || (e1 == nil) != v {
+					t.Fatalf("%s %v: restored snapshot disagrees on DomainMembers (or visibility)", u, o)
+				}
+			}
 			for _, p := range []Privilege{PrivSelectTable, PrivModifyTable, PrivUseSchema, PrivApplyTag} {
 				if s.Authorize(u, p, o) != r.Authorize(u, p, o) {
 					t.Fatalf("%s %v %v: restored snapshot disagrees on Authorize", u, p, o)
 				}
+			}
+			if o.Type == ObjectTable {
+				d1, e1 := s.DomainsOf(u, o)
+				d2, e2 := r.DomainsOf(u, o)
+				if !reflect.DeepEqual(d1, d2) || fmt.Sprint(e1) != fmt.Sprint(e2) {
+					t.Fatalf("%s %v: restored snapshot disagrees on DomainsOf", u, o)
+				}
+				checkDomainsOfMembers(t, s, u, o, d1)
 			}
 			if o.Type == ObjectTable {
 				f1, m1, e1 := s.RowFiltersAndMasks(u, o.Name)
@@ -469,6 +554,34 @@ func checkSnapshot(t *testing.T, s *Snapshot) {
 					t.Fatalf("%s %v: restored snapshot disagrees on RowFiltersAndMasks", u, o)
 				}
 			}
+		}
+	}
+}
+
+// checkDomainsOfMembers checks that DomainsOf and DomainMembers agree: o is
+// listed with the same relations by every domain DomainsOf names, and by no
+// other visible domain.
+func checkDomainsOfMembers(t *testing.T, s *Snapshot, u string, o Object, ds []DomainMembership) {
+	t.Helper()
+	for _, d := range s.ViewDomains(u) {
+		ms, err := s.DomainMembers(u, d.Name, MemberQuery{})
+		if err != nil {
+			t.Fatalf("%s: members of visible %s: %v", u, d.Name, err)
+		}
+		var got []DomainRelation
+		for _, m := range ms {
+			if m.Object == o {
+				got = m.Relations
+			}
+		}
+		var want []DomainRelation
+		for _, dm := range ds {
+			if dm.Domain == d.Name {
+				want = dm.Relations
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s %v in %s: DomainMembers %v, DomainsOf %v", u, o, d.Name, got, want)
 		}
 	}
 }

@@ -285,6 +285,12 @@ func (s *Snapshot) Owner(o Object) (Owner, bool) {
 			return Owner{}, false
 		}
 		return r.owner, true
+	case ObjectDomain:
+		d, ok := s.domainByName(o.Name)
+		if !ok {
+			return Owner{}, false
+		}
+		return d.owner, true
 	case ObjectColumn:
 		return Owner{}, false
 	}

@@ -25,6 +25,9 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testda
 //	filter <user> <table>                 → row filter and masks
 //	versions <table>                      → storage id, then one retained version a line
 //	files                                 → ReferencedFiles, one a line
+//	domains <user>                        → visible domains, one a line
+//	members <user> <domain> [<scope>,…]   → DomainMembers, one a line
+//	domainsof <user> <table>              → DomainsOf, one a line
 //
 // Run with -rewrite to regenerate the expected output.
 func TestScripts(t *testing.T) {
@@ -176,6 +179,46 @@ func runDirective(t *testing.T, s *Snapshot, line string, types map[string]int) 
 		}
 		if len(lines) == 0 {
 			return s, "(none)"
+		}
+		return s, strings.Join(lines, "\n")
+	case "domains":
+		var lines []string
+		for _, d := range s.ViewDomains(f[1]) {
+			l := d.Name + " " + string(d.Status)
+			if d.Parent != "" {
+				l += " parent=" + d.Parent
+			}
+			if d.BackingTag != nil {
+				l += " tag=" + d.BackingTag.Name
+				if d.BackingTag.Value != "" {
+					l += "=" + d.BackingTag.Value
+				}
+			}
+			lines = append(lines, l+" owner="+d.Owner.Name)
+		}
+		return s, strings.Join(lines, "\n")
+	case "members":
+		var q MemberQuery
+		if len(f) > 3 {
+			q.Scopes = strings.Split(f[3], ",")
+		}
+		ms, err := s.DomainMembers(f[1], f[2], q)
+		if err != nil {
+			return s, "error: " + err.Error()
+		}
+		var lines []string
+		for _, m := range ms {
+			lines = append(lines, m.Object.Name+": "+fmtRels(m.Relations))
+		}
+		return s, strings.Join(lines, "\n")
+	case "domainsof":
+		ds, err := s.DomainsOf(f[1], Table(f[2]))
+		if err != nil {
+			return s, "error: " + err.Error()
+		}
+		var lines []string
+		for _, d := range ds {
+			lines = append(lines, d.Domain+": "+fmtRels(d.Relations))
 		}
 		return s, strings.Join(lines, "\n")
 	case "filter":

@@ -32,6 +32,9 @@ type Snapshot struct {
 	policies  pmap.Map[uint64, *policy]
 
 	storageIDs pmap.Map[string, uint64] // table storage id → table object id
+
+	domainIDs pmap.Map[string, uint64]
+	domains   pmap.Map[uint64, *domain]
 }
 
 // New returns the generation-0 snapshot of a new metalake named name, owned
@@ -68,6 +71,9 @@ func emptySnapshot() *Snapshot {
 		policies:  pmap.NewUint64[*policy](),
 
 		storageIDs: pmap.NewString[uint64](),
+
+		domainIDs: pmap.NewString[uint64](),
+		domains:   pmap.NewUint64[*domain](),
 	}
 }
 
@@ -185,6 +191,12 @@ func (s *Snapshot) objectByID(t ObjectType, id uint64) (Object, bool) {
 			return Object{}, false
 		}
 		return Policy(pl.name), true
+	case ObjectDomain:
+		d, ok := s.domains.Get(id)
+		if !ok {
+			return Object{}, false
+		}
+		return Domain(d.name), true
 	}
 	p, ok := s.pathByID(id)
 	if !ok {

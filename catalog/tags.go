@@ -114,6 +114,7 @@ func (c DropTag) apply(tx *txn) error {
 	for _, g := range t.grants {
 		tx.dropRoleGrant(g.role, ObjectTag, t.id)
 	}
+	tx.unbindTag(t.id, t.name)
 	tx.s.tags = tx.s.tags.Delete(t.id)
 	tx.s.tagIDs = tx.s.tagIDs.Delete(t.name)
 	tx.s.sac = tx.s.sac.Delete(t.id)

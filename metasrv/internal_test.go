@@ -534,7 +534,12 @@ func BenchmarkResolveAt1000rps(b *testing.B) {
 // answering the internal API (503, so gateways fail over) instead of
 // deciding from a state that may be stale.
 func TestInternalReadsNeedContact(t *testing.T) {
-	configHook = func(c *metasrv.Config) { c.StaleReadBound = 300 * time.Millisecond }
+	configHook = func(c *metasrv.Config) {
+		c.StaleReadBound = 300 * time.Millisecond
+		// Raft's defaults rather than the harness's 200 ms: on a loaded
+		// machine a shorter lease loses leadership in the middle of setup.
+		c.Raft.HeartbeatTimeout, c.Raft.ElectionTimeout, c.Raft.LeaderLeaseTimeout = time.Second, time.Second, 500*time.Millisecond
+	}
 	t.Cleanup(func() { configHook = nil })
 	n1 := startDNode(t, "n1", true)
 	waitLeader(t, n1)
