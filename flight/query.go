@@ -289,7 +289,7 @@ func (s *Server) produce(ctx context.Context, rdr array.RecordReader, ch chan<- 
 func (s *Server) fail(ctx context.Context, op string, err error) error {
 	st := toStatus(err)
 	if isInternal(st) {
-		s.log.ErrorContext(ctx, "request failed", "op", op, "err", err)
+		s.logger(ctx).ErrorContext(ctx, "request failed", "op", op, "err", err)
 	}
 	return st
 }

@@ -246,8 +246,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	opts := []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(s.auth.unaryInterceptor),
-		grpc.ChainStreamInterceptor(s.auth.streamInterceptor),
+		grpc.ChainUnaryInterceptor(s.requestIDUnary, s.auth.unaryInterceptor),
+		grpc.ChainStreamInterceptor(s.requestIDStream, s.auth.streamInterceptor),
 		grpc.MaxRecvMsgSize(MaxRequestBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
 	}

@@ -57,12 +57,12 @@ func (s *Server) describeStage(a *flight.Action, stream flight.FlightService_DoA
 	}
 	child, err := s.cfg.Stage.ForTenant(p.Tenant().String())
 	if err != nil {
-		s.log.Error("stage descriptor for tenant", "tenant", p.Tenant().String(), "err", err)
+		s.logger(stream.Context()).Error("stage descriptor for tenant", "tenant", p.Tenant().String(), "err", err)
 		return status.Error(codes.Internal, "internal error")
 	}
 	body, err := json.Marshal(child)
 	if err != nil {
-		s.log.Error("encoding stage descriptor", "err", err)
+		s.logger(stream.Context()).Error("encoding stage descriptor", "err", err)
 		return status.Error(codes.Internal, "internal error")
 	}
 	return stream.Send(&flight.Result{Body: body})

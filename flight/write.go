@@ -130,11 +130,11 @@ func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordRe
 	}
 	// The orphan collector may already consider a write this old abandoned.
 	if time.Since(started) > stage.MaxWriteAge {
-		s.discard(tenant, store, dfs)
+		s.discard(ctx, tenant, store, dfs)
 		return 0, fmt.Errorf("%w: the write took longer than %s; split it", errBadRequest, stage.MaxWriteAge)
 	}
 	if err := s.commit(ctx, c, req, cur, storageID, cols, dfs); err != nil {
-		s.discard(tenant, store, dfs)
+		s.discard(ctx, tenant, store, dfs)
 		return 0, err
 	}
 	return n, nil
@@ -188,16 +188,17 @@ func (s *Server) commit(ctx context.Context, c backend.Caller, req writeRequest,
 	}
 }
 
-// discard deletes the files of a write that did not commit.
-func (s *Server) discard(tenant string, store stage.Store, files []backend.DataFile) {
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+// discard deletes the files of a write that did not commit, even when the
+// request's ctx has ended (it only names the request in the log).
+func (s *Server) discard(reqCtx context.Context, tenant string, store stage.Store, files []backend.DataFile) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(reqCtx), cleanupTimeout)
 	defer cancel()
 	keys := make([]string, len(files))
 	for i, f := range files {
 		keys[i] = f.Key
 	}
 	if err := store.Delete(ctx, keys...); err != nil {
-		s.log.Warn("deleting the files of a failed write; the garbage collector will", "tenant", tenant, "files", len(keys), "err", err)
+		s.logger(reqCtx).Warn("deleting the files of a failed write; the garbage collector will", "tenant", tenant, "files", len(keys), "err", err)
 	}
 }
 

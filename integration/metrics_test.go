@@ -118,13 +118,13 @@ func TestDeniedCostsLikeMissing(t *testing.T) {
 	analyst := mustDial(t, srv.uri(), bearer(srv.token(t, "analyst@demo")))
 	const resolves = `lakegate_metasrv_request_seconds_count{op="resolve",outcome="ok"}`
 	const generations = `lakegate_metasrv_request_seconds_count{op="generation",outcome="ok"}`
-	cost := func(sql string) (error, float64) {
+	cost := func(sql string) (float64, error) {
 		before := metricValue(t, metricsURL, resolves) + metricValue(t, metricsURL, generations)
 		_, _, err := analyst.query(ctx, sql)
-		return err, metricValue(t, metricsURL, resolves) + metricValue(t, metricsURL, generations) - before
+		return metricValue(t, metricsURL, resolves) + metricValue(t, metricsURL, generations) - before, err
 	}
-	errDenied, callsDenied := cost("SELECT * FROM sales.secret")
-	errMissing, callsMissing := cost("SELECT * FROM sales.nosuch")
+	callsDenied, errDenied := cost("SELECT * FROM sales.secret")
+	callsMissing, errMissing := cost("SELECT * FROM sales.nosuch")
 	if adbcStatus(errDenied) != adbc.StatusNotFound || adbcStatus(errMissing) != adbc.StatusNotFound {
 		t.Fatalf("denied: %v; missing: %v", errDenied, errMissing)
 	}

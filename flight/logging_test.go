@@ -1,0 +1,191 @@
+package flight
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"lakegate/authz"
+	"lakegate/flight/backend"
+)
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// lines returns the JSON log records written so far.
+func (s *syncBuffer) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(s.String()))
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("log line %q: %v", sc.Text(), err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// servedLogging serves a metricsServer over cat on a loopback listener with
+// JSON debug logs going to the returned buffer, and returns a Flight SQL
+// client of it.
+func servedLogging(t *testing.T, cat backend.Catalog) (*flightsql.Client, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	s, _ := metricsServer(t, cat, func(c *Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(lis) }()
+	cl, err := flightsql.NewClient(lis.Addr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl, logs
+}
+
+func bearerCtx(token string, kv ...string) context.Context {
+	return metadata.AppendToOutgoingContext(context.Background(), append([]string{"authorization", "Bearer " + token}, kv...)...)
+}
+
+func TestRequestIDs(t *testing.T) {
+	// Resolve fails with an unexpected error: the client gets Internal and
+	// the server logs the cause, on behalf of the request.
+	cat := &metricsCatalog{err: errors.New("catalog on fire")}
+	cl, logs := servedLogging(t, cat)
+
+	t.Run("client id is logged and echoed", func(t *testing.T) {
+		var hdr metadata.MD
+		_, err := cl.Execute(bearerCtx(aliceToken, RequestIDHeader, "req-42.A_b"), "SELECT * FROM sales.orders", grpc.Header(&hdr))
+		if status.Code(err) != codes.Internal {
+			t.Fatalf("Execute: %v, want Internal", err)
+		}
+		if got := hdr.Get(RequestIDHeader); len(got) != 1 || got[0] != "req-42.A_b" {
+			t.Fatalf("%s header %v, want [req-42.A_b]", RequestIDHeader, got)
+		}
+		var found bool
+		for _, l := range logs.lines(t) {
+			if l["msg"] == "request failed" {
+				found = true
+				if l["request_id"] != "req-42.A_b" {
+					t.Errorf("log line without the request id: %v", l)
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("no request failed line:\n%s", logs.String())
+		}
+	})
+
+	t.Run("invalid or absent ids are replaced by fresh ones", func(t *testing.T) {
+		seen := map[string]bool{}
+		for _, sent := range []string{"", "has space", strings.Repeat("a", 65), "a/b", "a;b"} {
+			kv := []string{}
+			if sent != "" {
+				kv = []string{RequestIDHeader, sent}
+			}
+			var hdr metadata.MD
+			_, err := cl.Execute(bearerCtx(aliceToken, kv...), "SELECT * FROM sales.orders", grpc.Header(&hdr))
+			if status.Code(err) != codes.Internal {
+				t.Fatalf("Execute: %v", err)
+			}
+			got := hdr.Get(RequestIDHeader)
+			if len(got) != 1 || len(got[0]) != 16 || strings.Trim(got[0], "0123456789abcdef") != "" || seen[got[0]] {
+				t.Fatalf("sent %q: header %v, want 16 fresh hex characters", sent, got)
+			}
+			seen[got[0]] = true
+			if strings.Contains(logs.String(), sent) && sent != "" {
+				t.Errorf("the rejected id %q reached the logs", sent)
+			}
+		}
+		// Every line logged for a request carries an id, and only ids the
+		// client saw.
+		for _, l := range logs.lines(t) {
+			id, _ := l["request_id"].(string)
+			if id != "req-42.A_b" && !seen[id] {
+				t.Errorf("log line with request id %q: %v", id, l)
+			}
+		}
+	})
+
+	t.Run("streams and refused calls carry one too", func(t *testing.T) {
+		// DoGet of a bogus ticket, without a token: refused by the
+		// interceptor, yet the header is there.
+		stream, err := cl.Client.DoGet(metadata.AppendToOutgoingContext(context.Background(), RequestIDHeader, "stream-1"), &flight.Ticket{Ticket: []byte("x")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hdr, err := stream.Header()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hdr.Get(RequestIDHeader); len(got) != 1 || got[0] != "stream-1" {
+			t.Fatalf("DoGet header %v", got)
+		}
+		if _, err := stream.Recv(); status.Code(err) != codes.Unauthenticated {
+			t.Fatalf("DoGet: %v, want Unauthenticated", err)
+		}
+	})
+
+	t.Run("no token or token hash in the logs", func(t *testing.T) {
+		// One more authenticated call and a refused one with a wrong token.
+		_, _ = cl.Execute(bearerCtx(aliceToken), "SELECT * FROM sales.orders")
+		_, _ = cl.Execute(bearerCtx("lg_not_a_real_token"), "SELECT 1")
+		out := logs.String()
+		if out == "" {
+			t.Fatal("nothing was logged")
+		}
+		for _, tok := range []string{aliceToken, carolToken, "lg_not_a_real_token"} {
+			hash := authz.HashToken(tok).String()
+			if strings.Contains(out, tok) || strings.Contains(strings.ToLower(out), strings.ToLower(hash)) {
+				t.Errorf("the logs hold token %q or its hash:\n%s", tok, out)
+			}
+		}
+	})
+}
+
+func TestValidRequestID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"": false, "a": true, "A-z_0.9": true, strings.Repeat("x", 64): true, strings.Repeat("x", 65): false,
+		"a b": false, "a\n": false, "a:b": false, "é": false, "a/b": false,
+	} {
+		if got := validRequestID(id); got != want {
+			t.Errorf("validRequestID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
