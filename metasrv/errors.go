@@ -59,6 +59,9 @@ type errorBody struct {
 // statuses. A missing object and one the caller may not see map to the same
 // answer; anything unexpected becomes 1002 with a generic message.
 func mapError(err error) (status int, body errorBody) {
+	if status, body, ok := mapDomainError(err); ok {
+		return status, body
+	}
 	switch {
 	case errors.Is(err, catalog.ErrVersionConflict):
 		return http.StatusConflict, errorBody{codeConcurrentModification, "ConcurrentModificationException", err.Error()}
@@ -86,6 +89,30 @@ func mapError(err error) (status int, body errorBody) {
 		return http.StatusServiceUnavailable, errorBody{codeInternal, "ServiceUnavailableException", "service unavailable, retry: " + err.Error()}
 	}
 	return http.StatusInternalServerError, errorBody{codeInternal, "RuntimeException", "internal error"}
+}
+
+// mapDomainError maps a *catalog.DomainError to the answer DOMAINS.md names
+// for its rule: NoSuchDomain and NoSuchTag 404 / 1003; DomainAlreadyExists,
+// TagAlreadyExists and BackingTagAlreadyBound 409 / 1004; NonEmptyDomain
+// 409 / 1005; C1–C6 400 / 1001 (the message names the rule). The type is
+// the rule's Gravitino exception name.
+func mapDomainError(err error) (int, errorBody, bool) {
+	var de *catalog.DomainError
+	if !errors.As(err, &de) {
+		return 0, errorBody{}, false
+	}
+	msg := err.Error()
+	switch de.Rule {
+	case catalog.RuleNoSuchDomain, catalog.RuleNoSuchTag:
+		return http.StatusNotFound, errorBody{codeNotFound, de.Rule + "Exception", msg}, true
+	case catalog.RuleDomainAlreadyExists, catalog.RuleTagAlreadyExists, catalog.RuleBackingTagAlreadyBound:
+		return http.StatusConflict, errorBody{codeAlreadyExists, de.Rule + "Exception", msg}, true
+	case catalog.RuleNonEmptyDomain:
+		return http.StatusConflict, errorBody{codeNonEmpty, de.Rule + "Exception", msg}, true
+	case catalog.RuleC1, catalog.RuleC2, catalog.RuleC3, catalog.RuleC4, catalog.RuleC5, catalog.RuleC6:
+		return http.StatusBadRequest, errorBody{codeIllegalArgument, "IllegalArgumentException", msg}, true
+	}
+	return 0, errorBody{}, false
 }
 
 func badRequest(format string, args ...any) error {

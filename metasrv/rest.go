@@ -141,6 +141,7 @@ func (s *Server) routes() error {
 	s.objectRoutes()
 	s.tagRoutes()
 	s.policyRoutes()
+	s.domainRoutes()
 	s.accessRoutes()
 	s.internalRoutes()
 	return nil

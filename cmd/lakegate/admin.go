@@ -48,6 +48,13 @@ commands:
   policy create NAME --type row_filter|column_mask --content JSON [--comment C] [--disabled]
   policy alter NAME [--rename N] [--comment C] [--content JSON]
   policy enable NAME | disable NAME | delete NAME
+  domain create NAME (--tag TAG[=VALUE] | --new-tag TAG) [--parent P] [--comment C] [--property K=V]...
+  domain list [--under DOMAIN] | get NAME | delete NAME
+  domain alter NAME [--rename NEW] [--comment C] [--set K=V]... [--unset K]...
+  domain publish NAME | unpublish NAME | move NAME PARENT | detach NAME
+  domain set-tag NAME (TAG[=VALUE] | --remove)
+  domain members NAME [--domains D,...] [--types T,...] [--name-contains S]
+  domain of OBJECT_TYPE FULLNAME
   grant ROLE OBJECT_TYPE FULLNAME PRIV[,PRIV]... [--deny]
   revoke ROLE OBJECT_TYPE FULLNAME PRIV[,PRIV]... [--deny]
   role create NAME | list | get NAME | drop NAME
@@ -91,6 +98,18 @@ var adminCommands = map[string]func(a *admin, args []string) error{
 	"policy enable":       func(a *admin, args []string) error { return adminPolicyEnable(a, true, args) },
 	"policy disable":      func(a *admin, args []string) error { return adminPolicyEnable(a, false, args) },
 	"policy delete":       adminPolicyDelete,
+	"domain create":       adminDomainCreate,
+	"domain list":         adminDomainList,
+	"domain get":          adminDomainGet,
+	"domain alter":        adminDomainAlter,
+	"domain publish":      func(a *admin, args []string) error { return adminDomainStatus(a, "published", args) },
+	"domain unpublish":    func(a *admin, args []string) error { return adminDomainStatus(a, "draft", args) },
+	"domain move":         adminDomainMove,
+	"domain detach":       adminDomainDetach,
+	"domain set-tag":      adminDomainSetTag,
+	"domain delete":       adminDomainDelete,
+	"domain members":      adminDomainMembers,
+	"domain of":           adminDomainOf,
 	"grant":               func(a *admin, args []string) error { return adminGrant(a, "grant", args) },
 	"revoke":              func(a *admin, args []string) error { return adminGrant(a, "revoke", args) },
 	"role create":         adminRoleCreate,

@@ -874,3 +874,250 @@ func adminEvents(a *admin, args []string) error {
 		})
 	})
 }
+
+// --- domains ---
+
+type (
+	domainTagDTO struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	}
+	domainDTO struct {
+		Name       string                `json:"name"`
+		Comment    string                `json:"comment"`
+		Properties map[string]string     `json:"properties"`
+		Status     string                `json:"status"`
+		Owner      struct{ Name string } `json:"owner"`
+		Parent     string                `json:"parent"`
+		BackingTag *domainTagDTO         `json:"backingTag"`
+		Relations  []relationDTO         `json:"relations"`
+		Audit      auditDTO              `json:"audit"`
+	}
+	relationDTO struct {
+		Type   string     `json:"type"`
+		Source *objectDTO `json:"source"`
+	}
+	memberDTO struct {
+		FullName  string        `json:"fullName"`
+		Type      string        `json:"type"`
+		Relations []relationDTO `json:"relations"`
+	}
+)
+
+func backingTag(t *domainTagDTO) string {
+	switch {
+	case t == nil:
+		return "(none)"
+	case t.Value != "":
+		return t.Name + "=" + t.Value
+	}
+	return t.Name
+}
+
+// relations formats relations as "direct", "inherited from schema c.s",
+// "via subdomain D".
+func relations(rs []relationDTO) string {
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		switch {
+		case r.Source == nil:
+			out = append(out, r.Type)
+		case r.Type == "via_subdomain":
+			out = append(out, "via subdomain "+r.Source.FullName)
+		default:
+			out = append(out, r.Type+" from "+r.Source.Type+" "+r.Source.FullName)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func (a *admin) printDomain(d domainDTO) {
+	a.fields("name", d.Name, "status", d.Status, "parent", d.Parent, "backing tag", backingTag(d.BackingTag),
+		"owner", d.Owner.Name, "comment", d.Comment, "properties", props(d.Properties),
+		"creator", d.Audit.Creator, "created", ts(d.Audit.CreateTime))
+}
+
+// domainRequest sends a request about a domain and prints the domain
+// answered.
+func (a *admin) domainRequest(method string, segs []string, body any) error {
+	var r struct{ Domain domainDTO }
+	return a.lakeRequest(method, segs, nil, body, &r, func() { a.printDomain(r.Domain) })
+}
+
+// tagArg parses TAG[=VALUE].
+func (a *admin) tagArg(s string) (map[string]any, error) {
+	name, value, hasValue := strings.Cut(s, "=")
+	if name == "" {
+		return nil, fmt.Errorf("%w: %s: empty tag name in %q", errUsage, a.name, s)
+	}
+	t := map[string]any{"name": name}
+	if hasValue {
+		t["value"] = value
+	}
+	return t, nil
+}
+
+func adminDomainCreate(a *admin, args []string) error {
+	fs := a.flags()
+	tag := fs.String("tag", "", "back the domain with this existing tag, TAG or TAG=VALUE")
+	newTag := fs.String("new-tag", "", "back the domain with a new valueless tag of this name")
+	parent := fs.String("parent", "", "create it as a subdomain of this domain")
+	comment := fs.String("comment", "", "comment")
+	properties := propertyFlag{}
+	fs.Var(properties, "property", "KEY=VALUE (repeatable)")
+	const usage = "NAME (--tag TAG[=VALUE] | --new-tag TAG) [--parent P] [--comment C] [--property K=V]..."
+	pos, err := a.parse(fs, args, 1, 1, usage)
+	if err != nil {
+		return err
+	}
+	if (*tag == "") == (*newTag == "") {
+		return fmt.Errorf("%w: %s needs exactly one of --tag and --new-tag", errUsage, a.name)
+	}
+	bt := map[string]any{"name": *newTag, "create": true}
+	if *tag != "" {
+		if bt, err = a.tagArg(*tag); err != nil {
+			return err
+		}
+	}
+	body := map[string]any{"name": pos[0], "comment": *comment, "backingTag": bt}
+	if *parent != "" {
+		body["parent"] = *parent
+	}
+	if len(properties) > 0 {
+		body["properties"] = map[string]string(properties)
+	}
+	return a.domainRequest("POST", []string{"domains"}, body)
+}
+
+func adminDomainList(a *admin, args []string) error {
+	fs := a.flags()
+	under := fs.String("under", "", "list the subdomains of this domain")
+	if _, err := a.parse(fs, args, 0, 0, "[--under DOMAIN]"); err != nil {
+		return err
+	}
+	segs := []string{"domains"}
+	if *under != "" {
+		segs = []string{"domains", *under, "subdomains"}
+	}
+	var r struct{ Domains []domainDTO }
+	return a.lakeRequest("GET", segs, withDetails(), nil, &r, func() {
+		tableOf(a, []string{"NAME", "STATUS", "PARENT", "BACKING TAG", "OWNER", "COMMENT"}, r.Domains, func(d domainDTO) []string {
+			return []string{d.Name, d.Status, orDash(d.Parent), backingTag(d.BackingTag), d.Owner.Name, d.Comment}
+		})
+	})
+}
+
+func adminDomainGet(a *admin, args []string) error {
+	pos, err := a.parse(a.flags(), args, 1, 1, "NAME")
+	if err != nil {
+		return err
+	}
+	return a.domainRequest("GET", []string{"domains", pos[0]}, nil)
+}
+
+func adminDomainAlter(a *admin, args []string) error {
+	f := a.alterFlags("new name")
+	pos, err := a.parse(f.fs, args, 1, 1, "NAME "+alterUsage)
+	if err != nil {
+		return err
+	}
+	body, err := f.body(a)
+	if err != nil {
+		return err
+	}
+	return a.domainRequest("PUT", []string{"domains", pos[0]}, body)
+}
+
+func adminDomainStatus(a *admin, status string, args []string) error {
+	pos, err := a.parse(a.flags(), args, 1, 1, "NAME")
+	if err != nil {
+		return err
+	}
+	return a.domainRequest("PATCH", []string{"domains", pos[0]}, map[string]string{"status": status})
+}
+
+func adminDomainMove(a *admin, args []string) error {
+	pos, err := a.parse(a.flags(), args, 2, 2, "NAME PARENT")
+	if err != nil {
+		return err
+	}
+	return a.domainRequest("PUT", []string{"domains", pos[0], "parent"}, map[string]string{"parent": pos[1]})
+}
+
+func adminDomainDetach(a *admin, args []string) error {
+	pos, err := a.parse(a.flags(), args, 1, 1, "NAME")
+	if err != nil {
+		return err
+	}
+	return a.domainRequest("DELETE", []string{"domains", pos[0], "parent"}, nil)
+}
+
+func adminDomainSetTag(a *admin, args []string) error {
+	fs := a.flags()
+	remove := fs.Bool("remove", false, "remove the backing tag")
+	pos, err := a.parse(fs, args, 1, 2, "NAME (TAG[=VALUE] | --remove)")
+	if err != nil {
+		return err
+	}
+	if *remove == (len(pos) == 2) {
+		return fmt.Errorf("%w: %s needs exactly one of TAG[=VALUE] and --remove", errUsage, a.name)
+	}
+	var bt map[string]any
+	if !*remove {
+		if bt, err = a.tagArg(pos[1]); err != nil {
+			return err
+		}
+	}
+	return a.domainRequest("PUT", []string{"domains", pos[0], "backingTag"}, map[string]any{"backingTag": bt})
+}
+
+func adminDomainDelete(a *admin, args []string) error {
+	pos, err := a.parse(a.flags(), args, 1, 1, "NAME")
+	if err != nil {
+		return err
+	}
+	return a.lakeDrop([]string{"domains", pos[0]}, nil, "domain "+pos[0])
+}
+
+func adminDomainMembers(a *admin, args []string) error {
+	fs := a.flags()
+	scopes := fs.String("domains", "", "only these scopes: the domain itself and/or its subdomains, comma-separated")
+	types := fs.String("types", "", "only these object types, comma-separated (table)")
+	contains := fs.String("name-contains", "", "only objects whose full name contains this (any case)")
+	pos, err := a.parse(fs, args, 1, 1, "NAME [--domains D,...] [--types T,...] [--name-contains S]")
+	if err != nil {
+		return err
+	}
+	q := url.Values{}
+	if isSet(fs, "domains") {
+		q["domains"] = splitList(*scopes)
+		if len(q["domains"]) == 0 {
+			q["domains"] = []string{""}
+		}
+	}
+	if *types != "" {
+		q.Set("types", *types)
+	}
+	if *contains != "" {
+		q.Set("nameContains", *contains)
+	}
+	var r struct{ MetadataObjects []memberDTO }
+	return a.lakeRequest("GET", []string{"domains", pos[0], "objects"}, q, nil, &r, func() {
+		tableOf(a, []string{"TYPE", "FULLNAME", "RELATIONS"}, r.MetadataObjects, func(m memberDTO) []string {
+			return []string{m.Type, m.FullName, relations(m.Relations)}
+		})
+	})
+}
+
+func adminDomainOf(a *admin, args []string) error {
+	pos, err := a.parse(a.flags(), args, 2, 2, "OBJECT_TYPE FULLNAME")
+	if err != nil {
+		return err
+	}
+	var r struct{ Domains []domainDTO }
+	return a.lakeRequest("GET", []string{"objects", pos[0], pos[1], "domains"}, withDetails(), nil, &r, func() {
+		tableOf(a, []string{"DOMAIN", "STATUS", "PARENT", "RELATIONS"}, r.Domains, func(d domainDTO) []string {
+			return []string{d.Name, d.Status, orDash(d.Parent), relations(d.Relations)}
+		})
+	})
+}

@@ -307,3 +307,104 @@ func TestAdminUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestAdminDomains(t *testing.T) {
+	t.Setenv("LAKEGATE_METASRV", "")
+	t.Setenv("LAKEGATE_TOKEN", "")
+	t.Setenv("LAKEGATE_METALAKE", "")
+	server := startAdminMetasrv(t)
+	admin := func(args ...string) (string, error) {
+		var out, errOut bytes.Buffer
+		err := run(context.Background(), append([]string{"admin", "--server", server, "--token", "tok-alice", "--metalake", "acme"}, args...), &out, &errOut)
+		return out.String(), err
+	}
+	alice := func(args ...string) string {
+		t.Helper()
+		out, err := admin(args...)
+		if err != nil {
+			t.Fatalf("admin %q: %v", args, err)
+		}
+		return out
+	}
+	contains := func(out string, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Fatalf("output lacks %q:\n%s", w, out)
+			}
+		}
+	}
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"admin", "--server", server, "--token", "tok-admin", "metalake", "create", "acme", "--owner", "alice@acme"}, &out, &errOut); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	contains(alice("catalog", "create", "cat"), "cat")
+	contains(alice("schema", "create", "cat.db"), "db")
+	for _, tb := range []string{"trades", "ledger"} {
+		createTable(t, server, "tok-alice", "/api/metalakes/acme/catalogs/cat/schemas/db/tables", `{"name":"`+tb+`","columns":[{"name":"id","type":"int"}]}`)
+	}
+	contains(alice("domain", "create", "Finance", "--new-tag", "finance", "--comment", "money", "--property", "k=v"),
+		"Finance", "draft", "finance", "alice@acme", "money", "k=v")
+	contains(alice("domain", "create", "Trading", "--new-tag", "trading", "--parent", "Finance"), "Trading", "parent", "Finance")
+	contains(alice("tag", "create", "region", "--allowed-values", "eu,us"), "region")
+	contains(alice("domain", "create", "Markets", "--tag", "region=eu"), "Markets", "region=eu")
+	contains(alice("domain", "list"), "NAME", "Finance", "Trading", "Markets", "region=eu", "draft")
+	contains(alice("domain", "list", "--under", "Finance"), "Trading")
+	// C6: a subdomain is not published under a DRAFT parent.
+	if _, err := admin("domain", "publish", "Trading"); err == nil || errors.Is(err, errUsage) ||
+		!strings.Contains(err.Error(), "C6") || !strings.Contains(err.Error(), "400") {
+		t.Fatalf("publish under a draft: %v", err)
+	}
+	contains(alice("domain", "publish", "Finance"), "published")
+	contains(alice("domain", "publish", "Trading"), "published")
+	contains(alice("domain", "unpublish", "Trading"), "draft")
+	contains(alice("domain", "alter", "Markets", "--comment", "mkts", "--set", "a=b", "--rename", "Mkts"), "Mkts", "mkts", "a=b")
+	contains(alice("tag", "attach", "table", "cat.db.trades", "trading"), "trading")
+	contains(alice("tag", "attach", "schema", "cat.db", "finance"), "finance")
+	contains(alice("domain", "members", "Finance"), "RELATIONS", "cat.db.ledger", "inherited from schema cat.db",
+		"cat.db.trades", "via subdomain Trading")
+	out2 := alice("domain", "members", "Finance", "--domains", "Trading", "--types", "table", "--name-contains", "TRA")
+	contains(out2, "cat.db.trades")
+	if strings.Contains(out2, "ledger") {
+		t.Fatalf("members with scopes:\n%s", out2)
+	}
+	contains(alice("domain", "of", "table", "cat.db.trades"), "Finance", "Trading", "direct", "via subdomain Trading")
+	contains(alice("domain", "move", "Trading", "Mkts"), "Trading", "Mkts")
+	contains(alice("domain", "members", "Mkts"), "cat.db.trades", "via subdomain Trading")
+	contains(alice("domain", "detach", "Trading"), "Trading")
+	if out := alice("domain", "get", "Trading"); strings.Contains(out, "parent") {
+		t.Fatalf("detached:\n%s", out)
+	}
+	contains(alice("domain", "set-tag", "Mkts", "--remove"), "(none)")
+	contains(alice("domain", "set-tag", "Mkts", "region=us"), "region=us")
+	// --json prints the raw body.
+	var d struct {
+		Code   int
+		Domain struct{ Name, Status string }
+	}
+	if err := json.Unmarshal([]byte(alice("domain", "get", "Finance", "--json")), &d); err != nil || d.Code != 0 || d.Domain.Status != "published" {
+		t.Fatalf("--json domain get: %v %+v", err, d)
+	}
+	if _, err := admin("domain", "create", "Finance", "--new-tag", "f2"); err == nil || !strings.Contains(err.Error(), "DomainAlreadyExistsException") {
+		t.Fatalf("duplicate domain: %v", err)
+	}
+	contains(alice("domain", "delete", "Trading"), "dropped domain Trading")
+	contains(alice("domain", "delete", "Trading"), "does not exist")
+	contains(alice("events", "--limit", "50"), "CreateDomain", "PublishDomain", "SetDomainParent", "DropDomain")
+
+	for _, args := range [][]string{
+		{"domain", "create", "X"},                                 // no tag
+		{"domain", "create", "X", "--tag", "a", "--new-tag", "b"}, // both
+		{"domain", "create", "X", "--tag", "=v"},                  // empty tag name
+		{"domain", "move", "X"},                                   // no parent
+		{"domain", "alter", "X"},                                  // no update
+		{"domain", "set-tag", "X"},                                // neither tag nor --remove
+		{"domain", "set-tag", "X", "t", "--remove"},               // both
+		{"domain", "of", "table"},                                 // no full name
+		{"domain", "frobnicate", "X"},                             // unknown verb
+	} {
+		if _, err := admin(args...); !errors.Is(err, errUsage) {
+			t.Errorf("%q: got %v, want a usage error", args, err)
+		}
+	}
+}

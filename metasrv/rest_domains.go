@@ -1,0 +1,337 @@
+package metasrv
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"lakegate/catalog"
+)
+
+// Domains (see ../shared/DOMAINS.md and catalog.CreateDomain): every write
+// is one proposal, validated by the state machine at its log position
+// (C1–C6, visibility, privileges); reads answer from the snapshot for the
+// caller. A domain the caller may not see answers 404 exactly like a
+// missing one.
+
+// backingTagDTO is a domain's backing tag on the wire.
+type backingTagDTO struct {
+	Name   string `json:"name"`
+	Value  string `json:"value,omitempty"`
+	Create bool   `json:"create,omitempty"`
+}
+
+type domainDTO struct {
+	Name        string            `json:"name"`
+	Comment     string            `json:"comment,omitempty"`
+	Properties  map[string]string `json:"properties,omitempty"`
+	Status      string            `json:"status"` // draft | published
+	Owner       ownerDTO          `json:"owner"`
+	Parent      string            `json:"parent,omitempty"`
+	BackingTag  *backingTagDTO    `json:"backingTag,omitempty"`
+	Audit       catalog.Audit     `json:"audit"`
+	ParentAudit *catalog.Audit    `json:"parentAudit,omitempty"`
+	// In an object's context (GET /objects/{type}/{fullName}/domains):
+	Relations []relationDTO `json:"relations,omitempty"`
+}
+
+// relationDTO is one reason an object is in a domain's scope.
+type relationDTO struct {
+	Type   string             `json:"type"` // direct | inherited | via_subdomain
+	Source *metadataObjectDTO `json:"source,omitempty"`
+}
+
+// memberDTO is a member of a domain's scope.
+type memberDTO struct {
+	FullName  string        `json:"fullName"`
+	Type      string        `json:"type"`
+	Relations []relationDTO `json:"relations"`
+}
+
+func toDomain(d catalog.DomainInfo) domainDTO {
+	out := domainDTO{Name: d.Name, Comment: d.Comment, Properties: d.Properties, Status: strings.ToLower(string(d.Status)),
+		Owner: ownerDTO{Name: d.Owner.Name, Type: lower(d.Owner.Type)}, Parent: d.Parent, Audit: d.Audit}
+	if d.BackingTag != nil {
+		out.BackingTag = &backingTagDTO{Name: d.BackingTag.Name, Value: d.BackingTag.Value}
+	}
+	if d.Parent != "" {
+		a := d.ParentAudit
+		out.ParentAudit = &a
+	}
+	return out
+}
+
+func toRelations(rs []catalog.DomainRelation) []relationDTO {
+	out := make([]relationDTO, 0, len(rs))
+	for _, r := range rs {
+		d := relationDTO{Type: strings.ToLower(string(r.Type))}
+		if r.Source.Type != 0 {
+			d.Source = &metadataObjectDTO{FullName: r.Source.Name, Type: lower(r.Source.Type)}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// domainList answers a list of domains: names, or full domains with
+// details.
+func domainList(rq *request, ds []catalog.DomainInfo) map[string]any {
+	if rq.details() {
+		out := []domainDTO{}
+		for _, d := range ds {
+			out = append(out, toDomain(d))
+		}
+		return map[string]any{"domains": out}
+	}
+	names := []string{}
+	for _, d := range ds {
+		names = append(names, d.Name)
+	}
+	return map[string]any{"names": names}
+}
+
+// renderDomain answers the domain name as the state after the write holds
+// it.
+func renderDomain(name string) func(*Result) (map[string]any, error) {
+	return func(res *Result) (map[string]any, error) {
+		d, ok := res.Lake.Snapshot.Domain(name)
+		if !ok {
+			return nil, fmt.Errorf("metasrv: domain %q missing after apply", name)
+		}
+		return map[string]any{"domain": toDomain(d)}, nil
+	}
+}
+
+// parseBackingTag reads a backing tag object strictly.
+func parseBackingTag(raw json.RawMessage) (*catalog.DomainTag, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var b backingTagDTO
+	if err := strictJSON(raw, &b); err != nil {
+		return nil, badRequest("backingTag: %v", err)
+	}
+	if b.Name == "" {
+		return nil, badRequest("backingTag needs a name")
+	}
+	if err := catalog.CheckEntityName(b.Name); err != nil {
+		return nil, err
+	}
+	if b.Create && b.Value != "" {
+		return nil, badRequest("a created backing tag takes no value")
+	}
+	return &catalog.DomainTag{Name: b.Name, Value: b.Value, Create: b.Create}, nil
+}
+
+// parseMemberTypes reads types= (repeatable, comma-separated, any case):
+// leaf object types only.
+func parseMemberTypes(vals []string) ([]catalog.ObjectType, error) {
+	var out []catalog.ObjectType
+	for _, v := range vals {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s == "" {
+				continue
+			}
+			t, err := catalog.ParseObjectType(s)
+			if err != nil || t != catalog.ObjectTable {
+				return nil, badRequest("types: %q is not a member type (members are tables)", s)
+			}
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) domainRoutes() {
+	const base = "/api/metalakes/{tenant}"
+	s.read(base+"/domains", "ListDomains", func(rq *request, l *Lake) (map[string]any, error) {
+		return domainList(rq, l.Snapshot.ViewDomains(rq.actor())), nil
+	})
+	s.write("POST", base+"/domains", "CreateDomain", func(rq *request, l *Lake) (*plan, error) {
+		var b struct {
+			Name       string            `json:"name"`
+			Comment    string            `json:"comment"`
+			Properties map[string]string `json:"properties"`
+			BackingTag json.RawMessage   `json:"backingTag"`
+			Parent     string            `json:"parent"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		if err := catalog.CheckEntityName(b.Name); err != nil {
+			return nil, err
+		}
+		if err := checkProperties(b.Properties); err != nil {
+			return nil, err
+		}
+		bt, err := parseBackingTag(b.BackingTag)
+		if err != nil {
+			return nil, err
+		}
+		if bt == nil {
+			return nil, badRequest("a domain needs a backingTag")
+		}
+		c := catalog.CreateDomain{Name: b.Name, Comment: b.Comment, Properties: b.Properties, BackingTag: *bt, Parent: b.Parent}
+		return &plan{cmds: []catalog.Command{c}, render: renderDomain(b.Name)}, nil
+	})
+	s.read(base+"/domains/{domain}", "GetDomain", func(rq *request, l *Lake) (map[string]any, error) {
+		d, err := l.Snapshot.ViewDomain(rq.actor(), rq.param("domain"))
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"domain": toDomain(d)}, nil
+	})
+	s.write("PUT", base+"/domains/{domain}", "AlterDomain", func(rq *request, l *Lake) (*plan, error) {
+		var b struct {
+			Updates []struct {
+				Type       string `json:"@type"`
+				NewName    string `json:"newName"`
+				NewComment string `json:"newComment"`
+				Property   string `json:"property"`
+				Value      string `json:"value"`
+			} `json:"updates"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		if len(b.Updates) == 0 {
+			return nil, badRequest("no updates")
+		}
+		name := rq.param("domain")
+		c := catalog.AlterDomain{Name: name}
+		for _, u := range b.Updates {
+			switch u.Type {
+			case "rename":
+				if err := catalog.CheckEntityName(u.NewName); err != nil {
+					return nil, err
+				}
+				name = u.NewName
+			case "updateComment":
+			case "setProperty", "removeProperty":
+				if u.Property == "" {
+					return nil, badRequest("%s needs a property", u.Type)
+				}
+			default:
+				return nil, badRequest("unknown domain update %q", u.Type)
+			}
+			c.Updates = append(c.Updates, catalog.DomainUpdate{Type: u.Type, NewName: u.NewName, NewComment: u.NewComment,
+				Property: u.Property, Value: u.Value})
+		}
+		return &plan{cmds: []catalog.Command{c}, render: renderDomain(name)}, nil
+	})
+	s.write("PATCH", base+"/domains/{domain}", "SetDomainStatus", func(rq *request, l *Lake) (*plan, error) {
+		var b struct {
+			Status *string `json:"status"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		if b.Status == nil {
+			return nil, badRequest("status is required")
+		}
+		var st catalog.DomainStatus
+		switch strings.ToUpper(*b.Status) {
+		case string(catalog.DomainDraft):
+			st = catalog.DomainDraft
+		case string(catalog.DomainPublished):
+			st = catalog.DomainPublished
+		default:
+			return nil, badRequest("status must be draft or published, not %q", *b.Status)
+		}
+		name := rq.param("domain")
+		return &plan{cmds: []catalog.Command{catalog.SetDomainStatus{Name: name, Status: st}}, render: renderDomain(name)}, nil
+	})
+	s.write("DELETE", base+"/domains/{domain}", "DropDomain", func(rq *request, l *Lake) (*plan, error) {
+		name := rq.param("domain")
+		return dropPlan(l.Snapshot.Visible(rq.actor(), catalog.Domain(name)), catalog.DropDomain{Name: name}), nil
+	})
+	s.write("PUT", base+"/domains/{domain}/parent", "SetDomainParent", func(rq *request, l *Lake) (*plan, error) {
+		var b struct {
+			Parent string `json:"parent"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		if b.Parent == "" {
+			return nil, badRequest("parent is required (DELETE the parent to detach)")
+		}
+		name := rq.param("domain")
+		return &plan{cmds: []catalog.Command{catalog.SetDomainParent{Name: name, Parent: b.Parent}}, render: renderDomain(name)}, nil
+	})
+	s.write("DELETE", base+"/domains/{domain}/parent", "DetachDomain", func(rq *request, l *Lake) (*plan, error) {
+		name := rq.param("domain")
+		return &plan{cmds: []catalog.Command{catalog.DetachDomain{Name: name}}, render: renderDomain(name)}, nil
+	})
+	s.write("PUT", base+"/domains/{domain}/backingTag", "SetDomainBackingTag", func(rq *request, l *Lake) (*plan, error) {
+		var b struct {
+			BackingTag json.RawMessage `json:"backingTag"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		if len(b.BackingTag) == 0 {
+			return nil, badRequest("backingTag is required (null removes it)")
+		}
+		bt, err := parseBackingTag(b.BackingTag)
+		if err != nil {
+			return nil, err
+		}
+		if bt != nil && bt.Create {
+			return nil, badRequest("create is only allowed when creating a domain")
+		}
+		name := rq.param("domain")
+		return &plan{cmds: []catalog.Command{catalog.SetDomainBackingTag{Name: name, BackingTag: bt}}, render: renderDomain(name)}, nil
+	})
+	s.read(base+"/domains/{domain}/subdomains", "ListSubdomains", func(rq *request, l *Lake) (map[string]any, error) {
+		ds, err := l.Snapshot.ViewSubdomains(rq.actor(), rq.param("domain"))
+		if err != nil {
+			return nil, err
+		}
+		return domainList(rq, ds), nil
+	})
+	s.read(base+"/domains/{domain}/objects", "ListObjectsForDomain", func(rq *request, l *Lake) (map[string]any, error) {
+		qv := rq.r.URL.Query()
+		types, err := parseMemberTypes(qv["types"])
+		if err != nil {
+			return nil, err
+		}
+		q := catalog.MemberQuery{Scopes: qv["domains"], Types: types, NameContains: qv.Get("nameContains")}
+		ms, err := l.Snapshot.DomainMembers(rq.actor(), rq.param("domain"), q)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]memberDTO, 0, len(ms))
+		for _, m := range ms {
+			out = append(out, memberDTO{FullName: m.Object.Name, Type: lower(m.Object.Type), Relations: toRelations(m.Relations)})
+		}
+		return map[string]any{"metadataObjects": out}, nil
+	})
+	s.read(base+"/objects/{type}/{fullName}/domains", "ListDomainsForObject", func(rq *request, l *Lake) (map[string]any, error) {
+		o, err := parseObject(rq)
+		if err != nil {
+			return nil, err
+		}
+		ms, err := l.Snapshot.DomainsOf(rq.actor(), o)
+		if err != nil {
+			return nil, err
+		}
+		if !rq.details() {
+			names := []string{}
+			for _, m := range ms {
+				names = append(names, m.Domain)
+			}
+			return map[string]any{"names": names}, nil
+		}
+		out := []domainDTO{}
+		for _, m := range ms {
+			d, ok := l.Snapshot.Domain(m.Domain)
+			if !ok {
+				continue
+			}
+			dto := toDomain(d)
+			dto.Relations = toRelations(m.Relations)
+			out = append(out, dto)
+		}
+		return map[string]any{"domains": out}, nil
+	})
+}
