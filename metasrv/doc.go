@@ -38,10 +38,18 @@
 // The internal API for gateways (internal.go, under /internal/v1, for
 // query_service delegates only): POST …/metalakes/{m}/resolve decides a
 // batch of table references for one user against one snapshot, answering a
-// descriptor (columns, version, row filter, masks), {"unavailable":true}
-// (missing and forbidden alike) or a conflict per reference;
-// GET …/metalakes/{m}/generation is the cheap generation probe. The Go
-// client is metasrv/client.
+// descriptor (columns, storage id, table version, data files, row filter,
+// masks), {"unavailable":true} (missing and forbidden alike) or a conflict
+// per reference; POST …/metalakes/{m}/tables lists what a user may see;
+// GET …/metalakes/{m}/files lists the files retained versions reference
+// (for the orphan collector); GET …/metalakes/{m}/generation is the cheap
+// generation probe. A node out of contact with the leader for longer than
+// Config.StaleReadBound answers these with 503, so gateways fail over
+// instead of deciding from stale state. Gateways write (tables, versions)
+// through the REST API with delegation. The Go client is metasrv/client.
+//
+// Table versions (versions.go) and domains (rest_domains.go) are REST
+// resources over the catalog's commands like every other.
 //
 // Writes on the leader go through a batcher (batch.go): concurrent
 // proposals are coalesced into one Raft entry (Config.MaxBatchProposals,
