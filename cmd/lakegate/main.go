@@ -38,6 +38,7 @@ commands:
   sql        run a query against a gateway and print the result
   ingest     load a local Parquet or CSV file into a table (Flight SQL bulk ingest)
   admin      manage metasrv over its REST API (cluster, metalakes, tags, grants, …)
+  mcp        serve MCP tools over metasrv's REST API for agents (stdio or streamable HTTP)
   token new  print a new bearer token and its principal-map hash line
   version    print the version
 
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runIngest(ctx, args[1:], stdout, stderr)
 	case "admin":
 		return runAdmin(ctx, args[1:], stdout, stderr)
+	case "mcp":
+		return runMCP(ctx, args[1:], stdout, stderr)
 	case "token":
 		if len(args) < 2 || args[1] != "new" {
 			return fmt.Errorf("%w: token needs the subcommand \"new\"", errUsage)

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	lgmcp "lakegate/metasrv/mcp"
+)
+
+const mcpUsage = `usage: lakegate mcp --metalake M [--server URL] [--tls-ca FILE] [--include-tool-tags T,...]
+                    (--stdio [--token TOKEN] | --http-addr ADDR [--insecure-expose])
+
+Serves MCP tools over metasrv's REST API (see README, "Using lakegate from an agent").
+  --stdio            speak MCP on stdin/stdout; every call uses --token (default $LAKEGATE_TOKEN)
+  --http-addr ADDR   serve streamable HTTP on ADDR (path /mcp); every call forwards the
+                     caller's Authorization header, a request without one gets 401.
+                     Loopback addresses only, unless --insecure-expose.
+`
+
+// runMCP runs `lakegate mcp`.
+func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, mcpUsage); fs.PrintDefaults() }
+	server := fs.String("server", envOr("LAKEGATE_METASRV", "http://127.0.0.1:8816"), "metasrv REST address (default $LAKEGATE_METASRV or http://127.0.0.1:8816)")
+	tlsCA := fs.String("tls-ca", "", "trust this CA (PEM) for metasrv instead of the system roots")
+	metalake := fs.String("metalake", os.Getenv("LAKEGATE_METALAKE"), "metalake the tools work in (default $LAKEGATE_METALAKE)")
+	stdio := fs.Bool("stdio", false, "serve MCP over stdin/stdout")
+	token := fs.String("token", "", "bearer token for every call in --stdio mode (default $LAKEGATE_TOKEN)")
+	httpAddr := fs.String("http-addr", "", "serve MCP streamable HTTP on this address, e.g. 127.0.0.1:8818")
+	expose := fs.Bool("insecure-expose", false, "allow --http-addr on a non-loopback address (plain HTTP: put TLS in front)")
+	tags := fs.String("include-tool-tags", strings.Join(lgmcp.AllTags, ","), "tool tags to serve, comma-separated")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("%w: mcp takes no arguments (got %q)", errUsage, fs.Args())
+	}
+	if *stdio == (*httpAddr != "") {
+		return fmt.Errorf("%w: mcp needs exactly one of --stdio and --http-addr", errUsage)
+	}
+	if *metalake == "" {
+		return fmt.Errorf("%w: mcp needs --metalake (or $LAKEGATE_METALAKE)", errUsage)
+	}
+	tagList := strings.Split(*tags, ",")
+	if _, err := lgmcp.ParseTags(tagList); err != nil {
+		return fmt.Errorf("%w: --include-tool-tags: %v", errUsage, err)
+	}
+	tokenSet := false
+	fs.Visit(func(f *flag.Flag) { tokenSet = tokenSet || f.Name == "token" })
+	if *httpAddr != "" && tokenSet {
+		return fmt.Errorf("%w: --token is for --stdio; over HTTP each caller's Authorization header is forwarded", errUsage)
+	}
+	base, hc, err := mcpMetasrvClient(*server, *tlsCA)
+	if err != nil {
+		return err
+	}
+	cfg := lgmcp.Config{Server: base, Metalake: *metalake, HTTPClient: hc, Tags: tagList, Version: version}
+
+	if *stdio {
+		cfg.Token = *token
+		if cfg.Token == "" {
+			cfg.Token = os.Getenv("LAKEGATE_TOKEN")
+		}
+		if cfg.Token == "" {
+			return fmt.Errorf("%w: --stdio needs --token or $LAKEGATE_TOKEN", errUsage)
+		}
+		srv, err := lgmcp.NewServer(cfg)
+		if err != nil {
+			return err
+		}
+		// stdout carries the protocol: say nothing there.
+		fmt.Fprintf(stderr, "lakegate mcp: serving MCP over stdio (metalake %s, metasrv %s)\n", cfg.Metalake, base)
+		err = srv.Run(ctx, &sdk.StdioTransport{})
+		if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+			return nil
+		}
+		return err
+	}
+
+	if err := checkLoopback(*httpAddr, *expose); err != nil {
+		return err
+	}
+	h, err := lgmcp.NewHTTPHandler(cfg)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	ln, err := net.Listen("tcp", *httpAddr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stdout, "lakegate mcp: streamable HTTP on http://%s/mcp (metalake %s, metasrv %s)\n", ln.Addr(), cfg.Metalake, base)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		// Open SSE streams do not end by themselves.
+		_ = hs.Close()
+	}
+	return nil
+}
+
+// envOr returns $key, or def when it is unset or empty.
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// checkLoopback refuses a listen address that is not loopback unless
+// expose is set.
+func checkLoopback(addr string, expose bool) error {
+	if expose {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%w: --http-addr %q: %v", errUsage, addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%w: --http-addr %q is not a loopback address; the MCP listener speaks plain HTTP, "+
+		"so expose it only behind TLS, with --insecure-expose", errUsage, addr)
+}
+
+// mcpMetasrvClient returns metasrv's base URL (a bare host:port gets
+// http://, or https:// with a CA) and a client trusting caFile when set,
+// as `lakegate admin` does.
+func mcpMetasrvClient(server, caFile string) (string, *http.Client, error) {
+	if !strings.Contains(server, "://") {
+		scheme := "http://"
+		if caFile != "" {
+			scheme = "https://"
+		}
+		server = scheme + server
+	}
+	server = strings.TrimRight(server, "/")
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return "", nil, fmt.Errorf("reading --tls-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return "", nil, fmt.Errorf("%s holds no PEM certificate", caFile)
+		}
+		tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
+	}
+	return server, &http.Client{Timeout: 60 * time.Second, Transport: tr}, nil
+}
