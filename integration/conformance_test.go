@@ -81,29 +81,13 @@ var conformanceCasts = []string{}
 // minConformancePassed is the number of cases (shared corpus plus
 // testdata/conformance/*.jsonl) that give the reference answer today. A
 // lower count is a regression; raise it as the translation improves.
-const minConformancePassed = 191
+const minConformancePassed = 308
 
 // knownDifferent lists the cases that give an answer different from the
 // reference today, with the cause. The translation work shrinks it: a case
 // listed here that no longer fails (passes or is refused) fails the test until
 // it is removed, and a failure not listed here fails the test.
-var knownDifferent = map[string]string{
-	// Collation: MySQL's default collation compares strings without regard
-	// to case (utf8mb4_0900_ai_ci); DuckDB's =, LIKE, ORDER BY and DISTINCT
-	// are case-sensitive.
-	"t20": "collation: = is case-insensitive in MySQL",
-	"t24": "collation: LIKE is case-insensitive in MySQL",
-	"x23": "collation: ORDER BY sorts case-insensitively in MySQL ('a' < 'B')",
-	"x24": "collation: DISTINCT/GROUP BY fold case in MySQL (COUNT(DISTINCT 'a','A') = 1)",
-	// Function semantics passed through unchanged.
-	"x09": "DIV on a non-integer: MySQL truncates to an integer, DuckDB's // on a DECIMAL divides (7.5 DIV 2 = 3.75)",
-	"x10": "ROUND of a DOUBLE: MySQL rounds half to even (ROUND(2.5E0) = 2), DuckDB half away from zero",
-	"x21": "SUBSTRING: position 0 and a negative length give '' in MySQL, the whole string and the preceding characters in DuckDB",
-	// Conversions.
-	"x20": "CAST('2.5' AS SIGNED): MySQL takes the integer prefix (2), DuckDB rounds (3)",
-	"x25": "a DATE in arithmetic is the number YYYYMMDD in MySQL (order_date + 1 = 20230109), a date in DuckDB",
-	"x26": "DATE column vs a DATETIME string: MySQL compares as DATETIME, DuckDB casts the string to DATE, dropping the time",
-}
+var knownDifferent = map[string]string{}
 
 // conformanceCase is one line of a corpus file.
 type conformanceCase struct {

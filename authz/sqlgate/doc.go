@@ -31,7 +31,7 @@
 //
 // Everything else — other statements (UPDATE, DELETE, ALTER, TRUNCATE,
 // CREATE VIEW, …), SELECT … INTO, locking reads, AS OF, PARTITION,
-// TABLESAMPLE, index hints, variables, hex/bit literals, charset introducers,
+// TABLESAMPLE, variables, hex/bit literals, charset introducers,
 // and any function, operator or cast not on the allow-list (see functions in
 // funcs.go) — is refused with an *Error whose message is user-facing.
 // Identifiers are lower-cased; names starting with "__lg" or "__cte" are
@@ -57,8 +57,20 @@
 // the table name as alias), schema.table.column becomes alias.column,
 // operators are printed fully parenthesised, MySQL idioms are translated
 // (LIMIT a,b, DIV, <=>, division by zero, CAST types, JOIN without ON, LIKE's
-// backslash escape), and the output must pass CheckLexical before it is
-// returned.
+// backslash escape, WITH ROLLUP, row equality, IS TRUE, XOR, bit operators,
+// and the function table of funcs.go with its rewrites in translate.go),
+// optimizer and index hints and SQL_CALC_FOUND_ROWS are dropped, and the
+// output must pass CheckLexical before it is returned.
+//
+// MySQL's default collation is case- and accent-insensitive; the engine
+// carries it with default_collation='nocase.noaccent', and the gate covers
+// what DuckDB does not collate: LIKE is printed as ILIKE (LIKE under an
+// explicit binary COLLATE), REGEXP and LOCATE/INSTR fold case, and DISTINCT
+// aggregates compare folded text. A rewrite that needs an argument more
+// than once binds it once in a DuckDB lambda (letx), so output size stays
+// linear. Where the answer depends on a type the gate cannot see, the
+// rewrite makes the engine fail rather than answer differently (see rwRound,
+// rwDateAdd, numOperand).
 //
 // Caller obligations: gate and resolve every TableRef before Render, with the
 // same answer for a missing and a forbidden table; run the engine with an

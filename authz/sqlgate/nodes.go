@@ -3,6 +3,7 @@ package sqlgate
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -41,8 +42,9 @@ func restoreAll(ctx *format.RestoreCtx, sep string, es []ast.ExprNode) error {
 // produced by this package (numbers, TRUE, NULL), never client text.
 type litExpr struct {
 	gateExpr
-	text   string
-	isText bool
+	text    string
+	isText  bool
+	isFloat bool // a MySQL approximate-value (DOUBLE) literal such as 2.5E0
 }
 
 func (n *litExpr) Restore(ctx *format.RestoreCtx) error {
@@ -150,25 +152,47 @@ func (n *inExpr) Restore(ctx *format.RestoreCtx) error {
 }
 func (n *inExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
 
+// likeExpr prints ILIKE: MySQL's default collation makes LIKE
+// case-insensitive, and DuckDB's LIKE ignores the default collation.
 type likeExpr struct {
 	gateExpr
 	not    bool
 	v, pat ast.ExprNode
 	escape string // "" = no escape character
+	cs     bool   // case-sensitive (an explicit binary collation): LIKE
 }
 
 func (n *likeExpr) Restore(ctx *format.RestoreCtx) error {
+	// MySQL's default collation also ignores accents: both sides are
+	// compared without them (strip_accents, as the engine's collation).
 	ctx.WritePlain("(")
+	if !n.cs {
+		ctx.WritePlain("strip_accents(")
+	}
 	if err := n.v.Restore(ctx); err != nil {
 		return err
 	}
-	if n.not {
+	if !n.cs {
+		ctx.WritePlain(")")
+	}
+	switch {
+	case n.cs && n.not:
 		ctx.WritePlain(" NOT LIKE ")
-	} else {
+	case n.cs:
 		ctx.WritePlain(" LIKE ")
+	case n.not:
+		ctx.WritePlain(" NOT ILIKE ")
+	default:
+		ctx.WritePlain(" ILIKE ")
+	}
+	if !n.cs {
+		ctx.WritePlain("strip_accents(")
 	}
 	if err := n.pat.Restore(ctx); err != nil {
 		return err
+	}
+	if !n.cs {
+		ctx.WritePlain(")")
 	}
 	if n.escape != "" {
 		ctx.WritePlain(" ESCAPE ")
@@ -263,6 +287,9 @@ type callExpr struct {
 	star     bool // count(*)
 	distinct bool
 	over     *ast.WindowSpec // non-nil: window call
+	sep      ast.ExprNode    // string_agg: the separator, printed after args
+	order    []*ast.ByItem   // ORDER BY inside the call (string_agg)
+	dbl      bool            // MySQL's result is a DOUBLE (see isDouble)
 }
 
 func (n *callExpr) Restore(ctx *format.RestoreCtx) error {
@@ -274,6 +301,23 @@ func (n *callExpr) Restore(ctx *format.RestoreCtx) error {
 		ctx.WritePlain("*")
 	} else if err := restoreAll(ctx, ", ", n.args); err != nil {
 		return err
+	}
+	if n.sep != nil {
+		ctx.WritePlain(", ")
+		if err := n.sep.Restore(ctx); err != nil {
+			return err
+		}
+	}
+	if len(n.order) > 0 {
+		ctx.WritePlain(" ORDER BY ")
+		for i, it := range n.order {
+			if i > 0 {
+				ctx.WritePlain(", ")
+			}
+			if err := it.Restore(ctx); err != nil {
+				return err
+			}
+		}
 	}
 	ctx.WritePlain(")")
 	if n.over != nil {
@@ -367,3 +411,57 @@ func (n *limitExpr) Restore(ctx *format.RestoreCtx) error {
 	return n.offset.Restore(ctx)
 }
 func (n *limitExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+// tmplExpr prints fixed text of this package interleaved with child
+// expressions: parts holds strings (constant text written here, never client
+// text) and ast.ExprNode children. Most MySQL-to-DuckDB translations are one.
+type tmplExpr struct {
+	gateExpr
+	parts []any
+	dbl   bool // MySQL's result is a DOUBLE (see isDouble)
+	bin   bool // an explicit binary collation (see binaryColl)
+}
+
+func (n *tmplExpr) Restore(ctx *format.RestoreCtx) error {
+	for _, p := range n.parts {
+		switch p := p.(type) {
+		case string:
+			ctx.WritePlain(p)
+		case ast.ExprNode:
+			if err := p.Restore(ctx); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("sqlgate: internal error: bad template part %T", p)
+		}
+	}
+	return nil
+}
+func (n *tmplExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+// tx builds a tmplExpr from constant text and child expressions.
+func tx(parts ...any) *tmplExpr { return &tmplExpr{parts: parts} }
+
+// letx evaluates each of vals once and gives body references to them, so a
+// translation may use an argument several times without printing it several
+// times (which would grow the output exponentially under nesting):
+//
+//	(list_transform([struct_pack(f0 := v0, …)], lambda __lg_v: body)[1])
+//
+// The references are only valid inside body; vals are printed outside the
+// lambda, so nested letx never see each other's parameter.
+func letx(vals []ast.ExprNode, body func(refs []ast.ExprNode) *tmplExpr) *tmplExpr {
+	parts := []any{"(list_transform([struct_pack("}
+	refs := make([]ast.ExprNode, len(vals))
+	for i, v := range vals {
+		f := "f" + strconv.Itoa(i)
+		if i > 0 {
+			parts = append(parts, ", ")
+		}
+		parts = append(parts, f+" := ", v)
+		refs[i] = &litExpr{text: "__lg_v." + f}
+	}
+	b := body(refs)
+	parts = append(parts, ")], lambda __lg_v: ", b, ")[1])")
+	return &tmplExpr{parts: parts, dbl: b.dbl}
+}

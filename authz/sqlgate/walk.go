@@ -40,6 +40,8 @@ type selScope struct {
 	parent   *selScope
 	bindings []binding
 	real     []TableRef // real tables among the sources
+	aggs     int        // aggregate calls (not window calls) in this SELECT
+	anyValue bool       // ANY_VALUE is used in this SELECT
 }
 
 // binding is one FROM source: its alias and, for a real table, its reference.
@@ -154,15 +156,12 @@ func (w *walker) selectStmt(n *ast.SelectStmt) error {
 		return unsupported("locking reads (FOR UPDATE, LOCK IN SHARE MODE) are not supported")
 	case len(n.Lists) > 0:
 		return unsupported("VALUES lists are not supported")
-	case n.SelectStmtOpts != nil && n.SelectStmtOpts.CalcFoundRows:
-		return unsupported("SQL_CALC_FOUND_ROWS is not supported")
-	case n.GroupBy != nil && n.GroupBy.Rollup:
-		return unsupported("WITH ROLLUP is not supported")
 	case n.Fields == nil || len(n.Fields.Fields) == 0:
 		return syntaxErr("empty select list")
 	}
-	// Optimizer hints and result-cache switches are dropped: they do not
-	// change the answer, and DuckDB has no syntax for them.
+	// Optimizer hints, result-cache switches and SQL_CALC_FOUND_ROWS are
+	// dropped: they do not change the rows, and DuckDB has no syntax for
+	// them (FOUND_ROWS() is not supported).
 	explicitAll := n.SelectStmtOpts != nil && n.SelectStmtOpts.ExplicitAll
 	n.SelectStmtOpts = &ast.SelectStmtOpts{SQLCache: true, ExplicitAll: explicitAll, Distinct: n.Distinct}
 	n.TableHints = nil
@@ -206,6 +205,23 @@ func (w *walker) selectStmt(n *ast.SelectStmt) error {
 		if err := w.byItems(n.GroupBy.Items, true); err != nil {
 			return err
 		}
+		if n.GroupBy.Rollup {
+			// GROUP BY a, b WITH ROLLUP is DuckDB's GROUP BY ROLLUP (a, b).
+			parts := []any{"ROLLUP ("}
+			for i, it := range n.GroupBy.Items {
+				if it.Desc {
+					return unsupported("WITH ROLLUP with DESC is not supported")
+				}
+				if _, ok := it.Expr.(*ast.PositionExpr); ok {
+					return unsupported("WITH ROLLUP with a positional reference is not supported")
+				}
+				if i > 0 {
+					parts = append(parts, ", ")
+				}
+				parts = append(parts, it.Expr)
+			}
+			n.GroupBy = &ast.GroupByClause{Items: []*ast.ByItem{{Expr: tx(append(parts, ")")...), NullOrder: true}}}
+		}
 	}
 	if n.Having != nil {
 		if n.Having.Expr, err = w.expr(n.Having.Expr); err != nil {
@@ -224,9 +240,13 @@ func (w *walker) selectStmt(n *ast.SelectStmt) error {
 		if err := w.byItems(n.OrderBy.Items, true); err != nil {
 			return err
 		}
+		n.OrderBy = dropNullOrder(n.OrderBy)
 	}
 	if err := w.limit(n.Limit); err != nil {
 		return err
+	}
+	if w.sel.anyValue && n.GroupBy == nil && w.sel.aggs == 0 {
+		return unsupported("ANY_VALUE in a query that is not aggregated is not supported")
 	}
 	if n.From == nil && n.Where != nil {
 		// TiDB prints "FROM DUAL", which DuckDB does not have.
@@ -511,9 +531,8 @@ func (w *walker) tableName(ts *ast.TableSource, tn *ast.TableName, alias string)
 		return nil, unsupported("PARTITION (…) is not supported")
 	case tn.TableSample != nil:
 		return nil, unsupported("TABLESAMPLE is not supported")
-	case len(tn.IndexHints) > 0:
-		return nil, unsupported("index hints are not supported")
 	}
+	tn.IndexHints = nil // USE/FORCE/IGNORE INDEX do not change the answer
 	name, err := ident(tn.Name.O)
 	if err != nil {
 		return nil, err
@@ -685,13 +704,20 @@ func (w *walker) windowSpec(ws *ast.WindowSpec) error {
 			return unsupported("window frame type is not supported")
 		}
 		for _, b := range []*ast.FrameBound{&fr.Extent.Start, &fr.Extent.End} {
-			if b.Unit != ast.TimeUnitInvalid {
-				return unsupported("INTERVAL window frame bounds are not supported")
-			}
 			if b.Expr != nil {
 				if b.Expr, err = w.expr(b.Expr); err != nil {
 					return err
 				}
+			}
+			if b.Unit != ast.TimeUnitInvalid {
+				if b.Expr == nil || fr.Type != ast.Ranges {
+					return unsupported("INTERVAL window frame bounds need RANGE")
+				}
+				iv, _, err := interval(b.Expr, &ast.TimeUnitExpr{Unit: b.Unit})
+				if err != nil {
+					return err
+				}
+				b.Expr, b.Unit = iv, ast.TimeUnitInvalid
 			}
 		}
 	}
@@ -702,21 +728,27 @@ func (w *walker) windowSpec(ws *ast.WindowSpec) error {
 
 // binaryOps maps allowed MySQL binary operators to DuckDB's.
 var binaryOps = map[opcode.Op]string{
-	opcode.LogicAnd: "AND",
-	opcode.LogicOr:  "OR",
-	opcode.EQ:       "=",
-	opcode.NE:       "<>",
-	opcode.LT:       "<",
-	opcode.LE:       "<=",
-	opcode.GT:       ">",
-	opcode.GE:       ">=",
-	opcode.NullEQ:   "IS NOT DISTINCT FROM",
-	opcode.Plus:     "+",
-	opcode.Minus:    "-",
-	opcode.Mul:      "*",
-	opcode.Div:      "/",
-	opcode.Mod:      "%",
-	opcode.IntDiv:   "//",
+	opcode.LogicAnd:   "AND",
+	opcode.LogicOr:    "OR",
+	opcode.EQ:         "=",
+	opcode.NE:         "<>",
+	opcode.LT:         "<",
+	opcode.LE:         "<=",
+	opcode.GT:         ">",
+	opcode.GE:         ">=",
+	opcode.NullEQ:     "IS NOT DISTINCT FROM",
+	opcode.Plus:       "+",
+	opcode.Minus:      "-",
+	opcode.Mul:        "*",
+	opcode.Div:        "/",
+	opcode.Mod:        "%",
+	opcode.IntDiv:     "//",
+	opcode.And:        "&",
+	opcode.Or:         "|",
+	opcode.Xor:        "xor",
+	opcode.LeftShift:  "<<",
+	opcode.RightShift: ">>",
+	opcode.LogicXor:   "XOR",
 }
 
 var comparisonOps = map[opcode.Op]string{
@@ -761,10 +793,33 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 	case *ast.ParenthesesExpr:
 		x.Expr, err = w.expr(x.Expr)
 		return x, err
+	case *ast.SetCollationExpr:
+		coll, err := collation(x.Collate)
+		if err != nil {
+			return nil, err
+		}
+		v, err := w.expr(x.Expr)
+		if err != nil {
+			return nil, err
+		}
+		t := tx("(", v, " COLLATE "+coll+")")
+		t.bin = coll == "c"
+		return t, nil
 	case *ast.BinaryOperationExpr:
 		op, ok := binaryOps[x.Op]
 		if !ok {
 			return nil, unsupported("operator %q is not supported", x.Op.String())
+		}
+		lr, lok := x.L.(*ast.RowExpr)
+		rr, rok := x.R.(*ast.RowExpr)
+		if lok && rok && (x.Op == opcode.EQ || x.Op == opcode.NE) {
+			if err := w.exprs(lr.Values); err != nil {
+				return nil, err
+			}
+			if err := w.exprs(rr.Values); err != nil {
+				return nil, err
+			}
+			return rowCompare(op, lr.Values, rr.Values)
 		}
 		n := &binExpr{op: op}
 		if n.l, err = w.expr(x.L); err != nil {
@@ -774,9 +829,26 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 			return nil, err
 		}
 		switch x.Op {
-		case opcode.Div, opcode.Mod, opcode.IntDiv:
+		case opcode.IntDiv:
+			return intDiv(n.l, n.r), nil
+		case opcode.Div, opcode.Mod:
 			// MySQL yields NULL for division by zero.
 			n.r = &callExpr{name: "nullif", args: []ast.ExprNode{n.r, &litExpr{text: "0"}}}
+		case opcode.Plus, opcode.Minus:
+			n.l, n.r = numOperand(n.l), numOperand(n.r)
+		case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:
+			n.l, n.r = cmpOperand(n.l, n.r), cmpOperand(n.r, n.l)
+		case opcode.LogicXor:
+			// NULL if either is NULL, else true when exactly one is true.
+			n.op = "<>"
+			n.l, n.r = &castExpr{v: n.l, typ: "BOOLEAN"}, &castExpr{v: n.r, typ: "BOOLEAN"}
+		case opcode.And, opcode.Or, opcode.Xor, opcode.LeftShift, opcode.RightShift:
+			// MySQL's bit operations are on unsigned 64-bit integers.
+			l, r := &castExpr{v: n.l, typ: "UBIGINT"}, &castExpr{v: n.r, typ: "UBIGINT"}
+			if x.Op == opcode.Xor {
+				return &callExpr{name: "xor", args: []ast.ExprNode{l, r}}, nil
+			}
+			n.l, n.r = l, r
 		}
 		return n, nil
 	case *ast.UnaryOperationExpr:
@@ -788,6 +860,13 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 			n.op = "+"
 		case opcode.Not, opcode.Not2:
 			n.op = "NOT "
+		case opcode.BitNeg:
+			n.op = "~"
+			if n.v, err = w.expr(x.V); err != nil {
+				return nil, err
+			}
+			n.v = &castExpr{v: n.v, typ: "UBIGINT"}
+			return n, nil
 		default:
 			return nil, unsupported("operator %q is not supported", x.Op.String())
 		}
@@ -798,6 +877,23 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		n.v, err = w.expr(x.Expr)
 		return n, err
 	case *ast.PatternInExpr:
+		if row, ok := x.Expr.(*ast.RowExpr); ok && x.Sel == nil {
+			if err := w.exprs(row.Values); err != nil {
+				return nil, err
+			}
+			rows := make([][]ast.ExprNode, len(x.List))
+			for i, e := range x.List {
+				r, ok := e.(*ast.RowExpr)
+				if !ok {
+					return nil, unsupported("a row constructor is not supported here")
+				}
+				if err := w.exprs(r.Values); err != nil {
+					return nil, err
+				}
+				rows[i] = r.Values
+			}
+			return rowIn(x.Not, row.Values, rows)
+		}
 		n := &inExpr{not: x.Not}
 		if n.v, err = w.expr(x.Expr); err != nil {
 			return nil, err
@@ -810,7 +906,47 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 			return nil, syntaxErr("empty IN list")
 		}
 		n.list = x.List
-		return n, w.exprs(n.list)
+		if err := w.exprs(n.list); err != nil {
+			return nil, err
+		}
+		for i := range n.list {
+			n.list[i] = cmpOperand(n.list[i], n.v)
+		}
+		return n, nil
+	case *ast.IsTruthExpr:
+		v, err := w.expr(x.Expr)
+		if err != nil {
+			return nil, err
+		}
+		what := " IS TRUE)"
+		switch {
+		case x.True == 0 && !x.Not:
+			what = " IS FALSE)"
+		case x.True == 0:
+			what = " IS NOT FALSE)"
+		case x.Not:
+			what = " IS NOT TRUE)"
+		}
+		return tx("(CAST(", v, " AS BOOLEAN)"+what), nil
+	case *ast.PatternRegexpExpr:
+		// MySQL's REGEXP is case-insensitive under its default collation.
+		v, err := w.expr(x.Expr)
+		if err != nil {
+			return nil, err
+		}
+		p, err := w.expr(x.Pattern)
+		if err != nil {
+			return nil, err
+		}
+		flags := ", 'i')"
+		if binaryColl(v) || binaryColl(p) {
+			flags = ", 'c')"
+		}
+		m := tx("regexp_matches(", v, ", ", p, flags)
+		if x.Not {
+			return &unaryExpr{op: "NOT ", v: m}, nil
+		}
+		return m, nil
 	case *ast.PatternLikeOrIlikeExpr:
 		if !x.IsLike {
 			return nil, unsupported("ILIKE is not supported")
@@ -829,8 +965,11 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		if n.v, err = w.expr(x.Expr); err != nil {
 			return nil, err
 		}
-		n.pat, err = w.expr(x.Pattern)
-		return n, err
+		if n.pat, err = w.expr(x.Pattern); err != nil {
+			return nil, err
+		}
+		n.cs = binaryColl(n.v) || binaryColl(n.pat)
+		return n, nil
 	case *ast.BetweenExpr:
 		n := &betweenExpr{not: x.Not}
 		if n.v, err = w.expr(x.Expr); err != nil {
@@ -839,8 +978,11 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		if n.lo, err = w.expr(x.Left); err != nil {
 			return nil, err
 		}
-		n.hi, err = w.expr(x.Right)
-		return n, err
+		if n.hi, err = w.expr(x.Right); err != nil {
+			return nil, err
+		}
+		n.lo, n.hi = cmpOperand(n.lo, n.v), cmpOperand(n.hi, n.v)
+		return n, nil
 	case *ast.CompareSubqueryExpr:
 		op, ok := comparisonOps[x.Op]
 		if !ok {
@@ -890,22 +1032,50 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		n := &callExpr{name: spec.duck, args: x.Args}
-		return n, w.exprs(n.args)
+		args := make([]ast.ExprNode, len(x.Args))
+		for i, a := range x.Args {
+			switch a.(type) {
+			case *ast.TimeUnitExpr, *ast.TrimDirectionExpr:
+				if spec.rw == nil {
+					return nil, unsupported("%s is not supported", nodeName(a))
+				}
+				args[i] = a // validated by spec.rw
+				continue
+			}
+			if args[i], err = w.expr(a); err != nil {
+				return nil, err
+			}
+		}
+		if spec.rw != nil {
+			return spec.rw(spec.duck, args)
+		}
+		if name == "any_value" {
+			// An aggregate in DuckDB; in MySQL a per-row value unless the
+			// SELECT is aggregated (checked at the end of the SELECT).
+			if w.sel == nil {
+				return nil, unsupported("ANY_VALUE is not supported here")
+			}
+			w.sel.anyValue = true
+		}
+		return &callExpr{name: spec.duck, args: args, dbl: spec.dbl}, nil
 	case *ast.AggregateFuncExpr:
 		name := strings.ToLower(x.F)
 		if w.sel == nil {
 			return nil, unsupported("aggregate functions are not supported in VALUES")
 		}
-		if x.Order != nil {
+		if x.Order != nil && name != "group_concat" {
 			return nil, unsupported("ORDER BY inside %q is not supported", name)
 		}
 		spec, err := lookupFunc(name, len(x.Args), fnAggregate)
 		if err != nil {
 			return nil, err
 		}
-		n := &callExpr{name: spec.duck, args: x.Args, distinct: x.Distinct}
-		return n, w.exprs(n.args)
+		n := &callExpr{name: spec.duck, args: x.Args, distinct: x.Distinct, dbl: spec.dbl}
+		if err := w.exprs(n.args); err != nil {
+			return nil, err
+		}
+		w.sel.aggs++
+		return w.aggregate(name, n, x)
 	case *ast.WindowFuncExpr:
 		name := strings.ToLower(x.Name)
 		if w.sel == nil {
@@ -918,7 +1088,10 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		n := &callExpr{name: spec.duck, args: x.Args, over: &x.Spec}
+		if name == "group_concat" || name == "json_arrayagg" || name == "count" && len(x.Args) > 1 || strings.HasPrefix(name, "bit_") {
+			return nil, unsupported("%q is not supported as a window function", name)
+		}
+		n := &callExpr{name: spec.duck, args: x.Args, over: &x.Spec, dbl: spec.dbl}
 		if err := w.exprs(n.args); err != nil {
 			return nil, err
 		}
@@ -932,8 +1105,21 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 			return nil, err
 		}
 		n := &castExpr{typ: typ}
-		n.v, err = w.expr(x.Expr)
-		return n, err
+		if n.v, err = w.expr(x.Expr); err != nil {
+			return nil, err
+		}
+		if typ == "VARCHAR" {
+			// MySQL prints a DOUBLE without ".0" and a boolean as 0/1.
+			return mysqlStr(n.v), nil
+		}
+		if s, ok := textLit(n.v); ok && (typ == "BIGINT" || typ == "UBIGINT") {
+			// MySQL reads the integer prefix of a string ('2.5' is 2),
+			// DuckDB rounds it.
+			if _, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err != nil {
+				return nil, unsupported("CAST of a string that is not an integer to SIGNED/UNSIGNED is not supported")
+			}
+		}
+		return n, nil
 	}
 	return nil, unsupported("%s is not supported", nodeName(e))
 }
@@ -995,6 +1181,10 @@ func literal(x *test_driver.ValueExpr) (ast.ExprNode, error) {
 			return nil, unsupported("non-finite number literal")
 		}
 		s = strconv.FormatFloat(f, 'e', -1, 64)
+		if f < 0 {
+			s = "(" + s + ")"
+		}
+		return &litExpr{text: s, isFloat: true}, nil
 	case test_driver.KindMysqlDecimal:
 		s = x.GetMysqlDecimal().String()
 		for i := 0; i < len(s); i++ {
@@ -1061,4 +1251,109 @@ func nodeName(n ast.Node) string {
 	s = strings.TrimPrefix(s, "*ast.")
 	s = strings.TrimSuffix(s, "Expr")
 	return "expression " + strings.TrimSuffix(s, "Stmt")
+}
+
+// dropNullOrder removes ORDER BY NULL items (MySQL: no ordering; DuckDB
+// refuses a constant ORDER BY).
+func dropNullOrder(ob *ast.OrderByClause) *ast.OrderByClause {
+	items := ob.Items[:0]
+	for _, it := range ob.Items {
+		if !isNullLit(it.Expr) {
+			items = append(items, it)
+		}
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	ob.Items = items
+	return ob
+}
+
+// aggregate finishes the translation of an aggregate call whose arguments
+// have been walked.
+func (w *walker) aggregate(name string, n *callExpr, x *ast.AggregateFuncExpr) (ast.ExprNode, error) {
+	switch name {
+	case "count":
+		if !n.distinct {
+			if len(n.args) > 1 {
+				return nil, syntaxErr("COUNT takes one argument")
+			}
+			return n, nil
+		}
+		// DuckDB's DISTINCT aggregates ignore the default collation; MySQL's
+		// compare case- and accent-insensitively. COUNT(DISTINCT a, b)
+		// skips rows where any is NULL.
+		if len(n.args) == 1 {
+			n.args = []ast.ExprNode{foldKey(n.args[0])}
+			return n, nil
+		}
+		n.args = []ast.ExprNode{letx(n.args, func(r []ast.ExprNode) *tmplExpr {
+			parts := []any{"CASE WHEN "}
+			for i, a := range r {
+				if i > 0 {
+					parts = append(parts, " OR ")
+				}
+				parts = append(parts, "(", a, " IS NULL)")
+			}
+			parts = append(parts, " THEN NULL ELSE [")
+			for i, a := range r {
+				if i > 0 {
+					parts = append(parts, ", ")
+				}
+				parts = append(parts, foldKey(a))
+			}
+			return tx(append(parts, "] END")...)
+		})}
+		return n, nil
+	case "bit_and", "bit_or", "bit_xor":
+		// MySQL's are on unsigned 64-bit integers and never NULL: all ones
+		// (BIT_AND) or 0 for no rows.
+		empty := "0"
+		if name == "bit_and" {
+			empty = "18446744073709551615"
+		}
+		n.args = []ast.ExprNode{&castExpr{v: n.args[0], typ: "UBIGINT"}}
+		return tx("coalesce(", n, ", CAST("+empty+" AS UBIGINT))"), nil
+	case "json_arrayagg":
+		// MySQL prints the array with ", " between elements and null for
+		// NULL; NULL for no rows.
+		if n.distinct {
+			return nil, unsupported("JSON_ARRAYAGG(DISTINCT …) is not supported")
+		}
+		return tx("('[' || string_agg(coalesce(CAST(to_json(", n.args[0], ") AS VARCHAR), 'null'), ', ') || ']')"), nil
+	case "group_concat":
+		// The last argument is the separator.
+		vals, sep := n.args[:len(n.args)-1], n.args[len(n.args)-1]
+		if _, ok := textLit(sep); !ok {
+			return nil, unsupported("GROUP_CONCAT takes a string literal SEPARATOR")
+		}
+		var key ast.ExprNode
+		if n.distinct {
+			// DuckDB requires ORDER BY to use the DISTINCT argument itself.
+			if len(vals) != 1 {
+				return nil, unsupported("GROUP_CONCAT(DISTINCT …) of several expressions is not supported")
+			}
+			key = vals[0]
+		} else if len(vals) == 1 {
+			key = mysqlStr(vals[0])
+		} else {
+			parts := []any{"("}
+			for i, v := range vals {
+				if i > 0 {
+					parts = append(parts, " || ")
+				}
+				parts = append(parts, mysqlStr(v))
+			}
+			key = tx(append(parts, ")")...)
+		}
+		n.args, n.sep = []ast.ExprNode{key}, sep
+		if x.Order != nil {
+			if err := w.byItems(x.Order.Items, false); err != nil {
+				return nil, err
+			}
+			n.order = x.Order.Items
+		}
+		return n, nil
+	}
+	return n, nil
 }

@@ -214,6 +214,11 @@ func lockdownStatements(dir, memoryLimit string, threads int) []string {
 		"SET GLOBAL allow_community_extensions=false",
 		"SET GLOBAL default_null_order='nulls_first_on_asc_last_on_desc'",
 		"SET GLOBAL TimeZone='UTC'",
+		// MySQL's default collation (utf8mb4_0900_ai_ci) ignores case and
+		// accents in =, <, ORDER BY, GROUP BY, DISTINCT, IN and set
+		// operations; the SQL gate handles what DuckDB does not collate
+		// (LIKE, DISTINCT aggregates, REGEXP, LOCATE).
+		"SET GLOBAL default_collation='nocase.noaccent'",
 		"CREATE SCHEMA " + emptySchema,
 		"CREATE SCHEMA " + relSchema,
 	}
