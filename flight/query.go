@@ -33,14 +33,28 @@ type plan struct {
 	// stmt is the gate's statement, kept so a prepared statement can be
 	// resolved and rendered again when it runs.
 	stmt *sqlgate.Statement
+	// show is set for SHOW, DESCRIBE and EXPLAIN, answered by the gateway
+	// (see show.go); sql is then empty.
+	show *showQuery
 }
 
 // planQuery runs the gate for one statement: parse, require a query, check
 // every table against the principal's namespace grants, resolve and
 // authorize it through the catalog, bind its files, render canonical SQL and
 // describe it. USE statements update the caller's session and plan to an
-// empty result.
+// empty result. SHOW, DESCRIBE and EXPLAIN are refused: planQuery plans
+// prepared statements, and those run SQL only; planStatement accepts them.
 func (s *Server) planQuery(ctx context.Context, p *authz.Principal, text string) (*plan, error) {
+	return s.planText(ctx, p, text, false)
+}
+
+// planStatement is planQuery for a plain (not prepared) statement: SHOW,
+// DESCRIBE and EXPLAIN plan to a show plan (pl.show set).
+func (s *Server) planStatement(ctx context.Context, p *authz.Principal, text string) (*plan, error) {
+	return s.planText(ctx, p, text, true)
+}
+
+func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, allowShow bool) (*plan, error) {
 	if !p.MayQuery() {
 		return nil, errNotQuerier
 	}
@@ -57,6 +71,11 @@ func (s *Server) planQuery(ctx context.Context, p *authz.Principal, text string)
 		return s.use(ctx, p, stmt.UseSchema())
 	case stmt.IsWrite():
 		return nil, fmt.Errorf("%w: %s changes data; run it with ExecuteUpdate", errBadRequest, stmt.Kind())
+	case stmt.IsShow() || stmt.Kind() == sqlgate.KindExplain:
+		if !allowShow {
+			return nil, fmt.Errorf("%w: %s cannot be prepared; run it as a plain query", errBadRequest, stmt.Kind())
+		}
+		return s.planShow(ctx, p, stmt)
 	}
 	refs := stmt.Tables()
 	tables, err := s.resolveRead(ctx, p, refs)
@@ -140,14 +159,19 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	pl, err := s.planQuery(ctx, p, cmd.GetQuery())
+	pl, err := s.planStatement(ctx, p, cmd.GetQuery())
 	if err != nil {
 		return nil, s.fail(ctx, "plan", err)
 	}
 	if pl.numParams > 0 {
 		return nil, toStatus(fmt.Errorf("%w: the statement has parameters; use a prepared statement", errBadRequest))
 	}
-	payload, err := encodePayload(pl)
+	var payload []byte
+	if pl.show != nil {
+		payload, err = encodeShow(pl.show)
+	} else {
+		payload, err = encodePayload(pl)
+	}
 	if err != nil {
 		return nil, s.fail(ctx, "ticket", err)
 	}
@@ -183,7 +207,7 @@ func (s *Server) GetSchemaStatement(ctx context.Context, cmd flightsql.Statement
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	pl, err := s.planQuery(ctx, p, cmd.GetQuery())
+	pl, err := s.planStatement(ctx, p, cmd.GetQuery())
 	if err != nil {
 		return nil, s.fail(ctx, "plan", err)
 	}
@@ -200,6 +224,9 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd flightsql.StatementQuer
 	claims, err := s.cfg.Tickets.Open(handle, s.cfg.Now(), p.ID().String(), p.Tenant().String())
 	if err != nil {
 		return nil, nil, toStatus(err)
+	}
+	if isShowPayload(claims.Payload) {
+		return s.doGetShow(ctx, p, handle, claims.Payload)
 	}
 	tp, err := decodePayload(claims.Payload)
 	if err != nil {

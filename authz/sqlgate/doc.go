@@ -27,7 +27,19 @@
 //     (parameter markers and subqueries included), but no DEFAULT, column
 //     references, aggregates or window functions;
 //   - KindDropTable: DROP TABLE [IF EXISTS] [schema.]t, one table, no
-//     TEMPORARY, RESTRICT or CASCADE.
+//     TEMPORARY, RESTRICT or CASCADE;
+//   - KindShowDatabases: SHOW DATABASES | SHOW SCHEMAS [LIKE 'p'];
+//   - KindShowTables: SHOW TABLES [FROM|IN s] [LIKE 'p'] (ShowSchema,
+//     ShowPattern);
+//   - KindDescribe: DESCRIBE t | DESC t | EXPLAIN t | SHOW COLUMNS FROM|IN t
+//     [FROM|IN s] (Target);
+//   - KindExplain: EXPLAIN [FORMAT=ROW|TRADITIONAL] <query>: walked like
+//     KindQuery (Tables, Render print the query); no ANALYZE.
+//
+// The SHOW kinds and KindDescribe (IsShow) are answered by the caller from
+// its authorized catalog view, never from the engine's catalog; SHOW FULL,
+// EXTENDED, WHERE, LIMIT, NOT LIKE, column LIKE and every other SHOW are
+// refused.
 //
 // Everything else — other statements (UPDATE, DELETE, ALTER, TRUNCATE,
 // CREATE VIEW, …), SELECT … INTO, locking reads, AS OF, PARTITION,

@@ -33,6 +33,10 @@ var seeds = []string{
 	`(SELECT a FROM t) UNION (SELECT b FROM u) ORDER BY 1 LIMIT ?`,
 	`SELECT 1 FROM DUAL WHERE ? = 'x'`,
 	"SELECT 'a\x00'", `SELECT @@version`, `SELECT 0x41`, `USE Sales`,
+	// SHOW, DESCRIBE, EXPLAIN
+	`SHOW DATABASES LIKE 'S%'`, `SHOW TABLES FROM hr LIKE 'e\_%'`, `DESCRIBE hr.employees`,
+	`SHOW COLUMNS FROM t FROM s`, `EXPLAIN SELECT a FROM t WHERE b = 'x\' UNION SELECT * FROM secret -- '`,
+	`EXPLAIN WITH secret AS (SELECT * FROM secret) SELECT * FROM secret`,
 	// write statements
 	`CREATE TABLE IF NOT EXISTS s.t AS WITH x AS (SELECT * FROM t) SELECT a, count(*) AS n FROM x GROUP BY a`,
 	"CREATE TABLE `x``y`.`z.w` SELECT 1",
@@ -51,7 +55,12 @@ func FuzzGate(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s, "sales")
 	}
+	// Every query of the vendored dialect corpus (none if it is missing).
+	for _, s := range corpusQueries(f) {
+		f.Add(s, "sales")
+	}
 	g := sqlgate.New(sqlgate.Config{MaxSQLBytes: 64 << 10})
+	var dc duckCheck
 	f.Fuzz(func(t *testing.T, sql, schema string) {
 		st, err := g.Parse(sql, schema)
 		if err != nil {
@@ -60,12 +69,19 @@ func FuzzGate(f *testing.F) {
 			}
 			return
 		}
-		if st.IsWrite() {
+		switch {
+		case st.IsWrite(), st.Kind() == sqlgate.KindDescribe:
 			checkWrite(t, st)
-		} else if st.Target() != (sqlgate.TableRef{}) || st.Columns() != nil {
+		case st.Target() != (sqlgate.TableRef{}) || st.Columns() != nil:
 			t.Fatalf("%v has a target or columns", st.Kind())
 		}
-		if st.Kind() == sqlgate.KindUse {
+		if st.IsShow() {
+			checkShow(t, st)
+		}
+		if st.Kind() == sqlgate.KindUse || st.IsShow() {
+			if _, err := st.Render(rels(st)); err == nil {
+				t.Fatalf("%v renders", st.Kind())
+			}
 			return
 		}
 		rel := rels(st)
@@ -97,7 +113,33 @@ func FuzzGate(f *testing.F) {
 		if strings.Count(outsideQuotes(out), "?") != st.NumParams() {
 			t.Fatalf("NumParams %d, output %s", st.NumParams(), out)
 		}
+		// DuckDB's own parser: one statement, gate-issued relations only.
+		p, err := dc.check(out)
+		if err != nil {
+			t.Fatalf("DuckDB check: %v", err)
+		}
+		if p != "" {
+			t.Fatalf("output %s: %s", out, p)
+		}
 	})
+}
+
+// checkShow checks the invariants of an accepted SHOW kind.
+func checkShow(t *testing.T, st *sqlgate.Statement) {
+	t.Helper()
+	if len(st.Tables()) != 0 || st.NumParams() != 0 || st.IsWrite() {
+		t.Fatalf("%v reads tables %v or has parameters", st.Kind(), st.Tables())
+	}
+	if p, _ := st.ShowPattern(); p != strings.ToLower(p) {
+		t.Fatalf("%v: pattern %q is not lower-case", st.Kind(), p)
+	}
+	if st.Kind() == sqlgate.KindShowTables {
+		if s := st.ShowSchema(); s == "" || s != strings.ToLower(s) || strings.HasPrefix(s, "__lg") {
+			t.Fatalf("SHOW TABLES: schema %q", s)
+		}
+	} else if st.ShowSchema() != "" {
+		t.Fatalf("%v: schema %q", st.Kind(), st.ShowSchema())
+	}
 }
 
 // checkWrite checks the invariants of an accepted write statement.

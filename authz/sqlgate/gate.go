@@ -63,6 +63,10 @@ const (
 	KindCreateTableAs                 // CREATE TABLE [IF NOT EXISTS] t [AS] <query>
 	KindInsert                        // INSERT INTO t [(cols)] <query> | VALUES (…), …
 	KindDropTable                     // DROP TABLE [IF EXISTS] t
+	KindShowDatabases                 // SHOW DATABASES | SHOW SCHEMAS [LIKE 'p']
+	KindShowTables                    // SHOW TABLES [FROM s] [LIKE 'p']
+	KindDescribe                      // DESCRIBE t | DESC t | SHOW COLUMNS FROM t
+	KindExplain                       // EXPLAIN <query>
 )
 
 // String returns a short lower-case name of the kind ("query", "use",
@@ -79,6 +83,14 @@ func (k Kind) String() string {
 		return "insert"
 	case KindDropTable:
 		return "drop table"
+	case KindShowDatabases:
+		return "show databases"
+	case KindShowTables:
+		return "show tables"
+	case KindDescribe:
+		return "describe"
+	case KindExplain:
+		return "explain"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -103,6 +115,9 @@ type Statement struct {
 	ifNotExists bool       // KindCreateTableAs
 	ifExists    bool       // KindDropTable
 	columns     []string   // KindInsert
+	showSchema  string     // KindShowTables
+	pattern     string     // KindShowDatabases, KindShowTables: LIKE pattern
+	hasPattern  bool
 }
 
 // colCheck is a bare column reference whose name is also a table alias
@@ -162,8 +177,12 @@ func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
 		return insert(n, def)
 	case *ast.DropTableStmt:
 		return dropTable(n, def, sql)
+	case *ast.ShowStmt:
+		return showStmt(n, def)
+	case *ast.ExplainStmt:
+		return explainStmt(n, def)
 	}
-	return nil, unsupported("only SELECT, USE, CREATE TABLE … AS SELECT, INSERT and DROP TABLE are supported")
+	return nil, unsupported("only SELECT, USE, CREATE TABLE … AS SELECT, INSERT, DROP TABLE, SHOW DATABASES, SHOW TABLES, DESCRIBE and EXPLAIN are supported")
 }
 
 func (g *Gate) parseOne(sql string) (stmt ast.StmtNode, err error) {
@@ -230,10 +249,12 @@ func (s *Statement) IsWrite() bool {
 }
 
 // Target returns the table a write statement creates (KindCreateTableAs),
-// appends to (KindInsert) or drops (KindDropTable): lower-cased, validated
+// appends to (KindInsert) or drops (KindDropTable), or the table DESCRIBE
+// describes (KindDescribe): lower-cased, validated
 // like a table read, its schema taken from the default schema when the name
 // was unqualified. It is the zero TableRef for other kinds. The caller must
-// authorize it for writing; it is not in Tables unless also read.
+// authorize a write target for writing (a DESCRIBE target for reading); it
+// is not in Tables unless also read.
 func (s *Statement) Target() TableRef { return s.target }
 
 // IfNotExists reports CREATE TABLE IF NOT EXISTS (KindCreateTableAs).
@@ -249,6 +270,25 @@ func (s *Statement) IfExists() bool { return s.ifExists }
 // the list: the caller aligns the result to the target and refuses a
 // mismatch. The caller owns the returned slice.
 func (s *Statement) Columns() []string { return slices.Clone(s.columns) }
+
+// ShowSchema returns the schema of SHOW TABLES (KindShowTables): the FROM
+// schema, lower-cased, or the default schema.
+func (s *Statement) ShowSchema() string { return s.showSchema }
+
+// ShowPattern returns the lower-cased LIKE pattern of SHOW DATABASES or SHOW
+// TABLES (SQL LIKE: % any run, _ one character, \ escapes) and whether there
+// was one.
+func (s *Statement) ShowPattern() (string, bool) { return s.pattern, s.hasPattern }
+
+// IsShow reports whether the statement is answered from the catalog view
+// rather than the engine (KindShowDatabases, KindShowTables, KindDescribe).
+func (s *Statement) IsShow() bool {
+	switch s.kind {
+	case KindShowDatabases, KindShowTables, KindDescribe:
+		return true
+	}
+	return false
+}
 
 // NumParams returns the number of "?" parameter markers.
 func (s *Statement) NumParams() int { return s.numParams }

@@ -45,7 +45,7 @@ const restoreFlags = format.RestoreStringSingleQuotes |
 // Render does not modify the Statement and may be called concurrently.
 func (s *Statement) Render(rel map[TableRef]Relation) (string, error) {
 	switch s.kind {
-	case KindQuery, KindCreateTableAs, KindInsert:
+	case KindQuery, KindCreateTableAs, KindInsert, KindExplain:
 	case KindDropTable:
 		return "", nil
 	default:

@@ -358,7 +358,7 @@ func TestWriteErrorMessages(t *testing.T) {
 		"CREATE TABLE t (a INT)":                                 `sqlgate: column definitions are not supported; use CREATE TABLE … AS SELECT`,
 		"DROP TABLE a, b":                                        `sqlgate: DROP TABLE takes exactly one table`,
 		"DROP TABLE t CASCADE":                                   `sqlgate: RESTRICT and CASCADE are not supported in DROP TABLE`,
-		"UPDATE t SET a = 1":                                     `sqlgate: only SELECT, USE, CREATE TABLE … AS SELECT, INSERT and DROP TABLE are supported`,
+		"UPDATE t SET a = 1":                                     `sqlgate: only SELECT, USE, CREATE TABLE … AS SELECT, INSERT, DROP TABLE, SHOW DATABASES, SHOW TABLES, DESCRIBE and EXPLAIN are supported`,
 	} {
 		_, err := g.Parse(sql, "sales")
 		if err == nil || err.Error() != want {
