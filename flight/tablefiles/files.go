@@ -139,18 +139,20 @@ func (f *Files) tenant(ctx context.Context, tenant string) (*tenantFiles, error)
 // the versions as the engine binds them, in order. The caller calls release
 // once the statement no longer reads them (S3: until then the cache keeps
 // them).
-func (f *Files) Acquire(ctx context.Context, tenant string, versions []backend.TableVersion) (_ []backend.LocalTable, release func(), err error) {
+func (f *Files) Acquire(ctx context.Context, tenant string, versions []backend.TableVersion) (_ []backend.LocalTable, _ func(), err error) {
 	t, err := f.tenant(ctx, tenant)
 	if err != nil {
 		return nil, nil, err
 	}
 	out := make([]backend.LocalTable, len(versions))
 	var releases []func()
-	release = func() {
+	release := func() {
 		for _, r := range releases {
 			r()
 		}
 	}
+	// On failure, unpin what was pinned before it (the function's own
+	// release result is nil then).
 	defer func() {
 		if err != nil {
 			release()

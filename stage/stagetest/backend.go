@@ -35,6 +35,9 @@ type Backend struct {
 	// OpenDescriptor opens any descriptor of this backend with the
 	// backend's credentials and (recorded) transport, as an SDK user would.
 	OpenDescriptor func(t *testing.T, d stage.Descriptor) stage.Store
+	// Config is what OpenDescriptor opens stores with (credentials and the
+	// recorded transport), for code under test that opens its own.
+	Config stage.Config
 
 	// Sent returns every storage request that left the process so far
 	// through the stores' HTTP clients (nil: the backend makes none).
@@ -179,12 +182,14 @@ func S3(t *testing.T) *Backend {
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	})
 	abs := func(rel string) string { return prefix + "/" + rel }
+	stageCfg := stage.Config{AWS: &cfg, HTTPClient: &http.Client{Transport: rec}}
 	return &Backend{
-		Name: "s3",
-		Root: d,
+		Name:   "s3",
+		Root:   d,
+		Config: stageCfg,
 		OpenDescriptor: func(t *testing.T, c stage.Descriptor) stage.Store {
 			t.Helper()
-			st, err := stage.OpenS3(t.Context(), c, stage.Config{AWS: &cfg, HTTPClient: &http.Client{Transport: rec}})
+			st, err := stage.OpenS3(t.Context(), c, stageCfg)
 			if err != nil {
 				t.Fatal(err)
 			}
