@@ -201,3 +201,21 @@ func TestIngestCLI(t *testing.T) {
 		}
 	})
 }
+
+// TestSQLCLIWrites: `lakegate sql` sends writes through ExecuteUpdate and
+// reports the rows written.
+func TestSQLCLIWrites(t *testing.T) {
+	srv := startServe(t)
+	conn := []string{"sql", "--addr", srv.Addr, "--token", srv.token(t, "analyst@demo")}
+	for _, c := range []struct{ sql, want string }{
+		{"CREATE TABLE sales.cli_ctas AS SELECT id FROM sales.orders WHERE id <= 4", "(4 rows written)"},
+		{"INSERT INTO sales.cli_ctas VALUES (100)", "(1 rows written)"},
+		{"SELECT count(*) AS n FROM sales.cli_ctas", "5"},
+		{"DROP TABLE sales.cli_ctas", "(0 rows written)"},
+	} {
+		r := runCLI(t, append(conn, "--format", "csv", c.sql)...)
+		if r.code != 0 || !strings.Contains(r.stdout, c.want) {
+			t.Fatalf("%s: exit %d, stdout %q, stderr %q", c.sql, r.code, r.stdout, r.stderr)
+		}
+	}
+}

@@ -98,3 +98,21 @@ func TestWriters(t *testing.T) {
 		}
 	}
 }
+
+func TestIsUpdate(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"CREATE TABLE s.t AS SELECT 1":  true,
+		"  insert into s.t VALUES (1)":  true,
+		"\nDROP TABLE s.t":              true,
+		"SELECT * FROM s.t":             false,
+		"WITH x AS (SELECT 1) SELECT 1": false,
+		"(SELECT 1)":                    false,
+		"":                              false,
+		"SHOW TABLES":                   false,
+		"USE sales":                     false,
+	} {
+		if got := isUpdate(sql); got != want {
+			t.Errorf("isUpdate(%q) = %v, want %v", sql, got, want)
+		}
+	}
+}

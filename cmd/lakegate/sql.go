@@ -39,6 +39,14 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer cl.Close()
+	if isUpdate(fs.Arg(0)) {
+		n, err := cl.ExecuteUpdate(ctx, fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "(%d rows written)\n", n)
+		return nil
+	}
 	info, err := cl.Execute(ctx, fs.Arg(0))
 	if err != nil {
 		return err
@@ -168,3 +176,18 @@ func writeJSON(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) erro
 }
 
 var _ = array.NewRecordReader
+
+// isUpdate reports whether a statement changes data (CREATE, INSERT, DROP)
+// and so goes through ExecuteUpdate instead of a query. It only picks the
+// RPC: the gateway parses and authorizes the statement either way.
+func isUpdate(sql string) bool {
+	f := strings.Fields(strings.TrimLeft(sql, " \t\r\n("))
+	if len(f) == 0 {
+		return false
+	}
+	switch strings.ToUpper(f[0]) {
+	case "CREATE", "INSERT", "DROP":
+		return true
+	}
+	return false
+}
