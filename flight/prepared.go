@@ -286,6 +286,9 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 	if len(args) != st.plan.numParams {
 		return nil, nil, toStatus(fmt.Errorf("%w: the statement has %d parameters, %d were bound", errBadRequest, st.plan.numParams, len(args)))
 	}
+	if st.plan.write != nil {
+		return nil, nil, toStatus(fmt.Errorf("%w: %s changes data; run it with ExecuteUpdate", errBadRequest, st.plan.write.Kind()))
+	}
 	if st.plan.sql == "" {
 		ch := make(chan flight.StreamChunk)
 		close(ch)
@@ -342,4 +345,29 @@ func scalarAt(col arrow.Array, i int) (any, error) {
 	default:
 		return nil, fmt.Errorf("type %s is not supported", col.DataType())
 	}
+}
+
+// DoPutPreparedStatementUpdate runs a prepared write statement (drivers such
+// as JDBC prepare every statement, updates included) or a prepared USE,
+// which took effect when it was prepared. It returns the rows written.
+func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql.PreparedStatementUpdate, _ flight.MessageReader) (int64, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return 0, toStatus(err)
+	}
+	st, _, err := s.openPrepared(p, cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return 0, toStatus(err)
+	}
+	switch {
+	case st.plan.write != nil:
+		n, err := s.executeWrite(ctx, p, st.plan.write)
+		if err != nil {
+			return 0, s.fail(ctx, "write", err)
+		}
+		return n, nil
+	case st.plan.sql == "" && st.plan.show == nil:
+		return 0, nil // USE
+	}
+	return 0, toStatus(fmt.Errorf("%w: queries return rows; run them with ExecuteQuery", errBadRequest))
 }

@@ -36,6 +36,9 @@ type plan struct {
 	// show is set for SHOW, DESCRIBE and EXPLAIN, answered by the gateway
 	// (see show.go); sql is then empty.
 	show *showQuery
+	// write is a prepared write statement (CTAS, INSERT, DROP), run by
+	// DoPutPreparedStatementUpdate; sql is then empty.
+	write *sqlgate.Statement
 }
 
 // planQuery runs the gate for one statement: parse, require a query, check
@@ -69,6 +72,10 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 	switch {
 	case stmt.Kind() == sqlgate.KindUse:
 		return s.use(ctx, p, stmt.UseSchema())
+	case stmt.IsWrite() && !allowShow:
+		// Prepared (JDBC prepares every statement): run at
+		// DoPutPreparedStatementUpdate, authorized then.
+		return &plan{schema: arrow.NewSchema(nil, nil), numParams: stmt.NumParams(), write: stmt}, nil
 	case stmt.IsWrite():
 		return nil, fmt.Errorf("%w: %s changes data; run it with ExecuteUpdate", errBadRequest, stmt.Kind())
 	case stmt.IsShow() || stmt.Kind() == sqlgate.KindExplain:

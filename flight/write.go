@@ -453,7 +453,7 @@ func (s *Server) executeWrite(ctx context.Context, p *authz.Principal, stmt *sql
 		return 0, nil
 	}
 	if stmt.NumParams() > 0 {
-		return 0, fmt.Errorf("%w: the statement has parameters; use a prepared statement", errBadRequest)
+		return 0, fmt.Errorf("%w: parameters in write statements are not supported; write the values into the statement or use bulk ingest", errBadRequest)
 	}
 	tenant := p.Tenant().String()
 	refs := stmt.Tables()

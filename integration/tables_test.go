@@ -298,8 +298,20 @@ func TestIngest(t *testing.T) {
 		if got := count(); got != "1" {
 			t.Fatalf("count = %s, want 1", got)
 		}
-		if _, err := analyst.exec(ctx, "INSERT INTO sales.counter VALUES (2), (3)"); err != nil {
+		// A prepared write, as JDBC sends every update.
+		ins, err := analyst.conn.NewStatement()
+		if err != nil {
 			t.Fatal(err)
+		}
+		defer ins.Close()
+		if err := ins.SetSqlQuery("INSERT INTO sales.counter VALUES (2), (3)"); err != nil {
+			t.Fatal(err)
+		}
+		if err := ins.Prepare(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := ins.ExecuteUpdate(ctx); err != nil || n != 2 {
+			t.Fatalf("prepared insert: %d, %v", n, err)
 		}
 		if got := count(); got != "3" {
 			t.Fatalf("count after insert = %s, want 3", got)
