@@ -1,7 +1,6 @@
 package integration_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -53,51 +51,10 @@ const (
 	bigQuery = "SELECT sum(id), count(*) FROM sales.big"
 )
 
-// startServeEnv is startServeArgs with extra environment for the child (the
-// AWS credentials of an S3 stage). The process is stopped at owner's
-// cleanup; errors are returned rather than reported so that a benchmark may
-// start a server that outlives one of its sub-benchmarks.
+// startServeEnv is launch with extra environment for the child (the AWS
+// credentials of an S3 stage) on top of this process's.
 func startServeEnv(owner testing.TB, dataDir string, env []string, args ...string) (*server, error) {
-	cmd := exec.Command(lakegateBin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	s := &server{DataDir: dataDir, cmd: cmd, stderr: &lockedBuffer{}}
-	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	owner.Cleanup(func() { s.stop(owner) })
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	deadline := time.After(startTimeout)
-	for s.Addr == "" {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				return nil, fmt.Errorf("lakegate serve exited before serving:\n%s", s.stderr.String())
-			}
-			if m := bannerAddr.FindStringSubmatch(line); m != nil {
-				s.Addr = m[1]
-			}
-		case <-deadline:
-			s.stop(owner)
-			return nil, fmt.Errorf("lakegate serve printed no banner within %s:\n%s", startTimeout, s.stderr.String())
-		}
-	}
-	go func() { // keep draining so the child never blocks on a full pipe
-		for range lines {
-		}
-	}()
-	return s, nil
+	return launch(owner, dataDir, append(os.Environ(), env...), args...)
 }
 
 // serveArgs are the arguments of a serve process on dataDir with free

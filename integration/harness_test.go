@@ -73,17 +73,32 @@ func startServe(t testing.TB, args ...string) *server {
 
 func startServeArgs(t testing.TB, dataDir string, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(lakegateBin, args...)
-	stdout, err := cmd.StdoutPipe()
+	s, err := launch(t, dataDir, nil, args...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return s
+}
+
+// launch runs lakegate with args — env is the child's whole environment,
+// nil meaning this process's — and waits for the banner's address line;
+// Banner holds every line up to it (serve prints that line last). The
+// process is stopped at owner's cleanup. Errors are returned rather than
+// reported, so a benchmark may start a server that outlives one of its
+// sub-benchmarks.
+func launch(owner testing.TB, dataDir string, env []string, args ...string) (*server, error) {
+	cmd := exec.Command(lakegateBin, args...)
+	cmd.Env = env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
 	}
 	s := &server{DataDir: dataDir, cmd: cmd, stderr: &lockedBuffer{}}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(func() { s.stop(t) })
+	owner.Cleanup(func() { s.stop(owner) })
 
 	lines := make(chan string)
 	go func() {
@@ -99,28 +114,23 @@ func startServeArgs(t testing.TB, dataDir string, args ...string) *server {
 		select {
 		case line, ok := <-lines:
 			if !ok {
-				t.Fatalf("lakegate serve exited before serving:\n%s\n%s", banner.String(), s.stderr.String())
+				return nil, fmt.Errorf("lakegate %s exited before serving:\n%s\n%s", args[0], banner.String(), s.stderr.String())
 			}
 			banner.WriteString(line + "\n")
 			if m := bannerAddr.FindStringSubmatch(line); m != nil {
 				s.Addr = m[1]
 			}
 		case <-deadline:
-			t.Fatalf("lakegate serve printed no banner within %s:\n%s", startTimeout, s.stderr.String())
+			s.stop(owner)
+			return nil, fmt.Errorf("lakegate %s printed no banner within %s:\n%s", args[0], startTimeout, s.stderr.String())
 		}
 	}
-	// Keep draining so the process never blocks on a full pipe (the banner
-	// ends with the address line; later output is kept too).
-	var mu sync.Mutex
-	go func() {
-		for line := range lines {
-			mu.Lock()
-			banner.WriteString(line + "\n")
-			mu.Unlock()
+	go func() { // keep draining so the process never blocks on a full pipe
+		for range lines {
 		}
 	}()
 	s.Banner = banner.String()
-	return s
+	return s, nil
 }
 
 func (s *server) stop(t testing.TB) {

@@ -1,7 +1,6 @@
 package integration_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,7 +9,6 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -198,58 +196,19 @@ func (st *tenantsS3) etags(t *testing.T, tenant string) map[string]string {
 
 var tenantsMetaBanner = regexp.MustCompile(`metasrv REST on (https?://\S+)`)
 
-// startServeWithEnv is startServeArgs with an environment for the process; it
-// waits for the Flight SQL, metasrv REST and stage lines of the banner and
-// returns the REST base URL too.
+// startServeWithEnv is startServeArgs with env as the process's whole
+// environment; it also returns the metasrv REST base URL from the banner.
 func startServeWithEnv(t *testing.T, dataDir string, env []string, args ...string) (*server, string) {
 	t.Helper()
-	cmd := exec.Command(lakegateBin, args...)
-	cmd.Env = env
-	stdout, err := cmd.StdoutPipe()
+	s, err := launch(t, dataDir, env, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{DataDir: dataDir, cmd: cmd, stderr: &lockedBuffer{}}
-	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	m := tenantsMetaBanner.FindStringSubmatch(s.Banner)
+	if m == nil {
+		t.Fatalf("no metasrv REST address in the banner:\n%s", s.Banner)
 	}
-	t.Cleanup(func() { s.stop(t) })
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var banner strings.Builder
-	metaURL, stageLine := "", false
-	deadline := time.After(startTimeout)
-	for s.Addr == "" || metaURL == "" || !stageLine {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("lakegate serve exited before serving:\n%s\n%s", banner.String(), s.stderr.String())
-			}
-			banner.WriteString(line + "\n")
-			if m := bannerAddr.FindStringSubmatch(line); m != nil {
-				s.Addr = m[1]
-			}
-			if m := tenantsMetaBanner.FindStringSubmatch(line); m != nil {
-				metaURL = m[1]
-			}
-			stageLine = stageLine || strings.HasPrefix(line, "stage:")
-		case <-deadline:
-			t.Fatalf("lakegate serve printed no banner within %s:\n%s", startTimeout, s.stderr.String())
-		}
-	}
-	go func() {
-		for range lines {
-		}
-	}()
-	s.Banner = banner.String()
-	return s, metaURL
+	return s, m[1]
 }
 
 // TestS3TwoTenants: two tenants on one S3 stage, provisioned through the
