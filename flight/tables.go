@@ -67,16 +67,8 @@ func (s *Server) resolveRead(ctx context.Context, p *authz.Principal, refs []sql
 // relation map the gate renders with. release must be called once the
 // statement no longer reads the files.
 func (s *Server) bind(ctx context.Context, tenant string, refs []sqlgate.TableRef, versions []backend.TableVersion) (map[sqlgate.TableRef]sqlgate.Relation, func(), error) {
-	if len(versions) == 0 {
-		return map[sqlgate.TableRef]sqlgate.Relation{}, func() {}, nil
-	}
-	local, release, err := s.cfg.Files.Acquire(ctx, tenant, versions)
+	rels, release, err := s.localize(ctx, tenant, versions)
 	if err != nil {
-		return nil, nil, err
-	}
-	rels, err := s.cfg.Backend.Bind(ctx, tenant, local)
-	if err != nil {
-		release()
 		return nil, nil, err
 	}
 	m := make(map[sqlgate.TableRef]sqlgate.Relation, len(refs))
@@ -93,18 +85,26 @@ func (s *Server) bind(ctx context.Context, tenant string, refs []sqlgate.TableRe
 // are bound before their SQL runs (another replica may have planned it, or
 // the files may have left the cache since).
 func (s *Server) rebind(ctx context.Context, tenant string, versions []backend.TableVersion) (func(), error) {
+	_, release, err := s.localize(ctx, tenant, versions)
+	return release, err
+}
+
+// localize makes the versions' files available on the engine's disk and
+// binds them, returning their relations in order; release unpins the files.
+func (s *Server) localize(ctx context.Context, tenant string, versions []backend.TableVersion) ([]backend.Relation, func(), error) {
 	if len(versions) == 0 {
-		return func() {}, nil
+		return nil, func() {}, nil
 	}
 	local, release, err := s.cfg.Files.Acquire(ctx, tenant, versions)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if _, err := s.cfg.Backend.Bind(ctx, tenant, local); err != nil {
+	rels, err := s.cfg.Backend.Bind(ctx, tenant, local)
+	if err != nil {
 		release()
-		return nil, err
+		return nil, nil, err
 	}
-	return release, nil
+	return rels, release, nil
 }
 
 // Ticket payload: one version byte, then JSON of ticketPayload.
