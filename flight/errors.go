@@ -3,6 +3,8 @@ package flight
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -84,7 +86,10 @@ func statusOf(err error) error {
 	case errors.Is(err, errConflict), errors.Is(err, backend.ErrVersionConflict):
 		return status.Error(codes.Aborted, "the table changed during the write; retry")
 	case errors.Is(err, backend.ErrPolicyConflict):
-		return status.Error(codes.PermissionDenied, "the policies applying to a table conflict; ask its owner")
+		// The table is named (the caller may read it), the policies not.
+		return status.Error(codes.FailedPrecondition, strings.TrimPrefix(err.Error(), "backend: ")+"; ask its owner")
+	case errors.As(err, new(*policyError)):
+		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, backend.ErrForbidden):
 		return status.Error(codes.PermissionDenied, "permission denied")
 	case errors.Is(err, backend.ErrCatalogUnavailable):
@@ -180,7 +185,7 @@ func denialReason(err error) string {
 		return reasonUnauthenticated
 	case errors.Is(err, ticket.ErrInvalid):
 		return reasonTicket
-	case errors.Is(err, backend.ErrPolicyConflict):
+	case errors.Is(err, backend.ErrPolicyConflict), errors.As(err, new(*policyError)):
 		return reasonPolicyConflict
 	case errors.Is(err, backend.ErrForbidden):
 		return reasonPrivilege
@@ -208,3 +213,38 @@ type deniedStatus struct {
 func (e *deniedStatus) Error() string              { return e.st.Err().Error() }
 func (e *deniedStatus) GRPCStatus() *status.Status { return e.st }
 func (e *deniedStatus) Unwrap() error              { return e.st.Err() }
+
+// policyError refuses a statement because of the policy of a table it reads:
+// the row filter or a mask cannot be applied to the table's columns, or
+// (explain) EXPLAIN would print them. The message names the table, never an
+// expression: the caller may not be allowed to read the policy.
+type policyError struct {
+	table   string
+	explain bool
+	err     error // why the policy could not be prepared (logged, not shown)
+}
+
+func (e *policyError) Error() string {
+	if e.explain {
+		return "EXPLAIN is not available for table " + e.table + ": a row filter or column mask applies to you"
+	}
+	return "a row filter or column mask on table " + e.table + " cannot be applied to its columns; ask its owner"
+}
+
+func (e *policyError) Unwrap() error { return e.err }
+
+// withheld hides the engine's message of a failed query that reads a table
+// through a policy: it could quote a filter or mask expression, or a value
+// from a row the filter hides. The error class ("Conversion Error") stays.
+func withheld(tables []backend.TableVersion, err error) error {
+	if err == nil || !errors.Is(err, backend.ErrQuery) ||
+		!slices.ContainsFunc(tables, func(v backend.TableVersion) bool { return v.Policy != nil }) {
+		return err
+	}
+	class := "error"
+	msg := strings.TrimPrefix(err.Error(), "backend: query failed: ")
+	if i := strings.Index(msg, " Error:"); i > 0 && i < 40 && !strings.ContainsAny(msg[:i], "'\"\n") {
+		class = msg[:i] + " Error"
+	}
+	return fmt.Errorf("%w: %s (details withheld: the statement reads a table through a row filter or column mask)", backend.ErrQuery, class)
+}

@@ -354,7 +354,7 @@ func TestDenialMetrics(t *testing.T) {
 					return err
 				})
 			},
-			reason: reasonPolicyConflict, code: codes.PermissionDenied,
+			reason: reasonPolicyConflict, code: codes.FailedPrecondition,
 		},
 		{
 			name:   "forged ticket",

@@ -90,7 +90,7 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 		return nil, err
 	}
 	tenant := p.Tenant().String()
-	rel, release, err := s.bind(ctx, tenant, refs, tables)
+	rel, release, err := s.bind(ctx, p, refs, tables)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 	}
 	d, err := s.cfg.Backend.Describe(ctx, tenant, sql, stmt.NumParams())
 	if err != nil {
-		return nil, err
+		return nil, withheld(tables, err)
 	}
 	return &plan{sql: sql, numParams: stmt.NumParams(), schema: d.Result, params: d.Params, tables: tables, stmt: stmt}, nil
 }
@@ -118,10 +118,10 @@ func (s *Server) refresh(ctx context.Context, p *authz.Principal, pl *plan) (*pl
 	if err != nil {
 		return nil, err
 	}
-	if slices.EqualFunc(tables, pl.tables, func(a, b backend.TableVersion) bool { return a.ID() == b.ID() }) {
+	if slices.EqualFunc(tables, pl.tables, func(a, b backend.TableVersion) bool { return a.Same(&b) }) {
 		return pl, nil
 	}
-	rel, release, err := s.bind(ctx, p.Tenant().String(), refs, tables)
+	rel, release, err := s.bind(ctx, p, refs, tables)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +280,7 @@ func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, 
 		release()
 		s.running.finish(key)
 		cancel()
-		return nil, nil, s.fail(ctx, "execute", err)
+		return nil, nil, s.fail(ctx, "execute", withheld(tables, err))
 	}
 	ch := make(chan flight.StreamChunk, 1)
 	s.producers.Add(1)
@@ -294,13 +294,14 @@ func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, 
 		defer release()
 		defer unpin()
 		defer rdr.Release()
-		s.produce(ctx, rdr, ch)
+		s.produce(ctx, rdr, ch, tables)
 	}()
 	return rdr.Schema(), ch, nil
 }
 
 // produce sends every batch of rdr on ch until the reader ends or ctx is done.
-func (s *Server) produce(ctx context.Context, rdr array.RecordReader, ch chan<- flight.StreamChunk) {
+// Errors are withheld as withheld says for tables.
+func (s *Server) produce(ctx context.Context, rdr array.RecordReader, ch chan<- flight.StreamChunk, tables []backend.TableVersion) {
 	for rdr.Next() {
 		rec := rdr.RecordBatch()
 		rec.Retain()
@@ -313,7 +314,7 @@ func (s *Server) produce(ctx context.Context, rdr array.RecordReader, ch chan<- 
 	}
 	if err := rdr.Err(); err != nil {
 		select {
-		case ch <- flight.StreamChunk{Err: s.fail(ctx, "stream", err)}:
+		case ch <- flight.StreamChunk{Err: s.fail(ctx, "stream", withheld(tables, err))}:
 		case <-ctx.Done():
 		}
 	}

@@ -125,7 +125,14 @@ func (s *Server) planExplain(ctx context.Context, p *authz.Principal, stmt *sqlg
 	if err != nil {
 		return nil, err
 	}
-	rel, release, err := s.bind(ctx, p.Tenant().String(), refs, tables)
+	for _, v := range tables {
+		if v.Policy != nil {
+			// The plan would show the filter and the masks, which the
+			// caller may not be allowed to read.
+			return nil, &policyError{table: v.Name.String(), explain: true}
+		}
+	}
+	rel, release, err := s.bind(ctx, p, refs, tables)
 	if err != nil {
 		return nil, err
 	}

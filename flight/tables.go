@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -64,10 +65,11 @@ func (s *Server) resolveRead(ctx context.Context, p *authz.Principal, refs []sql
 }
 
 // bind localizes and binds versions on the caller's engine and returns the
-// relation map the gate renders with. release must be called once the
-// statement no longer reads the files.
-func (s *Server) bind(ctx context.Context, tenant string, refs []sqlgate.TableRef, versions []backend.TableVersion) (map[sqlgate.TableRef]sqlgate.Relation, func(), error) {
-	rels, release, err := s.localize(ctx, tenant, versions)
+// relation map the gate renders with, each table read through the policy
+// the catalog gave for it. release must be called once the statement no
+// longer reads the files.
+func (s *Server) bind(ctx context.Context, p *authz.Principal, refs []sqlgate.TableRef, versions []backend.TableVersion) (map[sqlgate.TableRef]sqlgate.Relation, func(), error) {
+	rels, release, err := s.localize(ctx, p.Tenant().String(), versions)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -76,9 +78,49 @@ func (s *Server) bind(ctx context.Context, tenant string, refs []sqlgate.TableRe
 		if ref == (sqlgate.TableRef{}) {
 			continue
 		}
-		m[ref] = sqlgate.Relation{Schema: rels[i].Schema, Name: rels[i].Name, Columns: versions[i].ColumnNames()}
+		r := sqlgate.Relation{Schema: rels[i].Schema, Name: rels[i].Name, Columns: versions[i].ColumnNames(), Types: rels[i].Types}
+		if versions[i].Policy != nil {
+			if r.Policy, err = s.preparePolicy(p, &versions[i], r.Columns); err != nil {
+				release()
+				return nil, nil, err
+			}
+		}
+		m[ref] = r
 	}
 	return m, release, nil
+}
+
+// preparePolicy prepares the row filter and masks of v for p. A policy that
+// cannot be applied to the version's columns refuses the statement, naming
+// the table but not the expression (the caller may not be allowed to read
+// the policy).
+func (s *Server) preparePolicy(p *authz.Principal, v *backend.TableVersion, columns []string) (*sqlgate.Policy, error) {
+	bad := func(err error) error {
+		return &policyError{table: v.Name.String(), err: err}
+	}
+	pol := &sqlgate.Policy{Caller: sqlgate.Caller{User: p.ID().String(), Tenant: p.Tenant().String(), Roles: v.Policy.Roles}}
+	if v.Policy.RowFilter != "" {
+		f, err := s.gate.PrepareRowFilter(v.Policy.RowFilter, columns)
+		if err != nil {
+			return nil, bad(err)
+		}
+		pol.Filter = f
+	}
+	for _, cm := range v.Policy.Masks {
+		i := slices.Index(columns, cm.Column)
+		if i < 0 {
+			continue // a mask of a column this version does not have
+		}
+		m, err := s.gate.PrepareMask(cm.Mask, cm.Column, columns)
+		if err != nil {
+			return nil, bad(err)
+		}
+		if pol.Masks == nil {
+			pol.Masks = make([]*sqlgate.Mask, len(columns))
+		}
+		pol.Masks[i] = m
+	}
+	return pol, nil
 }
 
 // rebind makes sure the pinned versions of a ticket or prepared statement
@@ -249,7 +291,7 @@ func (s *Server) reauthorize(ctx context.Context, p *authz.Principal, pinned []b
 		return err
 	}
 	for i, v := range got {
-		if v == nil || v.ID() != pinned[i].ID() {
+		if v == nil || !v.Same(&pinned[i]) {
 			return deny(reasonPrivilege, tableNotFound(pinned[i].Name.Schema, pinned[i].Name.Name))
 		}
 	}

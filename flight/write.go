@@ -466,7 +466,7 @@ func (s *Server) executeWrite(ctx context.Context, p *authz.Principal, stmt *sql
 		return 0, err
 	}
 	defer release()
-	rel, unpin, err := s.bind(ctx, tenant, refs, tables)
+	rel, unpin, err := s.bind(ctx, p, refs, tables)
 	if err != nil {
 		return 0, err
 	}
@@ -477,12 +477,13 @@ func (s *Server) executeWrite(ctx context.Context, p *authz.Principal, stmt *sql
 	}
 	rows, err := s.cfg.Backend.Execute(ctx, tenant, sql, nil)
 	if err != nil {
-		return 0, err
+		return 0, withheld(tables, err)
 	}
 	defer rows.Release()
 	req := writeRequest{p: p, target: target, mode: modeAppend, columns: stmt.Columns()}
 	if stmt.Kind() == sqlgate.KindCreateTableAs {
 		req.mode, req.ifNotExists = modeCreate, stmt.IfNotExists()
 	}
-	return s.write(ctx, req, rows)
+	n, err := s.write(ctx, req, rows)
+	return n, withheld(tables, err)
 }

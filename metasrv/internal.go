@@ -83,6 +83,12 @@ type TableDescriptor struct {
 	// RowFilter is the row filter expression for the subject, nil for none.
 	RowFilter   *string          `json:"rowFilter"`
 	ColumnMasks []DescriptorMask `json:"columnMasks"`
+	// Roles are the subject's roles (catalog.Snapshot.RolesOf), sorted, set
+	// only when RowFilter or ColumnMasks is: the gateway evaluates
+	// has_role('name') in policy expressions itself, from the same snapshot
+	// that decided them. Absent otherwise, so that a descriptor without
+	// policies does not disclose the subject's roles needlessly.
+	Roles []string `json:"roles,omitempty"`
 }
 
 // DescriptorColumn is one column of a TableDescriptor.
@@ -307,6 +313,9 @@ func resolveRef(snap *catalog.Snapshot, subject string, catOK bool, cat string, 
 	}
 	if filter != "" {
 		d.RowFilter = &filter
+	}
+	if d.RowFilter != nil || len(d.ColumnMasks) > 0 {
+		d.Roles = snap.RolesOf(subject)
 	}
 	return json.Marshal(d)
 }

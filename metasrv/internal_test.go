@@ -274,6 +274,10 @@ func TestResolve(t *testing.T) {
 		!strings.Contains(string(res[0]), `"files":[]`) {
 		t.Fatalf("orders shape: %s", res[0])
 	}
+	// Without a filter or a mask, the subject's roles are not disclosed.
+	if d.Roles != nil || strings.Contains(string(res[0]), `"roles"`) {
+		t.Fatalf("orders carries roles: %s", res[0])
+	}
 	// Forbidden, missing and invalid: the same bytes.
 	for _, i := range []int{1, 2, 5} {
 		if string(res[i]) != `{"unavailable":true}` {
@@ -288,6 +292,10 @@ func TestResolve(t *testing.T) {
 	if err := json.Unmarshal(res[3], &d); err != nil || d.RowFilter == nil || *d.RowFilter != "region = 'EU'" ||
 		len(d.ColumnMasks) != 2 || d.ColumnMasks[0] != (metasrv.DescriptorMask{Column: "id", Mask: "REDACT"}) {
 		t.Fatalf("pii_t: %s", res[3])
+	}
+	// With them, the subject's roles, for has_role in the expressions.
+	if !slices.Equal(d.Roles, []string{"reader"}) {
+		t.Fatalf("pii_t roles %q: %s", d.Roles, res[3])
 	}
 	// A conflict names only the table.
 	if string(res[4]) != `{"error":"conflict","table":"lake.sales.conf"}` {
@@ -307,9 +315,14 @@ func TestResolve(t *testing.T) {
 	must(t, n, a("POST", "/roles", map[string]any{"name": "blocked"}))
 	must(t, n, a("PUT", "/permissions/roles/blocked/table/lake.sales.orders/grant", `{"privileges":[{"name":"SELECT_TABLE","condition":"DENY"}]}`))
 	must(t, n, a("PUT", "/permissions/users/bob@acme/grant", `{"roleNames":["blocked"]}`))
-	res = results(t, rawResolve(t, n, tokGW, refsBody("bob@acme", "orders", "nope"), nil))
+	res = results(t, rawResolve(t, n, tokGW, refsBody("bob@acme", "orders", "nope", "pii_t"), nil))
 	if !bytes.Equal(res[0], res[1]) || string(res[0]) != `{"unavailable":true}` {
 		t.Fatalf("denied %s vs missing %s", res[0], res[1])
+	}
+	// Every role of the subject, sorted, also one that only denies.
+	d = metasrv.TableDescriptor{}
+	if err := json.Unmarshal(res[2], &d); err != nil || d.RowFilter == nil || !slices.Equal(d.Roles, []string{"blocked", "reader"}) {
+		t.Fatalf("pii_t roles after a grant: %s", res[2])
 	}
 	// Missing and forbidden whole answers differ in nothing but the ref.
 	r1 := rawResolve(t, n, tokGW, refsBody("bob@acme", "secret"), nil)
@@ -385,6 +398,10 @@ func TestInternalGenerationAndClient(t *testing.T) {
 	if res.Generation != g2 || res.Refs[0].Table == nil || res.Refs[0].Table.FullName != "lake.sales.orders" ||
 		!res.Refs[1].Unavailable || res.Refs[2].Table == nil || *res.Refs[2].Table.RowFilter != "region = 'EU'" || !res.Refs[3].Conflict {
 		t.Fatalf("client resolve: %+v", res)
+	}
+	// Roles come through with a filter or mask only.
+	if res.Refs[0].Table.Roles != nil || !slices.Equal(res.Refs[2].Table.Roles, []string{"reader"}) {
+		t.Fatalf("client roles: orders %q, pii_t %q", res.Refs[0].Table.Roles, res.Refs[2].Table.Roles)
 	}
 	// minGeneration: already reached.
 	if _, err := c.ResolveAt(ctx, "acme", "bob@acme", "lake", g2, nil); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"lakegate/catalog"
@@ -149,6 +150,9 @@ func (s *Server) policyRoutes() {
 		if err != nil {
 			return nil, err
 		}
+		if err := s.checkPolicyContent(typ, b.Content); err != nil {
+			return nil, err
+		}
 		c := catalog.CreatePolicy{Name: b.Name, Comment: b.Comment, Type: typ, Enabled: b.Enabled == nil || *b.Enabled, Content: b.Content}
 		return &plan{cmds: []catalog.Command{c}, render: renderPolicy(b.Name)}, nil
 	})
@@ -177,6 +181,7 @@ func (s *Server) policyRoutes() {
 		}
 		name := rq.param("policy")
 		c := catalog.AlterPolicy{Name: name}
+		var last *catalog.PolicyUpdate // the last updateContent: the content the policy ends up with
 		for _, u := range b.Updates {
 			pu := catalog.PolicyUpdate{Type: u.Type}
 			switch u.Type {
@@ -200,6 +205,14 @@ func (s *Server) policyRoutes() {
 				return nil, badRequest("unknown policy update %q", u.Type)
 			}
 			c.Updates = append(c.Updates, pu)
+			if pu.Type == "updateContent" {
+				last = &pu
+			}
+		}
+		if last != nil {
+			if err := s.checkPolicyContent(last.PolicyType, *last.NewContent); err != nil {
+				return nil, err
+			}
 		}
 		return &plan{cmds: []catalog.Command{c}, render: renderPolicy(name)}, nil
 	})
@@ -313,6 +326,28 @@ func (s *Server) policyRoutes() {
 		}
 		return map[string]any{"policies": out}, nil
 	})
+}
+
+// checkPolicyContent runs Config.CheckPolicy, if set, on the content a
+// row_filter or column_mask policy would have: its mask keyword normalized
+// as the catalog stores it. Other types are left to the catalog.
+func (s *Server) checkPolicyContent(typ catalog.PolicyType, c catalog.PolicyContent) error {
+	if s.cfg.CheckPolicy == nil || (typ != catalog.PolicyRowFilter && typ != catalog.PolicyColumnMask) {
+		return nil
+	}
+	// The hook gets its own copy: the request's content is proposed as is.
+	c.Privileges, c.ApplicableRoles, c.ExemptRoles = slices.Clone(c.Privileges), slices.Clone(c.ApplicableRoles), slices.Clone(c.ExemptRoles)
+	c.Custom = bytes.Clone(c.Custom)
+	if typ == catalog.PolicyColumnMask {
+		switch m := strings.ToUpper(c.Mask); m {
+		case catalog.MaskNull, catalog.MaskRedact, catalog.MaskHash, catalog.MaskLast4:
+			c.Mask = m
+		}
+	}
+	if err := s.cfg.CheckPolicy(typ, c); err != nil {
+		return badRequest("%s", err.Error())
+	}
+	return nil
 }
 
 func renderPolicy(name string) func(*Result) (map[string]any, error) {

@@ -1,9 +1,15 @@
 package metasrv_test
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"lakegate/catalog"
+	"lakegate/metasrv"
 )
 
 func TestPolicies(t *testing.T) {
@@ -238,4 +244,103 @@ func TestPolicyAttachments(t *testing.T) {
 	if g := must(t, n, a("GET", "/tags/pii", nil)).gen(); g <= gen {
 		t.Fatalf("generation did not advance: %d", g)
 	}
+}
+
+// TestPolicyContentCheck: Config.CheckPolicy refuses row_filter and
+// column_mask content before anything is proposed, on create and on an
+// alteration of the content; nil accepts what the catalog accepts.
+func TestPolicyContentCheck(t *testing.T) {
+	var mu sync.Mutex
+	var seen []catalog.PolicyContent
+	configHook = func(c *metasrv.Config) {
+		c.CheckPolicy = func(typ catalog.PolicyType, content catalog.PolicyContent) error {
+			mu.Lock()
+			seen = append(seen, content)
+			mu.Unlock()
+			if typ != catalog.PolicyRowFilter && typ != catalog.PolicyColumnMask {
+				return fmt.Errorf("checked a %s policy", typ)
+			}
+			if strings.Contains(content.Expression, "forbidden") || strings.Contains(content.Mask, "forbidden") {
+				return errors.New("sqlcheck: forbidden is not allowed here")
+			}
+			return nil
+		}
+	}
+	t.Cleanup(func() { configHook = nil })
+	n := single(t)
+	configHook = nil
+	calls := func() int { mu.Lock(); defer mu.Unlock(); return len(seen) }
+	a := func(method, path string, body any) call {
+		return call{method: method, path: ml + path, token: tokAlice, body: body}
+	}
+	refused := func(c call) {
+		t.Helper()
+		r := expect(t, n, c, 400, 1001)
+		if r.body["type"] != "IllegalArgumentException" || !strings.Contains(r.body["message"].(string), "sqlcheck: forbidden is not allowed here") {
+			t.Fatalf("%s %s: %s", c.method, c.path, r.raw)
+		}
+	}
+	content := func(name string) map[string]any {
+		t.Helper()
+		return must(t, n, a("GET", "/policies/"+name, nil)).body["policy"].(map[string]any)["content"].(map[string]any)
+	}
+
+	// Create refused: nothing is created.
+	refused(a("POST", "/policies", `{"name":"bad_rows","policyType":"row_filter","content":{"expression":"forbidden = 1"}}`))
+	expect(t, n, a("GET", "/policies/bad_rows", nil), 404, 1003)
+	refused(a("POST", "/policies", `{"name":"bad_mask","policyType":"COLUMN_MASK","content":{"mask":"forbidden || 'x'"}}`))
+	expect(t, n, a("GET", "/policies/bad_mask", nil), 404, 1003)
+
+	// Accepted: created; the hook sees the content as the catalog keeps it.
+	must(t, n, a("POST", "/policies", `{"name":"rows","policyType":"row_filter","content":{"expression":"region = 'EU'"}}`))
+	must(t, n, a("POST", "/policies", `{"name":"mask","policyType":"column_mask","content":{"mask":"redact"}}`))
+	mu.Lock()
+	last := seen[len(seen)-1]
+	mu.Unlock()
+	if last.Mask != catalog.MaskRedact {
+		t.Fatalf("hook saw mask %q, want %q", last.Mask, catalog.MaskRedact)
+	}
+	if c := content("mask"); c["mask"] != catalog.MaskRedact {
+		t.Fatalf("mask content %v", c)
+	}
+
+	// An alteration to refused content leaves the old content (and the
+	// other updates of the request are not applied either).
+	refused(a("PUT", "/policies/rows", `{"updates":[{"@type":"updateContent","policyType":"row_filter","newContent":{"expression":"forbidden = 2"}}]}`))
+	refused(a("PUT", "/policies/rows", `{"updates":[{"@type":"updateComment","newComment":"changed"},
+		{"@type":"updateContent","policyType":"row_filter","newContent":{"expression":"region = 'US'"}},
+		{"@type":"updateContent","policyType":"row_filter","newContent":{"expression":"forbidden = 3"}}]}`))
+	refused(a("PUT", "/policies/mask", `{"updates":[{"@type":"updateContent","policyType":"column_mask","newContent":{"mask":"forbidden"}}]}`))
+	if c := content("rows"); c["expression"] != "region = 'EU'" {
+		t.Fatalf("refused alteration changed the content: %v", c)
+	}
+	if p := must(t, n, a("GET", "/policies/rows", nil)).body["policy"].(map[string]any); p["comment"] != nil {
+		t.Fatalf("refused alteration changed the comment: %v", p)
+	}
+	if c := content("mask"); c["mask"] != catalog.MaskRedact {
+		t.Fatalf("refused alteration changed the mask: %v", c)
+	}
+
+	// An alteration that leaves the content alone is not checked.
+	before := calls()
+	must(t, n, a("PUT", "/policies/rows", `{"updates":[{"@type":"updateComment","newComment":"c"},{"@type":"rename","newName":"rows2"}]}`))
+	if calls() != before {
+		t.Fatal("hook called for an alteration without a content change")
+	}
+	// An accepted alteration applies.
+	must(t, n, a("PUT", "/policies/rows2", `{"updates":[{"@type":"updateContent","policyType":"ROW_FILTER","newContent":{"expression":"region = 'US'"}}]}`))
+	if c := content("rows2"); c["expression"] != "region = 'US'" {
+		t.Fatalf("accepted alteration: %v", c)
+	}
+	// Other policy types are left to the catalog.
+	before = calls()
+	must(t, n, a("POST", "/policies", `{"name":"cust","policyType":"custom","content":{"custom":{"forbidden":true}}}`))
+	if calls() != before {
+		t.Fatal("hook called for a custom policy")
+	}
+
+	// Nil hook: the catalog decides alone.
+	n2 := single(t)
+	must(t, n2, a("POST", "/policies", `{"name":"bad_rows","policyType":"row_filter","content":{"expression":"forbidden = 1"}}`))
+	must(t, n2, a("PUT", "/policies/bad_rows", `{"updates":[{"@type":"updateContent","policyType":"row_filter","newContent":{"expression":"forbidden = 2"}}]}`))
 }

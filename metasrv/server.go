@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"lakegate/authz"
+	"lakegate/catalog"
 	"lakegate/metasrv/raftnode"
 )
 
@@ -88,6 +89,13 @@ type Config struct {
 	// Now returns the time the leader stamps on proposals. Nil means
 	// time.Now.
 	Now func() time.Time
+	// CheckPolicy, when set, validates the content of a row_filter or
+	// column_mask policy (its SQL expression) before a create or an
+	// alteration that changes the content is proposed; an error refuses the
+	// request with 400 (IllegalArgumentException, code 1001) and the
+	// error's message. Nil accepts what the catalog accepts. It must be
+	// safe for concurrent use and must not block: it runs in the request.
+	CheckPolicy func(typ catalog.PolicyType, content catalog.PolicyContent) error
 }
 
 // DefaultConfig returns a Config with every tunable at its default.

@@ -24,8 +24,9 @@ const defaultMaxSQLBytes = 1 << 20
 // Gate parses and authorizes-to-be client SQL. It is safe for concurrent use:
 // parsers (not goroutine-safe) are pooled.
 type Gate struct {
-	max  int
-	pool sync.Pool
+	max      int
+	pool     sync.Pool
+	policies policyCache
 }
 
 // New returns a Gate.
@@ -96,10 +97,18 @@ func (k Kind) String() string {
 }
 
 // Relation is what the caller resolved a TableRef to: the engine identifier
-// (printed as "Schema"."Name") and the table's column names.
+// (printed as "Schema"."Name"), the table's column names and, when a row
+// filter or column masks apply to the caller, the Policy.
 type Relation struct {
 	Schema, Name string
 	Columns      []string
+	// Types are the engine's types of Columns, in order ("VARCHAR",
+	// "BIGINT", "DECIMAL(10,2)", …). A masked column needs its type: masks
+	// keep it.
+	Types []string
+	// Policy, when set, is applied wherever the table is read (see
+	// policy.go).
+	Policy *Policy
 }
 
 // Statement is one accepted statement. It is immutable after Parse; Tables,

@@ -373,6 +373,13 @@ func (n *relSource) Restore(ctx *format.RestoreCtx) error {
 		rb.fail(fmt.Errorf("sqlgate: no relation for table %q", n.ref.String()))
 		return rb.err
 	}
+	if rel.Policy != nil {
+		if err := restorePolicy(ctx, rb, &rel, n.alias); err != nil {
+			rb.fail(err)
+			return err
+		}
+		return nil
+	}
 	ctx.WriteName(rel.Schema)
 	ctx.WritePlain(".")
 	ctx.WriteName(rel.Name)
@@ -386,8 +393,9 @@ func (n *relSource) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n
 // to relSource nodes so that a Statement's tree is never mutated by Render.
 type renderBuf struct {
 	strings.Builder
-	rel map[TableRef]Relation
-	err error
+	rel    map[TableRef]Relation
+	err    error
+	caller *Caller // while a policy's expressions are printed
 }
 
 func (b *renderBuf) fail(err error) {

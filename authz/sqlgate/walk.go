@@ -65,6 +65,7 @@ type walker struct {
 	aliases   map[string]struct{} // every table alias in the statement
 	pending   []colCheck          // bare column references
 	anchors   map[ast.Node]*cteDef
+	pol       *policyScope // walking a row filter or mask (policy.go)
 }
 
 func newWalker(defSchema string) *walker {
@@ -96,6 +97,14 @@ func (w *walker) statement(kind Kind, root ast.Node) *Statement {
 	return st
 }
 
+// context names where an expression outside any SELECT is, for messages.
+func (w *walker) context() string {
+	if w.pol != nil {
+		return "in a policy expression"
+	}
+	return "in VALUES"
+}
+
 func (w *walker) push() error {
 	w.depth++
 	if w.depth > maxDepth {
@@ -125,6 +134,9 @@ func cistr(s string) ast.CIStr { return ast.CIStr{O: s, L: s} }
 // ---- queries ----
 
 func (w *walker) resultSet(n ast.ResultSetNode) error {
+	if w.pol != nil {
+		return unsupported("subqueries are not allowed in a policy expression")
+	}
 	if err := w.push(); err != nil {
 		return err
 	}
@@ -784,6 +796,9 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 	var err error
 	switch x := e.(type) {
 	case *test_driver.ParamMarkerExpr:
+		if w.pol != nil {
+			return nil, unsupported("parameters are not allowed in a policy expression")
+		}
 		w.params++
 		return &paramExpr{}, nil
 	case *test_driver.ValueExpr:
@@ -1028,6 +1043,11 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		if x.Schema.O != "" {
 			return nil, unsupported("qualified function names are not supported")
 		}
+		if w.pol != nil {
+			if n, ok, err := w.callerFunc(x); ok {
+				return n, err
+			}
+		}
 		spec, err := lookupFunc(name, len(x.Args), fnScalar)
 		if err != nil {
 			return nil, err
@@ -1061,7 +1081,7 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 	case *ast.AggregateFuncExpr:
 		name := strings.ToLower(x.F)
 		if w.sel == nil {
-			return nil, unsupported("aggregate functions are not supported in VALUES")
+			return nil, unsupported("aggregate functions are not supported %s", w.context())
 		}
 		if x.Order != nil && name != "group_concat" {
 			return nil, unsupported("ORDER BY inside %q is not supported", name)
@@ -1079,7 +1099,7 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 	case *ast.WindowFuncExpr:
 		name := strings.ToLower(x.Name)
 		if w.sel == nil {
-			return nil, unsupported("window functions are not supported in VALUES")
+			return nil, unsupported("window functions are not supported %s", w.context())
 		}
 		if x.IgnoreNull || x.FromLast || x.Distinct {
 			return nil, unsupported("IGNORE NULLS, FROM LAST and DISTINCT in window functions are not supported")
@@ -1129,6 +1149,9 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 func (w *walker) column(cn *ast.ColumnName) error {
 	if cn == nil {
 		return syntaxErr("missing column name")
+	}
+	if w.pol != nil {
+		return w.policyColumn(cn)
 	}
 	if w.sel == nil {
 		// Only the rows of INSERT … VALUES are walked outside a SELECT.

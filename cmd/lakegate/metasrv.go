@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"lakegate/authz"
+	"lakegate/authz/sqlgate"
+	"lakegate/catalog"
 	"lakegate/metasrv"
 )
 
@@ -121,6 +123,7 @@ func runMetasrv(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cfg := metasrv.DefaultConfig()
 	cfg.NodeID, cfg.DataDir, cfg.RaftAddr, cfg.HTTPAddr = c.nodeID, c.dataDir, c.raftAddr, c.httpAddr
 	cfg.Bootstrap, cfg.Principals, cfg.Logger = c.bootstrap, principals, log.With("component", "metasrv")
+	cfg.CheckPolicy = policyChecker()
 	if c.peerTokenFile != "" {
 		b, err := os.ReadFile(c.peerTokenFile)
 		if err != nil {
@@ -221,4 +224,24 @@ func shutdownMetasrv(ctx context.Context, srv *metasrv.Server, log interface{ Er
 		return err
 	}
 	return nil
+}
+
+// policyChecker validates row filter and column mask expressions with the
+// SQL gate when a policy is written, so that a policy no gateway could apply
+// is refused with its reason instead of failing queries later.
+func policyChecker() func(catalog.PolicyType, catalog.PolicyContent) error {
+	g := sqlgate.New(sqlgate.Config{})
+	return func(t catalog.PolicyType, c catalog.PolicyContent) error {
+		var err error
+		switch t {
+		case catalog.PolicyRowFilter:
+			err = g.CheckRowFilter(c.Expression)
+		case catalog.PolicyColumnMask:
+			err = g.CheckMask(c.Mask)
+		}
+		if err != nil {
+			return errors.New(strings.TrimPrefix(err.Error(), "sqlgate: "))
+		}
+		return nil
+	}
 }

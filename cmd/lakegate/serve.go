@@ -299,6 +299,7 @@ func startServeMetasrv(ctx context.Context, c serveConfig, principals *authz.Pri
 	// Bootstrap is ignored once state exists. A single voter never forwards,
 	// so it needs no peer token.
 	cfg.Bootstrap, cfg.Principals, cfg.Logger = true, principals, log.With("component", "metasrv")
+	cfg.CheckPolicy = policyChecker()
 	scheme := "http"
 	if serverTLS != nil {
 		scheme = "https"

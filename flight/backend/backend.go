@@ -10,6 +10,7 @@ package backend
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -49,6 +50,10 @@ func (n TableName) String() string { return n.Schema + "." + n.Name }
 type Relation struct {
 	Schema string
 	Name   string
+	// Types are the engine's types of the relation's columns, in order, as
+	// the engine prints them ("VARCHAR", "DECIMAL(10,2)"); column masks
+	// use them to keep a masked column's type.
+	Types []string
 }
 
 // Table describes one table of a tenant.
@@ -115,6 +120,43 @@ type TableVersion struct {
 	// Generation is the tenant's governance generation the version was
 	// resolved and authorized at (0: unknown).
 	Generation uint64 `json:"generation,omitempty"`
+	// Policy is the row filter and the column masks that apply to the
+	// caller reading the version; nil when none do.
+	Policy *TablePolicy `json:"policy,omitempty"`
+}
+
+// TablePolicy is what a caller reads a table through: a row filter and
+// column masks, SQL expressions in the gateway's dialect (see
+// sqlgate.Policy), and the caller's roles, which has_role() in them tests.
+type TablePolicy struct {
+	// RowFilter keeps the rows for which it is true; "" keeps every row.
+	RowFilter string `json:"rowFilter,omitempty"`
+	// Masks are the masked columns, in column order.
+	Masks []ColumnMask `json:"masks,omitempty"`
+	// Roles are the caller's roles in the catalog.
+	Roles []string `json:"roles,omitempty"`
+}
+
+// ColumnMask is the mask of one column: NULL, REDACT, HASH, LAST4 or an
+// expression over "{column}".
+type ColumnMask struct {
+	Column string `json:"column"`
+	Mask   string `json:"mask"`
+}
+
+// Equal reports whether p and q apply the same filter and masks for the
+// same roles (nil equals nil only).
+func (p *TablePolicy) Equal(q *TablePolicy) bool {
+	if p == nil || q == nil {
+		return p == q
+	}
+	return p.RowFilter == q.RowFilter && slices.Equal(p.Masks, q.Masks) && slices.Equal(p.Roles, q.Roles)
+}
+
+// Same reports whether v and w are the same version read through the same
+// policy: an authorization of one holds for the other.
+func (v *TableVersion) Same(w *TableVersion) bool {
+	return v.ID() == w.ID() && v.Policy.Equal(w.Policy)
 }
 
 // ID identifies the version across tables and tenants' catalogs:

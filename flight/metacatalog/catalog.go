@@ -136,9 +136,8 @@ func (m *Catalog) List(ctx context.Context, c backend.Caller) (_ backend.Listing
 	return out, nil
 }
 
-// Resolve implements backend.Catalog. A table with a row filter or a column
-// mask for the caller is refused: this gateway does not enforce them yet,
-// and serving it unfiltered would break the policy.
+// Resolve implements backend.Catalog. A table with a row filter or column
+// masks for the caller carries them in TableVersion.Policy.
 func (m *Catalog) Resolve(ctx context.Context, c backend.Caller, refs []backend.TableRef) (_ []*backend.TableVersion, err error) {
 	defer m.observed(OpResolve, time.Now(), &err)
 	q := make([]client.Ref, len(refs))
@@ -161,13 +160,21 @@ func (m *Catalog) Resolve(ctx context.Context, c backend.Caller, refs []backend.
 		case r.Unavailable:
 		case r.Conflict:
 			return nil, fmt.Errorf("%w: table %s", backend.ErrPolicyConflict, refs[i].Name)
-		case r.Table.RowFilter != nil || len(r.Table.ColumnMasks) > 0:
-			return nil, fmt.Errorf("%w: table %s has a row filter or column mask for you, which this gateway cannot enforce yet", backend.ErrForbidden, refs[i].Name)
 		default:
 			v := &backend.TableVersion{Name: refs[i].Name, StorageID: r.Table.StorageID, Version: r.Table.Version,
 				Columns: columns(r.Table.Columns), Files: make([]backend.DataFile, len(r.Table.Files)), Generation: res.Generation}
 			for j, f := range r.Table.Files {
 				v.Files[j] = backend.DataFile{Key: f.Path, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
+			}
+			if r.Table.RowFilter != nil || len(r.Table.ColumnMasks) > 0 {
+				pol := &backend.TablePolicy{Roles: r.Table.Roles}
+				if r.Table.RowFilter != nil {
+					pol.RowFilter = *r.Table.RowFilter
+				}
+				for _, m := range r.Table.ColumnMasks {
+					pol.Masks = append(pol.Masks, backend.ColumnMask{Column: m.Column, Mask: m.Mask})
+				}
+				v.Policy = pol
 			}
 			out[i] = v
 		}

@@ -224,6 +224,9 @@ type Table struct {
 	RowFilter *string
 	// ColumnMasks are the masks for the subject, in column order.
 	ColumnMasks []ColumnMask
+	// Roles are the subject's roles, sorted, for evaluating has_role in
+	// RowFilter and ColumnMasks; set only when one of them is.
+	Roles []string
 }
 
 // RefResult is the answer for one Ref: exactly one of Unavailable (missing
@@ -252,6 +255,7 @@ type wireRef struct {
 	Files       []DataFile   `json:"files"`
 	RowFilter   *string      `json:"rowFilter"`
 	ColumnMasks []ColumnMask `json:"columnMasks"`
+	Roles       []string     `json:"roles"`
 }
 
 // Resolve resolves and authorizes refs (all in catalog) for subject, a
@@ -296,7 +300,8 @@ func (c *Client) ResolveAt(ctx context.Context, tenant, subject, catalog string,
 			return Result{}, fmt.Errorf("metasrv client: result %d: unexpected answer", i)
 		default:
 			res.Refs[i].Table = &Table{FullName: w.FullName, Columns: w.Columns, StorageID: w.StorageID,
-				Version: w.Version, Files: w.Files, RowFilter: w.RowFilter, ColumnMasks: w.ColumnMasks}
+				Version: w.Version, Files: w.Files, RowFilter: w.RowFilter, ColumnMasks: w.ColumnMasks,
+				Roles: w.Roles}
 		}
 	}
 	return res, nil

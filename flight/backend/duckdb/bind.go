@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+
 	"lakegate/flight/backend"
 )
 
@@ -43,7 +45,8 @@ func (t *tenant) bind(ctx context.Context, lt *backend.LocalTable) (backend.Rela
 	rel := backend.Relation{Schema: relSchema, Name: "v_" + lt.ID}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.bound[lt.ID]; ok {
+	if types, ok := t.bound[lt.ID]; ok {
+		rel.Types = types
 		return rel, nil
 	}
 	body, err := t.viewBody(lt)
@@ -53,8 +56,45 @@ func (t *tenant) bind(ctx context.Context, lt *backend.LocalTable) (backend.Rela
 	if err := t.exec(ctx, "CREATE VIEW IF NOT EXISTS "+relSchema+"."+quoteIdent(rel.Name)+" AS "+body); err != nil {
 		return backend.Relation{}, err
 	}
-	t.bound[lt.ID] = struct{}{}
+	if rel.Types, err = t.viewTypes(ctx, rel.Name); err != nil {
+		return backend.Relation{}, err
+	}
+	t.bound[lt.ID] = rel.Types
 	return rel, nil
+}
+
+// viewTypes returns the engine types of the columns of view name (in
+// relSchema), in order, as DuckDB prints them.
+func (t *tenant) viewTypes(ctx context.Context, name string) ([]string, error) {
+	s, err := t.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.end()
+	schema, err := s.start("SELECT data_type FROM duckdb_columns() WHERE schema_name = '"+relSchema+
+		"' AND table_name = ? ORDER BY column_index", []any{name}, false)
+	if err != nil {
+		return nil, s.err(err)
+	}
+	var types []string
+	for {
+		rec, err := s.fetch(schema)
+		if err != nil {
+			return nil, s.err(err)
+		}
+		if rec == nil {
+			return types, nil
+		}
+		col, ok := rec.Column(0).(*array.String)
+		if !ok {
+			rec.Release()
+			return nil, fmt.Errorf("duckdb: view column types: unexpected %s", rec.Column(0).DataType())
+		}
+		for i := range col.Len() {
+			types = append(types, strings.Clone(col.Value(i))) // the batch's memory goes with it
+		}
+		rec.Release()
+	}
 }
 
 // viewBody is the SELECT a version's view stands for.

@@ -32,7 +32,10 @@ func TestRoundTripTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []backend.Relation{{Schema: "lg_rel", Name: "v_orders@1"}, {Schema: "lg_rel", Name: "v_people@3"}}
+	want := []backend.Relation{
+		{Schema: "lg_rel", Name: "v_orders@1", Types: []string{"BIGINT", "DOUBLE", "VARCHAR", "DATE", "TIMESTAMP", "BOOLEAN", "DECIMAL(10,2)"}},
+		{Schema: "lg_rel", Name: "v_people@3", Types: []string{"INTEGER"}},
+	}
 	if !reflect.DeepEqual(rels, want) {
 		t.Fatalf("Bind = %v, want %v", rels, want)
 	}
@@ -157,7 +160,7 @@ func TestBindOnce(t *testing.T) {
 	other := writeFile(t, e, "acme", "t", "SELECT 'x' AS b, 2 AS c")
 	for _, again := range [][]backend.LocalTable{lt, {{ID: "t@1", Paths: []string{other}}}, {{ID: "t@1"}}} {
 		rel, err := e.Bind(ctx, "acme", again)
-		if err != nil || rel[0] != rel1[0] {
+		if err != nil || !reflect.DeepEqual(rel[0], rel1[0]) {
 			t.Fatalf("second Bind = %v, %v", rel, err)
 		}
 	}

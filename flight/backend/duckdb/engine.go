@@ -158,7 +158,7 @@ type tenant struct {
 	log  *slog.Logger
 
 	mu    sync.Mutex          // serializes view DDL; guards bound
-	bound map[string]struct{} // ids of the table versions with a view (Bind)
+	bound map[string][]string // table versions with a view (Bind): id → column types
 }
 
 func (e *Engine) openTenant(ctx context.Context, id string) (_ *tenant, err error) {
@@ -177,7 +177,7 @@ func (e *Engine) openTenant(ctx context.Context, id string) (_ *tenant, err erro
 		dir:   dir,
 		eng:   e,
 		log:   e.log.With("tenant", id),
-		bound: make(map[string]struct{}),
+		bound: make(map[string][]string),
 	}
 	t.pool, err = openPool()
 	if err != nil {
