@@ -48,6 +48,7 @@ commands:
   policy create NAME --type row_filter|column_mask --content JSON [--comment C] [--disabled]
   policy alter NAME [--rename N] [--comment C] [--content JSON]
   policy enable NAME | disable NAME | delete NAME
+  policy attach NAME TAG[=VALUE] | detach NAME TAG
   domain create NAME (--tag TAG[=VALUE] | --new-tag TAG) [--parent P] [--comment C] [--property K=V]...
   domain list [--under DOMAIN] | get NAME | delete NAME
   domain alter NAME [--rename NEW] [--comment C] [--set K=V]... [--unset K]...
@@ -98,6 +99,8 @@ var adminCommands = map[string]func(a *admin, args []string) error{
 	"policy enable":       func(a *admin, args []string) error { return adminPolicyEnable(a, true, args) },
 	"policy disable":      func(a *admin, args []string) error { return adminPolicyEnable(a, false, args) },
 	"policy delete":       adminPolicyDelete,
+	"policy attach":       adminPolicyAttach,
+	"policy detach":       adminPolicyDetach,
 	"domain create":       adminDomainCreate,
 	"domain list":         adminDomainList,
 	"domain get":          adminDomainGet,

@@ -727,6 +727,33 @@ func adminPolicyDelete(a *admin, args []string) error {
 	return a.lakeDrop([]string{"policies", pos[0]}, nil, "policy "+pos[0])
 }
 
+// adminPolicyAttach attaches a policy to a tag: to every object carrying
+// the tag, or with TAG=VALUE only to those whose assignment carries VALUE.
+func adminPolicyAttach(a *admin, args []string) error {
+	pos, err := a.parse(a.flags(), args, 2, 2, "NAME TAG[=VALUE]")
+	if err != nil {
+		return err
+	}
+	tag, value, hasValue := strings.Cut(pos[1], "=")
+	var body any
+	if hasValue {
+		body = map[string]any{"selector": map[string]any{"type": "TAG_VALUE", "value": value}}
+	}
+	return a.lakeRequest("PUT", []string{"tags", tag, "policies", pos[0]}, nil, body, &struct{}{}, func() {
+		fmt.Fprintf(a.stdout, "policy %s attached to tag %s\n", pos[0], pos[1])
+	})
+}
+
+func adminPolicyDetach(a *admin, args []string) error {
+	pos, err := a.parse(a.flags(), args, 2, 2, "NAME TAG")
+	if err != nil {
+		return err
+	}
+	return a.lakeRequest("DELETE", []string{"tags", pos[1], "policies", pos[0]}, nil, nil, &struct{}{}, func() {
+		fmt.Fprintf(a.stdout, "policy %s detached from tag %s\n", pos[0], pos[1])
+	})
+}
+
 // --- roles, grants, users ---
 
 func (a *admin) printRole(r roleDTO) {

@@ -182,6 +182,9 @@ func TestAdminEndToEnd(t *testing.T) {
 	contains(alice("policy", "enable", "eu_rows"), "policy eu_rows enabled")
 	contains(alice("policy", "alter", "eu_rows", "--rename", "geo_rows"), "geo_rows")
 	contains(alice("policy", "get", "geo_rows"), "geo_rows", "true", "EU and UK")
+	contains(alice("policy", "attach", "geo_rows", "dept=finance"), "policy geo_rows attached to tag dept=finance")
+	contains(alice("policy", "list"), "geo_rows")
+	contains(alice("policy", "detach", "geo_rows", "dept"), "policy geo_rows detached from tag dept")
 	out = alice("policy", "create", "mask", "--type", "column_mask", "--content", `{"mask":"redact"}`, "--disabled", "--json")
 	var pol struct {
 		Code   int
