@@ -73,7 +73,14 @@ type duckCheck struct {
 	err  error
 }
 
-func (d *duckCheck) check(out string) (string, error) {
+func (d *duckCheck) check(out string) (string, error) { return d.checkRelations(out, false) }
+
+// checkPolicy is check for a statement rendered with a policy on every table
+// (policyRels): besides, every read of a gate-issued relation must be the
+// one inside a policy's derived table (aliased "__lg_p").
+func (d *duckCheck) checkPolicy(out string) (string, error) { return d.checkRelations(out, true) }
+
+func (d *duckCheck) checkRelations(out string, policy bool) (string, error) {
 	d.once.Do(func() {
 		d.db, d.err = sql.Open("duckdb", "")
 		if d.err == nil {
@@ -104,11 +111,11 @@ func (d *duckCheck) check(out string) (string, error) {
 	if err := json.Unmarshal(doc.Statements[0], &tree); err != nil {
 		return "", err
 	}
-	return relationProblem(tree), nil
+	return relationProblem(tree, policy), nil
 }
 
 // relationProblem walks a json_serialize_sql tree for table references.
-func relationProblem(v any) string {
+func relationProblem(v any, policy bool) string {
 	switch n := v.(type) {
 	case map[string]any:
 		switch n["type"] {
@@ -116,7 +123,10 @@ func relationProblem(v any) string {
 			schema, _ := n["schema_name"].(string)
 			table, _ := n["table_name"].(string)
 			catalog, _ := n["catalog_name"].(string)
+			alias, _ := n["alias"].(string)
 			switch {
+			case policy && schema == "lg_rel" && alias != "__lg_p":
+				return fmt.Sprintf("relation %q.%q is read without its policy", schema, table)
 			case catalog == "" && schema == "lg_rel" && table != "":
 			case catalog == "" && schema == "" && strings.HasPrefix(table, "__cte"):
 			default:
@@ -126,18 +136,42 @@ func relationProblem(v any) string {
 			return "table function"
 		}
 		for _, c := range n {
-			if p := relationProblem(c); p != "" {
+			if p := relationProblem(c, policy); p != "" {
 				return p
 			}
 		}
 	case []any:
 		for _, c := range n {
-			if p := relationProblem(c); p != "" {
+			if p := relationProblem(c, policy); p != "" {
 				return p
 			}
 		}
 	}
 	return ""
+}
+
+// policyRels is rels with a row filter and a mask of the first column on
+// every table.
+func policyRels(tb testing.TB, g *sqlgate.Gate, st *sqlgate.Statement) map[sqlgate.TableRef]sqlgate.Relation {
+	m := rels(st)
+	for ref, r := range m {
+		f, err := g.PrepareRowFilter("a IS NOT NULL OR has_role('x') OR current_user() = 'u'", r.Columns)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		mask, err := g.PrepareMask("REDACT", r.Columns[0], r.Columns)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		r.Types = make([]string, len(r.Columns))
+		for i := range r.Types {
+			r.Types[i] = "VARCHAR"
+		}
+		r.Policy = &sqlgate.Policy{Filter: f, Masks: make([]*sqlgate.Mask, len(r.Columns)), Caller: sqlgate.Caller{User: "u'; --"}}
+		r.Policy.Masks[0] = mask
+		m[ref] = r
+	}
+	return m
 }
 
 // TestCorpusRendersGateRelations: every corpus query the gate accepts
@@ -160,6 +194,16 @@ func TestCorpusRendersGateRelations(t *testing.T) {
 			t.Errorf("check(%s) = %q, %v; want %q", sql, p, err, want)
 		}
 	}
+	for sql, want := range map[string]string{
+		`SELECT * FROM (SELECT a FROM "lg_rel"."t_0" AS "__lg_p" WHERE (TRUE)) AS "t"`:                   "",
+		`SELECT * FROM (SELECT a FROM "lg_rel"."t_0" AS "__lg_p") AS "t", "lg_rel"."t_0" AS "t"`:         "without its policy",
+		`SELECT * FROM (SELECT a FROM "lg_rel"."t_0" AS "__lg_p") AS "t" WHERE a IN (SELECT 1 FROM "x")`: "not gate-issued",
+	} {
+		p, err := dc.checkPolicy(sql)
+		if err != nil || (want == "" && p != "") || !strings.Contains(p, want) {
+			t.Errorf("checkPolicy(%s) = %q, %v; want %q", sql, p, err, want)
+		}
+	}
 	n := 0
 	for _, q := range corpusQueries(t) {
 		st, err := g.Parse(q, "sales")
@@ -176,6 +220,17 @@ func TestCorpusRendersGateRelations(t *testing.T) {
 		}
 		if p != "" {
 			t.Errorf("%s\nrenders as %s: %s", q, out, p)
+		}
+		// Again with a row filter and a mask on every table.
+		if len(st.Tables()) > 0 {
+			out, err := st.Render(policyRels(t, g, st))
+			if err != nil {
+				t.Errorf("%s: with policies: %v", q, err)
+				continue
+			}
+			if p, err := dc.checkPolicy(out); err != nil || p != "" {
+				t.Errorf("%s\nrenders with policies as %s: %s %v", q, out, p, err)
+			}
 		}
 		n++
 	}

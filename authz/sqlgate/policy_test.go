@@ -375,3 +375,53 @@ func TestPolicyRowAsStructRefused(t *testing.T) {
 		t.Fatalf("row as struct leaked: %v", rows)
 	}
 }
+
+// FuzzPolicyExpr: any text is either refused as a filter or mask with an
+// *Error, or prepared into something that prints inside its table's derived
+// table only: one statement, lexically clean, reading nothing else.
+func FuzzPolicyExpr(f *testing.F) {
+	for _, s := range []string{
+		"region = 'EU'", "has_role('a') OR owner = current_user()", "concat('x', right({column}, 2))",
+		"region = 'EU' FROM secret", "1) FROM secret WHERE (1", "id IN (SELECT id FROM other)",
+		"'{column}' = {column}", "`{column}`", "a\\' OR 1 --", "/*! UNION SELECT 1 */ 1", "REDACT", "last4",
+		"read_text('/etc/hostname') IS NULL", "current_tenant() = 'x'; DROP TABLE t",
+	} {
+		f.Add(s)
+	}
+	g := sqlgate.New(sqlgate.Config{})
+	var dc duckCheck
+	cols := []string{"a", "b", "region", "owner"}
+	f.Fuzz(func(t *testing.T, text string) {
+		filter, ferr := g.PrepareRowFilter(text, cols)
+		mask, merr := g.PrepareMask(text, "a", cols)
+		for _, err := range []error{ferr, merr, g.CheckRowFilter(text), g.CheckMask(text)} {
+			var ge *sqlgate.Error
+			if err != nil && !errors.As(err, &ge) {
+				t.Fatalf("error %T %v is not an *Error", err, err)
+			}
+		}
+		if ferr != nil && merr != nil {
+			return
+		}
+		st, err := g.Parse("SELECT * FROM t", "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol := &sqlgate.Policy{Filter: filter, Caller: sqlgate.Caller{User: text, Tenant: "acme", Roles: []string{text}}}
+		if merr == nil {
+			pol.Masks = []*sqlgate.Mask{mask, nil, nil, nil}
+		}
+		rel := map[sqlgate.TableRef]sqlgate.Relation{st.Tables()[0]: {Schema: "lg_rel", Name: "t_0", Columns: cols,
+			Types: []string{"VARCHAR", "BIGINT", "VARCHAR", "VARCHAR"}, Policy: pol}}
+		out, err := st.Render(rel)
+		if err != nil {
+			return
+		}
+		if err := sqlgate.CheckLexical(out); err != nil {
+			t.Fatalf("fails CheckLexical: %v\n%s", err, out)
+		}
+		if p, err := dc.checkPolicy(out); err != nil || p != "" {
+			t.Fatalf("%s: %s %v", out, p, err)
+		}
+	})
+}
