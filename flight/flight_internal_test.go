@@ -222,3 +222,33 @@ func TestSessionsAreBoundToTheirPrincipal(t *testing.T) {
 		t.Fatalf("expired session state = %+v", got)
 	}
 }
+
+// TestWithheld: engine messages of statements reading a governed table keep
+// only their error class; others, and non-engine errors, pass unchanged.
+func TestWithheld(t *testing.T) {
+	governed := []backend.TableVersion{{}, {Policy: &backend.TablePolicy{RowFilter: "secret_col = 'x'"}}}
+	plain := []backend.TableVersion{{}}
+	engine := fmt.Errorf("%w: Conversion Error: Could not convert string 'hidden-value' to INT32 in secret_col = 'x'", backend.ErrQuery)
+	cases := []struct {
+		tables []backend.TableVersion
+		err    error
+		want   string
+		code   codes.Code
+	}{
+		{governed, engine, "query failed: Conversion Error (details withheld: the statement reads a table through a row filter or column mask)", codes.InvalidArgument},
+		{governed, fmt.Errorf("%w: it's 'bad' Error: x", backend.ErrQuery), "query failed: error (details withheld", codes.InvalidArgument},
+		{plain, engine, "hidden-value", codes.InvalidArgument},
+		{governed, backend.ErrCatalogUnavailable, "metadata service is unavailable", codes.Unavailable},
+		{nil, &policyError{table: "hr.t", err: errors.New("column \"x\" is not a column of the table")}, "a row filter or column mask on table hr.t cannot be applied", codes.FailedPrecondition},
+		{nil, fmt.Errorf("%w: table hr.t", backend.ErrPolicyConflict), "conflicting policies: table hr.t; ask its owner", codes.FailedPrecondition},
+	}
+	for _, c := range cases {
+		st := status.Convert(toStatus(withheld(c.tables, c.err)))
+		if st.Code() != c.code || !strings.Contains(st.Message(), c.want) {
+			t.Errorf("%v → %v %q, want %v containing %q", c.err, st.Code(), st.Message(), c.code, c.want)
+		}
+		if c.tables != nil && c.tables[len(c.tables)-1].Policy != nil && (strings.Contains(st.Message(), "hidden-value") || strings.Contains(st.Message(), "secret_col")) {
+			t.Errorf("%q leaks the engine's message", st.Message())
+		}
+	}
+}

@@ -119,6 +119,14 @@ func TestPolicies(t *testing.T) {
 		// A disabled policy does not apply.
 		admin("PATCH", ml+"/policies/null_pii", map[string]any{"enable": false})
 		wantRows(t, hr.mustRows(t, "SELECT ssn FROM hr.employees WHERE id = 1"), []string{"***"})
+		// Enabled again it conflicts again; removing its tag from the
+		// column restores access.
+		admin("PATCH", ml+"/policies/null_pii", map[string]any{"enable": true})
+		if _, _, err := hr.query(ctx, "SELECT id FROM hr.employees WHERE id = 1"); err == nil {
+			t.Fatal("conflicting masks after re-enabling: no error")
+		}
+		admin("POST", ml+"/objects/column/lake.hr.employees.ssn/tags", map[string]any{"tagsToRemove": []string{"pii2"}})
+		wantRows(t, hr.mustRows(t, "SELECT ssn FROM hr.employees WHERE id = 1"), []string{"***"})
 	})
 
 	t.Run("exempt role sees real values", func(t *testing.T) {

@@ -233,6 +233,22 @@ func TestAttacks(t *testing.T) {
 					t.Errorf("output %s\nhas %q outside quotes", out, a)
 				}
 			}
+			// The same trap with a filter and a mask on every table.
+			pout, err := st.Render(policyRels(t, sqlgate.New(sqlgate.Config{}), st))
+			if err != nil {
+				t.Fatalf("Render with policies: %v", err)
+			}
+			if !strings.Contains(tt.contains, `"lg_rel"`) && !strings.Contains(pout, tt.contains) {
+				t.Errorf("output with policies %s\ndoes not contain %s", pout, tt.contains)
+			}
+			if strings.Count(pout, `AS "__lg_p" WHERE (`) != strings.Count(out, `"lg_rel".`) {
+				t.Errorf("output with policies %s\ndoes not filter every table of %s", pout, out)
+			}
+			for _, a := range tt.absent {
+				if strings.Contains(outsideQuotes(pout), a) {
+					t.Errorf("output with policies %s\nhas %q outside quotes", pout, a)
+				}
+			}
 		})
 	}
 }
