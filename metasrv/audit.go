@@ -17,11 +17,33 @@ import (
 // actor, operation, target, outcome, detail) with its metalake. Requests
 // rejected before they reach the log (bad bodies, forged headers) are
 // events with Index 0.
+//
+// The success events of an applied entry carry what was applied, so that
+// the audit log alone replays the metalakes: the first success event of
+// each applied catalog command carries the command (Command), and the
+// success event of a metalake operation carries the operation (Lake). The
+// rest of what applying needs is on the event: Index, Time and Actor are
+// the catalog.Meta the leader stamped (catalog.Apply(s, cmd,
+// catalog.Meta{Actor: e.Actor, Time: e.Time, Index: e.Index}) reproduces
+// the entry's effect; a CreateMetalake is catalog.New(e.Metalake,
+// e.Lake.Owner, e.Time)). Replay the events with Command or Lake in file
+// order (index order; within one index, event order). Failure events and
+// events with index 0 carry neither: they changed nothing.
 type Event struct {
 	Metalake string `json:"metalake"`
 	catalog.Event
 	// Delegator is the service that acted for Actor, if any.
 	Delegator string `json:"delegator,omitempty"`
+	// Command is the applied catalog command as catalog.EncodeCommand
+	// writes it ({"v":1,"type":N,"body":{…}}, embedded as a JSON value;
+	// catalog.DecodeCommand reads it back), on the command's own success
+	// event only (not on the EffectiveTagsChanged events that follow it).
+	// Catalog commands hold names, grants, tags, schemas and table versions,
+	// no credentials.
+	Command json.RawMessage `json:"command,omitempty"`
+	// Lake is the applied metalake operation, on the success event of
+	// CreateMetalake, AlterMetalake and DropMetalake.
+	Lake *LakeOp `json:"lake,omitempty"`
 }
 
 // DefaultAuditRing is the number of events kept in memory for GET /events

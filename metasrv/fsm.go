@@ -543,6 +543,7 @@ func applyLake(st *state, p Proposal, m catalog.Meta) (*Result, error) {
 		if len(l.Properties) == 0 {
 			l.Properties = nil
 		}
+		ev.Lake = p.Lake
 		return &Result{Metalake: p.Metalake, Lake: l, Events: []Event{ev}}, nil
 	case LakeAlter:
 		if !exists {
@@ -578,6 +579,7 @@ func applyLake(st *state, p Proposal, m catalog.Meta) (*Result, error) {
 		}
 		n.Properties = props
 		n.Audit.LastModifier, n.Audit.LastModifiedTime = m.Actor, m.Time.UTC().Round(0)
+		ev.Lake = p.Lake
 		return &Result{Metalake: p.Metalake, Lake: &n, Events: []Event{ev}}, nil
 	default: // LakeDrop
 		if !exists {
@@ -586,6 +588,7 @@ func applyLake(st *state, p Proposal, m catalog.Meta) (*Result, error) {
 		if cs, _ := cur.Snapshot.Children(catalog.Object{Type: catalog.ObjectMetalake, Name: p.Metalake}); len(cs) > 0 && !p.Lake.Force {
 			return failed(ev, fmt.Errorf("%w: metalake %q has catalogs (drop with force=true)", catalog.ErrNonEmpty, p.Metalake))
 		}
+		ev.Lake = p.Lake
 		return &Result{Metalake: p.Metalake, Events: []Event{ev}, Dropped: true}, nil
 	}
 }
@@ -613,8 +616,15 @@ func applyCommands(st *state, p Proposal, m catalog.Meta) (*Result, error) {
 			}
 			return &Result{Metalake: p.Metalake, Events: out}, err
 		}
-		for _, e := range cevs {
-			evs = append(evs, Event{Metalake: p.Metalake, Event: e})
+		for i, e := range cevs {
+			ev := Event{Metalake: p.Metalake, Event: e}
+			if i == 0 {
+				// The command's own event (catalog.Apply returns it first):
+				// carry the command for replay. Cloned: raw aliases the
+				// log entry.
+				ev.Command = bytes.Clone(raw)
+			}
+			evs = append(evs, ev)
 		}
 		s = n
 	}

@@ -29,6 +29,10 @@ var (
 	// ErrResources reports that the engine refused the query for lack of memory or
 	// another configured resource.
 	ErrResources = errors.New("backend: resources exhausted")
+	// ErrUnavailable reports that the engine could not be reached (an
+	// upstream engine that is down or refuses connections); retrying later
+	// may succeed.
+	ErrUnavailable = errors.New("backend: engine unavailable")
 	// ErrQuery reports that the engine rejected the (well-formed, authorized) SQL,
 	// for example a type error or an unknown column. Its message is safe to show
 	// the caller: it carries no paths or physical names.
