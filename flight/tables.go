@@ -80,7 +80,7 @@ func (s *Server) bind(ctx context.Context, p *authz.Principal, refs []sqlgate.Ta
 		}
 		r := sqlgate.Relation{Schema: rels[i].Schema, Name: rels[i].Name, Columns: versions[i].ColumnNames(), Types: rels[i].Types}
 		if versions[i].Policy != nil {
-			if r.Policy, err = s.preparePolicy(p, &versions[i], r.Columns); err != nil {
+			if r.Policy, err = s.preparePolicy(p, &versions[i], r.Columns, sqlgate.DialectDuckDB); err != nil {
 				release()
 				return nil, nil, err
 			}
@@ -94,13 +94,13 @@ func (s *Server) bind(ctx context.Context, p *authz.Principal, refs []sqlgate.Ta
 // cannot be applied to the version's columns refuses the statement, naming
 // the table but not the expression (the caller may not be allowed to read
 // the policy).
-func (s *Server) preparePolicy(p *authz.Principal, v *backend.TableVersion, columns []string) (*sqlgate.Policy, error) {
+func (s *Server) preparePolicy(p *authz.Principal, v *backend.TableVersion, columns []string, d sqlgate.Dialect) (*sqlgate.Policy, error) {
 	bad := func(err error) error {
 		return &policyError{table: v.Name.String(), err: err}
 	}
 	pol := &sqlgate.Policy{Caller: sqlgate.Caller{User: p.ID().String(), Tenant: p.Tenant().String(), Roles: v.Policy.Roles}}
 	if v.Policy.RowFilter != "" {
-		f, err := s.gate.PrepareRowFilter(v.Policy.RowFilter, columns)
+		f, err := s.gate.PrepareRowFilter(v.Policy.RowFilter, columns, d)
 		if err != nil {
 			return nil, bad(err)
 		}
@@ -111,7 +111,7 @@ func (s *Server) preparePolicy(p *authz.Principal, v *backend.TableVersion, colu
 		if i < 0 {
 			continue // a mask of a column this version does not have
 		}
-		m, err := s.gate.PrepareMask(cm.Mask, cm.Column, columns)
+		m, err := s.gate.PrepareMask(cm.Mask, cm.Column, columns, d)
 		if err != nil {
 			return nil, bad(err)
 		}

@@ -87,11 +87,11 @@ func BenchmarkGate5TableJoinPolicies(b *testing.B) {
 			x := sqlgate.Relation{Schema: "lg_rel", Name: "t_" + r.Name, Columns: cols, Types: types}
 			if p, ok := join5Policies[r.Name]; ok {
 				x.Policy = &sqlgate.Policy{Caller: caller, Masks: make([]*sqlgate.Mask, len(cols))}
-				if x.Policy.Filter, err = g.PrepareRowFilter(p.filter, cols); err != nil {
+				if x.Policy.Filter, err = g.PrepareRowFilter(p.filter, cols, sqlgate.DialectDuckDB); err != nil {
 					b.Fatal(err)
 				}
 				for c, m := range p.masks {
-					if x.Policy.Masks[slices.Index(cols, c)], err = g.PrepareMask(m, c, cols); err != nil {
+					if x.Policy.Masks[slices.Index(cols, c)], err = g.PrepareMask(m, c, cols, sqlgate.DialectDuckDB); err != nil {
 						b.Fatal(err)
 					}
 				}

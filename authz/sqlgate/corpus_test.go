@@ -155,11 +155,11 @@ func relationProblem(v any, policy bool) string {
 func policyRels(tb testing.TB, g *sqlgate.Gate, st *sqlgate.Statement) map[sqlgate.TableRef]sqlgate.Relation {
 	m := rels(st)
 	for ref, r := range m {
-		f, err := g.PrepareRowFilter("a IS NOT NULL OR has_role('x') OR current_user() = 'u'", r.Columns)
+		f, err := g.PrepareRowFilter("a IS NOT NULL OR has_role('x') OR current_user() = 'u'", r.Columns, st.Dialect())
 		if err != nil {
 			tb.Fatal(err)
 		}
-		mask, err := g.PrepareMask("REDACT", r.Columns[0], r.Columns)
+		mask, err := g.PrepareMask("concat('x', {column})", r.Columns[0], r.Columns, st.Dialect())
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -62,6 +62,7 @@ func FuzzGate(f *testing.F) {
 	g := sqlgate.New(sqlgate.Config{MaxSQLBytes: 64 << 10})
 	var dc duckCheck
 	f.Fuzz(func(t *testing.T, sql, schema string) {
+		checkUpstreamDialects(t, g, sql, schema)
 		st, err := g.Parse(sql, schema)
 		if err != nil {
 			if _, ok := err.(*sqlgate.Error); !ok {
@@ -136,6 +137,32 @@ func FuzzGate(f *testing.F) {
 			t.Fatalf("output with policies %s: %s %v", out, p, err)
 		}
 	})
+}
+
+// checkUpstreamDialects: in an upstream dialect a statement is refused with
+// an *Error or is a query that renders, with and without policies, to text
+// that passes the dialect's output check (Render fails otherwise).
+func checkUpstreamDialects(t *testing.T, g *sqlgate.Gate, sql, schema string) {
+	t.Helper()
+	for _, d := range []sqlgate.Dialect{sqlgate.DialectMySQL, sqlgate.DialectSQLite} {
+		st, err := g.ParseFor(sql, schema, d)
+		if err != nil {
+			if _, ok := err.(*sqlgate.Error); !ok {
+				t.Fatalf("ParseFor(%s) error %T %v is not an *Error", d, err, err)
+			}
+			continue
+		}
+		if st.Kind() != sqlgate.KindQuery || st.NumParams() != 0 || st.Dialect() != d {
+			t.Fatalf("ParseFor(%s) accepted %v with %d parameters", d, st.Kind(), st.NumParams())
+		}
+		for _, rel := range []map[sqlgate.TableRef]sqlgate.Relation{rels(st), policyRels(t, g, st)} {
+			if _, err := st.Render(rel); err != nil {
+				if _, ok := err.(*sqlgate.Error); !ok {
+					t.Fatalf("Render(%s): %v", d, err)
+				}
+			}
+		}
+	}
 }
 
 // checkShow checks the invariants of an accepted SHOW kind.

@@ -127,6 +127,8 @@ type Statement struct {
 	showSchema  string     // KindShowTables
 	pattern     string     // KindShowDatabases, KindShowTables: LIKE pattern
 	hasPattern  bool
+	dialect     Dialect // the dialect Render prints (ParseFor)
+	gate        *Gate   // set with an upstream dialect: checks the output
 }
 
 // colCheck is a bare column reference whose name is also a table alias
@@ -145,25 +147,7 @@ type colCheck struct {
 // defaultSchema qualifies unqualified table names ("" = none: such names fail
 // with ErrNoSchema). Every error is an *Error.
 func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
-	if strings.TrimSpace(sql) == "" {
-		return nil, syntaxErr("empty statement")
-	}
-	if len(sql) > g.max {
-		return nil, newErr(ErrorKindTooLarge, "statement is larger than %d bytes", g.max)
-	}
-	if strings.IndexByte(sql, 0) >= 0 {
-		return nil, syntaxErr("statement contains a NUL byte")
-	}
-	if !utf8.ValidString(sql) {
-		return nil, syntaxErr("statement is not valid UTF-8")
-	}
-	def := strings.ToLower(defaultSchema)
-	if def != "" {
-		if err := checkIdent(def); err != nil {
-			return nil, err
-		}
-	}
-	stmt, err := g.parseOne(sql)
+	def, stmt, err := g.parseChecked(sql, defaultSchema)
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +176,31 @@ func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
 		return explainStmt(n, def)
 	}
 	return nil, unsupported("only SELECT, USE, CREATE TABLE … AS SELECT, INSERT, DROP TABLE, SHOW DATABASES, SHOW TABLES, DESCRIBE and EXPLAIN are supported")
+}
+
+// parseChecked bounds and checks the text and the default schema, and
+// parses exactly one statement.
+func (g *Gate) parseChecked(sql, defaultSchema string) (string, ast.StmtNode, error) {
+	if strings.TrimSpace(sql) == "" {
+		return "", nil, syntaxErr("empty statement")
+	}
+	if len(sql) > g.max {
+		return "", nil, newErr(ErrorKindTooLarge, "statement is larger than %d bytes", g.max)
+	}
+	if strings.IndexByte(sql, 0) >= 0 {
+		return "", nil, syntaxErr("statement contains a NUL byte")
+	}
+	if !utf8.ValidString(sql) {
+		return "", nil, syntaxErr("statement is not valid UTF-8")
+	}
+	def := strings.ToLower(defaultSchema)
+	if def != "" {
+		if err := checkIdent(def); err != nil {
+			return "", nil, err
+		}
+	}
+	stmt, err := g.parseOne(sql)
+	return def, stmt, err
 }
 
 func (g *Gate) parseOne(sql string) (stmt ast.StmtNode, err error) {

@@ -393,9 +393,10 @@ func (n *relSource) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n
 // to relSource nodes so that a Statement's tree is never mutated by Render.
 type renderBuf struct {
 	strings.Builder
-	rel    map[TableRef]Relation
-	err    error
-	caller *Caller // while a policy's expressions are printed
+	rel     map[TableRef]Relation
+	err     error
+	caller  *Caller // while a policy's expressions are printed
+	dialect Dialect
 }
 
 func (b *renderBuf) fail(err error) {

@@ -41,7 +41,8 @@ type Caller struct {
 // Filter is a prepared row filter: a boolean expression over the columns of
 // one table. It is immutable and safe for concurrent use.
 type Filter struct {
-	expr ast.ExprNode
+	expr    ast.ExprNode
+	dialect Dialect
 }
 
 // maskKind is the kind of a column mask.
@@ -58,8 +59,9 @@ const (
 // Mask is a prepared column mask for one column. It is immutable and safe for
 // concurrent use.
 type Mask struct {
-	kind maskKind
-	expr ast.ExprNode // maskExpr
+	kind    maskKind
+	expr    ast.ExprNode // maskExpr
+	dialect Dialect      // maskExpr
 }
 
 // Policy is what applies to one table for one caller: a row filter, masks
@@ -95,7 +97,7 @@ type policyScope struct {
 // table. Every error is an *Error whose message is meant for the policy's
 // author.
 func (g *Gate) CheckRowFilter(expr string) error {
-	_, err := g.policyExpr(expr, &policyScope{})
+	_, err := g.policyExpr(expr, &policyScope{}, DialectDuckDB)
 	return err
 }
 
@@ -103,25 +105,26 @@ func (g *Gate) CheckRowFilter(expr string) error {
 // LAST4 (any case) or an expression over "{column}" as CheckRowFilter
 // accepts it.
 func (g *Gate) CheckMask(mask string) error {
-	_, err := g.PrepareMask(mask, "column", nil)
+	_, err := g.PrepareMask(mask, "column", nil, DialectDuckDB)
 	return err
 }
 
 // PrepareRowFilter parses and translates a row filter for a table with the
-// given columns. A column the table does not have is an error.
-func (g *Gate) PrepareRowFilter(expr string, columns []string) (*Filter, error) {
-	key := policyKey{kind: "f", text: expr, columns: strings.Join(columns, "\x00")}
+// given columns, to be printed in dialect d (the dialect of the statements
+// that read the table). A column the table does not have is an error.
+func (g *Gate) PrepareRowFilter(expr string, columns []string, d Dialect) (*Filter, error) {
+	key := policyKey{kind: "f", dialect: d, text: expr, columns: strings.Join(columns, "\x00")}
 	if v, ok := g.policies.get(key); ok {
 		return v.(*Filter), nil
 	}
 	if columns == nil {
 		columns = []string{}
 	}
-	e, err := g.policyExpr(expr, &policyScope{columns: columns})
+	e, err := g.policyExpr(expr, &policyScope{columns: columns}, d)
 	if err != nil {
 		return nil, err
 	}
-	f := &Filter{expr: e}
+	f := &Filter{expr: e, dialect: d}
 	g.policies.put(key, f)
 	return f, nil
 }
@@ -129,9 +132,9 @@ func (g *Gate) PrepareRowFilter(expr string, columns []string) (*Filter, error) 
 // PrepareMask parses a mask of column of a table with the given columns:
 // NULL, REDACT, HASH or LAST4 (any case), or an expression in which
 // "{column}" (outside quotes) stands for the column and other columns of the
-// table may be named. With columns nil, column names are not checked
-// (CheckMask).
-func (g *Gate) PrepareMask(mask, column string, columns []string) (*Mask, error) {
+// table may be named, to be printed in dialect d. With columns nil, column
+// names are not checked (CheckMask).
+func (g *Gate) PrepareMask(mask, column string, columns []string, d Dialect) (*Mask, error) {
 	switch strings.ToUpper(strings.TrimSpace(mask)) {
 	case "NULL":
 		return &Mask{kind: maskNull}, nil
@@ -142,25 +145,26 @@ func (g *Gate) PrepareMask(mask, column string, columns []string) (*Mask, error)
 	case "LAST4":
 		return &Mask{kind: maskLast4}, nil
 	}
-	key := policyKey{kind: "m", text: mask, column: column, columns: strings.Join(columns, "\x00")}
+	key := policyKey{kind: "m", dialect: d, text: mask, column: column, columns: strings.Join(columns, "\x00")}
 	if columns != nil {
 		if v, ok := g.policies.get(key); ok {
 			return v.(*Mask), nil
 		}
 	}
-	e, err := g.policyExpr(substituteColumn(mask), &policyScope{columns: columns, maskCol: column})
+	e, err := g.policyExpr(substituteColumn(mask), &policyScope{columns: columns, maskCol: column}, d)
 	if err != nil {
 		return nil, err
 	}
-	m := &Mask{kind: maskExpr, expr: e}
+	m := &Mask{kind: maskExpr, expr: e, dialect: d}
 	if columns != nil {
 		g.policies.put(key, m)
 	}
 	return m, nil
 }
 
-// policyExpr parses text as one expression and walks it under sc.
-func (g *Gate) policyExpr(text string, sc *policyScope) (ast.ExprNode, error) {
+// policyExpr parses text as one expression and walks it under sc for
+// dialect d.
+func (g *Gate) policyExpr(text string, sc *policyScope, d Dialect) (ast.ExprNode, error) {
 	switch {
 	case strings.TrimSpace(text) == "":
 		return nil, syntaxErr("empty expression")
@@ -182,7 +186,7 @@ func (g *Gate) policyExpr(text string, sc *policyScope) (ast.ExprNode, error) {
 		return nil, syntaxErr("a policy expression must be exactly one expression")
 	}
 	w := newWalker("")
-	w.pol = sc
+	w.pol, w.dialect = sc, d
 	return w.expr(f.Expr)
 }
 
@@ -310,6 +314,14 @@ func restorePolicy(ctx *format.RestoreCtx, rb *renderBuf, rel *Relation, alias s
 	if len(pol.Masks) != 0 && len(pol.Masks) != len(rel.Columns) {
 		return newErr(ErrorKindUnsupported, "internal error: masks do not match the table's columns")
 	}
+	if pol.Filter != nil && pol.Filter.dialect != rb.dialect {
+		return newErr(ErrorKindUnsupported, "internal error: a row filter prepared for %s printed in %s", pol.Filter.dialect, rb.dialect)
+	}
+	for _, m := range pol.Masks {
+		if m != nil && m.kind == maskExpr && m.dialect != rb.dialect {
+			return newErr(ErrorKindUnsupported, "internal error: a mask prepared for %s printed in %s", m.dialect, rb.dialect)
+		}
+	}
 	rb.caller = &pol.Caller
 	defer func() { rb.caller = nil }()
 	ctx.WritePlain("(SELECT ")
@@ -325,7 +337,7 @@ func restorePolicy(ctx *format.RestoreCtx, rb *renderBuf, rel *Relation, alias s
 		if i < len(rel.Types) {
 			typ = rel.Types[i]
 		}
-		if err := restoreMasked(ctx, m, col, typ); err != nil {
+		if err := restoreMasked(ctx, rb.dialect, m, col, typ); err != nil {
 			return err
 		}
 		ctx.WritePlain(" AS ")
@@ -335,7 +347,8 @@ func restorePolicy(ctx *format.RestoreCtx, rb *renderBuf, rel *Relation, alias s
 	ctx.WriteName(rel.Schema)
 	ctx.WritePlain(".")
 	ctx.WriteName(rel.Name)
-	ctx.WritePlain(" AS " + `"` + policyAlias + `"`)
+	ctx.WritePlain(" AS ")
+	ctx.WriteName(policyAlias)
 	if pol.Filter != nil {
 		ctx.WritePlain(" WHERE (")
 		if err := pol.Filter.expr.Restore(ctx); err != nil {
@@ -350,13 +363,14 @@ func restorePolicy(ctx *format.RestoreCtx, rb *renderBuf, rel *Relation, alias s
 
 // restoreMasked prints one column of a policy's derived table. Masks keep the
 // column's type: one that cannot produce a value of it yields NULL.
-func restoreMasked(ctx *format.RestoreCtx, m *Mask, col, typ string) error {
+func restoreMasked(ctx *format.RestoreCtx, d Dialect, m *Mask, col, typ string) error {
 	ref := func() {
-		ctx.WritePlain(`"` + policyAlias + `".`)
+		ctx.WriteName(policyAlias)
+		ctx.WritePlain(".")
 		ctx.WriteName(col)
 	}
 	typedNull := func() {
-		ctx.WritePlain("CASE WHEN FALSE THEN ")
+		ctx.WritePlain("CASE WHEN 1 = 0 THEN ")
 		ref()
 		ctx.WritePlain(" END")
 	}
@@ -374,36 +388,113 @@ func restoreMasked(ctx *format.RestoreCtx, m *Mask, col, typ string) error {
 	case m.kind == maskRedact:
 		ctx.WritePlain("'***'")
 	case m.kind == maskHash:
-		ctx.WritePlain("sha256(")
-		ref()
-		ctx.WritePlain(")")
+		switch d {
+		case DialectDuckDB:
+			ctx.WritePlain("sha256(")
+			ref()
+			ctx.WritePlain(")")
+		case DialectMySQL:
+			ctx.WritePlain("SHA2(")
+			ref()
+			ctx.WritePlain(", 256)")
+		default: // no SHA-256 in SQLite
+			typedNull()
+		}
 	case m.kind == maskLast4:
-		// Everything but the last four characters becomes '*'; a value of
-		// four characters or fewer is hidden whole.
-		ctx.WritePlain("CASE WHEN length(")
-		ref()
-		ctx.WritePlain(") <= 4 THEN repeat('*', length(")
-		ref()
-		ctx.WritePlain(")) ELSE repeat('*', length(")
-		ref()
-		ctx.WritePlain(") - 4) || right(")
-		ref()
-		ctx.WritePlain(", 4) END")
-	case !engineTypeRE.MatchString(typ):
-		typedNull()
+		restoreLast4(ctx, d, ref)
 	default:
-		ctx.WritePlain("TRY_CAST((")
+		target, ok := castTarget(d, typ)
+		if !ok {
+			typedNull()
+			return nil
+		}
+		if d == DialectDuckDB {
+			ctx.WritePlain("TRY_CAST((")
+		} else {
+			ctx.WritePlain("CAST((") // neither MySQL's nor SQLite's CAST fails
+		}
 		if err := m.expr.Restore(ctx); err != nil {
 			return err
 		}
-		ctx.WritePlain(") AS " + typ + ")")
+		ctx.WritePlain(") AS " + target + ")")
 	}
 	return nil
 }
 
+// restoreLast4 prints LAST4 of a text column: everything but the last four
+// characters becomes '*'; a value of four characters or fewer is hidden
+// whole.
+func restoreLast4(ctx *format.RestoreCtx, d Dialect, ref func()) {
+	length, stars, last4 := "length(", func(n func()) { ctx.WritePlain("repeat('*', "); n(); ctx.WritePlain(")") }, func() {
+		ctx.WritePlain("right(")
+		ref()
+		ctx.WritePlain(", 4)")
+	}
+	switch d {
+	case DialectMySQL:
+		length = "CHAR_LENGTH("
+	case DialectSQLite:
+		// No repeat(): n zero bytes in hex are n "00" pairs.
+		stars = func(n func()) { ctx.WritePlain("replace(hex(zeroblob("); n(); ctx.WritePlain(")), '00', '*')") }
+		last4 = func() {
+			ctx.WritePlain("substr(")
+			ref()
+			ctx.WritePlain(", -4)")
+		}
+	}
+	n := func() { ctx.WritePlain(length); ref(); ctx.WritePlain(")") }
+	ctx.WritePlain("CASE WHEN ")
+	n()
+	ctx.WritePlain(" <= 4 THEN ")
+	stars(n)
+	ctx.WritePlain(" ELSE ")
+	if d == DialectMySQL {
+		ctx.WritePlain("CONCAT(")
+		stars(func() { n(); ctx.WritePlain(" - 4") })
+		ctx.WritePlain(", ")
+		last4()
+		ctx.WritePlain(")")
+	} else {
+		stars(func() { n(); ctx.WritePlain(" - 4") })
+		ctx.WritePlain(" || ")
+		last4()
+	}
+	ctx.WritePlain(" END")
+}
+
+// castTarget is what an expression mask of a column of engine type typ is
+// cast to in dialect d; false: the mask yields NULL instead.
+func castTarget(d Dialect, typ string) (string, bool) {
+	switch d {
+	case DialectDuckDB:
+		return typ, engineTypeRE.MatchString(typ)
+	case DialectMySQL:
+		switch typ {
+		case "VARCHAR":
+			return "CHAR", true
+		case "BIGINT", "INTEGER", "SMALLINT", "TINYINT":
+			return "SIGNED", true
+		case "DOUBLE", "FLOAT":
+			return "DOUBLE", true
+		}
+	case DialectSQLite:
+		switch typ {
+		case "VARCHAR":
+			return "TEXT", true
+		case "BIGINT", "INTEGER", "SMALLINT", "TINYINT":
+			return "INTEGER", true
+		case "DOUBLE", "FLOAT":
+			return "REAL", true
+		}
+	}
+	return "", false
+}
+
 // policyKey identifies a prepared policy expression.
 type policyKey struct {
-	kind, text, column, columns string
+	kind                  string
+	dialect               Dialect
+	text, column, columns string
 }
 
 // policyCache holds prepared filters and masks, so that a policy is parsed

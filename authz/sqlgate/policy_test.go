@@ -86,22 +86,22 @@ func TestCheckPolicyExpressions(t *testing.T) {
 
 func TestPrepareChecksColumns(t *testing.T) {
 	g := sqlgate.New(sqlgate.Config{})
-	if _, err := g.PrepareRowFilter("region = 'EU'", []string{"id", "region"}); err != nil {
+	if _, err := g.PrepareRowFilter("region = 'EU'", []string{"id", "region"}, sqlgate.DialectDuckDB); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.PrepareRowFilter("country = 'EU'", []string{"id", "region"}); err == nil || !strings.Contains(err.Error(), `"country"`) {
+	if _, err := g.PrepareRowFilter("country = 'EU'", []string{"id", "region"}, sqlgate.DialectDuckDB); err == nil || !strings.Contains(err.Error(), `"country"`) {
 		t.Fatalf("a filter over a missing column: %v", err)
 	}
-	if _, err := g.PrepareMask("concat({column}, other)", "ssn", []string{"ssn"}); err == nil {
+	if _, err := g.PrepareMask("concat({column}, other)", "ssn", []string{"ssn"}, sqlgate.DialectDuckDB); err == nil {
 		t.Fatal("a mask over a missing column was accepted")
 	}
 	// Prepared policies are cached, and the cache is keyed by the columns.
-	a, _ := g.PrepareRowFilter("region = 'EU'", []string{"id", "region"})
-	b, _ := g.PrepareRowFilter("region = 'EU'", []string{"id", "region"})
+	a, _ := g.PrepareRowFilter("region = 'EU'", []string{"id", "region"}, sqlgate.DialectDuckDB)
+	b, _ := g.PrepareRowFilter("region = 'EU'", []string{"id", "region"}, sqlgate.DialectDuckDB)
 	if a != b {
 		t.Error("the same filter was prepared twice")
 	}
-	if _, err := g.PrepareRowFilter("region = 'EU'", []string{"id"}); err == nil {
+	if _, err := g.PrepareRowFilter("region = 'EU'", []string{"id"}, sqlgate.DialectDuckDB); err == nil {
 		t.Error("a cached filter was reused for a table without its column")
 	}
 }
@@ -200,7 +200,7 @@ func queryStrings(db *sql.DB, out string) ([]string, error) {
 func TestPolicyEnforcedEverywhere(t *testing.T) {
 	g := sqlgate.New(sqlgate.Config{})
 	db := policyDB(t)
-	redact, err := g.PrepareMask("REDACT", "ssn", peopleCols)
+	redact, err := g.PrepareMask("REDACT", "ssn", peopleCols, sqlgate.DialectDuckDB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestPolicyEnforcedEverywhere(t *testing.T) {
 func TestPolicyRowFilterAgrees(t *testing.T) {
 	g := sqlgate.New(sqlgate.Config{})
 	db := policyDB(t)
-	f, err := g.PrepareRowFilter("region = 'EU' OR has_role('global')", peopleCols)
+	f, err := g.PrepareRowFilter("region = 'EU' OR has_role('global')", peopleCols, sqlgate.DialectDuckDB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestPolicyMasksKeepTypes(t *testing.T) {
 	db := policyDB(t)
 	mk := func(m, col string) *sqlgate.Mask {
 		t.Helper()
-		x, err := g.PrepareMask(m, col, peopleCols)
+		x, err := g.PrepareMask(m, col, peopleCols, sqlgate.DialectDuckDB)
 		if err != nil {
 			t.Fatalf("%s: %v", m, err)
 		}
@@ -344,7 +344,7 @@ func TestPolicyMasksKeepTypes(t *testing.T) {
 func TestPolicyCallerValuesAreLiterals(t *testing.T) {
 	g := sqlgate.New(sqlgate.Config{})
 	db := policyDB(t)
-	f, err := g.PrepareRowFilter("name = current_user() OR region = current_tenant()", peopleCols)
+	f, err := g.PrepareRowFilter("name = current_user() OR region = current_tenant()", peopleCols, sqlgate.DialectDuckDB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestPolicyCallerValuesAreLiterals(t *testing.T) {
 func TestPolicyRowAsStructRefused(t *testing.T) {
 	g := sqlgate.New(sqlgate.Config{})
 	db := policyDB(t)
-	redact, _ := g.PrepareMask("REDACT", "ssn", peopleCols)
+	redact, _ := g.PrepareMask("REDACT", "ssn", peopleCols, sqlgate.DialectDuckDB)
 	pol := &sqlgate.Policy{Masks: []*sqlgate.Mask{nil, nil, redact, nil, nil}}
 	// MySQL has no row-as-struct; the gate refuses what DuckDB would bind
 	// to the whole row, and the derived table masks it anyway.
@@ -392,8 +392,8 @@ func FuzzPolicyExpr(f *testing.F) {
 	var dc duckCheck
 	cols := []string{"a", "b", "region", "owner"}
 	f.Fuzz(func(t *testing.T, text string) {
-		filter, ferr := g.PrepareRowFilter(text, cols)
-		mask, merr := g.PrepareMask(text, "a", cols)
+		filter, ferr := g.PrepareRowFilter(text, cols, sqlgate.DialectDuckDB)
+		mask, merr := g.PrepareMask(text, "a", cols, sqlgate.DialectDuckDB)
 		for _, err := range []error{ferr, merr, g.CheckRowFilter(text), g.CheckMask(text)} {
 			var ge *sqlgate.Error
 			if err != nil && !errors.As(err, &ge) {

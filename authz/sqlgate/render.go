@@ -68,9 +68,9 @@ func (s *Statement) Render(rel map[TableRef]Relation) (string, error) {
 			return "", unsupported("column %q has the same name as a table alias and is not a column of a table in its FROM clause; qualify it", c.name)
 		}
 	}
-	buf := &renderBuf{rel: rel}
+	buf := &renderBuf{rel: rel, dialect: s.dialect}
 	buf.Grow(256)
-	err := s.root.Restore(format.NewRestoreCtx(restoreFlags, buf))
+	err := s.root.Restore(format.NewRestoreCtx(restoreFlagsFor(s.dialect), buf))
 	if buf.err != nil {
 		return "", buf.err
 	}
@@ -78,7 +78,7 @@ func (s *Statement) Render(rel map[TableRef]Relation) (string, error) {
 		return "", fmt.Errorf("sqlgate: internal error printing the query: %w", err)
 	}
 	out := buf.String()
-	if err := CheckLexical(out); err != nil {
+	if err := s.checkOutput(out); err != nil {
 		return "", err
 	}
 	return out, nil

@@ -66,6 +66,7 @@ type walker struct {
 	pending   []colCheck          // bare column references
 	anchors   map[ast.Node]*cteDef
 	pol       *policyScope // walking a row filter or mask (policy.go)
+	dialect   Dialect      // an upstream dialect walks the portable core (dialect.go)
 }
 
 func newWalker(defSchema string) *walker {
@@ -216,6 +217,9 @@ func (w *walker) selectStmt(n *ast.SelectStmt) error {
 	if n.GroupBy != nil {
 		if err := w.byItems(n.GroupBy.Items, true); err != nil {
 			return err
+		}
+		if n.GroupBy.Rollup && w.dialect != DialectDuckDB {
+			return unsupported("WITH ROLLUP is not supported on tables of an upstream engine")
 		}
 		if n.GroupBy.Rollup {
 			// GROUP BY a, b WITH ROLLUP is DuckDB's GROUP BY ROLLUP (a, b).
@@ -692,6 +696,9 @@ func (w *walker) limitValue(e ast.ExprNode) (ast.ExprNode, error) {
 }
 
 func (w *walker) windowSpec(ws *ast.WindowSpec) error {
+	if w.dialect != DialectDuckDB {
+		return unsupported("windows are not supported on tables of an upstream engine")
+	}
 	name, err := optIdent(ws.Name.O)
 	if err != nil {
 		return err
@@ -793,6 +800,9 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		return nil, err
 	}
 	defer w.pop()
+	if w.dialect != DialectDuckDB {
+		return w.portableExpr(e)
+	}
 	var err error
 	switch x := e.(type) {
 	case *test_driver.ParamMarkerExpr:

@@ -92,8 +92,8 @@ func BenchmarkMaskedSelectStar10M(b *testing.B) {
 		b.Fatal(err)
 	}
 	cols := []string{"id", "bucket", "ssn", "card"}
-	redact, _ := g.PrepareMask("REDACT", "ssn", cols)
-	last4, _ := g.PrepareMask("LAST4", "card", cols)
+	redact, _ := g.PrepareMask("REDACT", "ssn", cols, sqlgate.DialectDuckDB)
+	last4, _ := g.PrepareMask("LAST4", "card", cols, sqlgate.DialectDuckDB)
 	for _, c := range []struct {
 		name string
 		pol  *sqlgate.Policy

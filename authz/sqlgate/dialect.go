@@ -1,0 +1,367 @@
+package sqlgate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+)
+
+// Dialect is the SQL dialect a Statement is printed in.
+//
+// DialectDuckDB, the embedded engine, gets the full translation of MySQL
+// semantics (see the package documentation). The upstream dialects are for
+// Flight SQL engines lakegate governs but does not run: they get a portable
+// core of SELECT printed without translation — columns, literals,
+// comparison, logical and arithmetic operators, IN, BETWEEN, LIKE, IS NULL,
+// CASE, subqueries, joins, set operations, CTEs, GROUP BY, HAVING, ORDER BY,
+// LIMIT, the aggregates COUNT, SUM, MIN, MAX and AVG, and the functions of
+// portableFunctions — and refuse everything else, since the gate cannot
+// vouch for what another engine would make of it.
+type Dialect uint8
+
+// Dialects.
+const (
+	DialectDuckDB Dialect = iota
+	// DialectMySQL is for MySQL-compatible engines (Apache Doris,
+	// StarRocks): backquoted names, backslash-escaped strings.
+	DialectMySQL
+	// DialectSQLite is for SQLite (arrow-go's example Flight SQL server):
+	// double-quoted names; division is made non-integer and % is refused,
+	// as SQLite's differ from MySQL's; string comparisons are SQLite's
+	// (case-sensitive), not MySQL's.
+	DialectSQLite
+)
+
+// String returns "duckdb", "mysql" or "sqlite".
+func (d Dialect) String() string {
+	switch d {
+	case DialectDuckDB:
+		return "duckdb"
+	case DialectMySQL:
+		return "mysql"
+	case DialectSQLite:
+		return "sqlite"
+	}
+	return fmt.Sprintf("Dialect(%d)", uint8(d))
+}
+
+// ParseDialect reports the Dialect named s ("mysql", "sqlite", "duckdb").
+func ParseDialect(s string) (Dialect, error) {
+	for _, d := range []Dialect{DialectDuckDB, DialectMySQL, DialectSQLite} {
+		if s == d.String() {
+			return d, nil
+		}
+	}
+	return 0, fmt.Errorf("sqlgate: unknown dialect %q", s)
+}
+
+// ParseFor is Parse for a statement to be printed in dialect d. Upstream
+// dialects accept queries only (KindQuery), in the portable core described
+// at Dialect.
+func (g *Gate) ParseFor(sql, defaultSchema string, d Dialect) (*Statement, error) {
+	if d == DialectDuckDB {
+		return g.Parse(sql, defaultSchema)
+	}
+	if d != DialectMySQL && d != DialectSQLite {
+		return nil, fmt.Errorf("sqlgate: unknown dialect %d", d)
+	}
+	def, stmt, err := g.parseChecked(sql, defaultSchema)
+	if err != nil {
+		return nil, err
+	}
+	switch n := stmt.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		w := newWalker(def)
+		w.dialect = d
+		if err := w.resultSet(n.(ast.ResultSetNode)); err != nil {
+			return nil, err
+		}
+		st := w.statement(KindQuery, n)
+		st.dialect, st.gate = d, g
+		return st, nil
+	}
+	return nil, unsupported("only queries are supported on tables of an upstream engine")
+}
+
+// Dialect returns the dialect the statement prints in.
+func (s *Statement) Dialect() Dialect { return s.dialect }
+
+// restoreFlagsFor are the printer flags of dialect d.
+func restoreFlagsFor(d Dialect) format.RestoreFlags {
+	if d == DialectMySQL {
+		return format.RestoreStringSingleQuotes | format.RestoreStringEscapeBackslash |
+			format.RestoreNameBackQuotes | format.RestoreKeyWordUppercase |
+			format.RestoreStringWithoutCharset | format.RestoreSpacesAroundBinaryOperation |
+			format.RestoreBracketAroundBinaryOperation
+	}
+	return restoreFlags
+}
+
+// checkOutput is the last check of printed SQL: the DuckDB lexical rules
+// (which SQLite shares for everything the printer emits), or for MySQL, that
+// the text parses back as exactly one query.
+func (s *Statement) checkOutput(out string) error {
+	if s.dialect != DialectMySQL {
+		return CheckLexical(out)
+	}
+	stmt, err := s.gate.parseOne(out)
+	if err != nil {
+		return fmt.Errorf("sqlgate: internal error: printed MySQL does not parse: %w", err)
+	}
+	switch stmt.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		return nil
+	}
+	return fmt.Errorf("sqlgate: internal error: printed MySQL is not a query")
+}
+
+// portableFunctions are the scalar functions of the upstream dialects: the
+// MySQL name and what each dialect prints (the same MySQL semantics).
+var portableFunctions = map[string]struct {
+	min, max      int
+	mysql, sqlite string
+}{
+	"lower":       {1, 1, "LOWER", "lower"},
+	"upper":       {1, 1, "UPPER", "upper"},
+	"abs":         {1, 1, "ABS", "abs"},
+	"coalesce":    {1, -1, "COALESCE", "coalesce"},
+	"ifnull":      {2, 2, "IFNULL", "ifnull"},
+	"nullif":      {2, 2, "NULLIF", "nullif"},
+	"char_length": {1, 1, "CHAR_LENGTH", "length"},
+	"replace":     {3, 3, "REPLACE", "replace"},
+	"trim":        {1, 1, "TRIM", "trim"},
+	"substring":   {2, 3, "SUBSTRING", "substr"},
+	"substr":      {2, 3, "SUBSTRING", "substr"},
+	"concat":      {1, -1, "CONCAT", ""}, // SQLite: a || b || …
+}
+
+// portableAggregates are the aggregates of the upstream dialects.
+var portableAggregates = map[string]string{"count": "count", "sum": "sum", "min": "min", "max": "max", "avg": "avg"}
+
+// portableOps are the binary operators of the upstream dialects.
+var portableOps = map[opcode.Op]string{
+	opcode.LogicAnd: "AND", opcode.LogicOr: "OR",
+	opcode.EQ: "=", opcode.NE: "<>", opcode.LT: "<", opcode.LE: "<=", opcode.GT: ">", opcode.GE: ">=",
+	opcode.Plus: "+", opcode.Minus: "-", opcode.Mul: "*", opcode.Div: "/", opcode.Mod: "%",
+}
+
+// portableExpr walks e for an upstream dialect: the portable core only,
+// validated but not translated.
+func (w *walker) portableExpr(e ast.ExprNode) (ast.ExprNode, error) {
+	var err error
+	switch x := e.(type) {
+	case *test_driver.ParamMarkerExpr:
+		return nil, unsupported("parameters are not supported on tables of an upstream engine")
+	case *test_driver.ValueExpr:
+		return literal(x)
+	case *ast.ColumnNameExpr:
+		return x, w.column(x.Name)
+	case *ast.ParenthesesExpr:
+		x.Expr, err = w.expr(x.Expr)
+		return x, err
+	case *ast.BinaryOperationExpr:
+		op, ok := portableOps[x.Op]
+		if !ok {
+			return nil, unsupported("operator %q is not supported on tables of an upstream engine", x.Op.String())
+		}
+		n := &binExpr{op: op}
+		if n.l, err = w.expr(x.L); err != nil {
+			return nil, err
+		}
+		if n.r, err = w.expr(x.R); err != nil {
+			return nil, err
+		}
+		if w.dialect == DialectSQLite {
+			switch x.Op {
+			case opcode.Div:
+				// SQLite divides integers as integers; MySQL never does.
+				n.l = tx("CAST(", n.l, " AS REAL)")
+			case opcode.Mod:
+				return nil, unsupported("%% is not supported on tables of this upstream engine")
+			}
+		}
+		return n, nil
+	case *ast.UnaryOperationExpr:
+		n := &unaryExpr{}
+		switch x.Op {
+		case opcode.Minus:
+			n.op = "-"
+		case opcode.Plus:
+			n.op = "+"
+		case opcode.Not, opcode.Not2:
+			n.op = "NOT "
+		default:
+			return nil, unsupported("operator %q is not supported on tables of an upstream engine", x.Op.String())
+		}
+		n.v, err = w.expr(x.V)
+		return n, err
+	case *ast.IsNullExpr:
+		n := &isNullExpr{not: x.Not}
+		n.v, err = w.expr(x.Expr)
+		return n, err
+	case *ast.PatternInExpr:
+		if _, ok := x.Expr.(*ast.RowExpr); ok {
+			return nil, unsupported("row constructors are not supported on tables of an upstream engine")
+		}
+		n := &inExpr{not: x.Not}
+		if n.v, err = w.expr(x.Expr); err != nil {
+			return nil, err
+		}
+		if x.Sel != nil {
+			n.sub, err = w.subquery(x.Sel)
+			return n, err
+		}
+		if len(x.List) == 0 {
+			return nil, syntaxErr("empty IN list")
+		}
+		n.list = x.List
+		return n, w.exprs(n.list)
+	case *ast.PatternLikeOrIlikeExpr:
+		if !x.IsLike || x.EscapeExplicit {
+			return nil, unsupported("ILIKE and LIKE … ESCAPE are not supported on tables of an upstream engine")
+		}
+		n := &plainLikeExpr{not: x.Not, sqlite: w.dialect == DialectSQLite}
+		if n.v, err = w.expr(x.Expr); err != nil {
+			return nil, err
+		}
+		n.pat, err = w.expr(x.Pattern)
+		return n, err
+	case *ast.BetweenExpr:
+		n := &betweenExpr{not: x.Not}
+		if n.v, err = w.expr(x.Expr); err != nil {
+			return nil, err
+		}
+		if n.lo, err = w.expr(x.Left); err != nil {
+			return nil, err
+		}
+		n.hi, err = w.expr(x.Right)
+		return n, err
+	case *ast.CompareSubqueryExpr:
+		op, ok := comparisonOps[x.Op]
+		if !ok || w.dialect == DialectSQLite {
+			return nil, unsupported("ANY and ALL are not supported on tables of this upstream engine")
+		}
+		n := &cmpSubExpr{op: op, all: x.All}
+		if n.l, err = w.expr(x.L); err != nil {
+			return nil, err
+		}
+		n.sub, err = w.subquery(x.R)
+		return n, err
+	case *ast.ExistsSubqueryExpr:
+		n := &existsExpr{not: x.Not}
+		n.sub, err = w.subquery(x.Sel)
+		return n, err
+	case *ast.SubqueryExpr:
+		return w.subquery(x)
+	case *ast.CaseExpr:
+		if x.Value != nil {
+			if x.Value, err = w.expr(x.Value); err != nil {
+				return nil, err
+			}
+		}
+		if len(x.WhenClauses) == 0 {
+			return nil, syntaxErr("CASE without WHEN")
+		}
+		for _, wc := range x.WhenClauses {
+			if wc.Expr, err = w.expr(wc.Expr); err != nil {
+				return nil, err
+			}
+			if wc.Result, err = w.expr(wc.Result); err != nil {
+				return nil, err
+			}
+		}
+		if x.ElseClause != nil {
+			if x.ElseClause, err = w.expr(x.ElseClause); err != nil {
+				return nil, err
+			}
+		}
+		return x, nil
+	case *ast.FuncCallExpr:
+		if x.Schema.O != "" {
+			return nil, unsupported("qualified function names are not supported")
+		}
+		if w.pol != nil {
+			if n, ok, err := w.callerFunc(x); ok {
+				return n, err
+			}
+		}
+		name := x.FnName.L
+		f, ok := portableFunctions[name]
+		if !ok {
+			return nil, unsupported("function %q is not supported on tables of an upstream engine", name)
+		}
+		if len(x.Args) < f.min || (f.max >= 0 && len(x.Args) > f.max) {
+			return nil, unsupported("wrong number of arguments to %q", name)
+		}
+		if err := w.exprs(x.Args); err != nil {
+			return nil, err
+		}
+		printed := f.mysql
+		if w.dialect == DialectSQLite {
+			printed = f.sqlite
+			if name == "concat" {
+				parts := []any{"("}
+				for i, a := range x.Args {
+					if i > 0 {
+						parts = append(parts, " || ")
+					}
+					parts = append(parts, a)
+				}
+				return tx(append(parts, ")")...), nil
+			}
+		}
+		return &callExpr{name: printed, args: x.Args}, nil
+	case *ast.AggregateFuncExpr:
+		name := strings.ToLower(x.F)
+		printed, ok := portableAggregates[name]
+		if !ok || x.Order != nil {
+			return nil, unsupported("aggregate %q is not supported on tables of an upstream engine", name)
+		}
+		if w.sel == nil {
+			return nil, unsupported("aggregate functions are not supported %s", w.context())
+		}
+		if len(x.Args) != 1 {
+			return nil, unsupported("%s takes one argument on tables of an upstream engine", name)
+		}
+		if err := w.exprs(x.Args); err != nil {
+			return nil, err
+		}
+		w.sel.aggs++
+		return &callExpr{name: printed, args: x.Args, distinct: x.Distinct}, nil
+	}
+	return nil, unsupported("%s is not supported on tables of an upstream engine", nodeName(e))
+}
+
+// plainLikeExpr is LIKE as an upstream dialect has it, with MySQL's escape
+// character (backslash) made explicit where it is not the default.
+type plainLikeExpr struct {
+	gateExpr
+	not    bool
+	sqlite bool
+	v, pat ast.ExprNode
+}
+
+func (n *plainLikeExpr) Restore(ctx *format.RestoreCtx) error {
+	ctx.WritePlain("(")
+	if err := n.v.Restore(ctx); err != nil {
+		return err
+	}
+	if n.not {
+		ctx.WritePlain(" NOT LIKE ")
+	} else {
+		ctx.WritePlain(" LIKE ")
+	}
+	if err := n.pat.Restore(ctx); err != nil {
+		return err
+	}
+	if n.sqlite {
+		ctx.WritePlain(` ESCAPE '\'`)
+	}
+	ctx.WritePlain(")")
+	return nil
+}
+func (n *plainLikeExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
