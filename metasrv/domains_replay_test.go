@@ -1,8 +1,10 @@
 package metasrv_test
 
 import (
-	"context"
+	"bufio"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 // auditEvent is an event of GET /events.
 type auditEvent struct {
+	Metalake  string `json:"metalake"`
 	Index     uint64 `json:"index"`
 	Actor     string `json:"actor"`
 	Operation string `json:"operation"`
@@ -22,8 +25,10 @@ type auditEvent struct {
 		Type     string `json:"type"`
 		FullName string `json:"fullName"`
 	} `json:"target"`
-	Outcome string `json:"outcome"`
-	Detail  string `json:"detail"`
+	Outcome string          `json:"outcome"`
+	Detail  string          `json:"detail"`
+	Command json.RawMessage `json:"command"`
+	Lake    json.RawMessage `json:"lake"`
 }
 
 func (e auditEvent) String() string {
@@ -88,49 +93,40 @@ func membersOf(t *testing.T, s *catalog.Snapshot, principal, domain string) []st
 // TestDomainAuditReplay is issue 8's audit acceptance: on one node a
 // scripted history (domains Finance ⊃ Trading and Markets, tables tagged
 // directly, a schema tagged so its tables are INHERITED members, a table
-// created under the tagged schema afterwards, tables moved between schemas,
-// Trading moved under Markets) is listed over REST at three generations;
-// then membership at those generations is reconstructed by replay and must
-// match the listings, the moved tables and the table created later
-// included.
+// created under the tagged schema afterwards, tables moved between schemas
+// over REST, Trading moved under Markets) is listed over REST at three
+// generations; then membership at those generations is reconstructed from
+// the node's audit log alone and must match the listings, the moved tables
+// and the table created later included.
 //
-// How the reconstruction works. The audit log (GET /events, paged with
-// before=) says, per Raft index, which operation was applied to which
-// target by whom with which outcome — but not the command's body. So the
-// replay joins it with the Raft log on the index: the indexes of the
-// success events are exactly the entries that changed the metalake (a
-// rejected proposal changes nothing and has only a failure event), and the
-// Raft log (read back from the stopped node, readLog) holds their bodies.
-// Applying those entries, in index order, to a fresh metasrv.FSM reproduces
-// the metalake at every generation: at each chosen generation the replayed
-// catalog snapshot is byte-identical to the one the node held when it
-// answered the listing (saved then with MarshalBinary), and the members
-// computed from it are what the listing returned.
+// How the reconstruction works. The success events of every applied entry
+// carry what was applied (metasrv.Event): the metalake operation (Lake) on
+// CreateMetalake, and the catalog command (Command, catalog.EncodeCommand's
+// form) on each command's own event, with the leader-stamped index, time
+// and actor that make up its catalog.Meta. Reading the stopped node's
+// audit.jsonl and applying those, in file order, with the pure catalog
+// package — catalog.New for the metalake, catalog.Apply for each command,
+// no FSM and no Raft log — goes through every generation the node went
+// through: at each chosen generation the replayed catalog snapshot is
+// byte-identical to the one the node held when it answered the listing
+// (saved then with MarshalBinary), and the members computed from it are
+// what the listing returned. Rejected writes (failure events) carry no
+// command and are skipped; GET /events serves the same commands as the
+// file.
 //
-// What the audit log alone can and cannot reconstruct (finding, see the
-// report): it does record every membership-relevant lifecycle event — a
-// table created under a tagged parent, dropped, or moved/renamed
-// (EffectiveTagsChanged with "created under tagged parent", "dropped",
-// "moved from …"), a tag dropped, a domain moved or detached (old and new
-// parent), a backing tag replaced (old -> new binding) — so an auditor can
-// tell WHICH objects' membership may have changed at which index. It cannot
-// say how: AssociateTags events carry no tag names or values, CreateDomain
-// records the parent but not the backing tag when an existing tag is bound,
-// and no event says which tags a moved table or its new schema carries. So
-// DOMAINS.md's "from the event log alone an auditor can reconstruct which
-// assets were in a domain at any generation" does not hold; it holds for
-// the event log plus the Raft log (as here) only as far back as the log is
-// not compacted (TrailingLogs after a snapshot), and further back only
-// from a saved snapshot.
-//
-// Moving a table to another schema is a catalog.RenameObject whose new
-// name has another parent; REST's rename update keeps the parent (the new
-// name is one name part), so the test proposes that command through the
-// leader's Raft node (the state machine authorizes the stamped actor, alice,
-// as for any write). Finding: no REST or internal route moves a table
-// between schemas.
+// Earlier finding, resolved: the audit log used to say which operation hit
+// which target but not the command's body (AssociateTags events named no
+// tag, CreateDomain no bound backing tag), so DOMAINS.md's "from the event
+// log alone an auditor can reconstruct which assets were in a domain at any
+// generation" held only when joined with the Raft log, and only as far back
+// as the log was not compacted. And no REST route moved a table between
+// schemas; the rename update's newSchemaName does now.
 func TestDomainAuditReplay(t *testing.T) {
-	configHook = noCompaction
+	configHook = func(c *metasrv.Config) {
+		// Raft's default timeouts: the harness's 200 ms flap on a loaded
+		// machine (see noCompaction).
+		c.Raft.HeartbeatTimeout, c.Raft.ElectionTimeout, c.Raft.LeaderLeaseTimeout = time.Second, time.Second, 500*time.Millisecond
+	}
 	t.Cleanup(func() { configHook = nil })
 	n := domainNode(t)
 	alice := func(method, path string, body any) call { return as(tokAlice, method, path, body) }
@@ -160,22 +156,12 @@ func TestDomainAuditReplay(t *testing.T) {
 		{"fullName":"markets","type":"tag","privileges":[{"name":"APPLY_TAG","condition":"ALLOW"}]}]}`))
 	must(t, n, alice("PUT", "/permissions/users/tom@acme/grant", `{"roleNames":["tagger"]}`))
 
-	// move proposes RenameObject of a table to another schema as alice.
-	move := func(from, to string) {
+	// move moves table cat.<from>.<table> to schema cat.<to> over REST, as
+	// tom (who owns the table and both schemas).
+	move := func(from, table, to string) {
 		t.Helper()
-		cmd, err := catalog.EncodeCommand(catalog.RenameObject{Object: catalog.Table(from), NewName: to})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := metasrv.EncodeProposal(metasrv.Proposal{Metalake: "acme", Actor: "alice@acme", Time: time.Now(), Commands: []json.RawMessage{cmd}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, _, err := n.Node().Propose(ctx, b); err != nil {
-			t.Fatalf("move %s to %s: %v", from, to, err)
-		}
+		must(t, n, tom("PUT", "/catalogs/cat/schemas/"+from+"/tables/"+table,
+			`{"updates":[{"@type":"rename","newName":"`+table+`","newSchemaName":"`+to+`"}]}`))
 	}
 	// point records, at the current generation, what member listing
 	// returns for each domain, and the node's catalog snapshot bytes.
@@ -222,7 +208,7 @@ func TestDomainAuditReplay(t *testing.T) {
 	// cat.raw.staging moved into it.
 	must(t, n, tom("POST", "/objects/schema/cat.db/tags", `{"tagsToAdd":["finance"]}`))
 	must(t, n, alice("POST", "/catalogs/cat/schemas/db/tables", map[string]any{"name": "later", "columns": col}))
-	move("cat.raw.staging", "cat.db.staging")
+	move("raw", "staging", "db")
 	g2 := record()
 	check(g2, "Finance",
 		"cat.db.later: inherited schema:cat.db",
@@ -236,7 +222,7 @@ func TestDomainAuditReplay(t *testing.T) {
 	// G3: Trading moved under Markets; cat.db.ledger moved out of the
 	// tagged schema; cat.raw.events tagged markets too; a rejected write.
 	must(t, n, steward("PUT", "/domains/Trading/parent", `{"parent":"Markets"}`))
-	move("cat.db.ledger", "cat.raw.ledger")
+	move("db", "ledger", "raw")
 	must(t, n, tom("POST", "/objects/table/cat.raw.events/tags", `{"tagsToAdd":["markets"]}`))
 	expect(t, n, steward("PATCH", "/domains/Markets", `{"status":"draft"}`), 400, 1001) // C6: Trading is published
 	g3 := record()
@@ -250,9 +236,8 @@ func TestDomainAuditReplay(t *testing.T) {
 	// A write after the last point, not to be replayed into it.
 	must(t, n, tom("POST", "/objects/table/cat.db.trades/tags", `{"tagsToRemove":["trading"]}`))
 
-	// The audit log: the lifecycle events that change membership without a
-	// tag operation are there, at increasing indexes, but tag associations
-	// do not say which tags.
+	// GET /events: the lifecycle events that change membership without a
+	// tag operation are there, at increasing indexes.
 	evs := allEvents(t, n)
 	find := func(s string) uint64 {
 		t.Helper()
@@ -274,45 +259,90 @@ func TestDomainAuditReplay(t *testing.T) {
 	if !slices.IsSorted(order) {
 		t.Fatalf("lifecycle events out of order: %v", order)
 	}
-	for _, e := range evs {
-		if e.Operation == "AssociateTags" && e.Detail != "" {
-			t.Logf("an AssociateTags event now carries a detail (update the test comment): %s", e)
-		}
-	}
-	applied := map[uint64]bool{}
-	for _, e := range evs {
-		if e.Outcome == "success" {
-			applied[e.Index] = true
-		}
-	}
 
-	// Replay: the entries of the success events' indexes, from the Raft
-	// log, applied in order to a fresh FSM.
+	// The audit file of the stopped node, all of it flushed.
 	n.stop()
-	fsm := metasrv.NewFSM(nil)
+	f, err := os.Open(filepath.Join(n.dir, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var file []metasrv.Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var e metasrv.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		file = append(file, e)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	// GET /events served the same commands as the file holds, event for
+	// event (the metalake's applied events; the ring holds them all).
+	var fromFile []string
+	for _, e := range file {
+		if e.Metalake == "acme" && e.Index != 0 {
+			fromFile = append(fromFile, e.Operation+"/"+string(e.Outcome)+" "+strconv.FormatUint(e.Index, 10)+" "+string(e.Command))
+		}
+	}
+	var fromREST []string
+	for _, e := range evs {
+		fromREST = append(fromREST, e.Operation+"/"+e.Outcome+" "+strconv.FormatUint(e.Index, 10)+" "+string(e.Command))
+	}
+	wantList(t, "GET /events vs audit.jsonl", fromREST, fromFile)
+
+	// Replay: the events carrying a metalake operation or a command, in
+	// file order, applied with the catalog package alone.
+	var snap *catalog.Snapshot
 	points := []point{g1, g2, g3}
-	seen := 0
-	for _, e := range readLog(t, n.dir) {
-		if !applied[e.index] {
+	seen, replayed, lastIndex := 0, 0, uint64(0)
+	for _, e := range file {
+		if e.Metalake != "acme" || (e.Lake == nil && e.Command == nil) {
 			continue
 		}
-		if _, ok := fsm.Apply(e.index, e.body).(*metasrv.Result); !ok {
-			t.Fatalf("index %d has a success event but its entry is rejected on replay", e.index)
+		if e.Outcome != catalog.Success || e.Index < lastIndex {
+			t.Fatalf("replayable event %+v: not a success, or out of index order", e)
 		}
-		l, ok := fsm.Lake("acme")
-		if !ok || seen == len(points) || l.Generation() != points[seen].gen {
+		lastIndex = e.Index
+		switch {
+		case e.Lake != nil && e.Lake.Op == metasrv.LakeCreate:
+			if snap, err = catalog.New(e.Metalake, e.Lake.Owner, e.Time); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		case e.Lake != nil:
+			t.Fatalf("unexpected metalake operation %+v", e.Lake)
+		}
+		if snap == nil {
+			t.Fatalf("index %d: a command before the metalake was created", e.Index)
+		}
+		cmd, err := catalog.DecodeCommand(e.Command)
+		if err != nil {
+			t.Fatalf("index %d: %v", e.Index, err)
+		}
+		if snap, _, err = catalog.Apply(snap, cmd, catalog.Meta{Actor: e.Actor, Time: e.Time, Index: e.Index}); err != nil {
+			t.Fatalf("index %d: %s has a success event but is rejected on replay: %v", e.Index, e.Command, err)
+		}
+		replayed++
+		if seen == len(points) || snap.Generation() != points[seen].gen {
 			continue
 		}
 		p := points[seen]
 		seen++
-		if b, err := l.Snapshot.MarshalBinary(); err != nil || string(b) != string(p.snap) {
+		if b, err := snap.MarshalBinary(); err != nil || string(b) != string(p.snap) {
 			t.Fatalf("generation %d: the replayed snapshot differs from the node's (%v)", p.gen, err)
 		}
 		for _, d := range domains {
-			wantList(t, d+" replayed at generation "+strconv.FormatUint(p.gen, 10), membersOf(t, l.Snapshot, "alice@acme", d), p.members[d])
+			wantList(t, d+" replayed at generation "+strconv.FormatUint(p.gen, 10), membersOf(t, snap, "alice@acme", d), p.members[d])
 		}
 	}
 	if seen != len(points) {
 		t.Fatalf("replay reached %d of the %d generations", seen, len(points))
+	}
+	if snap.Generation() != g3.gen+1 || uint64(replayed) != snap.Generation() {
+		t.Fatalf("replayed %d commands to generation %d; the node ended at %d", replayed, snap.Generation(), g3.gen+1)
 	}
 }

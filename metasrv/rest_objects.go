@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"lakegate/catalog"
 )
@@ -332,7 +333,7 @@ func (s *Server) objectRoutes() {
 
 		s.write("PUT", lv.item, "Alter"+op, func(rq *request, l *Lake) (*plan, error) {
 			var b struct {
-				Updates []Update `json:"updates"`
+				Updates []objectUpdate `json:"updates"`
 			}
 			if err := rq.decode(&b); err != nil {
 				return nil, err
@@ -348,19 +349,34 @@ func (s *Server) objectRoutes() {
 			var alter *propertyAlter
 			var cmds []catalog.Command
 			for _, u := range b.Updates {
+				if u.NewSchemaName != "" && u.Type != "rename" {
+					return nil, badRequest("newSchemaName applies to rename only")
+				}
 				switch u.Type {
 				case "rename":
 					if err := catalog.CheckNamePart(u.NewName); err != nil {
 						return nil, err
 					}
-					next := catalog.Object{Type: lv.typ, Name: prefixOf(rq) + u.NewName}
+					// The parent stays (as named after earlier renames of
+					// this request), unless newSchemaName moves a table.
+					prefix := cur.Name[:strings.LastIndexByte(cur.Name, '.')+1]
+					if u.NewSchemaName != "" {
+						if lv.typ != catalog.ObjectTable {
+							return nil, badRequest("newSchemaName applies to tables only")
+						}
+						if err := catalog.CheckNamePart(u.NewSchemaName); err != nil {
+							return nil, err
+						}
+						prefix = rq.param("catalog") + "." + u.NewSchemaName + "."
+					}
+					next := catalog.Object{Type: lv.typ, Name: prefix + u.NewName}
 					cmds = append(cmds, catalog.RenameObject{Object: cur, NewName: next.Name})
 					cur = next
 				case "addColumn", "deleteColumn", "renameColumn":
 					if lv.typ != catalog.ObjectTable {
 						return nil, fmt.Errorf("%w: %s on a %s (it applies to tables only)", ErrUnsupported, u.Type, op)
 					}
-					c, err := columnUpdate(cur.Name, u)
+					c, err := columnUpdate(cur.Name, u.Update)
 					if err != nil {
 						return nil, err
 					}
@@ -369,7 +385,7 @@ func (s *Server) objectRoutes() {
 					if alter == nil {
 						alter = &propertyAlter{}
 					}
-					if err := alter.add(u); err != nil {
+					if err := alter.add(u.Update); err != nil {
 						return nil, err
 					}
 				default:
@@ -398,6 +414,17 @@ func (s *Server) objectRoutes() {
 		})
 	}
 	s.versionRoutes()
+}
+
+// objectUpdate is one update of a catalog, schema or table PUT: an Update
+// plus, for a table's rename, Gravitino's newSchemaName, which moves the
+// table to that schema of the same catalog (a catalog.RenameObject with a
+// new parent: the caller needs what its apply-time permit requires,
+// ownership of the table or an ancestor and CREATE_TABLE on the target
+// schema). The table keeps its storage id, versions, grants and tags.
+type objectUpdate struct {
+	Update
+	NewSchemaName string `json:"newSchemaName,omitempty"`
 }
 
 // propertyAlter folds a request's updateComment, setProperty and

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -20,13 +21,15 @@ import (
 )
 
 const mcpUsage = `usage: lakegate mcp --metalake M [--server URL] [--tls-ca FILE] [--include-tool-tags T,...]
-                    (--stdio [--token TOKEN] | --http-addr ADDR [--insecure-expose])
+                    (--stdio [--token TOKEN] |
+                     --http-addr ADDR [--tls-cert FILE --tls-key FILE] [--insecure-expose])
 
 Serves MCP tools over metasrv's REST API (see README, "Using lakegate from an agent").
   --stdio            speak MCP on stdin/stdout; every call uses --token (default $LAKEGATE_TOKEN)
   --http-addr ADDR   serve streamable HTTP on ADDR (path /mcp); every call forwards the
                      caller's Authorization header, a request without one gets 401.
-                     Loopback addresses only, unless --insecure-expose.
+                     HTTPS with --tls-cert and --tls-key (both or neither). Plain HTTP
+                     binds loopback addresses only, unless --insecure-expose.
 `
 
 // runMCP runs `lakegate mcp`.
@@ -40,7 +43,9 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	stdio := fs.Bool("stdio", false, "serve MCP over stdin/stdout")
 	token := fs.String("token", "", "bearer token for every call in --stdio mode (default $LAKEGATE_TOKEN)")
 	httpAddr := fs.String("http-addr", "", "serve MCP streamable HTTP on this address, e.g. 127.0.0.1:8818")
-	expose := fs.Bool("insecure-expose", false, "allow --http-addr on a non-loopback address (plain HTTP: put TLS in front)")
+	tlsCert := fs.String("tls-cert", "", "with --http-addr: serve HTTPS with this certificate chain (PEM); needs --tls-key")
+	tlsKey := fs.String("tls-key", "", "with --http-addr: the private key (PEM) of --tls-cert")
+	expose := fs.Bool("insecure-expose", false, "allow plain HTTP --http-addr on a non-loopback address (put TLS in front)")
 	tags := fs.String("include-tool-tags", strings.Join(lgmcp.AllTags, ","), "tool tags to serve, comma-separated")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -56,6 +61,13 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if *metalake == "" {
 		return fmt.Errorf("%w: mcp needs --metalake (or $LAKEGATE_METALAKE)", errUsage)
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return fmt.Errorf("%w: --tls-cert and --tls-key go together: pass both (HTTPS) or neither", errUsage)
+	}
+	serveTLS := *tlsCert != ""
+	if serveTLS && *stdio {
+		return fmt.Errorf("%w: --tls-cert and --tls-key are for --http-addr, not --stdio", errUsage)
 	}
 	tagList := strings.Split(*tags, ",")
 	if _, err := lgmcp.ParseTags(tagList); err != nil {
@@ -93,8 +105,16 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	if err := checkLoopback(*httpAddr, *expose); err != nil {
+	// HTTPS may listen anywhere, as metasrv and the gateway may with TLS;
+	// plain HTTP only on loopback unless --insecure-expose.
+	if err := checkLoopback(*httpAddr, *expose || serveTLS); err != nil {
 		return err
+	}
+	var tlsCfg *tls.Config
+	if serveTLS {
+		if tlsCfg, err = serverTLSConfig(*tlsCert, *tlsKey); err != nil {
+			return err
+		}
 	}
 	h, err := lgmcp.NewHTTPHandler(cfg)
 	if err != nil {
@@ -106,10 +126,23 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stdout, "lakegate mcp: streamable HTTP on http://%s/mcp (metalake %s, metasrv %s)\n", ln.Addr(), cfg.Metalake, base)
+	// The server's own errors (TLS handshakes, mostly) go to stderr, not
+	// the process-wide log.
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsCfg,
+		ErrorLog: log.New(stderr, "lakegate mcp: ", log.LstdFlags)}
+	scheme := "http"
+	if serveTLS {
+		scheme = "https"
+	}
+	fmt.Fprintf(stdout, "lakegate mcp: streamable HTTP on %s://%s/mcp (metalake %s, metasrv %s)\n", scheme, ln.Addr(), cfg.Metalake, base)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() {
+		if serveTLS {
+			errc <- hs.ServeTLS(ln, "", "") // the certificate is in hs.TLSConfig
+			return
+		}
+		errc <- hs.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return err
@@ -148,8 +181,19 @@ func checkLoopback(addr string, expose bool) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("%w: --http-addr %q is not a loopback address; the MCP listener speaks plain HTTP, "+
-		"so expose it only behind TLS, with --insecure-expose", errUsage, addr)
+	return fmt.Errorf("%w: --http-addr %q is not a loopback address; without --tls-cert and --tls-key the MCP "+
+		"listener speaks plain HTTP, so expose it only behind TLS, with --insecure-expose", errUsage, addr)
+}
+
+// serverTLSConfig loads a server certificate chain and key (PEM) into a
+// server configuration with TLS 1.2 as the minimum version, as the other
+// lakegate listeners do (metasrvTLS, flight.ServerTLS).
+func serverTLSConfig(certFile, keyFile string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("loading TLS certificate (--tls-cert %s, --tls-key %s): %w", certFile, keyFile, err)
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, nil
 }
 
 // mcpMetasrvClient returns metasrv's base URL (a bare host:port gets

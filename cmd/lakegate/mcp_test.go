@@ -3,10 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -34,6 +45,9 @@ func TestMCPUsageErrors(t *testing.T) {
 		{[]string{"--metalake", "m", "--stdio", "--token", "t", "--include-tool-tags", "domain,bogus"}, "unknown tool tag"},
 		{[]string{"--metalake", "m", "--stdio", "--token", "t", "extra"}, "takes no arguments"},
 		{[]string{"--bogus"}, "bogus"},
+		{[]string{"--metalake", "m", "--http-addr", "127.0.0.1:0", "--tls-cert", "c.pem"}, "--tls-cert and --tls-key go together"},
+		{[]string{"--metalake", "m", "--http-addr", "127.0.0.1:0", "--tls-key", "k.pem"}, "--tls-cert and --tls-key go together"},
+		{[]string{"--metalake", "m", "--stdio", "--token", "t", "--tls-cert", "c.pem", "--tls-key", "k.pem"}, "are for --http-addr"},
 	} {
 		err := run(context.Background(), append([]string{"mcp"}, c.args...), io.Discard, io.Discard)
 		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.want) {
@@ -47,6 +61,13 @@ func TestMCPUsageErrors(t *testing.T) {
 	}
 	if err := checkLoopback("0.0.0.0:8818", true); err != nil {
 		t.Errorf("--insecure-expose: %v", err)
+	}
+	// HTTPS may bind a non-loopback address: the certificate is loaded
+	// (and here missing) rather than the address refused.
+	err := run(context.Background(), []string{"mcp", "--metalake", "m", "--http-addr", "0.0.0.0:0",
+		"--tls-cert", "/nonexistent/c.pem", "--tls-key", "/nonexistent/k.pem"}, io.Discard, io.Discard)
+	if err == nil || errors.Is(err, errUsage) || !strings.Contains(err.Error(), "loading TLS certificate") {
+		t.Errorf("--http-addr 0.0.0.0:0 with missing TLS files: %v", err)
 	}
 }
 
@@ -136,6 +157,138 @@ func TestMCPHTTPRun(t *testing.T) {
 		t.Errorf("metasrv saw Authorization %q", a)
 	}
 	cs.Close()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("mcp: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("mcp did not stop on cancel")
+	}
+}
+
+// selfSigned writes a self-signed CA certificate for 127.0.0.1 and
+// localhost and its key (PEM) to dir, and returns their paths and a pool
+// trusting the certificate.
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "lakegate mcp test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool = x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	return certFile, keyFile, pool
+}
+
+// authTLSTransport sets Authorization on every request over an HTTPS
+// transport trusting pool.
+type authTLSTransport struct {
+	auth string
+	base *http.Transport
+}
+
+func (a authTLSTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", a.auth)
+	return a.base.RoundTrip(r)
+}
+
+// TestMCPHTTPSRun: with --tls-cert and --tls-key, `lakegate mcp
+// --http-addr` serves HTTPS: a client trusting the certificate lists the
+// tools; plain HTTP to the same port, and HTTPS without trusting the
+// certificate, fail.
+func TestMCPHTTPSRun(t *testing.T) {
+	ms := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"code":0,"identifiers":[{"name":"lake"}]}`)
+	}))
+	defer ms.Close()
+	certFile, keyFile, pool := selfSigned(t, t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"mcp", "--server", ms.URL, "--metalake", "demo", "--http-addr", "127.0.0.1:0",
+			"--tls-cert", certFile, "--tls-key", keyFile, "--include-tool-tags", "catalog"}, &out, io.Discard)
+	}()
+	re := regexp.MustCompile(`streamable HTTP on (https://\S+/mcp)`)
+	var endpoint string
+	for deadline := time.Now().Add(10 * time.Second); endpoint == ""; time.Sleep(10 * time.Millisecond) {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			endpoint = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("no https banner: %q", out.String())
+		}
+	}
+	connect := func(endpoint string, tr *http.Transport) (*sdk.ClientSession, error) {
+		ct := &sdk.StreamableClientTransport{Endpoint: endpoint, DisableStandaloneSSE: true, MaxRetries: -1,
+			HTTPClient: &http.Client{Timeout: 10 * time.Second, Transport: authTLSTransport{"Bearer abc", tr}}}
+		return sdk.NewClient(&sdk.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx, ct, nil)
+	}
+	trusting := &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}}
+	defer trusting.CloseIdleConnections()
+	cs, err := connect(endpoint, trusting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil || len(lt.Tools) != 2 {
+		t.Fatalf("tools over HTTPS: %v %v", lt, err)
+	}
+	cs.Close()
+
+	// Plain HTTP to the TLS port: the MCP client fails, and a bare request
+	// gets no MCP answer (Go's TLS server answers 400 to plain HTTP).
+	plain := strings.Replace(endpoint, "https://", "http://", 1)
+	if cs, err := connect(plain, &http.Transport{}); err == nil {
+		cs.Close()
+		t.Fatal("MCP over plain HTTP to the TLS port connected")
+	}
+	if r, err := http.Post(plain, "application/json", strings.NewReader(`{}`)); err == nil {
+		r.Body.Close()
+		if r.StatusCode != http.StatusBadRequest {
+			t.Fatalf("plain HTTP to the TLS port: HTTP %d", r.StatusCode)
+		}
+	}
+	// HTTPS without trusting the certificate fails too.
+	if cs, err := connect(endpoint, &http.Transport{}); err == nil {
+		cs.Close()
+		t.Fatal("MCP over HTTPS with an untrusted certificate connected")
+	} else if !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("untrusted certificate: %v", err)
+	}
+
+	trusting.CloseIdleConnections()
 	cancel()
 	select {
 	case err := <-done:
