@@ -42,10 +42,11 @@ func (s *Server) visible(ctx context.Context, p *authz.Principal) (backend.Listi
 	return out, nil
 }
 
-// catalogMatches applies a Flight SQL catalog filter: nil matches every
-// catalog, "" matches tables without one (none here).
-func (s *Server) catalogMatches(filter *string) bool {
-	return filter == nil || *filter == s.cfg.DefaultCatalog
+// catalogMatches applies a Flight SQL catalog filter to catalog, the
+// session's: nil matches every catalog, "" matches tables without one (none
+// here).
+func catalogMatches(filter *string, catalog string) bool {
+	return filter == nil || *filter == catalog
 }
 
 func (s *Server) commandInfo(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema) (*flight.FlightInfo, error) {
@@ -60,14 +61,16 @@ func (s *Server) GetFlightInfoCatalogs(ctx context.Context, desc *flight.FlightD
 	return s.commandInfo(ctx, desc, schema_ref.Catalogs)
 }
 
-// DoGetCatalogs lists the one catalog every tenant has.
+// DoGetCatalogs lists the catalog of the caller's session (the default
+// catalog unless the session chose another).
 func (s *Server) DoGetCatalogs(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	if _, err := principalOf(ctx); err != nil {
+	p, err := principalOf(ctx)
+	if err != nil {
 		return nil, nil, toStatus(err)
 	}
 	b := array.NewRecordBuilder(s.mem, schema_ref.Catalogs)
 	defer b.Release()
-	b.Field(0).(*array.StringBuilder).Append(s.cfg.DefaultCatalog)
+	b.Field(0).(*array.StringBuilder).Append(s.catalogOf(ctx, p))
 	return oneBatch(schema_ref.Catalogs, b)
 }
 
@@ -88,12 +91,13 @@ func (s *Server) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas)
 	}
 	b := array.NewRecordBuilder(s.mem, schema_ref.DBSchemas)
 	defer b.Release()
-	if s.catalogMatches(cmd.GetCatalog()) {
+	catalog := s.catalogOf(ctx, p)
+	if catalogMatches(cmd.GetCatalog(), catalog) {
 		for _, sc := range l.Schemas {
 			if !likeMatch(cmd.GetDBSchemaFilterPattern(), sc) {
 				continue
 			}
-			b.Field(0).(*array.StringBuilder).Append(s.cfg.DefaultCatalog)
+			b.Field(0).(*array.StringBuilder).Append(catalog)
 			b.Field(1).(*array.StringBuilder).Append(sc)
 		}
 	}
@@ -126,12 +130,13 @@ func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arr
 	}
 	b := array.NewRecordBuilder(s.mem, schema)
 	defer b.Release()
-	if s.catalogMatches(cmd.GetCatalog()) && typeRequested(cmd.GetTableTypes()) {
+	catalog := s.catalogOf(ctx, p)
+	if catalogMatches(cmd.GetCatalog(), catalog) && typeRequested(cmd.GetTableTypes()) {
 		for _, t := range l.Tables {
 			if !likeMatch(cmd.GetDBSchemaFilterPattern(), t.Name.Schema) || !likeMatch(cmd.GetTableNameFilterPattern(), t.Name.Name) {
 				continue
 			}
-			b.Field(0).(*array.StringBuilder).Append(s.cfg.DefaultCatalog)
+			b.Field(0).(*array.StringBuilder).Append(catalog)
 			b.Field(1).(*array.StringBuilder).Append(t.Name.Schema)
 			b.Field(2).(*array.StringBuilder).Append(t.Name.Name)
 			b.Field(3).(*array.StringBuilder).Append(tableType)

@@ -146,7 +146,8 @@ const (
 	// reasonPrivilege: the catalog refused: a table it reports unavailable
 	// (missing and forbidden are the same answer), or a forbidden operation.
 	reasonPrivilege = "privilege"
-	// reasonTenant: a catalog other than the tenant's own.
+	// reasonTenant: a catalog other than the session's (ingest naming
+	// another catalog).
 	reasonTenant = "tenant"
 	// reasonPolicyConflict: the policies applying to a table conflict.
 	reasonPolicyConflict = "policy_conflict"

@@ -329,22 +329,6 @@ func TestDenialMetrics(t *testing.T) {
 			reason: reasonTenant, code: codes.NotFound,
 		},
 		{
-			name:   "session catalog of another tenant",
-			method: methodDoAction,
-			call: func(s *Server) error {
-				return stream(s, &fakeStream{ctx: withToken(aliceToken)}, methodDoAction, func(ss grpc.ServerStream) error {
-					res, err := s.SetSessionOptions(ss.Context(), &flight.SetSessionOptionsRequest{SessionOptions: map[string]*flight.SessionOptionValue{
-						"catalog": {OptionValue: &pb.SessionOptionValue_StringValue{StringValue: "globex"}},
-					}})
-					if err == nil && len(res.GetErrors()) != 1 {
-						return fmt.Errorf("errors %v", res.GetErrors())
-					}
-					return err
-				})
-			},
-			reason: reasonTenant, code: codes.OK,
-		},
-		{
 			name:   "conflicting policies",
 			cat:    &metricsCatalog{err: fmt.Errorf("%w: table sales.orders", backend.ErrPolicyConflict)},
 			method: methodGetFlightInfo,

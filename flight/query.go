@@ -62,9 +62,6 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 		return nil, errNotQuerier
 	}
 	st := s.sessions.state(ctx, p)
-	if st.catalog != "" && st.catalog != s.cfg.DefaultCatalog {
-		return nil, &notFoundError{kind: "catalog", name: st.catalog}
-	}
 	stmt, err := s.gate.Parse(text, st.schema)
 	if err != nil {
 		return nil, err
@@ -88,6 +85,14 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 	tables, err := s.resolveRead(ctx, p, refs)
 	if err != nil {
 		return nil, err
+	}
+	if up, err := upstreamOf(tables); err != nil {
+		return nil, err
+	} else if up != nil {
+		if !allowShow {
+			return nil, fmt.Errorf("%w: prepared statements are not supported on tables of an upstream engine; run the query directly", errBadRequest)
+		}
+		return s.planUpstream(ctx, p, text, st.schema, refs, tables, up)
 	}
 	tenant := p.Tenant().String()
 	rel, release, err := s.bind(ctx, p, refs, tables)
@@ -267,14 +272,23 @@ func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, 
 		cancel()
 		return nil, nil, s.fail(ctx, "admit", err)
 	}
-	unpin, err := s.rebind(ctx, p.Tenant().String(), tables)
+	up, err := upstreamOf(tables)
+	unpin := func() {}
+	if err == nil && up == nil {
+		unpin, err = s.rebind(ctx, p.Tenant().String(), tables)
+	}
 	if err != nil {
 		release()
 		s.running.finish(key)
 		cancel()
 		return nil, nil, s.fail(ctx, "bind", err)
 	}
-	rdr, err := s.cfg.Backend.Execute(ctx, p.Tenant().String(), sql, args)
+	var rdr array.RecordReader
+	if up != nil {
+		rdr, err = s.executeUpstream(ctx, up, sql, args)
+	} else {
+		rdr, err = s.cfg.Backend.Execute(ctx, p.Tenant().String(), sql, args)
+	}
 	if err != nil {
 		unpin()
 		release()

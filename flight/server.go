@@ -44,6 +44,9 @@ type Config struct {
 	Principals *authz.PrincipalMap
 	// Backend executes authorized SQL; required.
 	Backend backend.Backend
+	// Upstreams runs SQL on the upstream engines of upstream catalogs.
+	// Nil: tables of upstream catalogs answer Unavailable.
+	Upstreams UpstreamEngines
 	// Catalog resolves, authorizes and commits tables for callers; required.
 	Catalog backend.Catalog
 	// Files gives the Backend local access to committed table files and

@@ -185,9 +185,6 @@ func (s *Server) SetSessionOptions(ctx context.Context, req *flight.SetSessionOp
 			value = sv.StringValue
 		}
 		if !s.validOption(name, value) {
-			if name == optCatalog {
-				s.auth.metrics.denied(reasonTenant)
-			}
 			fail(name, flight.SetSessionOptionsResultErrorInvalidValue)
 			continue
 		}
@@ -204,7 +201,7 @@ func (s *Server) SetSessionOptions(ctx context.Context, req *flight.SetSessionOp
 	for name, value := range next {
 		switch name {
 		case optCatalog:
-			sess.state.catalog = value
+			sess.state.catalog = lowerASCII(value)
 		case optSchema:
 			sess.state.schema = lowerASCII(value)
 		}
@@ -220,7 +217,10 @@ func (s *Server) validOption(name, value string) bool {
 	}
 	switch name {
 	case optCatalog:
-		return value == s.cfg.DefaultCatalog
+		// Any catalog name: metasrv decides what the caller may see in it,
+		// and an unknown catalog resolves like an empty one.
+		_, err := authz.ParseNamespace(lowerASCII(value))
+		return err == nil
 	case optSchema:
 		_, err := authz.ParseNamespace(value)
 		return err == nil

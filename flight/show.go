@@ -125,6 +125,9 @@ func (s *Server) planExplain(ctx context.Context, p *authz.Principal, stmt *sqlg
 	if err != nil {
 		return nil, err
 	}
+	if up, err := upstreamOf(tables); err != nil || up != nil {
+		return nil, fmt.Errorf("%w: EXPLAIN is not supported on tables of an upstream engine", errBadRequest)
+	}
 	for _, v := range tables {
 		if v.Policy != nil {
 			// The plan would show the filter and the masks, which the

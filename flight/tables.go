@@ -30,7 +30,16 @@ type TableFiles interface {
 
 // caller is the Catalog identity of p in its session's catalog.
 func (s *Server) caller(ctx context.Context, p *authz.Principal) backend.Caller {
-	return backend.Caller{Tenant: p.Tenant().String(), Subject: p.ID().String(), Catalog: s.cfg.DefaultCatalog}
+	return backend.Caller{Tenant: p.Tenant().String(), Subject: p.ID().String(), Catalog: s.catalogOf(ctx, p)}
+}
+
+// catalogOf is the catalog of p's session: the "catalog" session option,
+// or Config.DefaultCatalog.
+func (s *Server) catalogOf(ctx context.Context, p *authz.Principal) string {
+	if c := s.sessions.state(ctx, p).catalog; c != "" {
+		return c
+	}
+	return s.cfg.DefaultCatalog
 }
 
 // resolveRead resolves the tables a statement reads. The local gate runs

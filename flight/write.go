@@ -364,7 +364,7 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.
 	if len(cmd.GetTransactionId()) > 0 || cmd.GetTemporary() {
 		return 0, toStatus(fmt.Errorf("%w: transactions and temporary tables are not supported", errBadRequest))
 	}
-	if c := cmd.GetCatalog(); c != "" && c != s.cfg.DefaultCatalog {
+	if c := cmd.GetCatalog(); c != "" && c != s.catalogOf(ctx, p) {
 		return 0, toStatus(&notFoundError{kind: catalogKind, name: c})
 	}
 	mode, err := ingestMode(cmd.GetTableDefinitionOptions())
@@ -460,6 +460,9 @@ func (s *Server) executeWrite(ctx context.Context, p *authz.Principal, stmt *sql
 	tables, err := s.resolveRead(ctx, p, refs)
 	if err != nil {
 		return 0, err
+	}
+	if up, err := upstreamOf(tables); err != nil || up != nil {
+		return 0, fmt.Errorf("%w: writes cannot read tables of an upstream engine", errBadRequest)
 	}
 	release, err := s.admit.acquire(ctx, tenant)
 	if err != nil {

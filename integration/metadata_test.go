@@ -96,7 +96,7 @@ func TestMetadataRPCs(t *testing.T) {
 		set, err := cl.SetSessionOptions(authed, &flight.SetSessionOptionsRequest{SessionOptions: map[string]*flight.SessionOptionValue{
 			"schema":  stringOption("sales"),
 			"bogus":   stringOption("x"),
-			"catalog": stringOption("elsewhere"),
+			"catalog": stringOption("not a name!"), // any valid name is accepted; this is not one
 		}}, grpc.Header(&hdr))
 		if err != nil {
 			t.Fatal(err)

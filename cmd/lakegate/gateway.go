@@ -24,6 +24,7 @@ import (
 	"lakegate/authz"
 	"lakegate/flight"
 	"lakegate/flight/backend/duckdb"
+	"lakegate/flight/backend/upstream"
 	"lakegate/flight/metacatalog"
 	"lakegate/flight/tablefiles"
 	"lakegate/flight/ticket"
@@ -53,6 +54,10 @@ type engineFlags struct {
 	gcGrace    time.Duration
 
 	metricsAddr string
+
+	upstreamAllow    string // comma-separated host:port
+	upstreamCredsDir string
+	upstreamCA       string
 }
 
 // register defines the shared flags on fs; gcInterval is the command's
@@ -73,6 +78,35 @@ func (c *engineFlags) register(fs *flag.FlagSet, gcInterval time.Duration, gcHel
 	fs.DurationVar(&c.gcGrace, "gc-grace", 24*time.Hour, "orphaned files younger than this are kept; must exceed the longest write ("+stage.MaxWriteAge.String()+")")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "address serving Prometheus metrics at /metrics (plain HTTP, unauthenticated: keep it on loopback or a private network); empty disables")
+	fs.StringVar(&c.upstreamAllow, "upstream-allow", "", "comma-separated host:port of the upstream Flight SQL engines this gateway may query for upstream catalogs; empty: none")
+	fs.StringVar(&c.upstreamCredsDir, "upstream-credentials-dir", "", "directory of the credential files upstream catalogs name (each holds one bearer token)")
+	fs.StringVar(&c.upstreamCA, "upstream-ca", "", "CA bundle (PEM) verifying upstream engines that use TLS; empty: the system roots")
+}
+
+// upstreams builds the pool of upstream engine connections the flags
+// allow; nil when none are allowed.
+func (c *engineFlags) upstreams() (*upstream.Pool, error) {
+	if c.upstreamAllow == "" {
+		if c.upstreamCredsDir != "" || c.upstreamCA != "" {
+			return nil, fmt.Errorf("%w: --upstream-credentials-dir and --upstream-ca need --upstream-allow", errUsage)
+		}
+		return nil, nil
+	}
+	cfg := upstream.Config{Allow: strings.Split(c.upstreamAllow, ","), CredentialsDir: c.upstreamCredsDir}
+	if c.upstreamCA != "" {
+		pem, err := os.ReadFile(c.upstreamCA)
+		if err != nil {
+			return nil, fmt.Errorf("reading --upstream-ca: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: --upstream-ca holds no PEM certificate", errUsage)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: --upstream-allow: %w", errUsage, err)
+	}
+	return upstream.New(cfg), nil
 }
 
 // validate checks the shared flags except the exposure rules, which differ
@@ -125,6 +159,7 @@ type coreConfig struct {
 // engine over the stage, the metasrv-backed catalog and the Flight server.
 type gatewayCore struct {
 	engine *duckdb.Engine
+	up     *upstream.Pool // nil: no upstream engines
 	files  *tablefiles.Files
 	mc     *client.Client
 	cat    *metacatalog.Catalog
@@ -162,10 +197,18 @@ func newGatewayCore(c coreConfig) (g *gatewayCore, err error) {
 		metrics = flight.NewMetrics(c.registry)
 	}
 	g.cat = metacatalog.NewWithOptions(g.mc, metacatalog.Options{Observe: metrics.ObserveMetasrv})
+	if g.up, err = c.flags.upstreams(); err != nil {
+		return nil, err
+	}
+	var ups flight.UpstreamEngines
+	if g.up != nil {
+		ups = g.up
+	}
 	stageDesc := c.stage
 	g.srv, err = flight.New(flight.Config{
 		Principals:    c.principals,
 		Backend:       g.engine,
+		Upstreams:     ups,
 		Catalog:       g.cat,
 		Files:         g.files,
 		Tickets:       c.ring,
@@ -193,6 +236,9 @@ func (g *gatewayCore) close() {
 	}
 	if g.files != nil {
 		g.files.Close()
+	}
+	if g.up != nil {
+		g.up.Close()
 	}
 	if g.engine != nil {
 		g.engine.Close()

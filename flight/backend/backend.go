@@ -127,6 +127,19 @@ type TableVersion struct {
 	// Policy is the row filter and the column masks that apply to the
 	// caller reading the version; nil when none do.
 	Policy *TablePolicy `json:"policy,omitempty"`
+	// Upstream is set for a table of an upstream catalog: the rows are in
+	// that engine, not in files (Files is empty).
+	Upstream *UpstreamTable `json:"upstream,omitempty"`
+}
+
+// UpstreamTable says where a table of an upstream catalog lives: the Flight
+// SQL engine, as metasrv's catalog registers it, and the table's name there.
+type UpstreamTable struct {
+	Address     string `json:"address"`
+	TLS         bool   `json:"tls,omitempty"`
+	Credentials string `json:"credentials,omitempty"` // a file name in the gateway's credentials directory
+	Dialect     string `json:"dialect"`               // "mysql" or "sqlite"
+	Name        string `json:"name"`                  // "schema.table" on the engine
 }
 
 // TablePolicy is what a caller reads a table through: a row filter and
@@ -160,7 +173,8 @@ func (p *TablePolicy) Equal(q *TablePolicy) bool {
 // Same reports whether v and w are the same version read through the same
 // policy: an authorization of one holds for the other.
 func (v *TableVersion) Same(w *TableVersion) bool {
-	return v.ID() == w.ID() && v.Policy.Equal(w.Policy)
+	return v.ID() == w.ID() && v.Policy.Equal(w.Policy) &&
+		(v.Upstream == nil) == (w.Upstream == nil) && (v.Upstream == nil || *v.Upstream == *w.Upstream)
 }
 
 // ID identifies the version across tables and tenants' catalogs:
