@@ -101,13 +101,16 @@ func (s *Server) planUpstream(ctx context.Context, p *authz.Principal, text, sch
 }
 
 // upstreamSchema asks the engine for the result schema of sql. An engine
-// that cannot say without running the query runs it with no rows.
+// that cannot say without running the query (arrow-go's SQLite example
+// types columns from the first row) runs it, and the stream's schema is
+// taken before its rows are dropped: clients check that DoGet streams the
+// schema GetFlightInfo announced, so it must come from the same query.
 func (s *Server) upstreamSchema(ctx context.Context, up *backend.UpstreamTable, sql string) (*arrow.Schema, error) {
 	sch, err := s.cfg.Upstreams.Schema(ctx, target(up), sql)
 	if !errors.Is(err, upstream.ErrNoSchema) {
 		return sch, mapUpstreamErr(err)
 	}
-	rdr, err := s.cfg.Upstreams.Execute(ctx, target(up), "SELECT * FROM ("+sql+") AS __lg_s LIMIT 0")
+	rdr, err := s.cfg.Upstreams.Execute(ctx, target(up), sql)
 	if err != nil {
 		return nil, mapUpstreamErr(err)
 	}

@@ -89,7 +89,7 @@ func (w *bannerWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func freeLoopbackAddr(t *testing.T) string {
+func freeLoopbackAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -191,7 +191,7 @@ func (r msResp) gen(t *testing.T) uint64 {
 	return g
 }
 
-func (e *metasrvEnv) do(t *testing.T, p *metasrvProc, method, path string, body any) msResp {
+func (e *metasrvEnv) do(t testing.TB, p *metasrvProc, method, path string, body any) msResp {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -224,7 +224,7 @@ func (e *metasrvEnv) do(t *testing.T, p *metasrvProc, method, path string, body 
 }
 
 // must fails unless the request answers 200 with code 0.
-func (e *metasrvEnv) must(t *testing.T, p *metasrvProc, method, path string, body any) msResp {
+func (e *metasrvEnv) must(t testing.TB, p *metasrvProc, method, path string, body any) msResp {
 	t.Helper()
 	r := e.do(t, p, method, path, body)
 	if c, _ := r.body["code"].(float64); r.status != http.StatusOK || c != 0 {

@@ -89,6 +89,11 @@ type TableDescriptor struct {
 	// that decided them. Absent otherwise, so that a descriptor without
 	// policies does not disclose the subject's roles needlessly.
 	Roles []string `json:"roles,omitempty"`
+	// Upstream is set for a table of an upstream catalog: the engine holding
+	// its rows and the table's name there (Files is then empty). Only
+	// SELECT_TABLE references resolve to one; the gateway never writes
+	// upstream.
+	Upstream *DescriptorUpstream `json:"upstream,omitempty"`
 }
 
 // DescriptorColumn is one column of a TableDescriptor.
@@ -260,7 +265,10 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (*ResolveRespon
 // an invalid name, or that subject may not use with priv is unavailable,
 // with the same bytes, and so is a version that is not retained or that
 // holds a column the table no longer has; only an authorized table reveals
-// a policy conflict.
+// a policy conflict. A table of an upstream catalog resolves, without files,
+// to its engine and upstream name for SELECT_TABLE only; for MODIFY_TABLE,
+// or when its catalog's upstream properties or its upstream_name are
+// invalid, it is unavailable.
 func resolveRef(snap *catalog.Snapshot, subject string, catOK bool, cat string, ref ResolveRef, priv catalog.Privilege) (json.RawMessage, error) {
 	if !catOK || catalog.CheckNamePart(ref.Schema) != nil || catalog.CheckNamePart(ref.Table) != nil {
 		return unavailableResult, nil
@@ -273,6 +281,19 @@ func resolveRef(snap *catalog.Snapshot, subject string, catOK bool, cat string, 
 	info, ok := snap.Object(obj)
 	if !ok {
 		return unavailableResult, nil
+	}
+	// A table of an upstream catalog: read only, and only while its
+	// catalog's engine properties and its upstream_name are valid.
+	var up *DescriptorUpstream
+	if ci, ok := snap.Object(catalog.Catalog(cat)); !ok {
+		return unavailableResult, nil
+	} else if ci.Type == catalogUpstream {
+		if priv != catalog.PrivSelectTable {
+			return unavailableResult, nil
+		}
+		if up, ok = resolveUpstream(ci.Properties, info.Properties); !ok {
+			return unavailableResult, nil
+		}
 	}
 	sid, ver, ok := snap.TableVersion(full, ref.Version)
 	if !ok {
@@ -299,13 +320,17 @@ func resolveRef(snap *catalog.Snapshot, subject string, catOK bool, cat string, 
 	case err != nil:
 		return nil, err
 	}
+	files := ver.Files
+	if up != nil {
+		files = nil // the rows are in the engine
+	}
 	d := TableDescriptor{FullName: full, StorageID: sid, Version: ver.Version,
-		Columns: make([]DescriptorColumn, len(cols)), Files: make([]DescriptorFile, len(ver.Files)),
-		ColumnMasks: make([]DescriptorMask, len(masks))}
+		Columns: make([]DescriptorColumn, len(cols)), Files: make([]DescriptorFile, len(files)),
+		ColumnMasks: make([]DescriptorMask, len(masks)), Upstream: up}
 	for i, c := range cols {
 		d.Columns[i] = DescriptorColumn{Name: c.Name, Type: c.Type, Nullable: c.Nullable}
 	}
-	for i, f := range ver.Files {
+	for i, f := range files {
 		d.Files[i] = DescriptorFile{Path: f.Path, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
 	}
 	for i, m := range masks {

@@ -274,11 +274,15 @@ func (s *Server) objectRoutes() {
 				if b.Provider != "" && b.Provider != provider {
 					return nil, badRequest("provider must be %q", provider)
 				}
+				b.Type = strings.ToLower(b.Type)
 				if b.Type == "" {
-					b.Type = "managed"
+					b.Type = catalogManaged
 				}
-				if b.Type != "managed" {
-					return nil, badRequest("catalog type must be \"managed\"")
+				if b.Type != catalogManaged && b.Type != catalogUpstream {
+					return nil, badRequest("catalog type must be %q or %q", catalogManaged, catalogUpstream)
+				}
+				if err := checkCatalogProperties(b.Type, b.Properties); err != nil {
+					return nil, err
 				}
 				name = b.Name
 				cmd = catalog.CreateCatalog{Name: b.Name, Type: b.Type, Comment: b.Comment, Properties: b.Properties}
@@ -308,6 +312,14 @@ func (s *Server) objectRoutes() {
 					return nil, err
 				}
 				name = b.Name
+				if _, up := upstreamCatalog(rq, snapOf(l), rq.param("catalog")); up {
+					if b.StorageID != "" || b.Files != nil {
+						return nil, badRequest(errUpstreamNoData)
+					}
+					if err := checkUpstreamName(b.Properties); err != nil {
+						return nil, err
+					}
+				}
 				c := catalog.CreateTable{Name: prefixOf(rq) + b.Name, Comment: b.Comment, Properties: b.Properties,
 					StorageID: b.StorageID, Files: toDataFiles(b.Files)}
 				for _, col := range b.Columns {
@@ -393,6 +405,9 @@ func (s *Server) objectRoutes() {
 				}
 			}
 			if alter != nil {
+				if err := checkPropertyAlter(rq, snapOf(l), o, alter); err != nil {
+					return nil, err
+				}
 				cmds = append([]catalog.Command{alter.command(o)}, cmds...)
 			}
 			return &plan{cmds: cmds, render: renderObject(cur)}, nil

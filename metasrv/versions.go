@@ -15,7 +15,9 @@ import (
 // A commit is catalog.CommitTableVersion applied as the caller (delegation
 // and forwarding work as for every REST write); a stale base is rejected
 // with catalog.ErrVersionConflict (409 / 1012). The listing answers the
-// retained versions, newest first, to callers that may see the table.
+// retained versions, newest first, to callers that may see the table. A
+// table of an upstream catalog holds no data in lakegate: commits to it are
+// refused (400).
 
 // dataFileDTO is one data file of a table version on the wire (the same
 // shape as catalog.DataFile). Path is relative to the tenant's child stage
@@ -125,6 +127,9 @@ func (s *Server) versionRoutes() {
 			if err := catalog.CheckNamePart(rq.param(part)); err != nil {
 				return nil, err
 			}
+		}
+		if _, up := upstreamCatalog(rq, snapOf(l), rq.param("catalog")); up {
+			return nil, badRequest(errUpstreamNoData)
 		}
 		cmd := catalog.CommitTableVersion{Table: o.Name, Base: *b.Base, Replace: b.Replace, Files: toDataFiles(b.Files)}
 		for _, c := range b.Columns {

@@ -212,13 +212,17 @@ func adminMetalakeDrop(a *admin, args []string) error {
 func adminCatalogCreate(a *admin, args []string) error {
 	fs := a.flags()
 	comment := fs.String("comment", "", "comment")
+	typ := fs.String("type", "", "managed (the default) or upstream (an Arrow Flight SQL engine; see --property upstream.*)")
 	properties := propertyFlag{}
 	fs.Var(properties, "property", "KEY=VALUE (repeatable)")
-	pos, err := a.parse(fs, args, 1, 1, "NAME [--comment C] [--property K=V]...")
+	pos, err := a.parse(fs, args, 1, 1, "NAME [--type managed|upstream] [--comment C] [--property K=V]...")
 	if err != nil {
 		return err
 	}
 	body := map[string]any{"name": pos[0], "comment": *comment}
+	if *typ != "" {
+		body["type"] = *typ
+	}
 	if len(properties) > 0 {
 		body["properties"] = map[string]string(properties)
 	}

@@ -157,6 +157,23 @@ func TestAdminEndToEnd(t *testing.T) {
 	}
 	contains(alice("schema", "get", "tmp2.s2"), "k=v")
 	contains(alice("catalog", "drop", "tmp2", "--cascade"), "dropped catalog tmp2")
+	// An upstream catalog: type and engine properties; invalid ones are
+	// refused by the server with the property named, also on alter.
+	contains(alice("catalog", "create", "eng", "--type", "upstream", "--property", "upstream.address=engine.internal:32010",
+		"--property", "upstream.dialect=mysql", "--property", "upstream.credentials=engine.json"),
+		"eng", "upstream", "upstream.address=engine.internal:32010", "upstream.credentials=engine.json")
+	contains(alice("catalog", "list"), "eng", "upstream")
+	if _, _, err := admin("tok-alice", "--metalake", "acme", "catalog", "create", "eng2", "--type", "upstream",
+		"--property", "upstream.address=engine.internal:0", "--property", "upstream.dialect=mysql"); err == nil ||
+		errors.Is(err, errUsage) || !strings.Contains(err.Error(), "400") || !strings.Contains(err.Error(), "upstream.address") {
+		t.Fatalf("bad upstream address: %v", err)
+	}
+	if _, _, err := admin("tok-alice", "--metalake", "acme", "catalog", "alter", "eng", "--unset", "upstream.dialect"); err == nil ||
+		!strings.Contains(err.Error(), "upstream.dialect") {
+		t.Fatalf("removing upstream.dialect: %v", err)
+	}
+	contains(alice("catalog", "alter", "eng", "--set", "upstream.tls=false"), "upstream.tls=false")
+	contains(alice("catalog", "drop", "eng", "--cascade"), "dropped catalog eng")
 	contains(alice("tag", "create", "dept", "--allowed-values", "finance,hr", "--comment", "owning department"), "finance,hr")
 	contains(alice("tag", "create", "pii"), "(any)")
 	contains(alice("tag", "list"), "dept", "finance,hr", "pii", "(any)")

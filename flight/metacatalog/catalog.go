@@ -176,6 +176,9 @@ func (m *Catalog) Resolve(ctx context.Context, c backend.Caller, refs []backend.
 				}
 				v.Policy = pol
 			}
+			if u := r.Table.Upstream; u != nil {
+				v.Upstream = &backend.UpstreamTable{Address: u.Address, TLS: u.TLS, Credentials: u.Credentials, Dialect: u.Dialect, Name: u.Name}
+			}
 			out[i] = v
 		}
 	}

@@ -227,6 +227,25 @@ type Table struct {
 	// Roles are the subject's roles, sorted, for evaluating has_role in
 	// RowFilter and ColumnMasks; set only when one of them is.
 	Roles []string
+	// Upstream is set for a table of an upstream catalog: its rows are in
+	// that Flight SQL engine, not in Files (empty). Such a table resolves
+	// for SelectTable only.
+	Upstream *Upstream
+}
+
+// Upstream says where a table of an upstream catalog lives.
+type Upstream struct {
+	// Address is the engine's host:port.
+	Address string `json:"address"`
+	// Dialect is the engine's SQL dialect: "mysql" or "sqlite".
+	Dialect string `json:"dialect"`
+	// TLS says whether to connect with TLS.
+	TLS bool `json:"tls"`
+	// Credentials names a file in the gateway's credentials directory; ""
+	// for none. metasrv never holds the credentials themselves.
+	Credentials string `json:"credentials,omitempty"`
+	// Name is the table on the engine, "schema.table".
+	Name string `json:"name"`
 }
 
 // RefResult is the answer for one Ref: exactly one of Unavailable (missing
@@ -256,6 +275,7 @@ type wireRef struct {
 	RowFilter   *string      `json:"rowFilter"`
 	ColumnMasks []ColumnMask `json:"columnMasks"`
 	Roles       []string     `json:"roles"`
+	Upstream    *Upstream    `json:"upstream"`
 }
 
 // Resolve resolves and authorizes refs (all in catalog) for subject, a
@@ -301,7 +321,7 @@ func (c *Client) ResolveAt(ctx context.Context, tenant, subject, catalog string,
 		default:
 			res.Refs[i].Table = &Table{FullName: w.FullName, Columns: w.Columns, StorageID: w.StorageID,
 				Version: w.Version, Files: w.Files, RowFilter: w.RowFilter, ColumnMasks: w.ColumnMasks,
-				Roles: w.Roles}
+				Roles: w.Roles, Upstream: w.Upstream}
 		}
 	}
 	return res, nil

@@ -121,8 +121,11 @@ func withToken(ctx context.Context, token string) context.Context {
 }
 
 // Schema returns the result schema of sql without streaming its rows: the
-// engine's GetExecuteSchema, or, when the engine does not implement it, the
-// schema of the FlightInfo of Execute (whose endpoints are not read).
+// engine's GetExecuteSchema. An engine that does not implement it gives
+// ErrNoSchema: the schema of its FlightInfo cannot be trusted to be the one
+// its streams carry (arrow-go's SQLite example announces unions and streams
+// the types of the first row), and clients check that they agree; the
+// caller may Execute the statement and take the reader's Schema instead.
 func (p *Pool) Schema(ctx context.Context, t Target, sql string) (*arrow.Schema, error) {
 	token, err := p.admit(t)
 	if err != nil {
@@ -133,9 +136,7 @@ func (p *Pool) Schema(ctx context.Context, t Target, sql string) (*arrow.Schema,
 		return nil, err
 	}
 	defer p.release(c)
-	cctx := withToken(ctx, token)
-
-	res, err := c.client.GetExecuteSchema(cctx, sql, callOpts...)
+	res, err := c.client.GetExecuteSchema(withToken(ctx, token), sql, callOpts...)
 	if err == nil {
 		s, err := flight.DeserializeSchema(res.GetSchema(), p.alloc)
 		if err != nil {
@@ -143,30 +144,15 @@ func (p *Pool) Schema(ctx context.Context, t Target, sql string) (*arrow.Schema,
 		}
 		return s, nil
 	}
-	if status.Code(err) != codes.Unimplemented || ctx.Err() != nil {
-		return nil, p.fail(ctx, c, "schema", err)
-	}
-
-	info, err := c.client.Execute(cctx, sql, callOpts...)
-	if err != nil {
-		return nil, p.fail(ctx, c, "schema", err)
-	}
-	// The statement will not be read: tell engines that start work at
-	// GetFlightInfo. Best effort; most engines do not implement it.
-	_, _ = c.client.CancelFlightInfo(cctx, &flight.CancelFlightInfoRequest{Info: info}, callOpts...)
-	if len(info.GetSchema()) == 0 {
+	if status.Code(err) == codes.Unimplemented && ctx.Err() == nil {
 		return nil, ErrNoSchema
 	}
-	s, err := flight.DeserializeSchema(info.GetSchema(), p.alloc)
-	if err != nil {
-		return nil, invalid("schema")
-	}
-	return s, nil
+	return nil, p.fail(ctx, c, "schema", err)
 }
 
 // Execute runs sql and streams every endpoint's batches, in order, as one
-// reader whose schema is the FlightInfo's (or, when the engine reports none,
-// the first stream's). The first endpoint's stream is opened before Execute
+// reader whose schema is the first stream's (the FlightInfo's when there is
+// no endpoint); every later stream must carry the same. The first endpoint's stream is opened before Execute
 // returns, so an engine that refuses the statement at DoGet fails here. The
 // caller must Release the reader; cancelling ctx stops it, and Next then
 // returns false with Err wrapping backend.ErrCanceled or ErrDeadline.

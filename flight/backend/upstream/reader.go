@@ -71,29 +71,27 @@ func (r *reader) conn(key connKey) (*conn, error) {
 	return c, nil
 }
 
-// start settles the schema and opens the first stream.
+// start opens the first stream, whose schema is the reader's: the
+// FlightInfo's schema is used only when there is no stream, since engines
+// may announce another one than they stream.
 func (r *reader) start(info *flight.FlightInfo) error {
-	if b := info.GetSchema(); len(b) > 0 {
+	if len(r.eps) == 0 {
+		b := info.GetSchema()
+		if len(b) == 0 {
+			return ErrNoSchema
+		}
 		s, err := flight.DeserializeSchema(b, r.pool.alloc)
 		if err != nil {
 			return invalid("execute")
 		}
-		r.schema = s
-	}
-	if len(r.eps) == 0 {
-		if r.schema == nil {
-			return ErrNoSchema
-		}
-		r.done = true
+		r.schema, r.done = s, true
 		return nil
 	}
 	if err := r.open(); err != nil {
 		return err
 	}
-	if r.schema == nil {
-		r.schema = r.cur.Schema()
-	}
-	return r.checkSchema()
+	r.schema = r.cur.Schema()
+	return nil
 }
 
 // open opens the stream of the next endpoint.

@@ -85,7 +85,8 @@ func TestExecuteAndSchema(t *testing.T) {
 		schemaErr            error
 	}{
 		{name: "GetExecuteSchema", describe: true, infoSchema: true},
-		{name: "FlightInfoSchema", infoSchema: true},
+		// A FlightInfo's schema is not trusted: Schema needs GetExecuteSchema.
+		{name: "FlightInfoSchema", infoSchema: true, schemaErr: upstream.ErrNoSchema},
 		{name: "NoSchemaWithoutRunning", schemaErr: upstream.ErrNoSchema},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
