@@ -2,7 +2,6 @@ package integration_test
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,12 +52,7 @@ func BenchmarkUpstream5M(b *testing.B) {
 		b.Fatal(err)
 	}
 	srv := startServe(b, "--upstream-allow", upAddr, "--upstream-credentials-dir", creds)
-	m := bannerMetasrv.FindStringSubmatch(srv.Banner)
-	if m == nil {
-		b.Fatalf("no metasrv address in the banner:\n%s", srv.Banner)
-	}
-	env := &metasrvEnv{adminTok: srv.token(b, "admin@demo"), client: &http.Client{Timeout: 20 * time.Second}}
-	node := &metasrvProc{id: "serve", httpAddr: m[1]}
+	env, node := serveMetasrv(b, srv)
 	const ml = "/api/metalakes/demo"
 	env.must(b, node, "POST", ml+"/catalogs", map[string]any{"name": "ext", "type": "upstream",
 		"properties": map[string]string{"upstream.address": upAddr, "upstream.dialect": "sqlite", "upstream.tls": "false", "upstream.credentials": "t"}})

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-adbc/go/adbc"
 )
@@ -101,9 +100,7 @@ func metricValue(t *testing.T, url, name string) float64 {
 func TestDeniedCostsLikeMissing(t *testing.T) {
 	srv := startServe(t)
 	metricsURL := bannerMetrics.FindStringSubmatch(srv.Banner)[1]
-	metaAddr := bannerMetasrv.FindStringSubmatch(srv.Banner)[1]
-	env := &metasrvEnv{adminTok: srv.token(t, "admin@demo"), client: &http.Client{Timeout: 20 * time.Second}}
-	node := &metasrvProc{id: "serve", httpAddr: metaAddr}
+	env, node := serveMetasrv(t, srv)
 	ctx := context.Background()
 
 	admin := mustDial(t, srv.uri(), bearer(srv.token(t, "admin@demo")))

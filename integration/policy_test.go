@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-adbc/go/adbc"
 )
@@ -21,12 +20,7 @@ var ssnRE = regexp.MustCompile(`\d{3}-\d{2}-\d{4}`)
 // through the gateway.
 func TestPolicies(t *testing.T) {
 	srv := startServe(t)
-	m := bannerMetasrv.FindStringSubmatch(srv.Banner)
-	if m == nil {
-		t.Fatalf("no metasrv address in the banner:\n%s", srv.Banner)
-	}
-	env := &metasrvEnv{adminTok: srv.token(t, "admin@demo"), client: &http.Client{Timeout: 20 * time.Second}}
-	node := &metasrvProc{id: "serve", httpAddr: m[1]}
+	env, node := serveMetasrv(t, srv)
 	const ml = "/api/metalakes/demo"
 	admin := func(method, path string, body any) { env.must(t, node, method, path, body) }
 	ctx := context.Background()

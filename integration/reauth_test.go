@@ -17,18 +17,25 @@ import (
 
 var bannerMetasrv = regexp.MustCompile(`metasrv REST on http://(\S+) `)
 
+// serveMetasrv returns the REST client of the metasrv node a `lakegate serve`
+// runs, acting as the demo tenant's owner (admin@demo).
+func serveMetasrv(t testing.TB, srv *server) (*metasrvEnv, *metasrvProc) {
+	t.Helper()
+	m := bannerMetasrv.FindStringSubmatch(srv.Banner)
+	if m == nil {
+		t.Fatalf("no metasrv address in the banner:\n%s", srv.Banner)
+	}
+	env := &metasrvEnv{adminTok: srv.token(t, "admin@demo"), client: &http.Client{Timeout: 20 * time.Second}}
+	return env, &metasrvProc{id: "serve", httpAddr: m[1]}
+}
+
 // TestTicketReauthorized: a ticket issued before a revocation is refused at
 // DoGet after it, exactly like a missing table; after the grant is back
 // the same ticket runs again. Tickets issued and redeemed with no change
 // in between run as usual.
 func TestTicketReauthorized(t *testing.T) {
 	srv := startServe(t)
-	m := bannerMetasrv.FindStringSubmatch(srv.Banner)
-	if m == nil {
-		t.Fatalf("no metasrv address in the banner:\n%s", srv.Banner)
-	}
-	env := &metasrvEnv{adminTok: srv.token(t, "admin@demo"), client: &http.Client{Timeout: 20 * time.Second}}
-	node := &metasrvProc{id: "serve", httpAddr: m[1]}
+	env, node := serveMetasrv(t, srv)
 
 	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

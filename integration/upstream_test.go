@@ -3,7 +3,6 @@ package integration_test
 import (
 	"bufio"
 	"context"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,12 +117,7 @@ func TestUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := startServe(t, "--upstream-allow", upAddr, "--upstream-credentials-dir", creds)
-	m := bannerMetasrv.FindStringSubmatch(srv.Banner)
-	if m == nil {
-		t.Fatalf("no metasrv address in the banner:\n%s", srv.Banner)
-	}
-	env := &metasrvEnv{adminTok: srv.token(t, "admin@demo"), client: &http.Client{Timeout: 20 * time.Second}}
-	node := &metasrvProc{id: "serve", httpAddr: m[1]}
+	env, node := serveMetasrv(t, srv)
 	const ml = "/api/metalakes/demo"
 	admin := func(method, path string, body any) { env.must(t, node, method, path, body) }
 	ctx := context.Background()

@@ -158,11 +158,6 @@ func (w *walker) portableExpr(e ast.ExprNode) (ast.ExprNode, error) {
 		return nil, unsupported("parameters are not supported on tables of an upstream engine")
 	case *test_driver.ValueExpr:
 		return literal(x)
-	case *ast.ColumnNameExpr:
-		return x, w.column(x.Name)
-	case *ast.ParenthesesExpr:
-		x.Expr, err = w.expr(x.Expr)
-		return x, err
 	case *ast.BinaryOperationExpr:
 		op, ok := portableOps[x.Op]
 		if !ok {
@@ -198,10 +193,6 @@ func (w *walker) portableExpr(e ast.ExprNode) (ast.ExprNode, error) {
 			return nil, unsupported("operator %q is not supported on tables of an upstream engine", x.Op.String())
 		}
 		n.v, err = w.expr(x.V)
-		return n, err
-	case *ast.IsNullExpr:
-		n := &isNullExpr{not: x.Not}
-		n.v, err = w.expr(x.Expr)
 		return n, err
 	case *ast.PatternInExpr:
 		if _, ok := x.Expr.(*ast.RowExpr); ok {
@@ -240,46 +231,6 @@ func (w *walker) portableExpr(e ast.ExprNode) (ast.ExprNode, error) {
 		}
 		n.hi, err = w.expr(x.Right)
 		return n, err
-	case *ast.CompareSubqueryExpr:
-		op, ok := comparisonOps[x.Op]
-		if !ok || w.dialect == DialectSQLite {
-			return nil, unsupported("ANY and ALL are not supported on tables of this upstream engine")
-		}
-		n := &cmpSubExpr{op: op, all: x.All}
-		if n.l, err = w.expr(x.L); err != nil {
-			return nil, err
-		}
-		n.sub, err = w.subquery(x.R)
-		return n, err
-	case *ast.ExistsSubqueryExpr:
-		n := &existsExpr{not: x.Not}
-		n.sub, err = w.subquery(x.Sel)
-		return n, err
-	case *ast.SubqueryExpr:
-		return w.subquery(x)
-	case *ast.CaseExpr:
-		if x.Value != nil {
-			if x.Value, err = w.expr(x.Value); err != nil {
-				return nil, err
-			}
-		}
-		if len(x.WhenClauses) == 0 {
-			return nil, syntaxErr("CASE without WHEN")
-		}
-		for _, wc := range x.WhenClauses {
-			if wc.Expr, err = w.expr(wc.Expr); err != nil {
-				return nil, err
-			}
-			if wc.Result, err = w.expr(wc.Result); err != nil {
-				return nil, err
-			}
-		}
-		if x.ElseClause != nil {
-			if x.ElseClause, err = w.expr(x.ElseClause); err != nil {
-				return nil, err
-			}
-		}
-		return x, nil
 	case *ast.FuncCallExpr:
 		if x.Schema.O != "" {
 			return nil, unsupported("qualified function names are not supported")

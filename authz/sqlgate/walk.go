@@ -800,6 +800,9 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		return nil, err
 	}
 	defer w.pop()
+	if n, ok, err := w.sharedExpr(e); ok {
+		return n, err
+	}
 	if w.dialect != DialectDuckDB {
 		return w.portableExpr(e)
 	}
@@ -813,11 +816,6 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		return &paramExpr{}, nil
 	case *test_driver.ValueExpr:
 		return literal(x)
-	case *ast.ColumnNameExpr:
-		return x, w.column(x.Name)
-	case *ast.ParenthesesExpr:
-		x.Expr, err = w.expr(x.Expr)
-		return x, err
 	case *ast.SetCollationExpr:
 		coll, err := collation(x.Collate)
 		if err != nil {
@@ -896,10 +894,6 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 			return nil, unsupported("operator %q is not supported", x.Op.String())
 		}
 		n.v, err = w.expr(x.V)
-		return n, err
-	case *ast.IsNullExpr:
-		n := &isNullExpr{not: x.Not}
-		n.v, err = w.expr(x.Expr)
 		return n, err
 	case *ast.PatternInExpr:
 		if row, ok := x.Expr.(*ast.RowExpr); ok && x.Sel == nil {
@@ -1008,46 +1002,6 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		}
 		n.lo, n.hi = cmpOperand(n.lo, n.v), cmpOperand(n.hi, n.v)
 		return n, nil
-	case *ast.CompareSubqueryExpr:
-		op, ok := comparisonOps[x.Op]
-		if !ok {
-			return nil, unsupported("operator %q is not supported with ANY/ALL", x.Op.String())
-		}
-		n := &cmpSubExpr{op: op, all: x.All}
-		if n.l, err = w.expr(x.L); err != nil {
-			return nil, err
-		}
-		n.sub, err = w.subquery(x.R)
-		return n, err
-	case *ast.ExistsSubqueryExpr:
-		n := &existsExpr{not: x.Not}
-		n.sub, err = w.subquery(x.Sel)
-		return n, err
-	case *ast.SubqueryExpr:
-		return w.subquery(x)
-	case *ast.CaseExpr:
-		if x.Value != nil {
-			if x.Value, err = w.expr(x.Value); err != nil {
-				return nil, err
-			}
-		}
-		if len(x.WhenClauses) == 0 {
-			return nil, syntaxErr("CASE without WHEN")
-		}
-		for _, wc := range x.WhenClauses {
-			if wc.Expr, err = w.expr(wc.Expr); err != nil {
-				return nil, err
-			}
-			if wc.Result, err = w.expr(wc.Result); err != nil {
-				return nil, err
-			}
-		}
-		if x.ElseClause != nil {
-			if x.ElseClause, err = w.expr(x.ElseClause); err != nil {
-				return nil, err
-			}
-		}
-		return x, nil
 	case *ast.FuncCallExpr:
 		name := x.FnName.L
 		if x.Schema.O != "" {
@@ -1152,6 +1106,71 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		return n, nil
 	}
 	return nil, unsupported("%s is not supported", nodeName(e))
+}
+
+// sharedExpr walks the expressions every dialect walks alike; ok is false
+// for any other.
+func (w *walker) sharedExpr(e ast.ExprNode) (n ast.ExprNode, ok bool, err error) {
+	switch x := e.(type) {
+	case *ast.ColumnNameExpr:
+		return x, true, w.column(x.Name)
+	case *ast.ParenthesesExpr:
+		x.Expr, err = w.expr(x.Expr)
+		return x, true, err
+	case *ast.IsNullExpr:
+		n := &isNullExpr{not: x.Not}
+		n.v, err = w.expr(x.Expr)
+		return n, true, err
+	case *ast.CompareSubqueryExpr:
+		op, ok := comparisonOps[x.Op]
+		if !ok || w.dialect == DialectSQLite {
+			return nil, true, unsupported("operator %q is not supported with ANY/ALL here", x.Op.String())
+		}
+		n := &cmpSubExpr{op: op, all: x.All}
+		if n.l, err = w.expr(x.L); err != nil {
+			return nil, true, err
+		}
+		n.sub, err = w.subquery(x.R)
+		return n, true, err
+	case *ast.ExistsSubqueryExpr:
+		n := &existsExpr{not: x.Not}
+		n.sub, err = w.subquery(x.Sel)
+		return n, true, err
+	case *ast.SubqueryExpr:
+		n, err := w.subquery(x)
+		return n, true, err
+	case *ast.CaseExpr:
+		n, err := w.caseExpr(x)
+		return n, true, err
+	}
+	return nil, false, nil
+}
+
+// caseExpr walks the parts of a CASE expression in place.
+func (w *walker) caseExpr(x *ast.CaseExpr) (ast.ExprNode, error) {
+	var err error
+	if x.Value != nil {
+		if x.Value, err = w.expr(x.Value); err != nil {
+			return nil, err
+		}
+	}
+	if len(x.WhenClauses) == 0 {
+		return nil, syntaxErr("CASE without WHEN")
+	}
+	for _, wc := range x.WhenClauses {
+		if wc.Expr, err = w.expr(wc.Expr); err != nil {
+			return nil, err
+		}
+		if wc.Result, err = w.expr(wc.Result); err != nil {
+			return nil, err
+		}
+	}
+	if x.ElseClause != nil {
+		if x.ElseClause, err = w.expr(x.ElseClause); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
 }
 
 // column lower-cases a column reference, rewrites schema.table.column to
