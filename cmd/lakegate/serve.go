@@ -184,7 +184,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer func() { _ = stopMetrics(context.WithoutCancel(ctx)) }()
 	if demo {
-		if err := ensureDemoTables(ctx, core.engine, core.files, core.cat); err != nil {
+		if err := ensureDemoTables(ctx, core.files, core.cat); err != nil {
 			return errors.Join(err, stopMeta())
 		}
 	}

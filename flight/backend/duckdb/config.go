@@ -30,6 +30,9 @@ type Config struct {
 	// Allocator allocates the merged record batches Execute returns. nil means
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
+	// NoVerify turns off the check of every new statement with DuckDB's own
+	// parser (see Execute). Only tests of the lockdown alone set it.
+	NoVerify bool
 }
 
 // Defaults applied for zero Config fields.

@@ -159,6 +159,8 @@ type tenant struct {
 
 	mu    sync.Mutex          // serializes view DDL; guards bound
 	bound map[string][]string // table versions with a view (Bind): id → column types
+
+	verified verifyCache // statements that passed verify
 }
 
 func (e *Engine) openTenant(ctx context.Context, id string) (_ *tenant, err error) {

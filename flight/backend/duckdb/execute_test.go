@@ -501,3 +501,47 @@ func TestExecuteCancelMidStream(t *testing.T) {
 		}
 	}
 }
+
+// TestVerify: the engine's second line of defence refuses, before running
+// it, any statement DuckDB's own parser sees reading outside the relations
+// the gate issues; what the gate prints passes.
+func TestVerify(t *testing.T) {
+	ctx := context.Background()
+	e, _ := newEngine(t, verifying)
+	tbl := relSQL(bindTable(t, e, "acme", "t@1", "SELECT range AS id FROM range(3)"))
+	for _, sql := range []string{
+		"SELECT 1",
+		"SELECT * FROM " + tbl + " AS t WHERE id > 0",
+		`WITH "__cte1_x" AS (SELECT id FROM ` + tbl + `) SELECT * FROM "__cte1_x"`,
+		`SELECT * FROM (SELECT id FROM ` + tbl + ` AS "__lg_p" WHERE (id > 0)) AS "t"`,
+		`SELECT * FROM (VALUES (1, 'a')) AS "__lg_values" ("a", "b")`,
+		"SELECT id FROM " + tbl + " WHERE id IN (SELECT id FROM " + tbl + ")",
+		"EXPLAIN SELECT * FROM " + tbl,
+	} {
+		if _, err := query(ctx, e, "acme", sql); err != nil {
+			t.Errorf("%s: %v", sql, err)
+		}
+	}
+	for _, sql := range []string{
+		"SELECT * FROM range(3)",
+		"SELECT * FROM read_csv('x.csv')",
+		"SELECT * FROM lg_empty.t",
+		"SELECT * FROM main.t",
+		"SELECT * FROM memory.lg_rel.x",
+		`WITH x AS (SELECT 1) SELECT * FROM x`,
+		"SELECT id FROM " + tbl + " WHERE id IN (SELECT range FROM range(2))",
+		"SELECT 1; SELECT 2",
+		"CREATE TABLE lg_empty.t AS SELECT 1",
+		"SELEC 1",
+		"EXPLAIN ANALYZE SELECT * FROM " + tbl,
+		"EXPLAIN SELECT * FROM range(3)",
+	} {
+		_, err := query(ctx, e, "acme", sql)
+		if !errors.Is(err, duckdb.ErrUnverified) {
+			t.Errorf("%s: %v, want ErrUnverified", sql, err)
+		}
+		if _, err := e.Describe(ctx, "acme", sql, 0); !errors.Is(err, duckdb.ErrUnverified) {
+			t.Errorf("Describe %s: %v, want ErrUnverified", sql, err)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package duckdb
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // ConnsInUse reports how many pooled connections of tenant are checked out.
 func (e *Engine) ConnsInUse(tenant string) int {
@@ -38,4 +41,21 @@ func (e *Engine) ViewGen(tenant string) int64 {
 		return -1
 	}
 	return int64(t.gen.Load())
+}
+
+// VerifyUncached runs the statement check on sql without the cache of
+// verified statements.
+func (e *Engine) VerifyUncached(ctx context.Context, tenant, sql string) error {
+	t, err := e.tenant(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	js, err := t.serialize(ctx, sql)
+	if err != nil {
+		return err
+	}
+	if p := statementProblem(js); p != "" {
+		return fmt.Errorf("%w: %s", ErrUnverified, p)
+	}
+	return nil
 }

@@ -25,6 +25,9 @@ func newEngine(t testing.TB, mod ...func(*duckdb.Config)) (*duckdb.Engine, strin
 	}
 	cfg := duckdb.DefaultConfig()
 	cfg.Root = root
+	// Most tests here run SQL the gate would never print (range(), DDL):
+	// the statement check is off unless a test turns it on (verifying).
+	cfg.NoVerify = true
 	cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	for _, m := range mod {
 		m(&cfg)
@@ -40,6 +43,9 @@ func newEngine(t testing.TB, mod ...func(*duckdb.Config)) (*duckdb.Engine, strin
 	})
 	return e, root
 }
+
+// verifying turns the statement check on, as it is outside these tests.
+func verifying(c *duckdb.Config) { c.NoVerify = false }
 
 // writeFile writes query's result as a fresh data file of storageID (a new
 // segment, part 0) in tenant's directory and returns its absolute path.

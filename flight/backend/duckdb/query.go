@@ -21,9 +21,18 @@ import (
 // spill to the tenant's tmp/). The query runs under the caller's ctx bounded
 // by Config.QueryTimeout; cancelling it interrupts DuckDB. The reader holds a
 // pooled connection until it is released.
+//
+// Every statement not seen before is first checked with DuckDB's own parser
+// (json_serialize_sql): one statement, reading only relations the gate
+// issues (lg_rel views, the gate's CTEs, derived tables), calling no table
+// function; anything else fails with ErrUnverified (a gate bug). Describe
+// does the same.
 func (e *Engine) Execute(ctx context.Context, tenantID, sql string, args []any) (array.RecordReader, error) {
 	t, err := e.tenant(ctx, tenantID)
 	if err != nil {
+		return nil, err
+	}
+	if err := t.verify(ctx, sql); err != nil {
 		return nil, err
 	}
 	s, err := t.begin(ctx)
@@ -80,6 +89,9 @@ func (e *Engine) Describe(ctx context.Context, tenantID, sql string, numParams i
 // describe is Describe on an open tenant.
 func (t *tenant) describe(ctx context.Context, sql string, numParams int) (backend.Description, error) {
 	var d backend.Description
+	if err := t.verify(ctx, sql); err != nil {
+		return d, err
+	}
 	s, err := t.begin(ctx)
 	if err != nil {
 		return d, err
