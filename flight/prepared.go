@@ -289,6 +289,14 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 	if st.plan.write != nil {
 		return nil, nil, toStatus(fmt.Errorf("%w: %s changes data; run it with ExecuteUpdate", errBadRequest, st.plan.write.Kind()))
 	}
+	if st.plan.show != nil {
+		// Answered now, from what the caller may see now (like a ticket's).
+		payload, err := encodeShow(st.plan.show)
+		if err != nil {
+			return nil, nil, s.fail(ctx, "show", err)
+		}
+		return s.doGetShow(ctx, p, handle, payload)
+	}
 	if st.plan.sql == "" {
 		ch := make(chan flight.StreamChunk)
 		close(ch)

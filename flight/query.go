@@ -45,14 +45,16 @@ type plan struct {
 // every table against the principal's namespace grants, resolve and
 // authorize it through the catalog, bind its files, render canonical SQL and
 // describe it. USE statements update the caller's session and plan to an
-// empty result. SHOW, DESCRIBE and EXPLAIN are refused: planQuery plans
-// prepared statements, and those run SQL only; planStatement accepts them.
+// empty result; SHOW, DESCRIBE and EXPLAIN plan to a show plan (pl.show
+// set), answered when the statement runs. planQuery plans prepared
+// statements (JDBC prepares every statement): writes plan to a prepared
+// write, run by DoPutPreparedStatementUpdate.
 func (s *Server) planQuery(ctx context.Context, p *authz.Principal, text string) (*plan, error) {
 	return s.planText(ctx, p, text, false)
 }
 
-// planStatement is planQuery for a plain (not prepared) statement: SHOW,
-// DESCRIBE and EXPLAIN plan to a show plan (pl.show set).
+// planStatement is planQuery for a plain (not prepared) statement: a write
+// is refused (it runs with ExecuteUpdate).
 func (s *Server) planStatement(ctx context.Context, p *authz.Principal, text string) (*plan, error) {
 	return s.planText(ctx, p, text, true)
 }
@@ -76,9 +78,6 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 	case stmt.IsWrite():
 		return nil, fmt.Errorf("%w: %s changes data; run it with ExecuteUpdate", errBadRequest, stmt.Kind())
 	case stmt.IsShow() || stmt.Kind() == sqlgate.KindExplain:
-		if !allowShow {
-			return nil, fmt.Errorf("%w: %s cannot be prepared; run it as a plain query", errBadRequest, stmt.Kind())
-		}
 		return s.planShow(ctx, p, stmt)
 	}
 	refs := stmt.Tables()

@@ -123,19 +123,46 @@ func TestShow(t *testing.T) {
 		}
 	})
 
-	t.Run("SHOW cannot be prepared", func(t *testing.T) {
-		stmt, err := analyst.conn.NewStatement()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer stmt.Close()
-		if err := stmt.SetSqlQuery("SHOW DATABASES"); err != nil {
-			t.Fatal(err)
-		}
-		if err := stmt.Prepare(ctx); adbcStatus(err) != adbc.StatusInvalidArgument {
-			t.Fatalf("Prepare: %v", err)
+	t.Run("SHOW and DESCRIBE prepared (as JDBC does)", func(t *testing.T) {
+		for q, want := range map[string]string{"SHOW DATABASES": "sales", "DESCRIBE sales.orders": "customer_id"} {
+			stmt, err := analyst.conn.NewStatement()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := stmt.SetSqlQuery(q); err != nil {
+				t.Fatal(err)
+			}
+			if err := stmt.Prepare(ctx); err != nil {
+				t.Fatalf("Prepare %s: %v", q, err)
+			}
+			got := firstColumn(t, ctx, stmt)
+			stmt.Close()
+			if !slices.Contains(got, want) {
+				t.Errorf("%s prepared: %v, want %s among them", q, got, want)
+			}
 		}
 	})
+}
+
+// firstColumn executes a statement and returns its first column as text.
+func firstColumn(t *testing.T, ctx context.Context, stmt adbc.Statement) []string {
+	t.Helper()
+	rdr, _, err := stmt.ExecuteQuery(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	var out []string
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		for i := range int(rec.NumRows()) {
+			out = append(out, rec.Column(0).ValueStr(i))
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestExplain: EXPLAIN returns the gateway's SQL and the engine's plan, for
