@@ -764,3 +764,42 @@ func rowIn(not bool, l []ast.ExprNode, rows [][]ast.ExprNode) (ast.ExprNode, err
 	}
 	return out, nil
 }
+
+// rowInSub: (a, b) IN (SELECT x, y …) with MySQL's answer — TRUE when a row
+// of the subquery equals (a, b), else NULL when one might (a comparison is
+// NULL), else FALSE — over one copy of the subquery, each operand printed
+// once (DuckDB's own row IN answers NULL where MySQL answers FALSE):
+//
+//	(SELECT CASE max(coalesce(CAST(<(a, b) = (c1, c2)> AS INTEGER) * 2, 1))
+//	  WHEN 2 THEN TRUE WHEN 1 THEN NULL ELSE FALSE END
+//	 FROM (<subquery>) AS "__lg_in" ("__lg_c1", "__lg_c2"))
+//
+// The subquery must be one SELECT with exactly as many plain fields as the
+// row has values.
+func rowInSub(not bool, l []ast.ExprNode, sub *ast.SubqueryExpr) (ast.ExprNode, error) {
+	sel, ok := sub.Query.(*ast.SelectStmt)
+	if !ok || sel.Fields == nil || len(sel.Fields.Fields) != len(l) {
+		return nil, unsupported("(…) IN (subquery) takes a SELECT with as many columns as the row")
+	}
+	for _, f := range sel.Fields.Fields {
+		if f.WildCard != nil {
+			return nil, unsupported("(…) IN (subquery) takes a SELECT without *")
+		}
+	}
+	refs := make([]ast.ExprNode, len(l))
+	names := make([]string, len(l))
+	for i := range l {
+		names[i] = `"__lg_c` + strconv.Itoa(i+1) + `"`
+		refs[i] = &litExpr{text: `"__lg_in".` + names[i]}
+	}
+	cmp, err := rowCompare("=", l, refs)
+	if err != nil {
+		return nil, err
+	}
+	out := tx("(SELECT CASE max(coalesce(CAST(", cmp, " AS INTEGER) * 2, 1)) WHEN 2 THEN TRUE WHEN 1 THEN NULL ELSE FALSE END FROM ",
+		sub, ` AS "__lg_in" (`+strings.Join(names, ", ")+"))")
+	if not {
+		return &unaryExpr{op: "NOT ", v: out}, nil
+	}
+	return out, nil
+}

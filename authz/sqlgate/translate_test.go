@@ -1,6 +1,11 @@
 package sqlgate_test
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"lakegate/authz/sqlgate"
+)
 
 // TestTranslations pins the printed DuckDB form of every translated MySQL
 // function and operator (funcs.go, translate.go). Each form is checked
@@ -57,5 +62,38 @@ func TestTranslations(t *testing.T) {
 				t.Fatalf("got\n%s\nwant\n%s", out, tt.want)
 			}
 		})
+	}
+}
+
+// TestRowInSubquery: (a, b) IN (SELECT …) answers as MySQL does, NULLs
+// included, on real DuckDB.
+func TestRowInSubquery(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	db := policyDB(t)
+	sub := "(SELECT person, CASE WHEN oid = 10 THEN NULL ELSE '444-55-6666' END FROM orders)"
+	for q, want := range map[string][]string{
+		"SELECT id, (id, ssn) IN " + sub + " FROM people ORDER BY id":                                                     {"1 <nil>", "2 true", "3 false", "4 <nil>"},
+		"SELECT id, (id, ssn) NOT IN " + sub + " FROM people ORDER BY id":                                                 {"1 <nil>", "2 false", "3 true", "4 <nil>"},
+		"SELECT id FROM people WHERE (id, region) IN (SELECT person, 'EU' FROM orders WHERE amount < 10) ORDER BY id":     {"1", "3"},
+		"SELECT id FROM people WHERE (id, region) NOT IN (SELECT person, 'EU' FROM orders WHERE amount < 10) ORDER BY id": {"2", "4"},
+		"SELECT id FROM people WHERE (id, region) IN (SELECT person, 'EU' FROM orders WHERE amount > 100)":                nil,
+	} {
+		got, err := policyRun(t, g, db, nil, q)
+		if err != nil {
+			t.Errorf("%s: %v", q, err)
+			continue
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s = %v, want %v", q, got, want)
+		}
+	}
+	for _, q := range []string{
+		"SELECT id FROM people WHERE (id, region) IN (SELECT * FROM orders)",
+		"SELECT id FROM people WHERE (id, region) IN (SELECT person FROM orders)",
+		"SELECT id FROM people WHERE (id, region) IN (SELECT person, 'a' FROM orders UNION SELECT 1, 'b')",
+	} {
+		if _, err := policyRun(t, g, db, nil, q); err == nil {
+			t.Errorf("%s accepted", q)
+		}
 	}
 }

@@ -896,6 +896,16 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		n.v, err = w.expr(x.V)
 		return n, err
 	case *ast.PatternInExpr:
+		if row, ok := x.Expr.(*ast.RowExpr); ok && x.Sel != nil {
+			if err := w.exprs(row.Values); err != nil {
+				return nil, err
+			}
+			sub, err := w.subquery(x.Sel)
+			if err != nil {
+				return nil, err
+			}
+			return rowInSub(x.Not, row.Values, sub)
+		}
 		if row, ok := x.Expr.(*ast.RowExpr); ok && x.Sel == nil {
 			if err := w.exprs(row.Values); err != nil {
 				return nil, err
