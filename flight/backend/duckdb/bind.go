@@ -3,6 +3,7 @@ package duckdb
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -53,14 +54,42 @@ func (t *tenant) bind(ctx context.Context, lt *backend.LocalTable) (backend.Rela
 	if err != nil {
 		return backend.Relation{}, err
 	}
-	if err := t.exec(ctx, "CREATE VIEW IF NOT EXISTS "+relSchema+"."+quoteIdent(rel.Name)+" AS "+body); err != nil {
+	// A small version is copied into memory once: reading its Parquet
+	// files costs more than a point query itself.
+	kind := "VIEW"
+	size, copied := t.materializable(lt)
+	if copied {
+		kind = "TABLE"
+	}
+	if err := t.exec(ctx, "CREATE "+kind+" IF NOT EXISTS "+relSchema+"."+quoteIdent(rel.Name)+" AS "+body); err != nil {
 		return backend.Relation{}, err
+	}
+	if copied {
+		t.materialized += size
 	}
 	if rel.Types, err = t.viewTypes(ctx, rel.Name); err != nil {
 		return backend.Relation{}, err
 	}
 	t.bound[lt.ID] = rel.Types
 	return rel, nil
+}
+
+// materializable reports whether lt should be copied into memory (see
+// Config.MaterializeBytes) and its files' total size. The caller holds t.mu.
+func (t *tenant) materializable(lt *backend.LocalTable) (int64, bool) {
+	cfg := t.eng.cfg
+	if cfg.MaterializeBytes < 0 || len(lt.Paths) == 0 {
+		return 0, false
+	}
+	var size int64
+	for _, p := range lt.Paths {
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			return 0, false
+		}
+		size += fi.Size()
+	}
+	return size, size <= cfg.MaterializeBytes && t.materialized+size <= cfg.MaterializeTotal
 }
 
 // viewTypes returns the engine types of the columns of view name (in

@@ -3,6 +3,7 @@ package duckdb_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -138,7 +139,7 @@ func TestTenantsAreIsolated(t *testing.T) {
 // of the same table is a new view beside the old one.
 func TestBindOnce(t *testing.T) {
 	ctx := context.Background()
-	e, root := newEngine(t)
+	e, root := newEngine(t, func(c *duckdb.Config) { c.MaterializeBytes = -1 }) // views over the files
 	v1 := writeFile(t, e, "acme", "t", "SELECT 1 AS a")
 	lt := []backend.LocalTable{{ID: "t@1", Paths: []string{v1}}}
 	rel1, err := e.Bind(ctx, "acme", lt)
@@ -379,4 +380,44 @@ func TestConfig(t *testing.T) {
 	if _, err := e.WriteFile(ctx, "acme", "tables/t/0123456789abcdef0123456789abcdef/part-0.parquet", "SELECT 1"); !errors.Is(err, duckdb.ErrClosed) {
 		t.Fatalf("WriteFile after Close: %v", err)
 	}
+}
+
+// TestBindMaterializes: a version whose files are small is copied into
+// memory at Bind (its file may go away afterwards), up to the tenant's
+// total; past it, versions are views over their files again.
+func TestBindMaterializes(t *testing.T) {
+	ctx := context.Background()
+	small := writeFileSize(t)
+	e, _ := newEngine(t, func(c *duckdb.Config) { c.MaterializeTotal = small + small/2 })
+	var rels []backend.Relation
+	var paths []string
+	for i, id := range []string{"m@1", "m@2"} {
+		p := writeFile(t, e, "acme", "m", fmt.Sprintf("SELECT %d AS v FROM range(100)", i))
+		got, err := e.Bind(ctx, "acme", []backend.LocalTable{{ID: id, Paths: []string{p}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rels, paths = append(rels, got[0]), append(paths, p)
+	}
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := mustQuery(t, e, "acme", "SELECT sum(v) FROM "+relSQL(rels[0])); r.rows != 1 {
+		t.Fatalf("the copied version: %v", r.values)
+	}
+	_, err := query(ctx, e, "acme", "SELECT sum(v) FROM "+relSQL(rels[1]))
+	wantErr(t, err, backend.ErrQuery) // past the total: a view over a file that is gone
+}
+
+// writeFileSize is the size of the files TestBindMaterializes writes.
+func writeFileSize(t *testing.T) int64 {
+	e, _ := newEngine(t)
+	p := writeFile(t, e, "acme", "m", "SELECT 0 AS v FROM range(100)")
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

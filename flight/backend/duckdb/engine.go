@@ -157,8 +157,9 @@ type tenant struct {
 	eng  *Engine
 	log  *slog.Logger
 
-	mu    sync.Mutex          // serializes view DDL; guards bound
-	bound map[string][]string // table versions with a view (Bind): id → column types
+	mu           sync.Mutex          // serializes view DDL; guards bound and materialized
+	bound        map[string][]string // table versions with a view (Bind): id → column types
+	materialized int64               // file bytes of the versions copied into memory
 
 	verified verifyCache // statements that passed verify
 }
