@@ -39,6 +39,10 @@ type plan struct {
 	// write is a prepared write statement (CTAS, INSERT, DROP), run by
 	// DoPutPreparedStatementUpdate; sql is then empty.
 	write *sqlgate.Statement
+	// text and defSchema are the client's statement and default schema of
+	// a plan over an upstream engine, planned again in the engine's
+	// dialect when a prepared statement's tables change (refresh).
+	text, defSchema string
 }
 
 // planQuery runs the gate for one statement: parse, require a query, check
@@ -88,10 +92,7 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 	if up, err := upstreamOf(tables); err != nil {
 		return nil, err
 	} else if up != nil {
-		if !allowShow {
-			return nil, fmt.Errorf("%w: prepared statements are not supported on tables of an upstream engine; run the query directly", errBadRequest)
-		}
-		return s.planUpstream(ctx, p, text, st.schema, refs, tables, up)
+		return s.planUpstream(ctx, p, text, st.schema, stmt, tables, up)
 	}
 	tenant := p.Tenant().String()
 	rel, release, err := s.bind(ctx, p, refs, tables)
@@ -124,6 +125,16 @@ func (s *Server) refresh(ctx context.Context, p *authz.Principal, pl *plan) (*pl
 	}
 	if slices.EqualFunc(tables, pl.tables, func(a, b backend.TableVersion) bool { return a.Same(&b) }) {
 		return pl, nil
+	}
+	up, err := upstreamOf(tables)
+	if err != nil {
+		return nil, err
+	}
+	if up != nil || pl.text != "" {
+		if up == nil || pl.text == "" {
+			return nil, fmt.Errorf("%w: the statement's tables moved to another engine; prepare it again", errBadRequest)
+		}
+		return s.planUpstream(ctx, p, pl.text, pl.defSchema, pl.stmt, tables, up)
 	}
 	rel, release, err := s.bind(ctx, p, refs, tables)
 	if err != nil {

@@ -59,7 +59,12 @@ func target(up *backend.UpstreamTable) upstream.Target {
 // parsed again for the engine's dialect, every table is printed as its
 // engine-side name (through its row filter and masks), and the engine
 // describes the result.
-func (s *Server) planUpstream(ctx context.Context, p *authz.Principal, text, schema string, refs []sqlgate.TableRef, tables []backend.TableVersion, up *backend.UpstreamTable) (*plan, error) {
+//
+// parsed is the statement as the gate parsed it for the embedded engine: its
+// tables are the ones resolved, and a prepared statement keeps it (with
+// the text) to be refreshed.
+func (s *Server) planUpstream(ctx context.Context, p *authz.Principal, text, schema string, parsed *sqlgate.Statement, tables []backend.TableVersion, up *backend.UpstreamTable) (*plan, error) {
+	refs := parsed.Tables()
 	if s.cfg.Upstreams == nil {
 		return nil, fmt.Errorf("%w: this gateway serves no upstream engines", backend.ErrUnavailable)
 	}
@@ -97,7 +102,8 @@ func (s *Server) planUpstream(ctx context.Context, p *authz.Principal, text, sch
 	if err != nil {
 		return nil, withheld(tables, err)
 	}
-	return &plan{sql: sql, schema: sch, params: arrow.NewSchema(nil, nil), tables: tables}, nil
+	return &plan{sql: sql, schema: sch, params: arrow.NewSchema(nil, nil), tables: tables,
+		stmt: parsed, text: text, defSchema: schema}, nil
 }
 
 // upstreamSchema asks the engine for the result schema of sql. An engine

@@ -139,6 +139,23 @@ func TestUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// JDBC prepares every statement: prepared queries work on upstream
+	// tables, and follow policy changes (checked again below).
+	prepared, err := analyst.conn.NewStatement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prepared.Close()
+	if err := prepared.SetSqlQuery("SELECT keyname FROM sales.ints WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := prepared.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := firstCell(t, ctx, prepared); got != "one" {
+		t.Fatalf("prepared: %q", got)
+	}
+
 	t.Run("registered table", func(t *testing.T) {
 		wantRows(t, analyst.mustRows(t, "SELECT keyname, value FROM sales.ints ORDER BY id"),
 			[]string{"one", "1"}, []string{"zero", "0"}, []string{"negative one", "-1"}, []string{"NULL", "NULL"})
@@ -176,6 +193,31 @@ func TestUpstream(t *testing.T) {
 			[]string{"1", "***", "1"}, []string{"2", "***", "0"})
 		wantRows(t, analyst.mustRows(t, "SELECT count(*) FROM sales.ints WHERE keyname = 'one'"), []string{"0"})
 		wantRows(t, analyst.mustRows(t, "SELECT max(id) FROM sales.ints"), []string{"2"})
+		// A statement prepared before the mask is re-authorized when it
+		// runs: its result now has the masked form, which clients that
+		// check the prepared schema refuse; it never returns the real value.
+		if rdr, _, err := prepared.ExecuteQuery(ctx); err == nil {
+			for rdr.Next() {
+				if rec := rdr.RecordBatch(); rec.NumRows() > 0 && rec.Column(0).ValueStr(0) != "***" {
+					t.Fatalf("the statement prepared before the mask returned %q", rec.Column(0).ValueStr(0))
+				}
+			}
+			rdr.Release()
+		}
+		again, err := analyst.conn.NewStatement()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer again.Close()
+		if err := again.SetSqlQuery("SELECT keyname FROM sales.ints WHERE id = 1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := again.Prepare(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := firstCell(t, ctx, again); got != "***" {
+			t.Fatalf("prepared after the mask: %q", got)
+		}
 		admin("POST", ml+"/objects/table/ext.sales.ints/tags", map[string]any{"tagsToRemove": []string{"upstream_rows"}})
 		admin("POST", ml+"/objects/column/ext.sales.ints.keyname/tags", map[string]any{"tagsToRemove": []string{"upstream_pii"}})
 	})
