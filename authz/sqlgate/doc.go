@@ -84,6 +84,17 @@
 // rewrite makes the engine fail rather than answer differently (see rwRound,
 // rwDateAdd, numOperand).
 //
+// Row filters and column masks (policy.go): a Relation may carry a Policy,
+// prepared with PrepareRowFilter and PrepareMask (the same parser, walker and
+// allow-list, restricted to the table's own columns, plus current_user(),
+// current_tenant() and has_role()); Render then prints every read of the
+// table as a derived table selecting the masked columns under the filter.
+// CheckRowFilter and CheckMask validate policy text where it is written.
+//
+// Upstream dialects (dialect.go): ParseFor prints a portable core of SELECT
+// for MySQL-compatible engines and SQLite without translating MySQL
+// semantics, refusing everything else.
+//
 // Caller obligations: gate and resolve every TableRef before Render, with the
 // same answer for a missing and a forbidden table; run the engine with an
 // empty default schema so that anything misclassified fails to resolve.
