@@ -92,6 +92,8 @@ func statusOf(err error) error {
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, backend.ErrForbidden):
 		return status.Error(codes.PermissionDenied, "permission denied")
+	case errors.Is(err, backend.ErrRefused):
+		return status.Error(codes.InvalidArgument, strings.TrimPrefix(err.Error(), "backend: "))
 	case errors.Is(err, backend.ErrUnavailable):
 		return status.Error(codes.Unavailable, "the engine is unavailable; retry")
 	case errors.Is(err, backend.ErrCatalogUnavailable):

@@ -170,6 +170,25 @@ func TestUpstream(t *testing.T) {
 		}
 	})
 
+	t.Run("upstream tables are read-only", func(t *testing.T) {
+		admin("PUT", ml+"/permissions/roles/sales_analyst/schema/ext.sales/grant", map[string]any{"privileges": []map[string]string{
+			{"name": "CREATE_TABLE", "condition": "ALLOW"}, {"name": "MODIFY_TABLE", "condition": "ALLOW"}}})
+		for _, sql := range []string{
+			"CREATE TABLE sales.copy AS SELECT 1 AS a",
+			"INSERT INTO sales.ints VALUES (9, 'nine', 9, NULL)",
+			"DROP TABLE sales.ints",
+		} {
+			_, err := analyst.exec(ctx, sql)
+			if err == nil || adbcStatus(err) == adbc.StatusInternal || adbcStatus(err) == adbc.StatusUnknown || strings.Contains(err.Error(), "127.0.0.1") {
+				t.Errorf("%s: %v", sql, err)
+			}
+		}
+		if _, err := analyst.exec(ctx, "CREATE TABLE sales.copy AS SELECT 1 AS a"); err == nil || !strings.Contains(err.Error(), "upstream catalog hold no data") {
+			t.Errorf("CTAS into the upstream catalog: %v", err)
+		}
+		wantRows(t, analyst.mustRows(t, "SELECT count(*) FROM sales.ints"), []string{"4"})
+	})
+
 	t.Run("mixing engines is refused", func(t *testing.T) {
 		// sales.orders of the lake catalog is not in ext: from ext it is
 		// missing, and there is no way to name the other catalog in SQL.
@@ -306,6 +325,9 @@ func TestUpstream(t *testing.T) {
 			t.Fatalf("engine down: %v", err)
 		}
 		startUpstream(t, upAddr)
+		if _, err := analyst.exec(ctx, "CREATE TABLE sales.copy AS SELECT 1 AS a"); err == nil || !strings.Contains(err.Error(), "upstream catalog hold no data") {
+			t.Errorf("CTAS into the upstream catalog: %v", err)
+		}
 		wantRows(t, analyst.mustRows(t, "SELECT count(*) FROM sales.ints"), []string{"4"})
 	})
 }

@@ -23,6 +23,10 @@ var (
 	// ErrForbidden reports a write the caller may not make on a table it may
 	// see.
 	ErrForbidden = errors.New("backend: forbidden")
+	// ErrRefused reports a request the catalog refused as invalid, such as a
+	// write into a catalog whose tables hold no data here (an upstream
+	// catalog). Its message is the catalog's and safe to show.
+	ErrRefused = errors.New("backend: refused")
 )
 
 // Caller is who a Catalog call is made for: the end user's tenant and

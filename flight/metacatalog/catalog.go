@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -90,6 +91,13 @@ func mapErr(op string, err error) error {
 		return fmt.Errorf("%w: %s", backend.ErrNotFound, op)
 	case errors.Is(err, client.ErrForbidden):
 		return fmt.Errorf("%w: %s", backend.ErrForbidden, op)
+	case errors.Is(err, client.ErrBadRequest):
+		// The catalog's reason, without where the catalog is.
+		msg := "the catalog refused the request"
+		if ae := (*client.Error)(nil); errors.As(err, &ae) {
+			msg = strings.TrimPrefix(ae.Message, "metasrv: bad request: ")
+		}
+		return fmt.Errorf("%w: %s: %s", backend.ErrRefused, op, msg)
 	}
 	return fmt.Errorf("metacatalog: %s: %w", op, err)
 }
