@@ -59,13 +59,16 @@ func Apply(s *Snapshot, cmd Command, m Meta) (*Snapshot, []Event, error) {
 		ev.Outcome, ev.Detail = Failure, e.Error()
 		return s, []Event{ev}, e
 	}
-	var buf [roleBufLen]uint64
-	w := s.who(m.Actor, buf[:])
-	if err := s.permit(&w, cmd); err != nil {
+	// One allocation for the transaction, the actor and its role buffer
+	// (the commands' permit and apply methods make all three escape).
+	tx := &txn{m: m}
+	tx.who = s.who(m.Actor, tx.roleBuf[:])
+	tx.w = &tx.who
+	if err := s.permit(tx.w, cmd); err != nil {
 		return fail(err)
 	}
 	n := *s
-	tx := &txn{s: &n, m: m, w: &w}
+	tx.s = &n
 	if err := cmd.apply(tx); err != nil {
 		return fail(err)
 	}
@@ -104,6 +107,9 @@ type txn struct {
 	w      *who
 	events []Event
 	detail string // the command event's detail, set by apply
+
+	who     who                // *w, the actor
+	roleBuf [roleBufLen]uint64 // backs who.roles
 }
 
 func (tx *txn) audit() Audit { return Audit{Creator: tx.m.Actor, CreateTime: tx.m.Time} }

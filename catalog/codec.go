@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 )
 
 // commandVersion is the envelope version written by EncodeCommand.
@@ -26,7 +27,15 @@ func EncodeCommand(cmd Command) ([]byte, error) {
 	if err != nil {
 		return nil, errf(ErrInvalidCommand, err.Error())
 	}
-	return json.Marshal(envelope{V: commandVersion, Type: cmd.commandType(), Body: body})
+	// What json.Marshal(envelope{commandVersion, type, body}) writes, built
+	// directly: json.Marshal's output is compact and escaped already, so
+	// embedding it as a json.RawMessage leaves it unchanged.
+	b := make([]byte, 0, len(canonicalPrefix)+len(`65535,"body":}`)+len(body))
+	b = append(b, canonicalPrefix...)
+	b = strconv.AppendUint(b, uint64(cmd.commandType()), 10)
+	b = append(b, `,"body":`...)
+	b = append(b, body...)
+	return append(b, '}'), nil
 }
 
 // DecodeCommand parses bytes written by EncodeCommand. Unknown versions,

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 	"testing"
 )
@@ -13,6 +15,8 @@ func FuzzDecodeCanonical(f *testing.F) {
 		CreateTable{Name: "c.s.t", Columns: []ColumnDef{{Name: "a", Type: "INT", Nullable: true}}},
 		AlterTag{Name: "t", Updates: []TagUpdate{{Type: "rename", NewName: "t2"}}},
 		AlterObject{Object: Table("c.s.t"), SetProperties: map[string]string{"k": "v"}, RemoveProperties: []string{"x"}},
+		AssociateTagsV2{Object: Catalog("c00"), TagsToAdd: []TagValue{{Name: "pii", Value: "v00"}}},
+		AssociateTagsV2{Object: Table("c.s.t"), TagsToAdd: []TagValue{{Name: "a"}, {Name: "é", Value: "x"}}, TagsToRemove: []TagValue{{Name: "b"}}},
 	} {
 		b, err := EncodeCommand(c)
 		if err != nil {
@@ -66,6 +70,39 @@ func TestDecodeCanonicalTakesEncodings(t *testing.T) {
 		got, ok := decodeCanonical(b)
 		if !ok || !reflect.DeepEqual(got, c) {
 			t.Fatalf("%s: got %#v, %v", b, got, ok)
+		}
+	}
+}
+
+// TestEncodeCommandEnvelope pins EncodeCommand's bytes to what marshaling
+// the envelope with encoding/json writes, for bodies with characters
+// encoding/json escapes.
+func TestEncodeCommandEnvelope(t *testing.T) {
+	for _, c := range []Command{
+		CreateUser{Name: "u"},
+		CreateCatalog{Name: "c<1>&\u2028é", Comment: "a \"quoted\"\tcomment\x7f"},
+		CreateTable{Name: "c.s.t", Columns: []ColumnDef{{Name: "a", Type: "INT", Nullable: true}}},
+		AlterTag{Name: "t", Updates: []TagUpdate{{Type: "rename", NewName: "t2"}}},
+		AlterObject{Object: Table("c.s.t"), SetProperties: map[string]string{"k": "v", "<": ">"}, RemoveProperties: []string{"x"}},
+		AssociateTagsV2{Object: Catalog("c00"), TagsToAdd: []TagValue{{Name: "pii", Value: "v00"}}},
+	} {
+		got, err := EncodeCommand(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(envelope{V: commandVersion, Type: c.commandType(), Body: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("EncodeCommand(%#v):\n got %s\nwant %s", c, got, want)
+		}
+		if d, err := DecodeCommand(got); err != nil || !reflect.DeepEqual(d, c) {
+			t.Errorf("DecodeCommand(%s) = %#v, %v", got, d, err)
 		}
 	}
 }

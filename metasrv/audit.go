@@ -70,9 +70,9 @@ const auditQueue = 4096
 // dies are lost from the file (unless Raft replays their entries).
 type AuditLog struct {
 	mu       sync.Mutex
-	queue    chan []Event  // nil: memory only, or closed
-	done     chan struct{} // closed when the writer has closed the file
-	closeErr error         // the writer's flush, sync and close; read after done
+	queue    chan auditBatch // nil: memory only, or closed
+	done     chan struct{}   // closed when the writer has closed the file
+	closeErr error           // the writer's flush, sync and close; read after done
 	maxIndex uint64
 	ring     []Event
 	next     int  // ring write position
@@ -112,19 +112,34 @@ func OpenAuditLog(path string, ringSize int, log *slog.Logger) (*AuditLog, error
 		f.Close()
 		return nil, fmt.Errorf("metasrv: audit log: reading %s: %w", path, err)
 	}
-	a.queue, a.done = make(chan []Event, auditQueue), make(chan struct{})
+	a.queue, a.done = make(chan auditBatch, auditQueue), make(chan struct{})
 	go a.write(f, a.queue)
 	return a, nil
 }
 
+// auditBatch is one Record's events queued for the file. commandValid
+// says that their Commands are valid JSON (the FSM decoded them).
+type auditBatch struct {
+	evs          []Event
+	commandValid bool
+}
+
 // write appends the queued events to f until the queue is closed, then
-// flushes, syncs and closes f.
-func (a *AuditLog) write(f *os.File, queue <-chan []Event) {
+// flushes, syncs and closes f. Each event is written as json.Encoder writes
+// it: by appendEvent, or by the encoder itself when appendEvent declines.
+func (a *AuditLog) write(f *os.File, queue <-chan auditBatch) {
 	defer close(a.done)
 	w := bufio.NewWriterSize(f, 64<<10)
 	enc := json.NewEncoder(w) // as json.Marshal, plus '\n'
-	for evs := range queue {
-		for _, e := range evs {
+	for batch := range queue {
+		for i := range batch.evs {
+			e := &batch.evs[i]
+			if line, ok := appendEvent(w.AvailableBuffer(), e, batch.commandValid); ok {
+				if _, err := w.Write(line); err != nil {
+					a.log.Error("metasrv: audit write failed", "err", err)
+				}
+				continue
+			}
 			if err := enc.Encode(e); err != nil {
 				a.log.Error("metasrv: audit write failed", "err", err)
 			}
@@ -147,13 +162,21 @@ func (a *AuditLog) push(e Event) {
 }
 
 // Record appends events to the ring and queues them for the file.
-func (a *AuditLog) Record(evs ...Event) {
+func (a *AuditLog) Record(evs ...Event) { a.record(evs, false) }
+
+// recordApplied is Record for the FSM's events, whose Commands it decoded.
+func (a *AuditLog) recordApplied(evs []Event) { a.record(evs, true) }
+
+func (a *AuditLog) record(evs []Event, commandValid bool) {
 	if len(evs) == 0 {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var out []Event
+	if a.queue != nil {
+		out = make([]Event, 0, len(evs))
+	}
 	for _, e := range evs {
 		if e.Index != 0 && e.Index <= a.maxIndex {
 			continue // already recorded before a restart
@@ -169,7 +192,7 @@ func (a *AuditLog) Record(evs ...Event) {
 	if len(out) > 0 {
 		// Under mu, so that batches are queued in Record order; the writer
 		// never takes mu.
-		a.queue <- out
+		a.queue <- auditBatch{out, commandValid}
 	}
 }
 

@@ -442,7 +442,7 @@ func (f *FSM) applyBatch(st *state, index uint64, cmd []byte) any {
 	}
 	next := &state{lakes: maps.Clone(st.lakes)}
 	out := &BatchResult{Results: make([]any, len(props))}
-	var evs []Event
+	evs := make([]Event, 0, 2*len(props)) // a command's event, and often one EffectiveTagsChanged
 	changed := false
 	for i, b := range props {
 		res, err := applyProposal(next, next, index, b)
@@ -498,7 +498,7 @@ func applyProposal(st, next *state, index uint64, cmd []byte) (*Result, error) {
 
 func (f *FSM) record(evs []Event) {
 	if f.audit != nil {
-		f.audit.Record(evs...)
+		f.audit.recordApplied(evs)
 	}
 }
 
