@@ -266,6 +266,23 @@ func (c *client) query(ctx context.Context, sql string) (*arrow.Schema, [][]stri
 	return rdr.Schema(), rows, rdr.Err()
 }
 
+// prepare prepares sql on a new statement of c, closed at cleanup.
+func (c *client) prepare(t testing.TB, sql string) adbc.Statement {
+	t.Helper()
+	stmt, err := c.conn.NewStatement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stmt.Close() })
+	if err := stmt.SetSqlQuery(sql); err != nil {
+		t.Fatal(err)
+	}
+	if err := stmt.Prepare(context.Background()); err != nil {
+		t.Fatalf("preparing %s: %v", sql, err)
+	}
+	return stmt
+}
+
 // adbcStatus returns the ADBC status of err, or StatusOK when err is not an
 // ADBC error (so a nil error never matches a failure status).
 func adbcStatus(err error) adbc.Status {

@@ -126,17 +126,7 @@ func TestPolicies(t *testing.T) {
 	t.Run("exempt role sees real values", func(t *testing.T) {
 		// A statement prepared before the grant runs with the policy of
 		// the moment it executes.
-		stmt, err := hr.conn.NewStatement()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer stmt.Close()
-		if err := stmt.SetSqlQuery("SELECT ssn FROM hr.employees WHERE id = 1"); err != nil {
-			t.Fatal(err)
-		}
-		if err := stmt.Prepare(ctx); err != nil {
-			t.Fatal(err)
-		}
+		stmt := hr.prepare(t, "SELECT ssn FROM hr.employees WHERE id = 1")
 		if got := firstCell(t, ctx, stmt); got != "***" {
 			t.Fatalf("prepared, before the grant: %q", got)
 		}

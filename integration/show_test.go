@@ -125,18 +125,7 @@ func TestShow(t *testing.T) {
 
 	t.Run("SHOW and DESCRIBE prepared (as JDBC does)", func(t *testing.T) {
 		for q, want := range map[string]string{"SHOW DATABASES": "sales", "DESCRIBE sales.orders": "customer_id"} {
-			stmt, err := analyst.conn.NewStatement()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := stmt.SetSqlQuery(q); err != nil {
-				t.Fatal(err)
-			}
-			if err := stmt.Prepare(ctx); err != nil {
-				t.Fatalf("Prepare %s: %v", q, err)
-			}
-			got := firstColumn(t, ctx, stmt)
-			stmt.Close()
+			got := firstColumn(t, ctx, analyst.prepare(t, q))
 			if !slices.Contains(got, want) {
 				t.Errorf("%s prepared: %v, want %s among them", q, got, want)
 			}

@@ -141,17 +141,7 @@ func TestUpstream(t *testing.T) {
 
 	// JDBC prepares every statement: prepared queries work on upstream
 	// tables, and follow policy changes (checked again below).
-	prepared, err := analyst.conn.NewStatement()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prepared.Close()
-	if err := prepared.SetSqlQuery("SELECT keyname FROM sales.ints WHERE id = 1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := prepared.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
+	prepared := analyst.prepare(t, "SELECT keyname FROM sales.ints WHERE id = 1")
 	if got := firstCell(t, ctx, prepared); got != "one" {
 		t.Fatalf("prepared: %q", got)
 	}
@@ -223,18 +213,7 @@ func TestUpstream(t *testing.T) {
 			}
 			rdr.Release()
 		}
-		again, err := analyst.conn.NewStatement()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer again.Close()
-		if err := again.SetSqlQuery("SELECT keyname FROM sales.ints WHERE id = 1"); err != nil {
-			t.Fatal(err)
-		}
-		if err := again.Prepare(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if got := firstCell(t, ctx, again); got != "***" {
+		if got := firstCell(t, ctx, analyst.prepare(t, "SELECT keyname FROM sales.ints WHERE id = 1")); got != "***" {
 			t.Fatalf("prepared after the mask: %q", got)
 		}
 		admin("POST", ml+"/objects/table/ext.sales.ints/tags", map[string]any{"tagsToRemove": []string{"upstream_rows"}})
