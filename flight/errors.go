@@ -29,6 +29,8 @@ var (
 	errCanceledByClient = errors.New("query was cancelled")
 	// errAlreadyExists reports a create of a table that exists.
 	errAlreadyExists = errors.New("already exists")
+	// errStale: a prepared statement that must be prepared again.
+	errStale = errors.New("stale prepared statement")
 	// errConflict reports a write that lost a race it cannot retry.
 	errConflict = errors.New("conflict")
 )
@@ -83,6 +85,8 @@ func statusOf(err error) error {
 		return status.Error(codes.PermissionDenied, err.Error())
 	case errors.Is(err, errAlreadyExists):
 		return status.Error(codes.AlreadyExists, err.Error())
+	case errors.Is(err, errStale):
+		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, errConflict), errors.Is(err, backend.ErrVersionConflict):
 		return status.Error(codes.Aborted, "the table changed during the write; retry")
 	case errors.Is(err, backend.ErrPolicyConflict):

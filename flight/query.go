@@ -132,9 +132,17 @@ func (s *Server) refresh(ctx context.Context, p *authz.Principal, pl *plan) (*pl
 	}
 	if up != nil || pl.text != "" {
 		if up == nil || pl.text == "" {
-			return nil, fmt.Errorf("%w: the statement's tables moved to another engine; prepare it again", errBadRequest)
+			return nil, errPreparedChanged
 		}
-		return s.planUpstream(ctx, p, pl.text, pl.defSchema, pl.stmt, tables, up)
+		np, err := s.planUpstream(ctx, p, pl.text, pl.defSchema, pl.stmt, tables, up)
+		if err != nil {
+			return nil, err
+		}
+		if !np.schema.Equal(pl.schema) {
+			return nil, errPreparedChanged
+		}
+		np.numParams, np.params = pl.numParams, pl.params
+		return np, nil
 	}
 	rel, release, err := s.bind(ctx, p, refs, tables)
 	if err != nil {
@@ -145,10 +153,24 @@ func (s *Server) refresh(ctx context.Context, p *authz.Principal, pl *plan) (*pl
 	if err != nil {
 		return nil, err
 	}
+	// The client holds the schema announced at preparation: a result of
+	// another shape (a column added or retyped, a mask's form) is refused
+	// rather than streamed under it.
+	d, err := s.cfg.Backend.Describe(ctx, p.Tenant().String(), sql, pl.numParams)
+	if err != nil {
+		return nil, withheld(tables, err)
+	}
+	if !d.Result.Equal(pl.schema) {
+		return nil, errPreparedChanged
+	}
 	np := *pl
 	np.sql, np.tables = sql, tables
 	return &np, nil
 }
+
+// errPreparedChanged refuses a prepared statement whose tables now give a
+// result of another shape than announced when it was prepared.
+var errPreparedChanged = fmt.Errorf("%w: the statement's result changed shape since it was prepared (a table or a policy changed); prepare it again", errStale)
 
 // use switches the caller's default schema. A schema the caller may not see
 // and one that does not exist give the same answer.

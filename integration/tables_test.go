@@ -329,6 +329,29 @@ func TestIngest(t *testing.T) {
 		if adbcStatus(err) != adbc.StatusNotFound {
 			t.Fatalf("prepared statement on a dropped table: %v", err)
 		}
+		// A table that comes back with other columns: the prepared
+		// statement's announced schema no longer holds, so it is refused
+		// rather than streamed under it.
+		if _, err := analyst.exec(ctx, "CREATE TABLE sales.counter2 AS SELECT 1 AS n"); err != nil {
+			t.Fatal(err)
+		}
+		star := analyst.prepare(t, "SELECT * FROM sales.counter2")
+		if _, err := analyst.exec(ctx, "DROP TABLE sales.counter2"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := analyst.exec(ctx, "CREATE TABLE sales.counter2 AS SELECT 'x' AS n, 2 AS m"); err != nil {
+			t.Fatal(err)
+		}
+		rdr, _, err = star.ExecuteQuery(ctx)
+		if err == nil {
+			for rdr.Next() {
+			}
+			err = rdr.Err()
+			rdr.Release()
+		}
+		if err == nil || !strings.Contains(err.Error(), "prepare it again") {
+			t.Fatalf("prepared statement after its table changed shape: %v", err)
+		}
 	})
 
 	t.Run("writes are authorized like reads", func(t *testing.T) {
