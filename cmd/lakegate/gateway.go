@@ -58,6 +58,7 @@ type engineFlags struct {
 	upstreamAllow    string // comma-separated host:port
 	upstreamCredsDir string
 	upstreamCA       string
+	upstreamPlain    bool
 }
 
 // register defines the shared flags on fs; gcInterval is the command's
@@ -81,18 +82,19 @@ func (c *engineFlags) register(fs *flag.FlagSet, gcInterval time.Duration, gcHel
 	fs.StringVar(&c.upstreamAllow, "upstream-allow", "", "comma-separated host:port of the upstream Flight SQL engines this gateway may query for upstream catalogs; empty: none")
 	fs.StringVar(&c.upstreamCredsDir, "upstream-credentials-dir", "", "directory of the credential files upstream catalogs name (each holds one bearer token)")
 	fs.StringVar(&c.upstreamCA, "upstream-ca", "", "CA bundle (PEM) verifying upstream engines that use TLS; empty: the system roots")
+	fs.BoolVar(&c.upstreamPlain, "upstream-plaintext", false, "allow upstream engines without TLS on non-loopback addresses (their credentials then travel in clear)")
 }
 
 // upstreams builds the pool of upstream engine connections the flags
 // allow; nil when none are allowed.
 func (c *engineFlags) upstreams() (*upstream.Pool, error) {
 	if c.upstreamAllow == "" {
-		if c.upstreamCredsDir != "" || c.upstreamCA != "" {
-			return nil, fmt.Errorf("%w: --upstream-credentials-dir and --upstream-ca need --upstream-allow", errUsage)
+		if c.upstreamCredsDir != "" || c.upstreamCA != "" || c.upstreamPlain {
+			return nil, fmt.Errorf("%w: --upstream-credentials-dir, --upstream-ca and --upstream-plaintext need --upstream-allow", errUsage)
 		}
 		return nil, nil
 	}
-	cfg := upstream.Config{Allow: strings.Split(c.upstreamAllow, ","), CredentialsDir: c.upstreamCredsDir}
+	cfg := upstream.Config{Allow: strings.Split(c.upstreamAllow, ","), CredentialsDir: c.upstreamCredsDir, AllowPlaintext: c.upstreamPlain}
 	if c.upstreamCA != "" {
 		pem, err := os.ReadFile(c.upstreamCA)
 		if err != nil {

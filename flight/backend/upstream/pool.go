@@ -32,6 +32,10 @@ type Config struct {
 	// point the gateway and its credentials at any service). Addresses are
 	// compared as written. Empty: none.
 	Allow []string
+	// AllowPlaintext lets targets and endpoint locations without TLS be
+	// used on any allowed address; without it only loopback ones may (a
+	// plaintext connection carries the credentials in clear).
+	AllowPlaintext bool
 	// CredentialsDir holds the credential files; each holds one bearer
 	// token (surrounding white space trimmed). A file is read at every call
 	// that names it. "": Targets with Credentials are refused.

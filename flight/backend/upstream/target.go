@@ -69,6 +69,9 @@ func (p *Pool) admit(t Target) (string, error) {
 	if !p.allowed(t.Address) {
 		return "", fmt.Errorf("upstream: target: %w", ErrNotAllowed)
 	}
+	if !t.TLS && !p.plaintextOK(t.Address) {
+		return "", fmt.Errorf("upstream: target without TLS: %w", ErrNotAllowed)
+	}
 	if t.Credentials == "" {
 		return "", nil
 	}
@@ -81,6 +84,24 @@ func (p *Pool) admit(t Target) (string, error) {
 func (p *Pool) allowed(addr string) bool {
 	_, ok := p.allow[addr]
 	return ok
+}
+
+// plaintextOK reports whether addr may be reached without TLS: with
+// Config.AllowPlaintext, or on a loopback address (the token never leaves
+// the machine).
+func (p *Pool) plaintextOK(addr string) bool {
+	if p.cfg.AllowPlaintext {
+		return true
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // readToken reads the token in the credentials file name through os.Root on
@@ -174,7 +195,7 @@ func (p *Pool) parseLocation(uri string) (connKey, bool) {
 	default:
 		return connKey{}, false
 	}
-	if checkAddress(u.Host) != nil || !p.allowed(u.Host) {
+	if checkAddress(u.Host) != nil || !p.allowed(u.Host) || (!tls && !p.plaintextOK(u.Host)) {
 		return connKey{}, false
 	}
 	return connKey{addr: u.Host, tls: tls}, true

@@ -495,3 +495,27 @@ func TestClose(t *testing.T) {
 		t.Errorf("Execute after Close: %v, want ErrClosed", err)
 	}
 }
+
+// TestPlaintextOnlyOnLoopback: a target without TLS on a non-loopback
+// address is refused before any connection unless AllowPlaintext is set.
+func TestPlaintextOnlyOnLoopback(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		addr      string
+		plaintext bool
+		refused   bool
+	}{
+		{"engine.example:9030", false, true},
+		{"10.1.2.3:9030", false, true},
+		{"engine.example:9030", true, false},
+		{"localhost:1", false, false},
+		{"[::1]:1", false, false},
+	} {
+		p := upstream.New(upstream.Config{Allow: []string{c.addr}, AllowPlaintext: c.plaintext, DialTimeout: time.Millisecond})
+		t.Cleanup(func() { p.Close() })
+		_, err := p.Schema(ctx, upstream.Target{Address: c.addr}, "SELECT 1")
+		if got := errors.Is(err, upstream.ErrNotAllowed); got != c.refused {
+			t.Errorf("%s (AllowPlaintext %v): %v, refused %v, want %v", c.addr, c.plaintext, err, got, c.refused)
+		}
+	}
+}
