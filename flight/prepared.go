@@ -302,11 +302,38 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 		close(ch)
 		return arrow.NewSchema(nil, nil), ch, nil
 	}
-	pl, err := s.refresh(ctx, p, st.plan)
-	if err != nil {
-		return nil, nil, s.fail(ctx, "refresh", err)
+	// The statement is authorized again (refresh) while the engine opens it
+	// as prepared: the two round trips overlap, and nothing is sent before
+	// the refresh confirms the same versions and policies.
+	key := ticketKey(handle)
+	type refreshed struct {
+		pl  *plan
+		err error
 	}
-	return s.execute(ctx, p, ticketKey(handle), pl.sql, args, pl.tables)
+	rc := make(chan refreshed, 1)
+	go func() {
+		pl, err := s.refresh(ctx, p, st.plan)
+		rc <- refreshed{pl, err}
+	}()
+	spec, specErr := s.open(ctx, p, key, st.plan.sql, args, st.plan.tables)
+	r := <-rc
+	switch {
+	case r.err != nil:
+		if spec != nil {
+			spec.close()
+		}
+		return nil, nil, s.fail(ctx, "refresh", r.err)
+	case r.pl == st.plan:
+		if specErr != nil {
+			return nil, nil, specErr
+		}
+		schema, ch := s.stream(spec)
+		return schema, ch, nil
+	}
+	if spec != nil {
+		spec.close()
+	}
+	return s.execute(ctx, p, key, r.pl.sql, args, r.pl.tables)
 }
 
 // scalarAt converts one parameter value to a Go value the engine binds.

@@ -291,10 +291,31 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd flightsql.StatementQuer
 // execute runs sql over the pinned table versions and streams batches. The
 // query is registered under key so CancelFlightInfo can stop it.
 func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, sql string, args []any, tables []backend.TableVersion) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	o, err := s.open(ctx, p, key, sql, args, tables)
+	if err != nil {
+		return nil, nil, err
+	}
+	schema, ch := s.stream(o)
+	return schema, ch, nil
+}
+
+// openStatement is a statement whose engine reader is open and not yet
+// streamed: close gives back everything it holds (the reader, the pinned
+// files, the admission permit, the registration under its key).
+type openStatement struct {
+	ctx    context.Context
+	rdr    array.RecordReader
+	tables []backend.TableVersion
+	close  func()
+}
+
+// open registers the statement under key, waits for a permit, pins the
+// versions' files and starts sql on the engine. Errors are statuses.
+func (s *Server) open(ctx context.Context, p *authz.Principal, key [32]byte, sql string, args []any, tables []backend.TableVersion) (*openStatement, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	if !s.running.start(key, cancel) {
 		cancel()
-		return nil, nil, toStatus(errCanceledByClient)
+		return nil, toStatus(errCanceledByClient)
 	}
 	// Waiting for a permit happens under the registered context, so
 	// CancelFlightInfo also stops a queued statement.
@@ -302,7 +323,7 @@ func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, 
 	if err != nil {
 		s.running.finish(key)
 		cancel()
-		return nil, nil, s.fail(ctx, "admit", err)
+		return nil, s.fail(ctx, "admit", err)
 	}
 	up, err := upstreamOf(tables)
 	unpin := func() {}
@@ -313,7 +334,7 @@ func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, 
 		release()
 		s.running.finish(key)
 		cancel()
-		return nil, nil, s.fail(ctx, "bind", err)
+		return nil, s.fail(ctx, "bind", err)
 	}
 	var rdr array.RecordReader
 	if up != nil {
@@ -326,23 +347,30 @@ func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, 
 		release()
 		s.running.finish(key)
 		cancel()
-		return nil, nil, s.fail(ctx, "execute", withheld(tables, err))
+		return nil, s.fail(ctx, "execute", withheld(tables, err))
 	}
+	return &openStatement{ctx: ctx, rdr: rdr, tables: tables, close: func() {
+		// The permit and the files go back once the reader is released.
+		rdr.Release()
+		unpin()
+		release()
+		s.running.finish(key)
+		cancel()
+	}}, nil
+}
+
+// stream sends the batches of an open statement from a producer goroutine,
+// which closes the statement when the reader ends or the client goes away.
+func (s *Server) stream(o *openStatement) (*arrow.Schema, <-chan flight.StreamChunk) {
 	ch := make(chan flight.StreamChunk, 1)
 	s.producers.Add(1)
 	go func() {
 		defer s.producers.Done()
 		defer close(ch)
-		defer cancel()
-		defer s.running.finish(key)
-		// The permits and the files go back once the engine's reader is
-		// released.
-		defer release()
-		defer unpin()
-		defer rdr.Release()
-		s.produce(ctx, rdr, ch, tables)
+		defer o.close()
+		s.produce(o.ctx, o.rdr, ch, o.tables)
 	}()
-	return rdr.Schema(), ch, nil
+	return o.rdr.Schema(), ch
 }
 
 // produce sends every batch of rdr on ch until the reader ends or ctx is done.
