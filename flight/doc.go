@@ -5,7 +5,11 @@
 // A request flows: interceptor (authenticate the bearer token, every RPC) →
 // handler (typed Flight SQL command) → planner (parse, gate, resolve, render)
 // → backend (describe, execute). Handlers stay thin; the planner owns the
-// decision of what may run.
+// decision of what may run. Tables of an upstream catalog (upstream.go) are
+// planned in their engine's dialect and run through flight/backend/upstream;
+// their engine's tickets and locations never leave the gateway. Row filters
+// and column masks the catalog returns are applied by the gate wherever a
+// table is read (tables.go, preparePolicy).
 //
 // The package must never: send client SQL text to a backend (only SQL printed by
 // authz/sqlgate), tell a denied table apart from a missing one, hand out an
