@@ -39,7 +39,8 @@
 // # What it must never do
 //
 //   - connect to an address, or follow an endpoint location, that is not in
-//     Config.Allow (ErrNotAllowed, decided before any connection);
+//     Config.Allow, or without TLS off loopback unless Config.AllowPlaintext
+//     (ErrNotAllowed, decided before any connection);
 //   - open a credentials path: a credentials name is a plain file name
 //     (ErrInvalidTarget otherwise);
 //   - put a token, an address, an endpoint location or the engine's own error
@@ -64,6 +65,7 @@
 // Execute is not: one goroutine reads it and releases it. Close aborts the
 // calls and readers in flight; it does not wait for readers to be released.
 //
-// Sending a token to a Target with TLS false sends it in clear text: the
-// operator's Allow list is what restricts where it can go.
+// A Target or endpoint location without TLS is used only on a loopback
+// address unless Config.AllowPlaintext is set: it would carry the token in
+// clear text.
 package upstream
