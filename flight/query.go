@@ -94,17 +94,12 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 	} else if up != nil {
 		return s.planUpstream(ctx, p, text, st.schema, stmt, tables, up)
 	}
-	tenant := p.Tenant().String()
-	rel, release, err := s.bind(ctx, p, refs, tables)
+	sql, release, err := s.render(ctx, p, stmt, tables)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	sql, err := stmt.Render(rel)
-	if err != nil {
-		return nil, err
-	}
-	d, err := s.cfg.Backend.Describe(ctx, tenant, sql, stmt.NumParams())
+	d, err := s.cfg.Backend.Describe(ctx, p.Tenant().String(), sql, stmt.NumParams())
 	if err != nil {
 		return nil, withheld(tables, err)
 	}
@@ -144,15 +139,11 @@ func (s *Server) refresh(ctx context.Context, p *authz.Principal, pl *plan) (*pl
 		np.numParams, np.params = pl.numParams, pl.params
 		return np, nil
 	}
-	rel, release, err := s.bind(ctx, p, refs, tables)
+	sql, release, err := s.render(ctx, p, pl.stmt, tables)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	sql, err := pl.stmt.Render(rel)
-	if err != nil {
-		return nil, err
-	}
 	// The client holds the schema announced at preparation: a result of
 	// another shape (a column added or retyped, a mask's form) is refused
 	// rather than streamed under it.

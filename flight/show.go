@@ -135,15 +135,11 @@ func (s *Server) planExplain(ctx context.Context, p *authz.Principal, stmt *sqlg
 			return nil, &policyError{table: v.Name.String(), explain: true}
 		}
 	}
-	rel, release, err := s.bind(ctx, p, refs, tables)
+	sql, release, err := s.render(ctx, p, stmt, tables)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	sql, err := stmt.Render(rel)
-	if err != nil {
-		return nil, err
-	}
 	q := &showQuery{Kind: showExplain, SQL: sql, Tables: tables}
 	return &plan{schema: explainSchema, show: q}, nil
 }

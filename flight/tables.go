@@ -99,6 +99,21 @@ func (s *Server) bind(ctx context.Context, p *authz.Principal, refs []sqlgate.Ta
 	return m, release, nil
 }
 
+// render binds the versions of stmt's tables (in stmt.Tables() order) and
+// prints stmt over them; release unpins their files once the statement no
+// longer reads them.
+func (s *Server) render(ctx context.Context, p *authz.Principal, stmt *sqlgate.Statement, tables []backend.TableVersion) (sql string, release func(), err error) {
+	rel, release, err := s.bind(ctx, p, stmt.Tables(), tables)
+	if err != nil {
+		return "", nil, err
+	}
+	if sql, err = stmt.Render(rel); err != nil {
+		release()
+		return "", nil, err
+	}
+	return sql, release, nil
+}
+
 // preparePolicy prepares the row filter and masks of v for p. A policy that
 // cannot be applied to the version's columns refuses the statement, naming
 // the table but not the expression (the caller may not be allowed to read

@@ -469,15 +469,11 @@ func (s *Server) executeWrite(ctx context.Context, p *authz.Principal, stmt *sql
 		return 0, err
 	}
 	defer release()
-	rel, unpin, err := s.bind(ctx, p, refs, tables)
+	sql, unpin, err := s.render(ctx, p, stmt, tables)
 	if err != nil {
 		return 0, err
 	}
 	defer unpin()
-	sql, err := stmt.Render(rel)
-	if err != nil {
-		return 0, err
-	}
 	rows, err := s.cfg.Backend.Execute(ctx, tenant, sql, nil)
 	if err != nil {
 		return 0, withheld(tables, err)

@@ -13,27 +13,14 @@ import (
 	"lakegate/authz/sqlgate"
 )
 
-// sqliteDB is an in-memory SQLite with main.people as policyDB has it.
+// sqliteDB is an in-memory SQLite with main.people and main.orders as
+// policyDB has them.
 func sqliteDB(t *testing.T) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	for _, q := range []string{
+	return openTestDB(t, "sqlite", ":memory:",
 		`CREATE TABLE people (id INTEGER, name TEXT, ssn TEXT, region TEXT, age INTEGER)`,
-		`INSERT INTO people VALUES (1, 'ann', '111-22-3333', 'EU', 30), (2, 'bob', '444-55-6666', 'US', 40),
-			(3, 'cy', '777-88-9999', 'EU', 50), (4, 'dee', NULL, 'APAC', 60)`,
+		`INSERT INTO people VALUES `+peopleRows,
 		`CREATE TABLE orders (oid INTEGER, person INTEGER, amount INTEGER)`,
-		`INSERT INTO orders VALUES (10, 1, 5), (11, 2, 7), (12, 3, 9), (13, 4, 11)`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	return db
+		`INSERT INTO orders VALUES `+orderRows)
 }
 
 // dialectRender parses query for d and renders it with people (under pol)

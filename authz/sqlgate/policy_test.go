@@ -106,24 +106,35 @@ func TestPrepareChecksColumns(t *testing.T) {
 	}
 }
 
+// peopleRows and orderRows are what policyDB and sqliteDB hold.
+const (
+	peopleRows = `(1, 'ann', '111-22-3333', 'EU', 30), (2, 'bob', '444-55-6666', 'US', 40),
+		(3, 'cy', '777-88-9999', 'EU', 50), (4, 'dee', NULL, 'APAC', 60)`
+	orderRows = `(10, 1, 5), (11, 2, 7), (12, 3, 9), (13, 4, 11)`
+)
+
 // policyDB is an in-memory DuckDB holding people(id, name, ssn, region, age)
-// as lg_rel.people.
+// and orders(oid, person, amount) in lg_rel.
 func policyDB(t *testing.T) *sql.DB {
+	return openTestDB(t, "duckdb", "",
+		`CREATE SCHEMA lg_rel`,
+		`CREATE TABLE lg_rel.people (id BIGINT, name VARCHAR, ssn VARCHAR, region VARCHAR, age INTEGER)`,
+		`INSERT INTO lg_rel.people VALUES `+peopleRows,
+		`CREATE TABLE lg_rel.orders (oid BIGINT, person BIGINT, amount INTEGER)`,
+		`INSERT INTO lg_rel.orders VALUES `+orderRows)
+}
+
+// openTestDB opens an in-memory database of driver, runs setup on it and
+// closes it at cleanup.
+func openTestDB(t *testing.T, driver, dsn string, setup ...string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("duckdb", "")
+	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
-	for _, q := range []string{
-		`CREATE SCHEMA lg_rel`,
-		`CREATE TABLE lg_rel.people (id BIGINT, name VARCHAR, ssn VARCHAR, region VARCHAR, age INTEGER)`,
-		`INSERT INTO lg_rel.people VALUES (1, 'ann', '111-22-3333', 'EU', 30), (2, 'bob', '444-55-6666', 'US', 40),
-			(3, 'cy', '777-88-9999', 'EU', 50), (4, 'dee', NULL, 'APAC', 60)`,
-		`CREATE TABLE lg_rel.orders (oid BIGINT, person BIGINT, amount INTEGER)`,
-		`INSERT INTO lg_rel.orders VALUES (10, 1, 5), (11, 2, 7), (12, 3, 9), (13, 4, 11)`,
-	} {
+	for _, q := range setup {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
