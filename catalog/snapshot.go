@@ -41,6 +41,15 @@ type Snapshot struct {
 // by the user owner, which it creates. created is the caller-supplied
 // creation time.
 func New(name, owner string, created time.Time) (*Snapshot, error) {
+	return NewAt(name, owner, created, 0)
+}
+
+// NewAt is New starting at generation rather than 0: a metalake created
+// again under the name of a dropped one continues from past the dropped
+// one's last generation, so that no generation of a name ever stands for
+// two different states (callers compare generations to decide whether a
+// decision still holds).
+func NewAt(name, owner string, created time.Time, generation uint64) (*Snapshot, error) {
 	if err := CheckEntityName(name); err != nil {
 		return nil, err
 	}
@@ -54,6 +63,7 @@ func New(name, owner string, created time.Time) (*Snapshot, error) {
 		owner: Owner{OwnerUser, owner}, audit: a, children: pmap.NewString[child]()}
 	s.locs = s.locs.Set(metalakeID, loc{typ: ObjectMetalake, name: name})
 	s.users = s.users.Set(owner, &user{name: owner, audit: a})
+	s.gen = generation
 	return s, nil
 }
 

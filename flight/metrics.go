@@ -26,6 +26,7 @@ const (
 	metricAdmission     = "lakegate_admission_total"              // counter {outcome}
 	metricStatementTime = "lakegate_statement_seconds"            // histogram {kind}
 	metricMetasrvTime   = "lakegate_metasrv_request_seconds"      // histogram {op, outcome}
+	metricDecisions     = "lakegate_decisions_total"              // counter {source}
 	otherRPC            = "other"                                 // rpc label of a method not in rpcNames
 	healthServicePrefix = "/grpc.health.v1.Health/"               // health RPCs
 	flightServicePrefix = "/arrow.flight.protocol.FlightService/" // Flight RPCs
@@ -117,6 +118,7 @@ type Metrics struct {
 	admission   *prometheus.CounterVec
 	statement   *prometheus.HistogramVec
 	metasrv     *prometheus.HistogramVec
+	decisions   *prometheus.CounterVec
 }
 
 // NewMetrics returns instruments registered in reg (which must not already
@@ -151,6 +153,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time of the gateway's calls to metasrv (failover and retries included), by operation and outcome.",
 			Buckets: prometheus.ExponentialBucketsRange(0.0002, 10, 18),
 		}, []string{"op", "outcome"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: metricDecisions,
+			Help: "Resolve requests by source: reused (a decision cached at the tenant's current generation) or asked (sent to metasrv). Only with a decision window.",
+		}, []string{"source"}),
 	}
 	// Finite label sets are created up front, so a zero is exported rather
 	// than nothing.
@@ -163,13 +169,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, k := range statementKinds {
 		m.statement.WithLabelValues(k)
 	}
+	m.decisions.WithLabelValues(decisionReused)
+	m.decisions.WithLabelValues(decisionAsked)
 	for _, op := range metasrvOps {
 		for _, o := range metasrvOutcomes {
 			m.metasrv.WithLabelValues(op, o)
 		}
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.requestTime, m.denials, m.admission, m.statement, m.metasrv)
+		reg.MustRegister(m.requests, m.requestTime, m.denials, m.admission, m.statement, m.metasrv, m.decisions)
 	}
 	return m
 }
@@ -191,6 +199,25 @@ func (m *Metrics) ObserveMetasrv(op string, d time.Duration, err error) {
 		outcome = "error"
 	}
 	m.metasrv.WithLabelValues(op, outcome).Observe(d.Seconds())
+}
+
+// Sources of resolve decisions (the source label of lakegate_decisions_total).
+const (
+	decisionReused = "reused"
+	decisionAsked  = "asked"
+)
+
+// ObserveDecision records where one resolve decision came from. Its
+// signature matches metacatalog.Options.Reuse.
+func (m *Metrics) ObserveDecision(reused bool) {
+	if m == nil {
+		return
+	}
+	if reused {
+		m.decisions.WithLabelValues(decisionReused).Inc()
+	} else {
+		m.decisions.WithLabelValues(decisionAsked).Inc()
+	}
 }
 
 // admitted records an admission outcome from acquire's error.

@@ -709,8 +709,11 @@ func TestMetricLabelsAreFinite(t *testing.T) {
 	rel, _ := s.admit.acquire(context.Background(), "acme")
 	rel()
 	m.ObserveMetasrv(MetasrvList, time.Millisecond, errors.New("/srv/lake/tenants/acme: boom"))
+	m.ObserveDecision(true)
+	m.ObserveDecision(false)
 	allowed := map[string]map[string]bool{
-		"rpc": rpcs, "code": codeNames,
+		"source": setOf([]string{decisionReused, decisionAsked}),
+		"rpc":    rpcs, "code": codeNames,
 		"reason":  setOf(denialReasons[:]),
 		"kind":    setOf(statementKinds[:]),
 		"op":      setOf(metasrvOps[:]),
@@ -721,8 +724,8 @@ func TestMetricLabelsAreFinite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mfs) != 6 {
-		t.Errorf("gathered %d families, want 6", len(mfs))
+	if len(mfs) != 7 {
+		t.Errorf("gathered %d families, want 7", len(mfs))
 	}
 	for _, mf := range mfs {
 		if !strings.HasPrefix(mf.GetName(), "lakegate_") {

@@ -339,16 +339,7 @@ func getTables(ctx context.Context, cl *flightsql.Client) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	rdr, err := cl.DoGet(ctx, info.GetEndpoint()[0].GetTicket())
-	if err != nil {
-		return 0, err
-	}
-	defer rdr.Release()
-	var n int64
-	for rdr.Next() {
-		n += rdr.RecordBatch().NumRows()
-	}
-	return n, rdr.Err()
+	return redeemRows(ctx, cl, info.GetEndpoint()[0].GetTicket())
 }
 
 // BenchmarkGetTablesAuthz measures GetTables (include_schema) over a tenant
@@ -524,7 +515,7 @@ type preparedConn struct {
 	stmt adbc.Statement
 }
 
-func openPrepared(b *testing.B, uri, token, sql string) *preparedConn {
+func openPrepared(b testing.TB, uri, token, sql string) *preparedConn {
 	b.Helper()
 	db, err := drv.NewDriver(memory.DefaultAllocator).NewDatabase(map[string]string{
 		adbc.OptionKeyURI:             uri,
@@ -580,11 +571,47 @@ func (pc *preparedConn) run(ctx context.Context, id int64) (int64, error) {
 		return 0, err
 	}
 	defer rdr.Release()
-	var n int64
-	for rdr.Next() {
-		n += rdr.RecordBatch().NumRows()
+	return countRows(rdr)
+}
+
+// flightSQLPrepared is a statement prepared with arrow-go's Flight SQL
+// client, used by one goroutine at a time.
+type flightSQLPrepared struct {
+	ctx  context.Context // carries the bearer token
+	cl   *flightsql.Client
+	stmt *flightsql.PreparedStatement
+}
+
+func openFlightSQLPrepared(b testing.TB, srv *server, token, sql string) *flightSQLPrepared {
+	b.Helper()
+	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
 	}
-	return n, rdr.Err()
+	b.Cleanup(func() { conn.Close() })
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+token)
+	cl := flightsqlClient(conn)
+	stmt, err := cl.Prepare(ctx, sql)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { stmt.Close(ctx) })
+	return &flightSQLPrepared{ctx: ctx, cl: cl, stmt: stmt}
+}
+
+// run binds id, executes and drains: DoPut, GetFlightInfo, DoGet.
+func (fp *flightSQLPrepared) run(_ context.Context, id int64) (int64, error) {
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, idParamSchema)
+	bld.Field(0).(*array.Int64Builder).Append(id)
+	params := bld.NewRecordBatch()
+	bld.Release()
+	fp.stmt.SetParameters(params)
+	params.Release()
+	info, err := fp.stmt.Execute(fp.ctx)
+	if err != nil {
+		return 0, err
+	}
+	return redeemRows(fp.ctx, fp.cl, info.GetEndpoint()[0].GetTicket())
 }
 
 // metricSamples are the sample lines of a Prometheus text exposition:
@@ -664,6 +691,24 @@ func latencyMetrics(b *testing.B, lat []time.Duration) {
 // lakegate_flight_request_seconds_sum (all RPCs) per query, and
 // doput-, getflightinfo- and doget-µs/op the same for each RPC.
 func BenchmarkPointQuery(b *testing.B) {
+	b.Run("client=adbc", func(b *testing.B) {
+		benchPointQuery(b, func(srv *server, tok string) pointRunner { return openPrepared(b, srv.uri(), tok, demoPointQuery) })
+	})
+	// The same three RPCs from arrow-go's Flight SQL client without the
+	// ADBC driver around it (which adds a reader goroutine, interceptors
+	// and copies): a lighter client on the same two cores.
+	b.Run("client=flightsql", func(b *testing.B) {
+		benchPointQuery(b, func(srv *server, tok string) pointRunner { return openFlightSQLPrepared(b, srv, tok, demoPointQuery) })
+	})
+}
+
+// pointRunner executes a prepared point query for one id and returns the
+// number of rows.
+type pointRunner interface {
+	run(ctx context.Context, id int64) (int64, error)
+}
+
+func benchPointQuery(b *testing.B, open func(*server, string) pointRunner) {
 	srv := startServe(b)
 	tok := srv.token(b, "analyst@demo")
 	m := bannerMetrics.FindStringSubmatch(srv.Banner)
@@ -671,7 +716,7 @@ func BenchmarkPointQuery(b *testing.B) {
 		b.Fatalf("no metrics address in the banner:\n%s", srv.Banner)
 	}
 	metricsURL := m[1] // (bannerMetrics is metrics_test.go's)
-	pc := openPrepared(b, srv.uri(), tok, demoPointQuery)
+	pc := open(srv, tok)
 	ctx := context.Background()
 	for i := range 50 {
 		if n, err := pc.run(ctx, int64(1+i)); err != nil || n != 1 {
@@ -709,6 +754,7 @@ func BenchmarkPointQuery(b *testing.B) {
 	b.ReportMetric(dResolveSum*1e6/q, "authz-µs/op")
 	b.ReportMetric(dResolveCount/q, "resolves/op")
 	b.ReportMetric(dGenCount/q, "generations/op")
+	b.ReportMetric(delta("lakegate_decisions_total", `source="reused"`)/q, "reused/op")
 	b.ReportMetric(100*dResolveSum/total.Seconds(), "authz-%")
 	b.ReportMetric(dServer*1e6/q, "server-µs/op")
 	for _, rpc := range []string{"DoPut", "GetFlightInfo", "DoGet"} {

@@ -53,6 +53,7 @@ func TestMetrics(t *testing.T) {
 		`lakegate_flight_requests_total{code="NotFound",rpc="GetFlightInfo"}`,
 		`lakegate_statement_seconds_count{kind="query"}`,
 		`lakegate_metasrv_request_seconds_count{op="resolve",outcome="ok"}`,
+		`lakegate_decisions_total{source="asked"}`,
 		`lakegate_admission_total{outcome="admitted"}`,
 		"metasrv_", // the embedded node's own metrics
 	} {
@@ -131,8 +132,24 @@ func TestDeniedCostsLikeMissing(t *testing.T) {
 	if callsDenied != callsMissing || callsDenied == 0 {
 		t.Errorf("metasrv calls: denied %v, missing %v", callsDenied, callsMissing)
 	}
-	if d := metricValue(t, metricsURL, `lakegate_authz_denials_total{reason="privilege"}`); d != 2 {
-		t.Errorf("privilege denials = %v, want 2 (a missing table counts like a forbidden one)", d)
+	// Asked again at the same generation, both are answered from the
+	// gateway's decision cache: the same answers, and again the same cost
+	// (no call at all).
+	const reused = `lakegate_decisions_total{source="reused"}`
+	wasReused := metricValue(t, metricsURL, reused)
+	againDenied, errAgainDenied := cost("SELECT * FROM sales.secret")
+	againMissing, errAgainMissing := cost("SELECT * FROM sales.nosuch")
+	if errAgainDenied == nil || errAgainDenied.Error() != errDenied.Error() || errAgainMissing == nil || errAgainMissing.Error() != errMissing.Error() {
+		t.Errorf("asked again: denied %v, missing %v", errAgainDenied, errAgainMissing)
+	}
+	if againDenied != 0 || againMissing != 0 {
+		t.Errorf("metasrv calls asked again: denied %v, missing %v, want 0 (reused)", againDenied, againMissing)
+	}
+	if n := metricValue(t, metricsURL, reused) - wasReused; n != 2 {
+		t.Errorf("reused decisions = %v, want 2", n)
+	}
+	if d := metricValue(t, metricsURL, `lakegate_authz_denials_total{reason="privilege"}`); d != 4 {
+		t.Errorf("privilege denials = %v, want 4 (a missing table counts like a forbidden one)", d)
 	}
 	// The owner still reads it.
 	if _, _, err := admin.query(ctx, "SELECT * FROM sales.secret"); err != nil {

@@ -53,18 +53,7 @@ func TestTicketReauthorized(t *testing.T) {
 		}
 		return info.Endpoint[0].Ticket
 	}
-	redeem := func(tkt *flight.Ticket) (int64, error) {
-		rdr, err := cl.DoGet(ctx, tkt)
-		if err != nil {
-			return 0, err
-		}
-		defer rdr.Release()
-		var n int64
-		for rdr.Next() {
-			n += rdr.RecordBatch().NumRows()
-		}
-		return n, rdr.Err()
-	}
+	redeem := func(tkt *flight.Ticket) (int64, error) { return redeemRows(ctx, cl, tkt) }
 
 	fresh := ticketFor("SELECT id FROM sales.orders WHERE id <= 10")
 	if n, err := redeem(fresh); err != nil || n != 10 {

@@ -319,6 +319,9 @@ func (l *Lake) Generation() uint64 { return l.Snapshot.Generation() }
 // state is the whole replicated state; never modified once published.
 type state struct {
 	lakes map[string]*Lake
+	// ended holds the last generation of each dropped metalake whose name
+	// has not been used again: one created under that name starts past it.
+	ended map[string]uint64
 }
 
 // Result is the value an applied Proposal returns to the proposer (via
@@ -421,7 +424,7 @@ func (f *FSM) Apply(index uint64, cmd []byte) any {
 	if isBatch(cmd) {
 		return f.applyBatch(st, index, cmd)
 	}
-	next := &state{lakes: maps.Clone(st.lakes)}
+	next := &state{lakes: maps.Clone(st.lakes), ended: st.ended}
 	res, err := applyProposal(st, next, index, cmd)
 	f.record(res.Events)
 	if err != nil {
@@ -440,7 +443,7 @@ func (f *FSM) applyBatch(st *state, index uint64, cmd []byte) any {
 		f.record([]Event{{Event: catalog.Event{Index: index, Operation: "Apply", Outcome: catalog.Failure, Detail: err.Error()}}})
 		return err
 	}
-	next := &state{lakes: maps.Clone(st.lakes)}
+	next := &state{lakes: maps.Clone(st.lakes), ended: st.ended}
 	out := &BatchResult{Results: make([]any, len(props))}
 	evs := make([]Event, 0, 2*len(props)) // a command's event, and often one EffectiveTagsChanged
 	changed := false
@@ -489,8 +492,19 @@ func applyProposal(st, next *state, index uint64, cmd []byte) (*Result, error) {
 		return res, err
 	}
 	if res.Lake == nil {
+		if old, ok := next.lakes[p.Metalake]; ok {
+			next.ended = maps.Clone(next.ended) // shared with the published state
+			if next.ended == nil {
+				next.ended = map[string]uint64{}
+			}
+			next.ended[p.Metalake] = old.Generation()
+		}
 		delete(next.lakes, p.Metalake)
 	} else {
+		if _, ok := next.ended[p.Metalake]; ok { // created again: its snapshot carries on
+			next.ended = maps.Clone(next.ended)
+			delete(next.ended, p.Metalake)
+		}
 		next.lakes[p.Metalake] = res.Lake
 	}
 	return res, nil
@@ -534,7 +548,13 @@ func applyLake(st *state, p Proposal, m catalog.Meta) (*Result, error) {
 		if err := checkProperties(p.Lake.Properties); err != nil {
 			return failed(ev, err)
 		}
-		s, err := catalog.New(p.Metalake, p.Lake.Owner, m.Time)
+		// One created again continues past the dropped one's last
+		// generation.
+		var start uint64
+		if g, ok := st.ended[p.Metalake]; ok {
+			start = g + 1
+		}
+		s, err := catalog.NewAt(p.Metalake, p.Lake.Owner, m.Time, start)
 		if err != nil {
 			return failed(ev, err)
 		}
@@ -635,8 +655,12 @@ func applyCommands(st *state, p Proposal, m catalog.Meta) (*Result, error) {
 
 // ---- snapshots ----
 
-// fsmSnapshotMagic starts the FSM's snapshot stream.
-var fsmSnapshotMagic = [5]byte{'L', 'G', 'M', 'S', 1}
+// fsmSnapshotMagic starts the FSM's snapshot stream; endedMagic starts its
+// optional last section, the generations of dropped metalakes.
+var (
+	fsmSnapshotMagic = [5]byte{'L', 'G', 'M', 'S', 1}
+	endedMagic       = [5]byte{'L', 'G', 'M', 'E', 1}
+)
 
 // maxLakeRecord bounds one metalake record read from a snapshot.
 const maxLakeRecord = 1 << 30
@@ -654,7 +678,10 @@ type fsmSnapshot struct{ st *state }
 
 // Persist writes the metalakes sorted by name: magic, uvarint count, then
 // per metalake uvarint-length-prefixed name, metadata JSON and
-// catalog.Snapshot.MarshalBinary bytes. The bytes depend only on the state.
+// catalog.Snapshot.MarshalBinary bytes; then, when a dropped metalake's
+// name is unused, endedMagic, uvarint count and per name (sorted) its
+// uvarint-length-prefixed bytes and uvarint last generation. The bytes
+// depend only on the state.
 func (s fsmSnapshot) Persist(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	var hdr []byte
@@ -680,6 +707,18 @@ func (s fsmSnapshot) Persist(w io.Writer) error {
 			if _, err := bw.Write(part); err != nil {
 				return err
 			}
+		}
+	}
+	if len(s.st.ended) > 0 {
+		b := append([]byte(nil), endedMagic[:]...)
+		b = binary.AppendUvarint(b, uint64(len(s.st.ended)))
+		for _, name := range slices.Sorted(maps.Keys(s.st.ended)) {
+			b = binary.AppendUvarint(b, uint64(len(name)))
+			b = append(b, name...)
+			b = binary.AppendUvarint(b, s.st.ended[name])
+		}
+		if _, err := bw.Write(b); err != nil {
+			return err
 		}
 	}
 	return bw.Flush()
@@ -731,10 +770,14 @@ func (f *FSM) Restore(r io.Reader) error {
 		}
 		lakes[string(parts[0])] = &Lake{Snapshot: s, Comment: meta.Comment, Properties: meta.Properties, Audit: meta.Audit}
 	}
+	ended, err := restoreEnded(br, lakes)
+	if err != nil {
+		return err
+	}
 	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
 		return errors.New("metasrv: restore: trailing data")
 	}
-	f.st.Store(&state{lakes: lakes})
+	f.st.Store(&state{lakes: lakes, ended: ended})
 	f.broadcast()
 	return nil
 }
@@ -751,4 +794,40 @@ func strictJSON(b []byte, v any) error {
 		return errors.New("trailing data after the JSON value")
 	}
 	return nil
+}
+
+// restoreEnded reads the optional section of dropped metalakes' last
+// generations (nil when the stream ends before it).
+func restoreEnded(br *bufio.Reader, lakes map[string]*Lake) (map[string]uint64, error) {
+	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
+		return nil, nil
+	}
+	var magic [5]byte
+	if _, err := io.ReadFull(br, magic[:]); err != nil || magic != endedMagic {
+		return nil, errors.New("metasrv: restore: trailing data")
+	}
+	n, err := binary.ReadUvarint(br)
+	if err != nil {
+		return nil, fmt.Errorf("metasrv: restore: dropped metalakes: %w", err)
+	}
+	ended := map[string]uint64{}
+	for i := uint64(0); i < n; i++ {
+		l, err := binary.ReadUvarint(br)
+		if err != nil || l > 256 {
+			return nil, fmt.Errorf("metasrv: restore: dropped metalake %d: bad name (%v)", i, err)
+		}
+		name := make([]byte, l)
+		if _, err := io.ReadFull(br, name); err != nil {
+			return nil, fmt.Errorf("metasrv: restore: dropped metalake %d: %w", i, err)
+		}
+		g, err := binary.ReadUvarint(br)
+		if err != nil {
+			return nil, fmt.Errorf("metasrv: restore: dropped metalake %q: %w", name, err)
+		}
+		if _, live := lakes[string(name)]; live {
+			return nil, fmt.Errorf("metasrv: restore: metalake %q both live and dropped", name)
+		}
+		ended[string(name)] = g
+	}
+	return ended, nil
 }

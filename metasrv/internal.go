@@ -26,6 +26,7 @@ import (
 //	POST /internal/v1/metalakes/{m}/tables
 //	GET  /internal/v1/metalakes/{m}/files
 //	GET  /internal/v1/metalakes/{m}/generation
+//	POST /internal/v1/generations (watch)
 //
 // See docs/rest.md ("Internal API for gateways").
 
@@ -134,6 +135,7 @@ func (s *Server) internalRoutes() {
 	s.mux.HandleFunc("GET /internal/v1/metalakes/{tenant}/generation", s.handleGeneration)
 	s.mux.HandleFunc("POST /internal/v1/metalakes/{tenant}/tables", s.handleListTables)
 	s.mux.HandleFunc("GET /internal/v1/metalakes/{tenant}/files", s.handleFiles)
+	s.mux.HandleFunc("POST /internal/v1/generations", s.handleWatch)
 	s.mux.HandleFunc("/internal/", s.noRoute)
 }
 
@@ -141,34 +143,57 @@ func (s *Server) internalRoutes() {
 // delegate of the tenant addressed, not forwarded. Delegation headers are
 // optional; DelegateTenantHeader, when sent, must name the tenant.
 func (s *Server) beginInternal(r *http.Request, op string) (*authz.Principal, string, error) {
+	tenant := r.PathValue("tenant")
+	p, err := s.queryService(r, op, tenant)
+	if err != nil {
+		return nil, tenant, err
+	}
+	return p, tenant, s.delegateFor(r, p, op, tenant)
+}
+
+// queryService authenticates a query_service principal calling the
+// internal API directly (not forwarded); tenant names the metalake a
+// rejection is audited under.
+func (s *Server) queryService(r *http.Request, op, tenant string) (*authz.Principal, error) {
 	p, err := s.authenticate(r)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	tenant := r.PathValue("tenant")
 	if r.Header.Get(CallerHeader) != "" || r.Header.Get(raftnode.ForwardedHeader) != "" {
-		return nil, "", s.rejectDelegation(tenant, p, "", op,
+		return nil, s.rejectDelegation(tenant, p, "", op,
 			fmt.Errorf("%w: the internal API is not forwarded", ErrForbidden))
 	}
 	if p.Role() != authz.RoleQueryService {
-		return nil, "", s.rejectDelegation(tenant, p, "", op,
+		return nil, s.rejectDelegation(tenant, p, "", op,
 			fmt.Errorf("%w: the internal API is for query_service principals", ErrForbidden))
 	}
+	return p, nil
+}
+
+// delegateFor checks that p may act for every one of tenants (at least
+// one) and that this node may answer.
+func (s *Server) delegateFor(r *http.Request, p *authz.Principal, op string, tenants ...string) error {
 	du := r.Header.Get(DelegateUserHeader)
-	if dt := r.Header.Get(DelegateTenantHeader); dt != "" && dt != tenant {
-		return nil, "", s.rejectDelegation(tenant, p, du, op,
+	if dt := r.Header.Get(DelegateTenantHeader); dt != "" && (len(tenants) > 1 || dt != tenants[0]) {
+		return s.rejectDelegation(tenants[0], p, du, op,
 			fmt.Errorf("%w: the delegated tenant must be the metalake addressed", ErrForbidden))
 	}
-	if !mayDelegate(p, tenant) {
-		return nil, "", s.rejectDelegation(tenant, p, du, op,
-			fmt.Errorf("%w: not a delegate for this tenant", ErrForbidden))
+	for _, t := range tenants {
+		if !mayDelegate(p, t) {
+			return s.rejectDelegation(t, p, du, op,
+				fmt.Errorf("%w: not a delegate for this tenant", ErrForbidden))
+		}
 	}
-	// Gateways decide from this node's state: refuse when it may be stale,
-	// so they fail over to a node in contact with the leader.
+	return s.inContact()
+}
+
+// inContact refuses to answer from this node's state when it may be stale,
+// so gateways fail over to a node in contact with the leader.
+func (s *Server) inContact() error {
 	if !s.node.InContact(s.cfg.StaleReadBound) {
-		return nil, "", fmt.Errorf("%w: this node has not heard from a leader within %s", ErrUnavailable, s.cfg.StaleReadBound)
+		return fmt.Errorf("%w: this node has not heard from a leader within %s", ErrUnavailable, s.cfg.StaleReadBound)
 	}
-	return p, tenant, nil
+	return nil
 }
 
 func (s *Server) handleGeneration(w http.ResponseWriter, r *http.Request) {

@@ -551,32 +551,9 @@ func BenchmarkResolveAt1000rps(b *testing.B) {
 // answering the internal API (503, so gateways fail over) instead of
 // deciding from a state that may be stale.
 func TestInternalReadsNeedContact(t *testing.T) {
-	configHook = func(c *metasrv.Config) {
-		c.StaleReadBound = 300 * time.Millisecond
-		// Raft's defaults rather than the harness's 200 ms: on a loaded
-		// machine a shorter lease loses leadership in the middle of setup.
-		c.Raft.HeartbeatTimeout, c.Raft.ElectionTimeout, c.Raft.LeaderLeaseTimeout = time.Second, time.Second, 500*time.Millisecond
-	}
-	t.Cleanup(func() { configHook = nil })
-	n1 := startDNode(t, "n1", true)
-	waitLeader(t, n1)
-	n2 := startDNode(t, "n2", false)
-	n3 := startDNode(t, "n3", false)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	for _, n := range []*node{n2, n3} {
-		if err := n.Join(ctx, n1.addr); err != nil {
-			t.Fatal(err)
-		}
-	}
-	leader := waitLeader(t, n1, n2, n3)
-	must(t, leader, call{method: "POST", path: "/api/metalakes", token: tokAdmin, body: map[string]any{"name": "acme", "owner": "alice@acme"}})
-	var followers []*node
-	for _, n := range []*node{n1, n2, n3} {
-		if n != leader {
-			followers = append(followers, n)
-		}
-	}
+	leader, followers := startContactCluster(ctx, t, 0)
 	gen := call{method: "GET", path: "/internal/v1/metalakes/acme/generation", token: tokGW}
 	if err := followers[0].Node().WaitApplied(ctx, leader.Node().AppliedIndex()); err != nil {
 		t.Fatal(err)
@@ -601,4 +578,39 @@ func TestInternalReadsNeedContact(t *testing.T) {
 	// The REST API's own reads are unaffected (they carry their
 	// generation); only the gateways' decisions are refused.
 	must(t, followers[0], call{method: "GET", path: "/api/metalakes/acme", token: tokAdmin})
+}
+
+// startContactCluster starts three delegation nodes with a 300 ms
+// StaleReadBound (and readWait as ReadWaitTimeout when not 0), creates
+// metalake acme and returns the leader and the two followers.
+func startContactCluster(ctx context.Context, t *testing.T, readWait time.Duration) (*node, []*node) {
+	t.Helper()
+	configHook = func(c *metasrv.Config) {
+		c.StaleReadBound = 300 * time.Millisecond
+		if readWait != 0 {
+			c.ReadWaitTimeout = readWait
+		}
+		// Raft's defaults rather than the harness's 200 ms: on a loaded
+		// machine a shorter lease loses leadership in the middle of setup.
+		c.Raft.HeartbeatTimeout, c.Raft.ElectionTimeout, c.Raft.LeaderLeaseTimeout = time.Second, time.Second, 500*time.Millisecond
+	}
+	t.Cleanup(func() { configHook = nil })
+	n1 := startDNode(t, "n1", true)
+	waitLeader(t, n1)
+	n2 := startDNode(t, "n2", false)
+	n3 := startDNode(t, "n3", false)
+	for _, n := range []*node{n2, n3} {
+		if err := n.Join(ctx, n1.addr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leader := waitLeader(t, n1, n2, n3)
+	must(t, leader, call{method: "POST", path: "/api/metalakes", token: tokAdmin, body: map[string]any{"name": "acme", "owner": "alice@acme"}})
+	var followers []*node
+	for _, n := range []*node{n1, n2, n3} {
+		if n != leader {
+			followers = append(followers, n)
+		}
+	}
+	return leader, followers
 }

@@ -380,6 +380,21 @@ func (s *Server) Node() *raftnode.Node { return s.node }
 // FSM returns the replicated state machine.
 func (s *Server) FSM() *FSM { return s.fsm }
 
+// Generation returns metalake's generation on this node (0 for one that
+// does not exist), as the internal API would answer it: ok is false when
+// the node may be stale (it has not heard from a leader within
+// Config.StaleReadBound). An in-process gateway checks cached decisions
+// with it.
+func (s *Server) Generation(metalake string) (gen uint64, ok bool) {
+	if s.inContact() != nil {
+		return 0, false
+	}
+	if l, found := s.fsm.Lake(metalake); found {
+		return l.Generation(), true
+	}
+	return 0, true
+}
+
 // Audit returns the node's audit log.
 func (s *Server) Audit() *AuditLog { return s.audit }
 

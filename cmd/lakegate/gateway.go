@@ -49,6 +49,7 @@ type engineFlags struct {
 	maxConcurrentPerTenant int
 	maxConcurrent          int
 	queueTimeout           time.Duration
+	decisionWindow         time.Duration
 
 	gcInterval time.Duration
 	gcGrace    time.Duration
@@ -75,6 +76,7 @@ func (c *engineFlags) register(fs *flag.FlagSet, gcInterval time.Duration, gcHel
 	fs.IntVar(&c.maxConcurrentPerTenant, "max-concurrent-per-tenant", 4, "queries one tenant may run at once (at most --max-concurrent)")
 	fs.IntVar(&c.maxConcurrent, "max-concurrent", 16, "queries that may run at once across all tenants")
 	fs.DurationVar(&c.queueTimeout, "queue-timeout", 5*time.Second, "how long a query waits for a free slot before failing with ResourceExhausted")
+	fs.DurationVar(&c.decisionWindow, "decision-window", time.Second, "reuse metasrv's resolve decisions while a watch on the tenant's governance generation confirms nothing changed; a change is seen within a round trip, and when metasrv stops answering nothing is reused after this long. 0 asks metasrv for every statement")
 	fs.DurationVar(&c.gcInterval, "gc-interval", gcInterval, gcHelp)
 	fs.DurationVar(&c.gcGrace, "gc-grace", 24*time.Hour, "orphaned files younger than this are kept; must exceed the longest write ("+stage.MaxWriteAge.String()+")")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -117,6 +119,9 @@ func (c *engineFlags) validate() error {
 	if c.maxConcurrentPerTenant < 1 || c.maxConcurrent < 1 || c.queueTimeout <= 0 {
 		return fmt.Errorf("%w: --max-concurrent-per-tenant, --max-concurrent and --queue-timeout must be positive", errUsage)
 	}
+	if c.decisionWindow < 0 {
+		return fmt.Errorf("%w: --decision-window must not be negative", errUsage)
+	}
 	if c.maxConcurrentPerTenant > c.maxConcurrent {
 		return fmt.Errorf("%w: --max-concurrent-per-tenant (%d) exceeds --max-concurrent (%d)", errUsage, c.maxConcurrentPerTenant, c.maxConcurrent)
 	}
@@ -151,7 +156,10 @@ type coreConfig struct {
 	stage      stage.Descriptor
 	dataDir    string // see engineRoot
 	metasrv    client.Config
-	notReady   bool // flight.Config.StartNotReady
+	// generations is an in-process authority on tenants' generations (the
+	// embedded metasrv of serve); nil: the gateway watches metasrv.
+	generations func(tenant string) (uint64, bool)
+	notReady    bool // flight.Config.StartNotReady
 	// registry receives the gateway's metrics; nil records none.
 	registry *prometheus.Registry
 	log      *slog.Logger
@@ -160,14 +168,15 @@ type coreConfig struct {
 // gatewayCore is the Flight SQL gateway both `serve` and `gateway` run: the
 // engine over the stage, the metasrv-backed catalog and the Flight server.
 type gatewayCore struct {
-	engine *duckdb.Engine
-	up     *upstream.Pool // nil: no upstream engines
-	files  *tablefiles.Files
-	mc     *client.Client
-	cat    *metacatalog.Catalog
-	srv    *flight.Server
-	log    *slog.Logger
-	tenant []authz.TenantID // tenants of the principals that may query
+	engine    *duckdb.Engine
+	up        *upstream.Pool // nil: no upstream engines
+	files     *tablefiles.Files
+	mc        *client.Client
+	cat       *metacatalog.Catalog
+	stopWatch func() // stops cat's generation watch
+	srv       *flight.Server
+	log       *slog.Logger
+	tenant    []authz.TenantID // tenants of the principals that may query
 }
 
 // newGatewayCore builds the gateway; the caller closes it after the Flight
@@ -198,7 +207,15 @@ func newGatewayCore(c coreConfig) (g *gatewayCore, err error) {
 	if c.registry != nil {
 		metrics = flight.NewMetrics(c.registry)
 	}
-	g.cat = metacatalog.NewWithOptions(g.mc, metacatalog.Options{Observe: metrics.ObserveMetasrv})
+	g.cat = metacatalog.NewWithOptions(g.mc, metacatalog.Options{Observe: metrics.ObserveMetasrv,
+		DecisionWindow: c.flags.decisionWindow, Reuse: metrics.ObserveDecision, Generations: c.generations})
+	watchCtx, stop := context.WithCancel(context.Background())
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		g.cat.Watch(watchCtx)
+	}()
+	g.stopWatch = func() { stop(); <-watched }
 	if g.up, err = c.flags.upstreams(); err != nil {
 		return nil, err
 	}
@@ -233,6 +250,9 @@ func newGatewayCore(c coreConfig) (g *gatewayCore, err error) {
 
 // close releases what newGatewayCore opened, in reverse order.
 func (g *gatewayCore) close() {
+	if g.stopWatch != nil {
+		g.stopWatch()
+	}
 	if g.mc != nil {
 		g.mc.CloseIdleConnections()
 	}

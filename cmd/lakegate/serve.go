@@ -171,6 +171,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		flags: &c.engineFlags, principals: principals, ring: ring, tls: tlsConfig,
 		stage: stageDesc, dataDir: c.dataDir, log: log, registry: meta.srv.MetricsRegistry(),
 		metasrv: client.Config{Addrs: []string{"http://" + meta.gatewayLn.Addr().String()}, Token: gwToken},
+		// Cached decisions are checked against the node itself: a change
+		// is seen by the very next statement.
+		generations: meta.srv.Generation,
 	})
 	if err != nil {
 		return errors.Join(err, stopMeta())

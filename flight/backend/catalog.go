@@ -79,7 +79,9 @@ type Catalog interface {
 	List(ctx context.Context, c Caller) (Listing, error)
 	// Resolve returns, in order, the current version of every reference the
 	// caller may use (read, or write when Write is set), and nil for every
-	// other one: a missing table and a forbidden one are both nil.
+	// other one: a missing table and a forbidden one are both nil. The
+	// versions' slices and policies may be shared with other callers
+	// (decisions reused at the same generation): never modify them.
 	Resolve(ctx context.Context, c Caller, refs []TableRef) ([]*TableVersion, error)
 	// Commit records a new version and returns its number. A stale Base
 	// fails with ErrVersionConflict, an existing table on Create with

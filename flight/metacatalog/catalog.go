@@ -17,6 +17,8 @@ import (
 type Catalog struct {
 	c       *client.Client
 	observe func(op string, d time.Duration, err error)
+	reuse   func(reused bool)
+	cache   *decisions // nil: every resolve asks metasrv
 
 	mu   sync.Mutex
 	gens map[string]uint64 // tenant → generation of this gateway's last write
@@ -37,6 +39,30 @@ type Options struct {
 	// metalake" and "not dropped"). It must be safe for concurrent use and
 	// quick. flight.Metrics.ObserveMetasrv fits.
 	Observe func(op string, d time.Duration, err error)
+
+	// DecisionWindow, when positive, lets the Catalog reuse metasrv's answer
+	// to a resolve request (the same caller, catalog and references) while
+	// a watch on the tenant's governance generation, running in Watch,
+	// confirms that nothing changed: an answer is dropped as soon as the
+	// watch reports another generation, and none is reused once the watch
+	// has gone unconfirmed for DecisionWindow. It bounds how long a change
+	// (a revoked grant, a DENY, a dropped table) can go unseen when metasrv
+	// stops answering; a reachable metasrv reports changes within a round
+	// trip. Zero asks metasrv on every resolve.
+	DecisionWindow time.Duration
+	// Reuse, when non-nil, is called once per resolve when DecisionWindow
+	// is set, reporting whether a cached answer served it. It must be safe
+	// for concurrent use and quick.
+	Reuse func(reused bool)
+	// Generations, when set with a DecisionWindow, is an in-process
+	// authority on tenants' current generations (the embedded metasrv of
+	// `lakegate serve`): a cached answer is checked against it at every
+	// use, so a change applied there is seen by the very next statement,
+	// and Watch is not needed. ok false means it cannot vouch now (nothing
+	// is reused then). It must be safe for concurrent use and quick.
+	Generations func(tenant string) (gen uint64, ok bool)
+	// Now is the clock the cache reads; nil means time.Now.
+	Now func() time.Time
 }
 
 // Operations reported to Options.Observe.
@@ -51,7 +77,59 @@ const (
 
 // NewWithOptions is New with options.
 func NewWithOptions(c *client.Client, o Options) *Catalog {
-	return &Catalog{c: c, observe: o.Observe, gens: map[string]uint64{}}
+	m := &Catalog{c: c, observe: o.Observe, reuse: o.Reuse, gens: map[string]uint64{}}
+	if o.DecisionWindow > 0 {
+		now := o.Now
+		if now == nil {
+			now = time.Now
+		}
+		m.cache = newDecisions(o.DecisionWindow, now, o.Generations)
+	}
+	return m
+}
+
+// Watch follows, until ctx ends, the governance generations of the
+// tenants whose decisions the Catalog holds, so that they are reused only
+// while valid (Options.DecisionWindow). Without a window it returns at
+// once; with one, nothing is reused unless Watch runs. Run it in its own
+// goroutine. With Options.Generations it returns at once too.
+func (m *Catalog) Watch(ctx context.Context) {
+	if m.cache == nil || m.cache.authority != nil {
+		return
+	}
+	// A watch request is held at most wait, so that one confirmation is
+	// always younger than the window while requests keep being answered.
+	wait := m.cache.window / 3
+	for ctx.Err() == nil {
+		req, cancel := context.WithTimeout(ctx, wait+m.cache.window)
+		known := m.cache.watched(cancel)
+		if len(known) == 0 {
+			cancel()
+			select {
+			case <-m.cache.wake:
+			case <-ctx.Done():
+			}
+			continue
+		}
+		sent := m.cache.now()
+		gens, err := m.c.WatchGenerations(req, known, wait)
+		restarted := errors.Is(req.Err(), context.Canceled)
+		cancel()
+		switch {
+		case err == nil:
+			m.cache.reported(sent, gens)
+		case ctx.Err() != nil, restarted:
+		default:
+			// metasrv did not answer: cached decisions expire with the
+			// window meanwhile; try again shortly.
+			pause := time.NewTimer(wait)
+			select {
+			case <-pause.C:
+			case <-ctx.Done():
+				pause.Stop()
+			}
+		}
+	}
 }
 
 // observed reports a call that started at start and ended with *err; use
@@ -145,8 +223,34 @@ func (m *Catalog) List(ctx context.Context, c backend.Caller) (_ backend.Listing
 }
 
 // Resolve implements backend.Catalog. A table with a row filter or column
-// masks for the caller carries them in TableVersion.Policy.
-func (m *Catalog) Resolve(ctx context.Context, c backend.Caller, refs []backend.TableRef) (_ []*backend.TableVersion, err error) {
+// masks for the caller carries them in TableVersion.Policy. With a decision
+// window, the answer may be one metasrv gave earlier for the same request
+// at the tenant's current generation; its slices are shared and must not be
+// modified.
+func (m *Catalog) Resolve(ctx context.Context, c backend.Caller, refs []backend.TableRef) ([]*backend.TableVersion, error) {
+	var key string
+	if m.cache != nil {
+		key = resolveKey(c, refs)
+		r, ok := m.cache.lookup(c.Tenant, key, m.minGen(c.Tenant))
+		if m.reuse != nil {
+			m.reuse(ok)
+		}
+		if ok {
+			return r.output(refs)
+		}
+	}
+	r, err := m.resolve(ctx, c, refs)
+	if err != nil {
+		return nil, err
+	}
+	if m.cache != nil && r.gen != 0 {
+		m.cache.store(c.Tenant, key, r)
+	}
+	return r.output(refs)
+}
+
+// resolve asks metasrv.
+func (m *Catalog) resolve(ctx context.Context, c backend.Caller, refs []backend.TableRef) (_ *resolved, err error) {
 	defer m.observed(OpResolve, time.Now(), &err)
 	q := make([]client.Ref, len(refs))
 	for i, r := range refs {
@@ -158,16 +262,18 @@ func (m *Catalog) Resolve(ctx context.Context, c backend.Caller, refs []backend.
 	res, err := m.c.ResolveAt(ctx, c.Tenant, c.Subject, c.Catalog, m.minGen(c.Tenant), q)
 	if err != nil {
 		if errors.Is(err, client.ErrNotFound) {
-			return make([]*backend.TableVersion, len(refs)), nil // no metalake
+			return &resolved{versions: make([]*backend.TableVersion, len(refs))}, nil // no metalake
 		}
 		return nil, mapErr("resolve", err)
 	}
-	out := make([]*backend.TableVersion, len(refs))
+	out := &resolved{gen: res.Generation, versions: make([]*backend.TableVersion, len(refs))}
 	for i, r := range res.Refs {
 		switch {
 		case r.Unavailable:
 		case r.Conflict:
-			return nil, fmt.Errorf("%w: table %s", backend.ErrPolicyConflict, refs[i].Name)
+			if out.conflict == 0 {
+				out.conflict = i + 1
+			}
 		default:
 			v := &backend.TableVersion{Name: refs[i].Name, StorageID: r.Table.StorageID, Version: r.Table.Version,
 				Columns: columns(r.Table.Columns), Files: make([]backend.DataFile, len(r.Table.Files)), Generation: res.Generation}
@@ -187,7 +293,23 @@ func (m *Catalog) Resolve(ctx context.Context, c backend.Caller, refs []backend.
 			if u := r.Table.Upstream; u != nil {
 				v.Upstream = &backend.UpstreamTable{Address: u.Address, TLS: u.TLS, Credentials: u.Credentials, Dialect: u.Dialect, Name: u.Name}
 			}
-			out[i] = v
+			out.versions[i] = v
+		}
+	}
+	return out, nil
+}
+
+// output is r as Resolve returns it: a copy of each version (sharing its
+// slices), or the conflict.
+func (r *resolved) output(refs []backend.TableRef) ([]*backend.TableVersion, error) {
+	if r.conflict != 0 {
+		return nil, fmt.Errorf("%w: table %s", backend.ErrPolicyConflict, refs[r.conflict-1].Name)
+	}
+	out := make([]*backend.TableVersion, len(r.versions))
+	for i, v := range r.versions {
+		if v != nil {
+			c := *v
+			out[i] = &c
 		}
 	}
 	return out, nil
@@ -234,8 +356,18 @@ func (m *Catalog) Drop(ctx context.Context, c backend.Caller, name backend.Table
 }
 
 // Generation implements backend.Catalog. A tenant without a metalake is at
-// generation 0.
-func (m *Catalog) Generation(ctx context.Context, tenant string) (_ uint64, err error) {
+// generation 0. With a decision window, the generation the watch vouches
+// for is answered without a call.
+func (m *Catalog) Generation(ctx context.Context, tenant string) (uint64, error) {
+	if m.cache != nil {
+		if g, ok := m.cache.generation(tenant, m.minGen(tenant)); ok {
+			return g, nil
+		}
+	}
+	return m.generation(ctx, tenant)
+}
+
+func (m *Catalog) generation(ctx context.Context, tenant string) (_ uint64, err error) {
 	defer m.observed(OpGeneration, time.Now(), &err)
 	g, err := m.c.Generation(ctx, tenant)
 	switch {

@@ -340,6 +340,28 @@ func (c *Client) Generation(ctx context.Context, tenant string) (uint64, error) 
 	return out.Generation, nil
 }
 
+// WatchGenerations returns the node's generation of every metalake in
+// known (0 for one that does not exist) as soon as one of them differs from
+// the generation known gives for it, or once wait (capped by the node) has
+// passed. It is a read: it fails over like Resolve. ctx should outlast
+// wait.
+func (c *Client) WatchGenerations(ctx context.Context, known map[string]uint64, wait time.Duration) (map[string]uint64, error) {
+	body, err := json.Marshal(struct {
+		Known      map[string]uint64 `json:"known"`
+		WaitMillis int64             `json:"waitMillis,omitempty"`
+	}{known, wait.Milliseconds()})
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Generations map[string]uint64 `json:"generations"`
+	}
+	if _, err := c.do(ctx, http.MethodPost, "/internal/v1/generations", nil, body, false, &out); err != nil {
+		return nil, err
+	}
+	return out.Generations, nil
+}
+
 // TableInfo is one table of a Listing.
 type TableInfo struct {
 	// Schema and Name locate the table in the listed catalog.

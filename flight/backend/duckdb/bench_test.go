@@ -2,10 +2,13 @@ package duckdb_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	"lakegate/authz/sqlgate"
+	"lakegate/flight/backend"
+	"lakegate/flight/backend/duckdb"
 )
 
 // BenchmarkExecuteSelectStar10M streams SELECT * of a 10M-row, 4-column
@@ -156,5 +159,33 @@ func BenchmarkVerifyJoin5(b *testing.B) {
 		if err := e.VerifyUncached(ctx, "acme", sql); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkPointLookup is the engine's share of the gateway's point query
+// (integration BenchmarkPointQuery): Bind of a 5,000-row version small
+// enough to be copied into memory, then Execute and drain of SELECT … WHERE
+// id = ? with one bound value, as a prepared statement's DoGet does.
+func BenchmarkPointLookup(b *testing.B) {
+	ctx := context.Background()
+	for _, threads := range []int{1, 2} {
+		b.Run("threads="+strconv.Itoa(threads), func(b *testing.B) {
+			e, _ := newEngine(b, func(c *duckdb.Config) { c.Threads = threads; c.NoVerify = false })
+			rel := bindTable(b, e, "acme", "orders@1", `SELECT range AS id, range % 500 AS customer_id,
+				round(range * 1.37, 2) AS amount, ['new', 'paid', 'shipped'][range % 3 + 1] AS status FROM range(1, 5001)`)
+			sql := "SELECT id, customer_id, amount, status FROM " + relSQL(rel) + " WHERE id = ?"
+			local := []backend.LocalTable{{ID: "orders@1"}}
+			i := int64(0)
+			for b.Loop() {
+				i++
+				if _, err := e.Bind(ctx, "acme", local); err != nil {
+					b.Fatal(err)
+				}
+				res, err := query(ctx, e, "acme", sql, 1+i%5000)
+				if err != nil || res.rows != 1 {
+					b.Fatalf("%v rows, %v", res, err)
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,217 @@
+package metacatalog
+
+import (
+	"context"
+	"encoding/binary"
+	"sync"
+	"time"
+
+	"lakegate/flight/backend"
+)
+
+// Bounds of the decision cache: past them nothing more is cached (answers
+// still come from metasrv), so memory stays bounded whatever callers do.
+const (
+	maxWatchedTenants  = 1024
+	maxTenantDecisions = 4096
+	// idleTenant is how long a tenant stays followed without a lookup.
+	idleTenant = time.Minute
+)
+
+// decisions caches resolve answers per tenant for as long as metasrv
+// confirms, through a watch on the tenant's generation, that the tenant's
+// governance state has not moved. An answer is reused only when
+//
+//   - it was computed at the generation the watch last reported, and
+//   - that report comes from a watch request sent less than window ago (a
+//     watch that stops answering — metasrv unreachable, a connection gone
+//     silent — turns the cache off within window), and
+//   - it is at or after the generation this gateway's own writes reached.
+//
+// A watch request is answered as soon as a followed generation differs
+// from the one sent, and requests follow each other without a gap, so a
+// change reaches the cache within a round trip of being applied on the
+// node watched; window bounds the rest.
+type decisions struct {
+	window time.Duration
+	now    func() time.Time
+	// authority, when set, answers tenants' current generations in
+	// process (Options.Generations) and replaces the watch.
+	authority func(tenant string) (uint64, bool)
+
+	mu      sync.Mutex
+	tenants map[string]*tenantDecisions
+	restart context.CancelFunc // cancels the watch in flight; nil when none
+	wake    chan struct{}      // capacity 1: a tenant was added
+}
+
+// tenantDecisions is what the cache holds for one tenant.
+type tenantDecisions struct {
+	known     bool      // gen was reported by the watch
+	gen       uint64    // the tenant's generation as last reported
+	confirmed time.Time // when the request that last reported gen was sent
+	used      time.Time // last lookup
+	answers   map[string]*resolved
+}
+
+// resolved is metasrv's answer to one resolve request, converted: shared
+// by every caller that reuses it, so never modified.
+type resolved struct {
+	gen      uint64
+	versions []*backend.TableVersion // nil: unavailable
+	conflict int                     // 1 + index of a reference whose policies conflict; 0: none
+}
+
+func newDecisions(window time.Duration, now func() time.Time, authority func(string) (uint64, bool)) *decisions {
+	return &decisions{window: window, now: now, authority: authority,
+		tenants: map[string]*tenantDecisions{}, wake: make(chan struct{}, 1)}
+}
+
+// state returns tenant's entry (nil when the cache is full) and whether its
+// generation may be relied on at now: as the authority answers it now, or
+// as a watch request sent less than window ago reported it.
+func (d *decisions) state(tenant string, now time.Time) (*tenantDecisions, bool) {
+	td := d.follow(tenant, now)
+	if td == nil {
+		return nil, false
+	}
+	if d.authority != nil {
+		g, ok := d.authority(tenant)
+		if ok {
+			td.set(g, now)
+		}
+		return td, ok
+	}
+	return td, td.known && now.Sub(td.confirmed) < d.window
+}
+
+// set records g as the tenant's generation, confirmed at the time given;
+// the answers of another generation go.
+func (td *tenantDecisions) set(g uint64, confirmed time.Time) {
+	if !td.known || td.gen != g {
+		td.known, td.gen, td.answers = true, g, nil
+	}
+	td.confirmed = confirmed
+}
+
+// follow returns tenant's entry, adding it (and restarting the watch so it
+// includes the tenant) if it is new; nil when the cache is full.
+func (d *decisions) follow(tenant string, now time.Time) *tenantDecisions {
+	td := d.tenants[tenant]
+	if td == nil {
+		if len(d.tenants) >= maxWatchedTenants {
+			return nil
+		}
+		td = &tenantDecisions{}
+		d.tenants[tenant] = td
+		if d.restart != nil {
+			d.restart()
+		}
+		select {
+		case d.wake <- struct{}{}:
+		default:
+		}
+	}
+	td.used = now
+	return td
+}
+
+// lookup returns the answer cached under key for tenant when it may be
+// reused at generation ≥ minGen.
+func (d *decisions) lookup(tenant, key string, minGen uint64) (*resolved, bool) {
+	now := d.now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	td, ok := d.state(tenant, now)
+	if !ok || td.gen < minGen {
+		return nil, false
+	}
+	r, ok := td.answers[key]
+	return r, ok && r.gen == td.gen
+}
+
+// store caches r under key when it was computed at the generation the
+// watch reports for tenant (an answer from an older or newer state is not
+// kept: the watch decides which state is current).
+func (d *decisions) store(tenant, key string, r *resolved) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	td := d.tenants[tenant]
+	if td == nil || !td.known || r.gen != td.gen || len(td.answers) >= maxTenantDecisions {
+		return
+	}
+	if td.answers == nil {
+		td.answers = map[string]*resolved{}
+	}
+	td.answers[key] = r
+}
+
+// generation returns tenant's generation when the watch vouches for it and
+// it is at least minGen.
+func (d *decisions) generation(tenant string, minGen uint64) (uint64, bool) {
+	now := d.now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	td, ok := d.state(tenant, now)
+	if !ok || td.gen < minGen {
+		return 0, false
+	}
+	return td.gen, true
+}
+
+// watched returns the generations to send in the next watch request (every
+// followed tenant; idle ones are dropped first) and installs restart as the
+// way to cancel it.
+func (d *decisions) watched(restart context.CancelFunc) map[string]uint64 {
+	now := d.now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	known := make(map[string]uint64, len(d.tenants))
+	for name, td := range d.tenants {
+		if now.Sub(td.used) > idleTenant {
+			delete(d.tenants, name)
+			continue
+		}
+		known[name] = td.gen
+	}
+	d.restart = restart
+	return known
+}
+
+// reported records the generations a watch request sent at sent returned.
+// A tenant whose generation moved loses its cached answers.
+func (d *decisions) reported(sent time.Time, gens map[string]uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.restart = nil
+	for name, g := range gens {
+		if td := d.tenants[name]; td != nil {
+			td.set(g, sent)
+		}
+	}
+}
+
+// resolveKey identifies a resolve request: caller and references, each
+// string length-prefixed so that no two requests share a key.
+func resolveKey(c backend.Caller, refs []backend.TableRef) string {
+	n := len(c.Tenant) + len(c.Subject) + len(c.Catalog) + 3*binary.MaxVarintLen64
+	for _, r := range refs {
+		n += len(r.Name.Schema) + len(r.Name.Name) + 4*binary.MaxVarintLen64
+	}
+	b := make([]byte, 0, n)
+	str := func(s string) { b = append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	str(c.Tenant)
+	str(c.Subject)
+	str(c.Catalog)
+	for _, r := range refs {
+		str(r.Name.Schema)
+		str(r.Name.Name)
+		b = binary.AppendUvarint(b, r.Version)
+		if r.Write {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	}
+	return string(b)
+}
