@@ -155,11 +155,31 @@ func (s *Server) rebind(ctx context.Context, tenant string, versions []backend.T
 	return release, err
 }
 
+// inMemory is implemented by engines that copy small versions into memory
+// (duckdb.Engine): a statement over such versions reads none of their
+// files.
+type inMemory interface {
+	InMemory(tenant string, ids []string) bool
+}
+
 // localize makes the versions' files available on the engine's disk and
 // binds them, returning their relations in order; release unpins the files.
+// Versions the engine holds in memory need no files.
 func (s *Server) localize(ctx context.Context, tenant string, versions []backend.TableVersion) ([]backend.Relation, func(), error) {
 	if len(versions) == 0 {
 		return nil, func() {}, nil
+	}
+	if mem, ok := s.cfg.Backend.(inMemory); ok {
+		ids := make([]string, len(versions))
+		local := make([]backend.LocalTable, len(versions))
+		for i := range versions {
+			ids[i] = versions[i].ID()
+			local[i] = backend.LocalTable{ID: ids[i], Columns: versions[i].Columns}
+		}
+		if mem.InMemory(tenant, ids) {
+			rels, err := s.cfg.Backend.Bind(ctx, tenant, local)
+			return rels, func() {}, err
+		}
 	}
 	local, release, err := s.cfg.Files.Acquire(ctx, tenant, versions)
 	if err != nil {

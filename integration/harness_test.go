@@ -33,6 +33,11 @@ func TestMain(m *testing.M) {
 	}
 	lakegateBin = filepath.Join(dir, "lakegate")
 	build := exec.Command("go", "build", "-tags=duckdb_arrow", "-o", lakegateBin, "lakegate/cmd/lakegate")
+	if bin := os.Getenv("LAKEGATE_BENCH_BIN"); bin != "" {
+		// Benchmarks of another build (to compare two versions with
+		// benchstat): a copy of it stands in for the one built here.
+		build = exec.Command("cp", bin, lakegateBin)
+	}
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building lakegate:", err)

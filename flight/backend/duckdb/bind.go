@@ -39,6 +39,36 @@ func (e *Engine) Bind(ctx context.Context, tenantID string, tables []backend.Loc
 	return out, nil
 }
 
+// InMemory reports whether every version of ids is bound for the tenant
+// and was copied into memory (Config.MaterializeBytes): a statement over
+// them reads none of their files, so they need not be made local before
+// Bind (which then needs no Paths for them). Versions stay in memory as
+// long as the tenant is open.
+func (e *Engine) InMemory(tenantID string, ids []string) bool {
+	e.mu.Lock()
+	s, ok := e.tenants[tenantID]
+	e.mu.Unlock()
+	if !ok {
+		return false
+	}
+	select {
+	case <-s.done:
+	default:
+		return false // still opening
+	}
+	if s.err != nil {
+		return false
+	}
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
+	for _, id := range ids {
+		if !s.t.inMemory[id] {
+			return false
+		}
+	}
+	return len(ids) > 0
+}
+
 func (t *tenant) bind(ctx context.Context, lt *backend.LocalTable) (backend.Relation, error) {
 	if !versionIDRE.MatchString(lt.ID) {
 		return backend.Relation{}, fmt.Errorf("%w: table version id", ErrInvalidName)
@@ -66,6 +96,7 @@ func (t *tenant) bind(ctx context.Context, lt *backend.LocalTable) (backend.Rela
 	}
 	if copied {
 		t.materialized += size
+		t.inMemory[lt.ID] = true
 	}
 	if rel.Types, err = t.viewTypes(ctx, rel.Name); err != nil {
 		return backend.Relation{}, err

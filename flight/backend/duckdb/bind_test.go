@@ -409,6 +409,28 @@ func TestBindMaterializes(t *testing.T) {
 	}
 	_, err := query(ctx, e, "acme", "SELECT sum(v) FROM "+relSQL(rels[1]))
 	wantErr(t, err, backend.ErrQuery) // past the total: a view over a file that is gone
+
+	// InMemory tells the first apart: it binds again without its files.
+	for _, c := range []struct {
+		tenant string
+		ids    []string
+		want   bool
+	}{
+		{"acme", []string{"m@1"}, true},
+		{"acme", []string{"m@2"}, false},
+		{"acme", []string{"m@1", "m@2"}, false},
+		{"acme", []string{"m@3"}, false},
+		{"acme", nil, false},
+		{"other", []string{"m@1"}, false}, // another tenant's engine
+	} {
+		if got := e.InMemory(c.tenant, c.ids); got != c.want {
+			t.Errorf("InMemory(%s, %v) = %v, want %v", c.tenant, c.ids, got, c.want)
+		}
+	}
+	again, err := e.Bind(ctx, "acme", []backend.LocalTable{{ID: "m@1"}})
+	if err != nil || again[0].Name != rels[0].Name {
+		t.Fatalf("Bind of the copied version without files: %v, %v", again, err)
+	}
 }
 
 // writeFileSize is the size of the files TestBindMaterializes writes.

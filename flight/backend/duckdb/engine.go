@@ -157,8 +157,9 @@ type tenant struct {
 	eng  *Engine
 	log  *slog.Logger
 
-	mu           sync.Mutex          // serializes view DDL; guards bound and materialized
+	mu           sync.Mutex          // serializes view DDL; guards bound, inMemory and materialized
 	bound        map[string][]string // table versions with a view (Bind): id → column types
+	inMemory     map[string]bool     // the bound versions copied into memory
 	materialized int64               // file bytes of the versions copied into memory
 
 	verified verifyCache // statements that passed verify
@@ -180,7 +181,7 @@ func (e *Engine) openTenant(ctx context.Context, id string) (_ *tenant, err erro
 		dir:   dir,
 		eng:   e,
 		log:   e.log.With("tenant", id),
-		bound: make(map[string][]string),
+		bound: make(map[string][]string), inMemory: make(map[string]bool),
 	}
 	t.pool, err = openPool()
 	if err != nil {
