@@ -208,7 +208,8 @@ func newGatewayCore(c coreConfig) (g *gatewayCore, err error) {
 		metrics = flight.NewMetrics(c.registry)
 	}
 	g.cat = metacatalog.NewWithOptions(g.mc, metacatalog.Options{Observe: metrics.ObserveMetasrv,
-		DecisionWindow: c.flags.decisionWindow, Reuse: metrics.ObserveDecision, Generations: c.generations})
+		DecisionWindow: c.flags.decisionWindow, Reuse: metrics.ObserveDecision, Generations: c.generations,
+		Logger: c.log.With("component", "decisions")})
 	watchCtx, stop := context.WithCancel(context.Background())
 	watched := make(chan struct{})
 	go func() {

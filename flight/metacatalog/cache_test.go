@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -886,5 +888,39 @@ func watchReturns(t *testing.T, cat *Catalog) {
 	case <-done:
 	case <-time.After(waitLimit):
 		t.Fatal("Watch did not return")
+	}
+}
+
+// recordHandler is a slog.Handler sending every record's level and
+// message to a channel.
+type recordHandler chan string
+
+func (h recordHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h recordHandler) Handle(_ context.Context, r slog.Record) error {
+	h <- r.Level.String() + " " + r.Message
+	return nil
+}
+func (h recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h recordHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestCacheWatchFailureLogged: operators hear that decisions stopped
+// being reused when the watch is no longer answered.
+func TestCacheWatchFailureLogged(t *testing.T) {
+	logged := make(recordHandler, 8)
+	f, cat, _, _ := cachedCatalog(t, Options{Logger: slog.New(logged)})
+	warm(t, f, cat)
+	select {
+	case r := <-logged:
+		t.Fatalf("logged while the watch works: %s", r)
+	default:
+	}
+	f.failWatch(http.StatusServiceUnavailable)
+	select {
+	case r := <-logged:
+		if !strings.HasPrefix(r, "WARN generation watch not answered") {
+			t.Errorf("logged %q", r)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("a failing watch was not logged")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ type Catalog struct {
 	observe func(op string, d time.Duration, err error)
 	reuse   func(reused bool)
 	cache   *decisions // nil: every resolve asks metasrv
+	log     *slog.Logger
 
 	mu   sync.Mutex
 	gens map[string]uint64 // tenant → generation of this gateway's last write
@@ -63,6 +65,9 @@ type Options struct {
 	Generations func(tenant string) (gen uint64, ok bool)
 	// Now is the clock the cache reads; nil means time.Now.
 	Now func() time.Time
+	// Logger, when non-nil, hears when the generation watch stops being
+	// answered (decisions are then no longer reused) and when it recovers.
+	Logger *slog.Logger
 }
 
 // Operations reported to Options.Observe.
@@ -77,7 +82,7 @@ const (
 
 // NewWithOptions is New with options.
 func NewWithOptions(c *client.Client, o Options) *Catalog {
-	m := &Catalog{c: c, observe: o.Observe, reuse: o.Reuse, gens: map[string]uint64{}}
+	m := &Catalog{c: c, observe: o.Observe, reuse: o.Reuse, log: o.Logger, gens: map[string]uint64{}}
 	if o.DecisionWindow > 0 {
 		now := o.Now
 		if now == nil {
@@ -100,6 +105,7 @@ func (m *Catalog) Watch(ctx context.Context) {
 	// A watch request is held at most wait, so that one confirmation is
 	// always younger than the window while requests keep being answered.
 	wait := m.cache.window / 3
+	failing := false
 	for ctx.Err() == nil {
 		req, cancel := context.WithTimeout(ctx, wait+m.cache.window)
 		known := m.cache.watched(cancel)
@@ -118,10 +124,18 @@ func (m *Catalog) Watch(ctx context.Context) {
 		switch {
 		case err == nil:
 			m.cache.reported(sent, gens)
+			if failing && m.log != nil {
+				m.log.Info("generation watch answered again: decisions are reused")
+			}
+			failing = false
 		case ctx.Err() != nil, restarted:
 		default:
 			// metasrv did not answer: cached decisions expire with the
 			// window meanwhile; try again shortly.
+			if !failing && m.log != nil {
+				m.log.Warn("generation watch not answered: decisions are not reused until it is", "error", err)
+			}
+			failing = true
 			pause := time.NewTimer(wait)
 			select {
 			case <-pause.C:
