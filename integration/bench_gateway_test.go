@@ -354,9 +354,12 @@ func getTables(ctx context.Context, cl *flightsql.Client) (int64, error) {
 //     same snapshot, no decisions) — the comparison, x-allowall =
 //     authz ÷ allowall (target ≤ 1.2);
 //   - local: no metasrv call at all (allowAllCatalog: the listing held in
-//     the gateway), x-local = authz ÷ local.
+//     the gateway), x-local = authz ÷ local;
+//   - reused: authz with a decision window (1 s, the gateways' default):
+//     after the first call the listing is reused while the watch confirms
+//     the generation; reused-x-local = reused ÷ local.
 //
-// ns/op is the three calls; authz-, allowall- and local-ns/op each call's
+// ns/op is the four calls; authz-, allowall-, local- and reused-ns/op each call's
 // mean; list-ns/op the part of the authz call spent in metasrv's list call
 // (timed in the gateway's catalog, as lakegate_metasrv_request_seconds
 // {op="list"} records it); setup-s the time to create the 10,496 tables in
@@ -444,10 +447,21 @@ func BenchmarkGetTablesAuthz(b *testing.B) {
 		b.Cleanup(func() { cl.Close() })
 		return cl
 	}
-	clients := []*flightsql.Client{ // authz, allowall, local
+	// reused: authz with the gateways' default decision window, so a
+	// listing is reused while the watch confirms the generation.
+	reusedCat := metacatalog.NewWithOptions(mc, metacatalog.Options{DecisionWindow: time.Second})
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		reusedCat.Watch(watchCtx)
+	}()
+	b.Cleanup(func() { stopWatch(); <-watched })
+	clients := []*flightsql.Client{ // authz, allowall, local, reused
 		client(inProcessGateway(b, pm, authzCat, engine, files, ring)),
 		client(inProcessGateway(b, pm, allowCat, engine, files, ring)),
 		client(inProcessGateway(b, pm, local, engine, files, ring)),
+		client(inProcessGateway(b, pm, reusedCat, engine, files, ring)),
 	}
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
 	for range 3 { // warm-up: connections, metasrv's and the gateways' heaps
@@ -458,7 +472,7 @@ func BenchmarkGetTablesAuthz(b *testing.B) {
 		}
 	}
 	listNanos.Store(0)
-	var spent [3]time.Duration
+	var spent [4]time.Duration
 	iters := 0
 	for b.Loop() {
 		for i, cl := range clients {
@@ -471,11 +485,12 @@ func BenchmarkGetTablesAuthz(b *testing.B) {
 		}
 		iters++
 	}
-	for i, name := range []string{"authz", "allowall", "local"} {
+	for i, name := range []string{"authz", "allowall", "local", "reused"} {
 		b.ReportMetric(float64(spent[i].Nanoseconds())/float64(iters), name+"-ns/op")
 	}
 	b.ReportMetric(float64(spent[0])/float64(spent[1]), "x-allowall")
 	b.ReportMetric(float64(spent[0])/float64(spent[2]), "x-local")
+	b.ReportMetric(float64(spent[3])/float64(spent[2]), "reused-x-local")
 	b.ReportMetric(float64(listNanos.Load())/float64(iters), "list-ns/op")
 	b.ReportMetric(setup.Seconds(), "setup-s")
 }

@@ -5,11 +5,16 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 )
 
 var bannerMetrics = regexp.MustCompile(`metrics:\s+(http://\S+/metrics)`)
@@ -154,5 +159,50 @@ func TestDeniedCostsLikeMissing(t *testing.T) {
 	// The owner still reads it.
 	if _, _, err := admin.query(ctx, "SELECT * FROM sales.secret"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestListingReused: a second GetTables at the same generation is answered
+// from the gateway's cached listing (no metasrv call); a governance change
+// (a DENY on one table) is in the very next listing (serve checks the
+// embedded node at every reuse).
+func TestListingReused(t *testing.T) {
+	srv := startServe(t)
+	metricsURL := bannerMetrics.FindStringSubmatch(srv.Banner)[1]
+	env, node := serveMetasrv(t, srv)
+	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+srv.token(t, "analyst@demo"))
+	cl := flightsqlClient(conn)
+	const lists = `lakegate_metasrv_request_seconds_count{op="list",outcome="ok"}`
+	tables := func() []string {
+		t.Helper()
+		info, err := cl.GetTables(ctx, &flightsql.GetTablesOpts{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readStrings(t, cl, ctx, info, 2)
+		slices.Sort(got)
+		return got
+	}
+	before := metricValue(t, metricsURL, lists)
+	first := tables()
+	if !slices.Contains(first, "orders") {
+		t.Fatalf("GetTables: %v", first)
+	}
+	if again := tables(); !slices.Equal(again, first) {
+		t.Fatalf("second GetTables %v, first %v", again, first)
+	}
+	if n := metricValue(t, metricsURL, lists) - before; n != 1 {
+		t.Errorf("two GetTables at one generation: %v list calls, want 1", n)
+	}
+	env.must(t, node, "POST", "/api/metalakes/demo/roles", map[string]any{"name": "no_orders", "securableObjects": []map[string]any{
+		{"fullName": "lake.sales.orders", "type": "TABLE", "privileges": []map[string]string{{"name": "SELECT_TABLE", "condition": "DENY"}}}}})
+	env.must(t, node, "PUT", "/api/metalakes/demo/permissions/users/analyst@demo/grant", map[string]any{"roleNames": []string{"no_orders"}})
+	if after := tables(); slices.Contains(after, "orders") || len(after) != len(first)-1 {
+		t.Errorf("GetTables right after the DENY: %v", after)
 	}
 }

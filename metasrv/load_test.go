@@ -159,6 +159,8 @@ func benchTagAssignWrites(b *testing.B, raw bool) {
 	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "writes/s")
 	b.ReportMetric(float64(p(0.50).Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(p(0.99).Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(p(0.90).Microseconds())/1000, "p90-ms")
+	b.ReportMetric(float64(p(0.999).Microseconds())/1000, "p999-ms")
 	// CPU time of the whole process (three nodes and the clients) per
 	// write: steadier than writes/s on a shared machine.
 	b.ReportMetric(float64(cpu.Microseconds())/float64(len(all)), "cpu-µs/write")

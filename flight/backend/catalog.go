@@ -75,7 +75,8 @@ type Commit struct {
 // writes. Every decision is taken for the caller (the end user), never for
 // the gateway. Implementations are safe for use from multiple goroutines.
 type Catalog interface {
-	// List returns what the caller may see.
+	// List returns what the caller may see. The listing's slices may be
+	// shared with other callers: never modify them.
 	List(ctx context.Context, c Caller) (Listing, error)
 	// Resolve returns, in order, the current version of every reference the
 	// caller may use (read, or write when Write is set), and nil for every

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +46,7 @@ type fakeMetasrv struct {
 	commitGen uint64
 
 	resolves    []resolveCall
+	lists       int
 	genCalls    int
 	watches     []map[string]uint64 // known of each watch request received
 	watchNotify chan struct{}       // closed (and replaced) when one is
@@ -64,6 +67,7 @@ func newFakeMetasrv(t *testing.T) (*fakeMetasrv, *client.Client) {
 	mux.HandleFunc("POST /internal/v1/metalakes/{tenant}/resolve", f.resolve)
 	mux.HandleFunc("GET /internal/v1/metalakes/{tenant}/generation", f.generation)
 	mux.HandleFunc("POST /internal/v1/generations", f.watch)
+	mux.HandleFunc("POST /internal/v1/metalakes/{tenant}/tables", f.list)
 	mux.HandleFunc("POST /api/metalakes/{tenant}/catalogs/{catalog}/schemas/{schema}/tables/{table}/versions", f.commit)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("unexpected request %s %s", r.Method, r.URL.Path)
@@ -129,6 +133,31 @@ func (f *fakeMetasrv) resolve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"code": 0, "generation": gen, "results": results})
+}
+
+// list answers every table of f.tables, sorted, at the tenant's generation.
+func (f *fakeMetasrv) list(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lists++
+	gen, ok := f.gens[r.PathValue("tenant")]
+	if !ok {
+		notFound(w)
+		return
+	}
+	var tables []map[string]any
+	for _, full := range slices.Sorted(maps.Keys(f.tables)) {
+		schema, name, _ := strings.Cut(full, ".")
+		tables = append(tables, map[string]any{"schema": schema, "table": name, "storageId": "st-" + name,
+			"version": f.tables[full], "columns": []map[string]any{{"name": "id", "type": "BIGINT", "nullable": true}}})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"code": 0, "generation": gen, "schemas": []string{"sales"}, "tables": tables})
+}
+
+func (f *fakeMetasrv) listCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lists
 }
 
 func (f *fakeMetasrv) generation(w http.ResponseWriter, r *http.Request) {
@@ -924,3 +953,45 @@ func TestCacheWatchFailureLogged(t *testing.T) {
 		t.Fatal("a failing watch was not logged")
 	}
 }
+
+// TestCacheListing: a listing is reused for the same caller and catalog
+// while the generation holds (a copy of nothing: callers must not modify
+// it), asked again once it moves, and separately per caller.
+func TestCacheListing(t *testing.T) {
+	f, cat, _, rs := cachedCatalog(t, Options{})
+	warm(t, f, cat)
+	list := func(c backend.Caller) backend.Listing {
+		t.Helper()
+		l, err := cat.List(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	first := list(alice)
+	if len(first.Tables) != 2 || first.Tables[0].Name.Name != "items" || first.Tables[1].Name.Name != "orders" {
+		t.Fatalf("listing %+v", first.Tables)
+	}
+	list(alice)
+	if n := f.listCount(); n != 1 {
+		t.Fatalf("two listings at one generation: %d calls, want 1", n)
+	}
+	bob := alice
+	bob.Subject = "bob@acme"
+	list(bob)
+	other := alice
+	other.Catalog = "other"
+	list(other)
+	if n := f.listCount(); n != 3 {
+		t.Fatalf("other caller, other catalog: %d calls in all, want 3", n)
+	}
+	f.set("acme", 6, func(f *fakeMetasrv) { delete(f.tables, "sales.orders") })
+	f.awaitKnown(map[string]uint64{"acme": 6})
+	if l := list(alice); len(l.Tables) != 1 || f.listCount() != 4 {
+		t.Fatalf("after the generation moved: %+v after %d calls", l.Tables, f.listCount())
+	}
+	if got := rs.take(); !slices.Equal(got, []bool{false, true, false, false, false}) {
+		t.Errorf("Reuse saw %v", got)
+	}
+}
+

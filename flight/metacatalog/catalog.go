@@ -43,7 +43,8 @@ type Options struct {
 	Observe func(op string, d time.Duration, err error)
 
 	// DecisionWindow, when positive, lets the Catalog reuse metasrv's answer
-	// to a resolve request (the same caller, catalog and references) while
+	// to a resolve request (the same caller, catalog and references) or a
+	// listing (the same caller and catalog) while
 	// a watch on the tenant's governance generation, running in Watch,
 	// confirms that nothing changed: an answer is dropped as soon as the
 	// watch reports another generation, and none is reused once the watch
@@ -52,8 +53,8 @@ type Options struct {
 	// stops answering; a reachable metasrv reports changes within a round
 	// trip. Zero asks metasrv on every resolve.
 	DecisionWindow time.Duration
-	// Reuse, when non-nil, is called once per resolve when DecisionWindow
-	// is set, reporting whether a cached answer served it. It must be safe
+	// Reuse, when non-nil, is called once per resolve and per listing when
+	// DecisionWindow is set, reporting whether a cached answer served it. It must be safe
 	// for concurrent use and quick.
 	Reuse func(reused bool)
 	// Generations, when set with a DecisionWindow, is an in-process
@@ -218,19 +219,45 @@ func clientFiles(fs []backend.DataFile) []client.DataFile {
 	return out
 }
 
-// List implements backend.Catalog.
-func (m *Catalog) List(ctx context.Context, c backend.Caller) (_ backend.Listing, err error) {
+// List implements backend.Catalog. With a decision window, the listing may
+// be one metasrv gave earlier for the same caller and catalog at the
+// tenant's current generation; its slices are shared and must not be
+// modified.
+func (m *Catalog) List(ctx context.Context, c backend.Caller) (backend.Listing, error) {
+	var key string
+	if m.cache != nil {
+		key = resolveKey(c, nil) // in its own map: no clash with a resolve of no table
+		l, ok := m.cache.lookupListing(c.Tenant, key, m.minGen(c.Tenant))
+		if m.reuse != nil {
+			m.reuse(ok)
+		}
+		if ok {
+			return l.listing, nil
+		}
+	}
+	l, err := m.list(ctx, c)
+	if err != nil {
+		return backend.Listing{}, err
+	}
+	if m.cache != nil && l.gen != 0 {
+		m.cache.storeListing(c.Tenant, key, l)
+	}
+	return l.listing, nil
+}
+
+// list asks metasrv.
+func (m *Catalog) list(ctx context.Context, c backend.Caller) (_ *listed, err error) {
 	defer m.observed(OpList, time.Now(), &err)
 	l, err := m.c.ListTables(ctx, c.Tenant, c.Subject, c.Catalog, m.minGen(c.Tenant))
 	if err != nil {
 		if errors.Is(err, client.ErrNotFound) {
-			return backend.Listing{}, nil // no metalake: nothing to see
+			return &listed{}, nil // no metalake: nothing to see
 		}
-		return backend.Listing{}, mapErr("list", err)
+		return nil, mapErr("list", err)
 	}
-	out := backend.Listing{Schemas: l.Schemas, Tables: make([]backend.TableVersion, len(l.Tables))}
+	out := &listed{gen: l.Generation, listing: backend.Listing{Schemas: l.Schemas, Tables: make([]backend.TableVersion, len(l.Tables))}}
 	for i, t := range l.Tables {
-		out.Tables[i] = backend.TableVersion{Name: backend.TableName{Schema: t.Schema, Name: t.Name},
+		out.listing.Tables[i] = backend.TableVersion{Name: backend.TableName{Schema: t.Schema, Name: t.Name},
 			StorageID: t.StorageID, Version: t.Version, Columns: columns(t.Columns)}
 	}
 	return out, nil

@@ -14,6 +14,9 @@ import (
 const (
 	maxWatchedTenants  = 1024
 	maxTenantDecisions = 4096
+	// maxListedTables bounds the tables of all cached listings together
+	// (a listing is a whole catalog's visible tables: large).
+	maxListedTables = 250_000
 	// idleTenant is how long a tenant stays followed without a lookup.
 	idleTenant = time.Minute
 )
@@ -41,6 +44,7 @@ type decisions struct {
 
 	mu      sync.Mutex
 	tenants map[string]*tenantDecisions
+	listed  int                // tables of all cached listings
 	restart context.CancelFunc // cancels the watch in flight; nil when none
 	wake    chan struct{}      // capacity 1: a tenant was added
 }
@@ -52,6 +56,13 @@ type tenantDecisions struct {
 	confirmed time.Time // when the request that last reported gen was sent
 	used      time.Time // last lookup
 	answers   map[string]*resolved
+	listings  map[string]*listed // List answers, by caller
+}
+
+// listed is metasrv's answer to one List request: shared, never modified.
+type listed struct {
+	gen     uint64
+	listing backend.Listing
 }
 
 // resolved is metasrv's answer to one resolve request, converted: shared
@@ -78,20 +89,49 @@ func (d *decisions) state(tenant string, now time.Time) (*tenantDecisions, bool)
 	if d.authority != nil {
 		g, ok := d.authority(tenant)
 		if ok {
-			td.set(g, now)
+			d.set(td, g, now)
 		}
 		return td, ok
 	}
 	return td, td.known && now.Sub(td.confirmed) < d.window
 }
 
-// set records g as the tenant's generation, confirmed at the time given;
-// the answers of another generation go.
-func (td *tenantDecisions) set(g uint64, confirmed time.Time) {
+// current returns tenant's entry when its generation may be relied on now
+// and is at least minGen, else nil. The caller holds d.mu.
+func (d *decisions) current(tenant string, minGen uint64) *tenantDecisions {
+	td, ok := d.state(tenant, d.now())
+	if !ok || td.gen < minGen {
+		return nil
+	}
+	return td
+}
+
+// set records g as td's generation, confirmed at the time given; the
+// answers of another generation go. The caller holds d.mu.
+func (d *decisions) set(td *tenantDecisions, g uint64, confirmed time.Time) {
 	if !td.known || td.gen != g {
-		td.known, td.gen, td.answers = true, g, nil
+		d.forget(td)
+		td.known, td.gen = true, g
 	}
 	td.confirmed = confirmed
+}
+
+// forget drops td's answers. The caller holds d.mu.
+func (d *decisions) forget(td *tenantDecisions) {
+	for _, l := range td.listings {
+		d.listed -= len(l.listing.Tables)
+	}
+	td.answers, td.listings = nil, nil
+}
+
+// storable returns tenant's entry when an answer computed at gen may be
+// kept: the watch (or the authority) reports that generation. The caller
+// holds d.mu.
+func (d *decisions) storable(tenant string, gen uint64) *tenantDecisions {
+	if td := d.tenants[tenant]; td != nil && td.known && td.gen == gen {
+		return td
+	}
+	return nil
 }
 
 // follow returns tenant's entry, adding it (and restarting the watch so it
@@ -119,15 +159,13 @@ func (d *decisions) follow(tenant string, now time.Time) *tenantDecisions {
 // lookup returns the answer cached under key for tenant when it may be
 // reused at generation ≥ minGen.
 func (d *decisions) lookup(tenant, key string, minGen uint64) (*resolved, bool) {
-	now := d.now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	td, ok := d.state(tenant, now)
-	if !ok || td.gen < minGen {
-		return nil, false
+	if td := d.current(tenant, minGen); td != nil {
+		r, ok := td.answers[key]
+		return r, ok && r.gen == td.gen
 	}
-	r, ok := td.answers[key]
-	return r, ok && r.gen == td.gen
+	return nil, false
 }
 
 // store caches r under key when it was computed at the generation the
@@ -136,8 +174,8 @@ func (d *decisions) lookup(tenant, key string, minGen uint64) (*resolved, bool) 
 func (d *decisions) store(tenant, key string, r *resolved) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	td := d.tenants[tenant]
-	if td == nil || !td.known || r.gen != td.gen || len(td.answers) >= maxTenantDecisions {
+	td := d.storable(tenant, r.gen)
+	if td == nil || len(td.answers) >= maxTenantDecisions {
 		return
 	}
 	if td.answers == nil {
@@ -146,17 +184,50 @@ func (d *decisions) store(tenant, key string, r *resolved) {
 	td.answers[key] = r
 }
 
+// lookupListing is lookup for List answers.
+func (d *decisions) lookupListing(tenant, key string, minGen uint64) (*listed, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if td := d.current(tenant, minGen); td != nil {
+		l, ok := td.listings[key]
+		return l, ok && l.gen == td.gen
+	}
+	return nil, false
+}
+
+// storeListing is store for List answers, within maxListedTables for all
+// tenants together.
+func (d *decisions) storeListing(tenant, key string, l *listed) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	td := d.storable(tenant, l.gen)
+	if td == nil {
+		return
+	}
+	old, replace := td.listings[key]
+	n := len(l.listing.Tables)
+	if replace {
+		n -= len(old.listing.Tables)
+	}
+	if (!replace && len(td.listings) >= maxTenantDecisions) || d.listed+n > maxListedTables {
+		return
+	}
+	if td.listings == nil {
+		td.listings = map[string]*listed{}
+	}
+	td.listings[key] = l
+	d.listed += n
+}
+
 // generation returns tenant's generation when the watch vouches for it and
 // it is at least minGen.
 func (d *decisions) generation(tenant string, minGen uint64) (uint64, bool) {
-	now := d.now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	td, ok := d.state(tenant, now)
-	if !ok || td.gen < minGen {
-		return 0, false
+	if td := d.current(tenant, minGen); td != nil {
+		return td.gen, true
 	}
-	return td.gen, true
+	return 0, false
 }
 
 // watched returns the generations to send in the next watch request (every
@@ -169,6 +240,7 @@ func (d *decisions) watched(restart context.CancelFunc) map[string]uint64 {
 	known := make(map[string]uint64, len(d.tenants))
 	for name, td := range d.tenants {
 		if now.Sub(td.used) > idleTenant {
+			d.forget(td)
 			delete(d.tenants, name)
 			continue
 		}
@@ -186,7 +258,7 @@ func (d *decisions) reported(sent time.Time, gens map[string]uint64) {
 	d.restart = nil
 	for name, g := range gens {
 		if td := d.tenants[name]; td != nil {
-			td.set(g, sent)
+			d.set(td, g, sent)
 		}
 	}
 }

@@ -501,3 +501,63 @@ func TestResolveKeyInjective(t *testing.T) {
 		})
 	}
 }
+
+func listingOf(gen uint64, tables int) *listed {
+	return &listed{gen: gen, listing: backend.Listing{Tables: make([]backend.TableVersion, tables)}}
+}
+
+// TestDecisionsListings: listings are reused at their generation, count
+// against one budget of tables for all tenants, and give it back when the
+// generation moves or the tenant goes idle.
+func TestDecisionsListings(t *testing.T) {
+	clk := newFakeClock()
+	d := newDecisions(testWindow, clk.Now, nil)
+	var rs restarts
+	follow := func(tenant string, gen uint64) {
+		t.Helper()
+		d.lookupListing(tenant, "k", 0)
+		d.watched(rs.fn)
+		d.reported(clk.Now(), map[string]uint64{tenant: gen})
+	}
+	follow("acme", 5)
+	follow("beta", 1)
+	d.storeListing("acme", "old", listingOf(4, 10)) // another generation: not kept
+	if _, ok := d.lookupListing("acme", "old", 0); ok || d.listed != 0 {
+		t.Fatalf("a listing of generation 4 was kept (%d tables counted)", d.listed)
+	}
+	d.storeListing("acme", "a", listingOf(5, maxListedTables-100))
+	if l, ok := d.lookupListing("acme", "a", 0); !ok || len(l.listing.Tables) != maxListedTables-100 {
+		t.Fatal("a listing within the budget was not reused")
+	}
+	d.storeListing("beta", "b", listingOf(1, 101)) // past the budget
+	if _, ok := d.lookupListing("beta", "b", 0); ok {
+		t.Fatal("a listing past the budget was kept")
+	}
+	d.storeListing("beta", "b", listingOf(1, 100)) // exactly the budget
+	if _, ok := d.lookupListing("beta", "b", 0); !ok || d.listed != maxListedTables {
+		t.Fatalf("a listing filling the budget exactly: kept %v, %d tables counted", ok, d.listed)
+	}
+	d.storeListing("beta", "b", listingOf(1, 50)) // replaces its own entry
+	if d.listed != maxListedTables-50 {
+		t.Fatalf("replacing a listing: %d tables counted, want %d", d.listed, maxListedTables-50)
+	}
+	// acme's generation moves: its listing goes, and the budget with it.
+	d.reported(clk.Now(), map[string]uint64{"acme": 6, "beta": 1})
+	if _, ok := d.lookupListing("acme", "a", 0); ok || d.listed != 50 {
+		t.Fatalf("after acme moved: hit %v, %d tables counted, want 50", ok, d.listed)
+	}
+	// beta goes idle: dropped with its listing.
+	clk.Add(idleTenant / 2)
+	d.lookupListing("acme", "a", 0)
+	clk.Add(idleTenant/2 + time.Nanosecond)
+	d.watched(rs.fn)
+	if _, followed := d.tenants["beta"]; followed || d.listed != 0 {
+		t.Fatalf("idle beta: still followed %v, %d tables counted", followed, d.listed)
+	}
+	// A listing and a resolve answer under the same key do not meet.
+	d.reported(clk.Now(), map[string]uint64{"acme": 6})
+	d.store("acme", "same", answerAt(6))
+	if _, ok := d.lookupListing("acme", "same", 0); ok {
+		t.Fatal("a resolve answer was found as a listing")
+	}
+}
