@@ -994,4 +994,3 @@ func TestCacheListing(t *testing.T) {
 		t.Errorf("Reuse saw %v", got)
 	}
 }
-
