@@ -3,6 +3,7 @@ package flight
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -174,11 +175,15 @@ func (s *Server) localize(ctx context.Context, tenant string, versions []backend
 		local := make([]backend.LocalTable, len(versions))
 		for i := range versions {
 			ids[i] = versions[i].ID()
-			local[i] = backend.LocalTable{ID: ids[i], Columns: versions[i].Columns}
+			local[i] = backend.LocalTable{ID: ids[i], Columns: versions[i].Columns, InMemory: true}
 		}
 		if mem.InMemory(tenant, ids) {
+			// A copy idle long enough may be dropped in between: then
+			// its files are made local as for any other version.
 			rels, err := s.cfg.Backend.Bind(ctx, tenant, local)
-			return rels, func() {}, err
+			if !errors.Is(err, backend.ErrNotInMemory) {
+				return rels, func() {}, err
+			}
 		}
 	}
 	local, release, err := s.cfg.Files.Acquire(ctx, tenant, versions)

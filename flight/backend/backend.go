@@ -37,6 +37,10 @@ var (
 	// for example a type error or an unknown column. Its message is safe to show
 	// the caller: it carries no paths or physical names.
 	ErrQuery = errors.New("backend: query failed")
+	// ErrNotInMemory reports that Bind was asked for a version as held in
+	// memory (LocalTable.InMemory) and the engine no longer holds it: bind
+	// it again with its files.
+	ErrNotInMemory = errors.New("backend: table version not in memory")
 )
 
 // TableName is a logical table name inside a tenant: schema and table, both
@@ -200,6 +204,10 @@ type LocalTable struct {
 	Columns []Column
 	// Paths are the absolute local paths of the version's files, in order.
 	Paths []string
+	// InMemory says the caller gave no Paths because the engine reported
+	// holding the version in memory: Bind fails with ErrNotInMemory rather
+	// than bind it without its files should it no longer hold it.
+	InMemory bool
 }
 
 // Batch sizes the Flight layer expects from Execute: DuckDB produces small

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -42,8 +44,9 @@ func (e *Engine) Bind(ctx context.Context, tenantID string, tables []backend.Loc
 // InMemory reports whether every version of ids is bound for the tenant
 // and was copied into memory (Config.MaterializeBytes): a statement over
 // them reads none of their files, so they need not be made local before
-// Bind (which then needs no Paths for them). Versions stay in memory as
-// long as the tenant is open.
+// Bind (which then needs no Paths for them). A copy stays in memory until
+// it has gone unbound for longer than Config.QueryTimeout and its room is
+// needed (see Config.MaterializeTotal).
 func (e *Engine) InMemory(tenantID string, ids []string) bool {
 	e.mu.Lock()
 	s, ok := e.tenants[tenantID]
@@ -62,7 +65,7 @@ func (e *Engine) InMemory(tenantID string, ids []string) bool {
 	s.t.mu.Lock()
 	defer s.t.mu.Unlock()
 	for _, id := range ids {
-		if !s.t.inMemory[id] {
+		if s.t.inMemory[id] == nil {
 			return false
 		}
 	}
@@ -76,9 +79,16 @@ func (t *tenant) bind(ctx context.Context, lt *backend.LocalTable) (backend.Rela
 	rel := backend.Relation{Schema: relSchema, Name: "v_" + lt.ID}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	now := t.eng.now()
 	if types, ok := t.bound[lt.ID]; ok {
+		if c := t.inMemory[lt.ID]; c != nil {
+			c.bound = now
+		}
 		rel.Types = types
 		return rel, nil
+	}
+	if lt.InMemory {
+		return backend.Relation{}, backend.ErrNotInMemory // dropped since InMemory said so
 	}
 	body, err := t.viewBody(lt)
 	if err != nil {
@@ -87,16 +97,16 @@ func (t *tenant) bind(ctx context.Context, lt *backend.LocalTable) (backend.Rela
 	// A small version is copied into memory once: reading its Parquet
 	// files costs more than a point query itself.
 	kind := "VIEW"
-	size, copied := t.materializable(lt)
-	if copied {
+	size, copy := t.materializable(ctx, lt, now)
+	if copy {
 		kind = "TABLE"
 	}
 	if err := t.exec(ctx, "CREATE "+kind+" IF NOT EXISTS "+relSchema+"."+quoteIdent(rel.Name)+" AS "+body); err != nil {
 		return backend.Relation{}, err
 	}
-	if copied {
+	if copy {
 		t.materialized += size
-		t.inMemory[lt.ID] = true
+		t.inMemory[lt.ID] = &copied{size: size, bound: now}
 	}
 	if rel.Types, err = t.viewTypes(ctx, rel.Name); err != nil {
 		return backend.Relation{}, err
@@ -106,8 +116,9 @@ func (t *tenant) bind(ctx context.Context, lt *backend.LocalTable) (backend.Rela
 }
 
 // materializable reports whether lt should be copied into memory (see
-// Config.MaterializeBytes) and its files' total size. The caller holds t.mu.
-func (t *tenant) materializable(lt *backend.LocalTable) (int64, bool) {
+// Config.MaterializeBytes) and its files' total size, making room for it
+// by dropping idle copies when it does not fit. The caller holds t.mu.
+func (t *tenant) materializable(ctx context.Context, lt *backend.LocalTable, now time.Time) (int64, bool) {
 	cfg := t.eng.cfg
 	if cfg.MaterializeBytes < 0 || len(lt.Paths) == 0 {
 		return 0, false
@@ -120,7 +131,42 @@ func (t *tenant) materializable(lt *backend.LocalTable) (int64, bool) {
 		}
 		size += fi.Size()
 	}
-	return size, size <= cfg.MaterializeBytes && t.materialized+size <= cfg.MaterializeTotal
+	if size > cfg.MaterializeBytes || size > cfg.MaterializeTotal {
+		return size, false
+	}
+	if t.materialized+size > cfg.MaterializeTotal {
+		t.dropIdle(ctx, t.materialized+size-cfg.MaterializeTotal, now)
+	}
+	return size, t.materialized+size <= cfg.MaterializeTotal
+}
+
+// dropIdle drops copies not bound for longer than QueryTimeout, least
+// recently bound first, until need bytes are free or none is left. Every
+// statement binds its versions before it runs and runs at most
+// QueryTimeout, so no statement still reads an idle copy; one that binds
+// it later makes it again. The caller holds t.mu.
+func (t *tenant) dropIdle(ctx context.Context, need int64, now time.Time) {
+	var idle []string
+	for id, c := range t.inMemory {
+		if now.Sub(c.bound) > t.eng.cfg.QueryTimeout {
+			idle = append(idle, id)
+		}
+	}
+	slices.SortFunc(idle, func(a, b string) int { return t.inMemory[a].bound.Compare(t.inMemory[b].bound) })
+	for _, id := range idle {
+		if need <= 0 {
+			return
+		}
+		if err := t.exec(ctx, "DROP TABLE IF EXISTS "+relSchema+"."+quoteIdent("v_"+id)); err != nil {
+			t.log.Warn("dropping an idle in-memory table version", "error", err)
+			return
+		}
+		c := t.inMemory[id]
+		t.materialized -= c.size
+		need -= c.size
+		delete(t.inMemory, id)
+		delete(t.bound, id)
+	}
 }
 
 // viewTypes returns the engine types of the columns of view name (in

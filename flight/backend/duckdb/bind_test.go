@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -442,4 +444,73 @@ func writeFileSize(t *testing.T) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
+}
+
+// TestBindDropsIdleCopies: when a new small version does not fit the
+// tenant's copies, copies no statement has bound for longer than
+// QueryTimeout are dropped (least recently bound first) to make room;
+// recently bound ones never are. A dropped version binds again from its
+// files; asked for as in memory, it answers ErrNotInMemory instead of
+// binding without its files.
+func TestBindDropsIdleCopies(t *testing.T) {
+	ctx := context.Background()
+	small := writeFileSize(t)
+	var clk struct {
+		sync.Mutex
+		now time.Time
+	}
+	clk.now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { clk.Lock(); defer clk.Unlock(); return clk.now }
+	advance := func(d time.Duration) { clk.Lock(); clk.now = clk.now.Add(d); clk.Unlock() }
+	e, _ := newEngine(t, func(c *duckdb.Config) {
+		c.MaterializeTotal, c.QueryTimeout, c.Now = small+small/2, time.Minute, now
+	})
+	paths := map[string]string{}
+	bind := func(id string, v int) backend.Relation {
+		t.Helper()
+		if paths[id] == "" {
+			paths[id] = writeFile(t, e, "acme", "m", fmt.Sprintf("SELECT %d AS v FROM range(100)", v))
+		}
+		rels, err := e.Bind(ctx, "acme", []backend.LocalTable{{ID: id, Paths: []string{paths[id]}}})
+		if err != nil {
+			t.Fatalf("Bind %s: %v", id, err)
+		}
+		return rels[0]
+	}
+	inMemory := func(want map[string]bool) {
+		t.Helper()
+		for id, w := range want {
+			if got := e.InMemory("acme", []string{id}); got != w {
+				t.Errorf("InMemory(%s) = %v, want %v", id, got, w)
+			}
+		}
+	}
+	sum := func(rel backend.Relation, want int64) {
+		t.Helper()
+		r := mustQuery(t, e, "acme", "SELECT CAST(sum(v) AS BIGINT) FROM "+relSQL(rel))
+		if r.rows != 1 || r.values[0][0] != want {
+			t.Errorf("sum over %s = %v, want %d", rel.Name, r.values, want)
+		}
+	}
+
+	bind("m@1", 1)
+	advance(30 * time.Second)
+	bind("m@2", 2) // m@1 bound 30 s ago: kept; m@2 is read from its file
+	inMemory(map[string]bool{"m@1": true, "m@2": false})
+
+	advance(2 * time.Minute)
+	rel3 := bind("m@3", 3) // m@1 idle for 2.5 min: dropped for m@3
+	inMemory(map[string]bool{"m@1": false, "m@2": false, "m@3": true})
+	sum(rel3, 300)
+	if _, err := e.Bind(ctx, "acme", []backend.LocalTable{{ID: "m@1", InMemory: true}}); !errors.Is(err, backend.ErrNotInMemory) {
+		t.Fatalf("Bind of a dropped copy as in memory: %v, want ErrNotInMemory", err)
+	}
+	sum(bind("m@1", 1), 100) // back, from its file (m@3 holds the room)
+	inMemory(map[string]bool{"m@1": false})
+
+	advance(50 * time.Second)
+	bind("m@3", 3) // bound again: recent
+	advance(40 * time.Second)
+	bind("m@4", 4) // m@3 bound 40 s ago: kept
+	inMemory(map[string]bool{"m@3": true, "m@4": false})
 }

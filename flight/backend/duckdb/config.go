@@ -35,10 +35,15 @@ type Config struct {
 	// every query: a point query on a small table then costs about 0.5 ms
 	// instead of 1.2 ms. 0 means 4 MiB; negative never copies.
 	MaterializeBytes int64
-	// MaterializeTotal bounds what one tenant keeps copied (file bytes);
-	// past it versions are read from their files. 0 means 64 MiB. Copies
-	// live as long as the tenant's instance.
+	// MaterializeTotal bounds what one tenant keeps copied (file bytes).
+	// When a new version does not fit, copies no statement has bound for
+	// longer than QueryTimeout (so none can still be reading them) are
+	// dropped, least recently bound first; if that is not enough the new
+	// version is read from its files. 0 means 64 MiB.
 	MaterializeTotal int64
+	// Now is the clock that decides when a copy is idle; nil means
+	// time.Now.
+	Now func() time.Time
 	// NoVerify turns off the check of every new statement with DuckDB's own
 	// parser (see Execute). Only tests of the lockdown alone set it.
 	NoVerify bool

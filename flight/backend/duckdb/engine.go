@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"lakegate/flight/backend"
 )
@@ -147,6 +148,20 @@ func (e *Engine) tenant(ctx context.Context, id string) (*tenant, error) {
 	return s.t, s.err
 }
 
+// now reads the engine's clock (Config.Now).
+func (e *Engine) now() time.Time {
+	if e.cfg.Now != nil {
+		return e.cfg.Now()
+	}
+	return time.Now()
+}
+
+// copied is a version copied into a tenant's memory.
+type copied struct {
+	size  int64     // its files' bytes, counted against MaterializeTotal
+	bound time.Time // when a statement last bound it
+}
+
 // tenant is one tenant's locked-down instance and the table versions bound
 // on it.
 type tenant struct {
@@ -159,7 +174,7 @@ type tenant struct {
 
 	mu           sync.Mutex          // serializes view DDL; guards bound, inMemory and materialized
 	bound        map[string][]string // table versions with a view (Bind): id → column types
-	inMemory     map[string]bool     // the bound versions copied into memory
+	inMemory     map[string]*copied  // the bound versions copied into memory
 	materialized int64               // file bytes of the versions copied into memory
 
 	verified verifyCache // statements that passed verify
@@ -181,7 +196,7 @@ func (e *Engine) openTenant(ctx context.Context, id string) (_ *tenant, err erro
 		dir:   dir,
 		eng:   e,
 		log:   e.log.With("tenant", id),
-		bound: make(map[string][]string), inMemory: make(map[string]bool),
+		bound: make(map[string][]string), inMemory: make(map[string]*copied),
 	}
 	t.pool, err = openPool()
 	if err != nil {
