@@ -168,15 +168,15 @@ type coreConfig struct {
 // gatewayCore is the Flight SQL gateway both `serve` and `gateway` run: the
 // engine over the stage, the metasrv-backed catalog and the Flight server.
 type gatewayCore struct {
-	engine    *duckdb.Engine
-	up        *upstream.Pool // nil: no upstream engines
-	files     *tablefiles.Files
-	mc        *client.Client
-	cat       *metacatalog.Catalog
-	stopWatch func() // stops cat's generation watch
-	srv       *flight.Server
-	log       *slog.Logger
-	tenant    []authz.TenantID // tenants of the principals that may query
+	engine *duckdb.Engine
+	up     *upstream.Pool // nil: no upstream engines
+	files  *tablefiles.Files
+	mc     *client.Client
+	cat    *metacatalog.Catalog
+	stops  []func() // stop the background loops, in order
+	srv    *flight.Server
+	log    *slog.Logger
+	tenant []authz.TenantID // tenants of the principals that may query
 }
 
 // newGatewayCore builds the gateway; the caller closes it after the Flight
@@ -210,13 +210,8 @@ func newGatewayCore(c coreConfig) (g *gatewayCore, err error) {
 	g.cat = metacatalog.NewWithOptions(g.mc, metacatalog.Options{Observe: metrics.ObserveMetasrv,
 		DecisionWindow: c.flags.decisionWindow, Reuse: metrics.ObserveDecision, Generations: c.generations,
 		Logger: c.log.With("component", "decisions")})
-	watchCtx, stop := context.WithCancel(context.Background())
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		g.cat.Watch(watchCtx)
-	}()
-	g.stopWatch = func() { stop(); <-watched }
+	g.background(g.cat.Watch)
+	g.background(func(ctx context.Context) { dropIdleCopies(ctx, g.engine, g.log) })
 	if g.up, err = c.flags.upstreams(); err != nil {
 		return nil, err
 	}
@@ -249,10 +244,45 @@ func newGatewayCore(c coreConfig) (g *gatewayCore, err error) {
 	return g, nil
 }
 
+// background runs loop until close stops it (and waits for it).
+func (g *gatewayCore) background(loop func(context.Context)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		loop(ctx)
+	}()
+	g.stops = append(g.stops, func() { cancel(); <-done })
+}
+
+// Copies of small table versions in the engine's memory that no statement
+// has bound for idleCopy are given back, checked every copySweep: a tenant
+// that stopped querying does not keep them for the life of the process.
+const (
+	idleCopy  = 10 * time.Minute
+	copySweep = time.Minute
+)
+
+// dropIdleCopies sweeps the engine's idle copies until ctx ends.
+func dropIdleCopies(ctx context.Context, e *duckdb.Engine, log *slog.Logger) {
+	tick := time.NewTicker(copySweep)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if freed := e.DropIdleCopies(ctx, idleCopy); freed > 0 {
+				log.Debug("gave back idle in-memory table versions", "bytes", freed)
+			}
+		}
+	}
+}
+
 // close releases what newGatewayCore opened, in reverse order.
 func (g *gatewayCore) close() {
-	if g.stopWatch != nil {
-		g.stopWatch()
+	for _, stop := range g.stops {
+		stop()
 	}
 	if g.mc != nil {
 		g.mc.CloseIdleConnections()

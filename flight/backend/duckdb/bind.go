@@ -3,6 +3,7 @@ package duckdb
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -135,38 +136,69 @@ func (t *tenant) materializable(ctx context.Context, lt *backend.LocalTable, now
 		return size, false
 	}
 	if t.materialized+size > cfg.MaterializeTotal {
-		t.dropIdle(ctx, t.materialized+size-cfg.MaterializeTotal, now)
+		t.dropIdle(ctx, t.materialized+size-cfg.MaterializeTotal, now, cfg.QueryTimeout)
 	}
 	return size, t.materialized+size <= cfg.MaterializeTotal
 }
 
-// dropIdle drops copies not bound for longer than QueryTimeout, least
-// recently bound first, until need bytes are free or none is left. Every
-// statement binds its versions before it runs and runs at most
-// QueryTimeout, so no statement still reads an idle copy; one that binds
-// it later makes it again. The caller holds t.mu.
-func (t *tenant) dropIdle(ctx context.Context, need int64, now time.Time) {
-	var idle []string
+// dropIdle drops copies not bound for longer than idle (at least
+// QueryTimeout), least recently bound first, until need bytes are free or
+// none is left, and returns the bytes freed. Every statement binds its
+// versions before it runs and runs at most QueryTimeout, so no statement
+// still reads an idle copy; one that binds it later makes it again. The
+// caller holds t.mu.
+func (t *tenant) dropIdle(ctx context.Context, need int64, now time.Time, idle time.Duration) (freed int64) {
+	idle = max(idle, t.eng.cfg.QueryTimeout)
+	var ids []string
 	for id, c := range t.inMemory {
-		if now.Sub(c.bound) > t.eng.cfg.QueryTimeout {
-			idle = append(idle, id)
+		if now.Sub(c.bound) > idle {
+			ids = append(ids, id)
 		}
 	}
-	slices.SortFunc(idle, func(a, b string) int { return t.inMemory[a].bound.Compare(t.inMemory[b].bound) })
-	for _, id := range idle {
-		if need <= 0 {
-			return
+	slices.SortFunc(ids, func(a, b string) int { return t.inMemory[a].bound.Compare(t.inMemory[b].bound) })
+	for _, id := range ids {
+		if freed >= need {
+			break
 		}
 		if err := t.exec(ctx, "DROP TABLE IF EXISTS "+relSchema+"."+quoteIdent("v_"+id)); err != nil {
 			t.log.Warn("dropping an idle in-memory table version", "error", err)
-			return
+			break
 		}
 		c := t.inMemory[id]
 		t.materialized -= c.size
-		need -= c.size
+		freed += c.size
 		delete(t.inMemory, id)
 		delete(t.bound, id)
 	}
+	return freed
+}
+
+// DropIdleCopies drops, in every open tenant, the in-memory copies of
+// versions (Config.MaterializeBytes) no statement has bound for longer
+// than idle (at least Config.QueryTimeout), and returns their files' bytes:
+// a tenant that stopped querying gives its copies back. A version bound
+// again later is read from its files, or copied again.
+func (e *Engine) DropIdleCopies(ctx context.Context, idle time.Duration) int64 {
+	e.mu.Lock()
+	var ts []*tenant
+	for _, s := range e.tenants {
+		select {
+		case <-s.done:
+			if s.err == nil {
+				ts = append(ts, s.t)
+			}
+		default: // still opening: nothing copied yet
+		}
+	}
+	e.mu.Unlock()
+	now := e.now()
+	var freed int64
+	for _, t := range ts {
+		t.mu.Lock()
+		freed += t.dropIdle(ctx, math.MaxInt64, now, idle)
+		t.mu.Unlock()
+	}
+	return freed
 }
 
 // viewTypes returns the engine types of the columns of view name (in

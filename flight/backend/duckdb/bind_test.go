@@ -514,3 +514,50 @@ func TestBindDropsIdleCopies(t *testing.T) {
 	bind("m@4", 4) // m@3 bound 40 s ago: kept
 	inMemory(map[string]bool{"m@3": true, "m@4": false})
 }
+
+// TestDropIdleCopies: the periodic sweep gives back the copies of every
+// tenant not bound for the idle time (never less than QueryTimeout), and
+// keeps recent ones.
+func TestDropIdleCopies(t *testing.T) {
+	ctx := context.Background()
+	var clk struct {
+		sync.Mutex
+		now time.Time
+	}
+	clk.now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	advance := func(d time.Duration) { clk.Lock(); clk.now = clk.now.Add(d); clk.Unlock() }
+	e, _ := newEngine(t, func(c *duckdb.Config) {
+		c.QueryTimeout = time.Minute
+		c.Now = func() time.Time { clk.Lock(); defer clk.Unlock(); return clk.now }
+	})
+	bind := func(tenant, id string) int64 {
+		t.Helper()
+		p := writeFile(t, e, tenant, "m", "SELECT 1 AS v FROM range(100)")
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Bind(ctx, tenant, []backend.LocalTable{{ID: id, Paths: []string{p}}}); err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	old := bind("acme", "m@1") + bind("beta", "m@1")
+	advance(5 * time.Minute)
+	bind("acme", "m@2")
+	if freed := e.DropIdleCopies(ctx, 10*time.Second); freed != old { // 10 s < QueryTimeout: 1 min applies
+		t.Errorf("freed %d bytes, want %d", freed, old)
+	}
+	for _, c := range []struct {
+		tenant, id string
+		want       bool
+	}{{"acme", "m@1", false}, {"beta", "m@1", false}, {"acme", "m@2", true}} {
+		if got := e.InMemory(c.tenant, []string{c.id}); got != c.want {
+			t.Errorf("InMemory(%s, %s) = %v, want %v", c.tenant, c.id, got, c.want)
+		}
+	}
+	advance(30 * time.Second)
+	if freed := e.DropIdleCopies(ctx, 10*time.Second); freed != 0 {
+		t.Errorf("freed %d bytes of a copy bound 30 s ago", freed)
+	}
+}
