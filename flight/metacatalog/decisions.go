@@ -17,6 +17,9 @@ const (
 	// maxListedTables bounds the tables of all cached listings together
 	// (a listing is a whole catalog's visible tables: large).
 	maxListedTables = 250_000
+	// maxResolvedFiles bounds the data files of all cached resolve answers
+	// together (a version of a large table lists many).
+	maxResolvedFiles = 1_000_000
 	// idleTenant is how long a tenant stays followed without a lookup.
 	idleTenant = time.Minute
 )
@@ -45,6 +48,7 @@ type decisions struct {
 	mu      sync.Mutex
 	tenants map[string]*tenantDecisions
 	listed  int                // tables of all cached listings
+	files   int                // data files of all cached resolve answers
 	restart context.CancelFunc // cancels the watch in flight; nil when none
 	wake    chan struct{}      // capacity 1: a tenant was added
 }
@@ -71,6 +75,17 @@ type resolved struct {
 	gen      uint64
 	versions []*backend.TableVersion // nil: unavailable
 	conflict int                     // 1 + index of a reference whose policies conflict; 0: none
+}
+
+// files is the number of data files r's versions list.
+func (r *resolved) files() int {
+	n := 0
+	for _, v := range r.versions {
+		if v != nil {
+			n += len(v.Files)
+		}
+	}
+	return n
 }
 
 func newDecisions(window time.Duration, now func() time.Time, authority func(string) (uint64, bool)) *decisions {
@@ -121,6 +136,9 @@ func (d *decisions) forget(td *tenantDecisions) {
 	for _, l := range td.listings {
 		d.listed -= len(l.listing.Tables)
 	}
+	for _, r := range td.answers {
+		d.files -= r.files()
+	}
 	td.answers, td.listings = nil, nil
 }
 
@@ -170,18 +188,28 @@ func (d *decisions) lookup(tenant, key string, minGen uint64) (*resolved, bool) 
 
 // store caches r under key when it was computed at the generation the
 // watch reports for tenant (an answer from an older or newer state is not
-// kept: the watch decides which state is current).
+// kept: the watch decides which state is current), within
+// maxResolvedFiles for all tenants together.
 func (d *decisions) store(tenant, key string, r *resolved) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	td := d.storable(tenant, r.gen)
-	if td == nil || len(td.answers) >= maxTenantDecisions {
+	if td == nil {
+		return
+	}
+	old, replace := td.answers[key]
+	n := r.files()
+	if replace {
+		n -= old.files()
+	}
+	if (!replace && len(td.answers) >= maxTenantDecisions) || d.files+n > maxResolvedFiles {
 		return
 	}
 	if td.answers == nil {
 		td.answers = map[string]*resolved{}
 	}
 	td.answers[key] = r
+	d.files += n
 }
 
 // lookupListing is lookup for List answers.

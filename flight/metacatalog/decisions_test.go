@@ -561,3 +561,34 @@ func TestDecisionsListings(t *testing.T) {
 		t.Fatal("a resolve answer was found as a listing")
 	}
 }
+
+func answerWithFiles(gen uint64, files int) *resolved {
+	return &resolved{gen: gen, versions: []*backend.TableVersion{{Version: gen, Files: make([]backend.DataFile, files)}, nil}}
+}
+
+// TestDecisionsFileBudget: resolve answers count their data files against
+// one budget for all tenants, given back when the generation moves.
+func TestDecisionsFileBudget(t *testing.T) {
+	clk := newFakeClock()
+	d := newDecisions(testWindow, clk.Now, nil)
+	var rs restarts
+	d.lookup("acme", "k", 0)
+	d.watched(rs.fn)
+	d.reported(clk.Now(), map[string]uint64{"acme": 5})
+	d.store("acme", "big", answerWithFiles(5, maxResolvedFiles-10))
+	d.store("acme", "over", answerWithFiles(5, 11))
+	d.store("acme", "fits", answerWithFiles(5, 10))
+	for key, want := range map[string]bool{"big": true, "over": false, "fits": true} {
+		if _, ok := d.lookup("acme", key, 0); ok != want {
+			t.Errorf("%s: cached %v, want %v", key, ok, want)
+		}
+	}
+	d.store("acme", "fits", answerWithFiles(5, 5)) // replaces its own entry
+	if d.files != maxResolvedFiles-5 {
+		t.Fatalf("%d files counted, want %d", d.files, maxResolvedFiles-5)
+	}
+	d.reported(clk.Now(), map[string]uint64{"acme": 6})
+	if d.files != 0 {
+		t.Fatalf("after the generation moved: %d files counted", d.files)
+	}
+}
