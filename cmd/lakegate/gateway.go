@@ -211,7 +211,7 @@ func newGatewayCore(c coreConfig) (g *gatewayCore, err error) {
 		DecisionWindow: c.flags.decisionWindow, Reuse: metrics.ObserveDecision, Generations: c.generations,
 		Logger: c.log.With("component", "decisions")})
 	g.background(g.cat.Watch)
-	g.background(func(ctx context.Context) { dropIdleCopies(ctx, g.engine, g.log) })
+	g.background(func(ctx context.Context) { sweepEngine(ctx, g.engine, g.log) })
 	if g.up, err = c.flags.upstreams(); err != nil {
 		return nil, err
 	}
@@ -255,23 +255,29 @@ func (g *gatewayCore) background(loop func(context.Context)) {
 	g.stops = append(g.stops, func() { cancel(); <-done })
 }
 
-// Copies of small table versions in the engine's memory that no statement
-// has bound for idleCopy are given back, checked every copySweep: a tenant
-// that stopped querying does not keep them for the life of the process.
+// What the engine gives back, checked every engineSweep: copies of small
+// table versions no statement has bound for idleCopy, and the whole
+// instance of a tenant unused for idleEngine. A tenant that stopped
+// querying does not keep either for the life of the process.
 const (
-	idleCopy  = 10 * time.Minute
-	copySweep = time.Minute
+	idleCopy    = 10 * time.Minute
+	idleEngine  = 30 * time.Minute
+	engineSweep = time.Minute
 )
 
-// dropIdleCopies sweeps the engine's idle copies until ctx ends.
-func dropIdleCopies(ctx context.Context, e *duckdb.Engine, log *slog.Logger) {
-	tick := time.NewTicker(copySweep)
+// sweepEngine gives back the engine's idle copies and instances until ctx
+// ends.
+func sweepEngine(ctx context.Context, e *duckdb.Engine, log *slog.Logger) {
+	tick := time.NewTicker(engineSweep)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+			if n := e.CloseIdleTenants(idleEngine); n > 0 {
+				log.Debug("closed idle tenant engines", "tenants", n)
+			}
 			if freed := e.DropIdleCopies(ctx, idleCopy); freed > 0 {
 				log.Debug("gave back idle in-memory table versions", "bytes", freed)
 			}

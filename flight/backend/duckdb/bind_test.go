@@ -561,3 +561,62 @@ func TestDropIdleCopies(t *testing.T) {
 		t.Errorf("freed %d bytes of a copy bound 30 s ago", freed)
 	}
 }
+
+// TestCloseIdleTenants: a tenant unused for the idle time and running no
+// statement is closed (its copies and views go with it) and opens again on
+// its next call; one unused as long but streaming a result is kept until
+// the stream ends.
+func TestCloseIdleTenants(t *testing.T) {
+	ctx := context.Background()
+	var clk struct {
+		sync.Mutex
+		now time.Time
+	}
+	clk.now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	advance := func(d time.Duration) { clk.Lock(); clk.now = clk.now.Add(d); clk.Unlock() }
+	e, _ := newEngine(t, func(c *duckdb.Config) {
+		c.Now = func() time.Time { clk.Lock(); defer clk.Unlock(); return clk.now }
+	})
+	p := writeFile(t, e, "acme", "m", "SELECT range AS v FROM range(100)")
+	local := []backend.LocalTable{{ID: "m@1", Paths: []string{p}}}
+	rels, err := e.Bind(ctx, "acme", local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := e.Execute(ctx, "beta", "SELECT range FROM range(200000)", nil) // open, not drained
+	if err != nil {
+		t.Fatal(err)
+	}
+	advance(31 * time.Minute)
+	if n := e.CloseIdleTenants(30 * time.Minute); n != 1 {
+		t.Fatalf("closed %d tenants, want 1 (acme; beta is streaming)", n)
+	}
+	if e.InMemory("acme", []string{"m@1"}) {
+		t.Error("acme's copy survived its instance")
+	}
+	var rows int64
+	for rr.Next() {
+		rows += rr.RecordBatch().NumRows()
+	}
+	if err := rr.Err(); err != nil || rows != 200000 {
+		t.Fatalf("beta's stream: %d rows, %v", rows, err)
+	}
+	rr.Release()
+	if n := e.CloseIdleTenants(30 * time.Minute); n != 1 {
+		t.Fatalf("closed %d tenants once beta's stream ended, want 1", n)
+	}
+	// acme opens again: its version binds again and reads the same rows.
+	if _, err := query(ctx, e, "acme", "SELECT count(*) FROM "+relSQL(rels[0])); err == nil {
+		t.Error("a view of the closed instance is still there")
+	}
+	rels, err = e.Bind(ctx, "acme", local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := mustQuery(t, e, "acme", "SELECT count(*) FROM "+relSQL(rels[0])); r.values[0][0] != int64(100) {
+		t.Errorf("after reopening: %v", r.values)
+	}
+	if n := e.CloseIdleTenants(30 * time.Minute); n != 0 {
+		t.Errorf("closed %d tenants just used", n)
+	}
+}

@@ -58,6 +58,7 @@ type tenantSlot struct {
 	done chan struct{}
 	t    *tenant
 	err  error
+	used time.Time // last handed out; guarded by Engine.mu
 }
 
 // New validates cfg, creates the data root and returns an Engine. Tenant
@@ -124,8 +125,11 @@ func (e *Engine) tenant(ctx context.Context, id string) (*tenant, error) {
 		return nil, ErrClosed
 	}
 	s, ok := e.tenants[id]
-	if !ok {
-		s = &tenantSlot{done: make(chan struct{})}
+	if ok {
+		s.used = e.now()
+		e.mu.Unlock()
+	} else {
+		s = &tenantSlot{done: make(chan struct{}), used: e.now()}
 		e.tenants[id] = s
 		e.mu.Unlock()
 		s.t, s.err = e.openTenant(ctx, id)
@@ -137,8 +141,6 @@ func (e *Engine) tenant(ctx context.Context, id string) (*tenant, error) {
 			e.mu.Unlock()
 		}
 		close(s.done)
-	} else {
-		e.mu.Unlock()
 	}
 	select {
 	case <-s.done:
@@ -146,6 +148,35 @@ func (e *Engine) tenant(ctx context.Context, id string) (*tenant, error) {
 		return nil, mapCtxErr(ctx.Err())
 	}
 	return s.t, s.err
+}
+
+// CloseIdleTenants closes the instances of the tenants no call has used
+// for longer than idle and that run no statement, giving back all they hold
+// (memory, in-memory copies of table versions, cached plans); the next
+// call for such a tenant opens a new instance. It returns how many it
+// closed.
+func (e *Engine) CloseIdleTenants(idle time.Duration) int {
+	now := e.now()
+	var idleOnes []*tenant
+	e.mu.Lock()
+	for id, s := range e.tenants {
+		select {
+		case <-s.done:
+		default:
+			continue // opening
+		}
+		// A caller that got the instance before this point used it just
+		// then (used is fresh) or still holds a connection (inUse).
+		if s.err == nil && now.Sub(s.used) > idle && s.t.pool.inUseCount() == 0 {
+			delete(e.tenants, id)
+			idleOnes = append(idleOnes, s.t)
+		}
+	}
+	e.mu.Unlock()
+	for _, t := range idleOnes {
+		_ = t.close()
+	}
+	return len(idleOnes)
 }
 
 // now reads the engine's clock (Config.Now).
