@@ -9,8 +9,8 @@
 // nodes.
 //
 // With a decision window (Options.DecisionWindow) it reuses metasrv's
-// answer to a resolve request only while the tenant's generation is
-// confirmed unchanged: by a watch on metasrv (Catalog.Watch), which
+// answer to a resolve request, or a listing, only while the tenant's
+// generation is confirmed unchanged: by a watch on metasrv (Catalog.Watch), which
 // reports a change within a round trip and, if it stops answering, stops
 // all reuse within the window; or by an in-process authority
 // (Options.Generations) checked at every use. A missing and a forbidden
