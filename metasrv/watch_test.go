@@ -523,3 +523,53 @@ func TestWatchNeedsContact(t *testing.T) {
 	// And a new watch is refused at once.
 	expect(t, f, call{method: "POST", path: watchPath, token: tokGW, body: watchBody(known, 0)}, 503, 1002)
 }
+
+// FuzzWatchBody: whatever the body, a watch is answered 200 (with exactly
+// the metalakes asked for), 400 or 403 — never a server error — and
+// changes nothing.
+func FuzzWatchBody(f *testing.F) {
+	for _, seed := range []string{
+		`{"known":{"acme":1}}`,
+		`{"known":{"acme":0,"other":3,"ghost":0},"waitMillis":1}`,
+		`{"known":{"acme":1},"waitMillis":9223372036854775807}`,
+		`{"known":{"acme":-1}}`,
+		`{"known":{"bad name":1}}`,
+		`{"known":{}}`,
+		`{"known":null}`,
+		`{"known":{"acme":1},"extra":true}`,
+		`{"known":{"acme":1}} {}`,
+		`[]`,
+		``,
+	} {
+		f.Add([]byte(seed))
+	}
+	configHook = func(c *metasrv.Config) { c.ReadWaitTimeout = time.Millisecond } // no long holds
+	n := startWatchNode(f)
+	configHook = nil
+	applied := n.Node().AppliedIndex()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := do(t, n, call{method: "POST", path: watchPath, token: tokWatch, body: body})
+		switch r.status {
+		case http.StatusOK:
+			var req metasrv.WatchRequest
+			if err := json.Unmarshal(body, &req); err != nil {
+				t.Fatalf("answered 200 to a body that does not decode: %q", body)
+			}
+			got := watchGens(t, r)
+			if len(got) != len(req.Known) {
+				t.Fatalf("asked %v, answered %v", req.Known, got)
+			}
+			for name := range req.Known {
+				if _, ok := got[name]; !ok {
+					t.Fatalf("asked %v, answered %v", req.Known, got)
+				}
+			}
+		case http.StatusBadRequest, http.StatusForbidden:
+		default:
+			t.Fatalf("body %q: HTTP %d %s", body, r.status, r.raw)
+		}
+		if now := n.Node().AppliedIndex(); now != applied {
+			t.Fatalf("body %q changed the state (applied index %d → %d)", body, applied, now)
+		}
+	})
+}
