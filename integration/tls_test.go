@@ -2,13 +2,8 @@ package integration_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,6 +13,8 @@ import (
 
 	"github.com/apache/arrow-adbc/go/adbc"
 	drv "github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
+
+	"lakegate/authz/pkitest"
 )
 
 // TestTLS runs `lakegate serve` with a TLS listener, then with mutual TLS,
@@ -179,17 +176,11 @@ type testPKI struct {
 func newTestPKI(t *testing.T) *testPKI {
 	t.Helper()
 	dir := t.TempDir()
-	serverCA := newTestCA(t, "lakegate test server CA")
-	otherCA := newTestCA(t, "unrelated test CA")
-	clientCA := newTestCA(t, "lakegate test client CA")
+	serverCA := pkitest.NewCA(t, "lakegate test server CA")
+	otherCA := pkitest.NewCA(t, "unrelated test CA")
+	clientCA := pkitest.NewCA(t, "lakegate test client CA")
 
-	server := serverCA.issue(t, &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "localhost"},
-		DNSNames:    []string{"localhost"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	})
+	server := serverCA.Issue(t, pkitest.Host("localhost", x509.ExtKeyUsageServerAuth))
 	clientTmpl := func(cn string) *x509.Certificate {
 		return &x509.Certificate{
 			Subject:     pkix.Name{CommonName: cn},
@@ -197,91 +188,27 @@ func newTestPKI(t *testing.T) *testPKI {
 			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 		}
 	}
-	client := clientCA.issue(t, clientTmpl("analyst-laptop"))
-	otherClient := otherCA.issue(t, clientTmpl("stranger"))
+	client := clientCA.Issue(t, clientTmpl("analyst-laptop"))
+	otherClient := otherCA.Issue(t, clientTmpl("stranger"))
 
 	p := &testPKI{
-		serverCert:   writeCertFile(t, dir, "server.crt", server.certPEM, 0o644),
-		serverKey:    writeCertFile(t, dir, "server.key", server.keyPEM, 0o600),
-		clientCAFile: writeCertFile(t, dir, "client-ca.crt", clientCA.certPEM, 0o644),
+		serverCert:   writeCertFile(t, dir, "server.crt", server.CertPEM, 0o644),
+		serverKey:    writeCertFile(t, dir, "server.key", server.KeyPEM, 0o600),
+		clientCAFile: writeCertFile(t, dir, "client-ca.crt", clientCA.CertPEM, 0o644),
 
-		serverCAPEM:       serverCA.certPEM,
-		otherCAPEM:        otherCA.certPEM,
-		clientPEM:         client.certPEM,
-		clientKeyPEM:      client.keyPEM,
-		otherClientPEM:    otherClient.certPEM,
-		otherClientKeyPEM: otherClient.keyPEM,
+		serverCAPEM:       serverCA.CertPEM,
+		otherCAPEM:        otherCA.CertPEM,
+		clientPEM:         client.CertPEM,
+		clientKeyPEM:      client.KeyPEM,
+		otherClientPEM:    otherClient.CertPEM,
+		otherClientKeyPEM: otherClient.KeyPEM,
 	}
 	// Files for the CAs and client too, for debugging a failed run by hand.
-	writeCertFile(t, dir, "server-ca.crt", serverCA.certPEM, 0o644)
-	writeCertFile(t, dir, "other-ca.crt", otherCA.certPEM, 0o644)
-	writeCertFile(t, dir, "client.crt", client.certPEM, 0o644)
-	writeCertFile(t, dir, "client.key", client.keyPEM, 0o600)
+	writeCertFile(t, dir, "server-ca.crt", serverCA.CertPEM, 0o644)
+	writeCertFile(t, dir, "other-ca.crt", otherCA.CertPEM, 0o644)
+	writeCertFile(t, dir, "client.crt", client.CertPEM, 0o644)
+	writeCertFile(t, dir, "client.key", client.KeyPEM, 0o600)
 	return p
-}
-
-// certPair is a certificate and its key, parsed and as PEM.
-type certPair struct {
-	cert    *x509.Certificate
-	key     *ecdsa.PrivateKey
-	certPEM string
-	keyPEM  string
-}
-
-func newTestCA(t *testing.T, name string) *certPair {
-	t.Helper()
-	tmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: name},
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-	}
-	return signCert(t, tmpl, nil)
-}
-
-// issue signs tmpl with ca.
-func (ca *certPair) issue(t *testing.T, tmpl *x509.Certificate) *certPair {
-	t.Helper()
-	return signCert(t, tmpl, ca)
-}
-
-// signCert creates a P-256 key for tmpl and a certificate signed by parent (or
-// self-signed when parent is nil), valid from an hour ago for a day.
-func signCert(t *testing.T, tmpl *x509.Certificate, parent *certPair) *certPair {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl.SerialNumber = serial
-	tmpl.NotBefore = time.Now().Add(-time.Hour)
-	tmpl.NotAfter = time.Now().Add(24 * time.Hour)
-	issuer, signer := tmpl, key
-	if parent != nil {
-		issuer, signer = parent.cert, parent.key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, issuer, &key.PublicKey, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &certPair{
-		cert:    cert,
-		key:     key,
-		certPEM: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-		keyPEM:  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})),
-	}
 }
 
 // writeCertFile writes data to dir/name with mode perm and returns the path.

@@ -198,19 +198,11 @@ func (w *walker) portableExpr(e ast.ExprNode) (ast.ExprNode, error) {
 		if _, ok := x.Expr.(*ast.RowExpr); ok {
 			return nil, unsupported("row constructors are not supported on tables of an upstream engine")
 		}
-		n := &inExpr{not: x.Not}
-		if n.v, err = w.expr(x.Expr); err != nil {
+		n, err := w.in(x)
+		if err != nil {
 			return nil, err
 		}
-		if x.Sel != nil {
-			n.sub, err = w.subquery(x.Sel)
-			return n, err
-		}
-		if len(x.List) == 0 {
-			return nil, syntaxErr("empty IN list")
-		}
-		n.list = x.List
-		return n, w.exprs(n.list)
+		return n, nil
 	case *ast.PatternLikeOrIlikeExpr:
 		if !x.IsLike || x.EscapeExplicit {
 			return nil, unsupported("ILIKE and LIKE … ESCAPE are not supported on tables of an upstream engine")
@@ -222,15 +214,11 @@ func (w *walker) portableExpr(e ast.ExprNode) (ast.ExprNode, error) {
 		n.pat, err = w.expr(x.Pattern)
 		return n, err
 	case *ast.BetweenExpr:
-		n := &betweenExpr{not: x.Not}
-		if n.v, err = w.expr(x.Expr); err != nil {
+		n, err := w.between(x)
+		if err != nil {
 			return nil, err
 		}
-		if n.lo, err = w.expr(x.Left); err != nil {
-			return nil, err
-		}
-		n.hi, err = w.expr(x.Right)
-		return n, err
+		return n, nil
 	case *ast.FuncCallExpr:
 		if x.Schema.O != "" {
 			return nil, unsupported("qualified function names are not supported")

@@ -923,19 +923,8 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 			}
 			return rowIn(x.Not, row.Values, rows)
 		}
-		n := &inExpr{not: x.Not}
-		if n.v, err = w.expr(x.Expr); err != nil {
-			return nil, err
-		}
-		if x.Sel != nil {
-			n.sub, err = w.subquery(x.Sel)
-			return n, err
-		}
-		if len(x.List) == 0 {
-			return nil, syntaxErr("empty IN list")
-		}
-		n.list = x.List
-		if err := w.exprs(n.list); err != nil {
+		n, err := w.in(x)
+		if err != nil {
 			return nil, err
 		}
 		for i := range n.list {
@@ -1000,14 +989,8 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		n.cs = binaryColl(n.v) || binaryColl(n.pat)
 		return n, nil
 	case *ast.BetweenExpr:
-		n := &betweenExpr{not: x.Not}
-		if n.v, err = w.expr(x.Expr); err != nil {
-			return nil, err
-		}
-		if n.lo, err = w.expr(x.Left); err != nil {
-			return nil, err
-		}
-		if n.hi, err = w.expr(x.Right); err != nil {
+		n, err := w.between(x)
+		if err != nil {
 			return nil, err
 		}
 		n.lo, n.hi = cmpOperand(n.lo, n.v), cmpOperand(n.hi, n.v)
@@ -1416,6 +1399,46 @@ func (w *walker) aggregate(name string, n *callExpr, x *ast.AggregateFuncExpr) (
 			n.order = x.Order.Items
 		}
 		return n, nil
+	}
+	return n, nil
+}
+
+// in walks an IN over a subquery or a list (not a row constructor): its
+// operand, then the subquery or every item of the list.
+func (w *walker) in(x *ast.PatternInExpr) (*inExpr, error) {
+	n := &inExpr{not: x.Not}
+	var err error
+	if n.v, err = w.expr(x.Expr); err != nil {
+		return nil, err
+	}
+	if x.Sel != nil {
+		if n.sub, err = w.subquery(x.Sel); err != nil {
+			return nil, err
+		}
+		return n, nil
+	}
+	if len(x.List) == 0 {
+		return nil, syntaxErr("empty IN list")
+	}
+	n.list = x.List
+	if err := w.exprs(n.list); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// between walks the three operands of a BETWEEN.
+func (w *walker) between(x *ast.BetweenExpr) (*betweenExpr, error) {
+	n := &betweenExpr{not: x.Not}
+	var err error
+	if n.v, err = w.expr(x.Expr); err != nil {
+		return nil, err
+	}
+	if n.lo, err = w.expr(x.Left); err != nil {
+		return nil, err
+	}
+	if n.hi, err = w.expr(x.Right); err != nil {
+		return nil, err
 	}
 	return n, nil
 }

@@ -3,17 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,6 +18,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lakegate/authz/pkitest"
 )
 
 func TestMCPUsageErrors(t *testing.T) {
@@ -168,46 +163,20 @@ func TestMCPHTTPRun(t *testing.T) {
 	}
 }
 
-// selfSigned writes a self-signed CA certificate for 127.0.0.1 and
-// localhost and its key (PEM) to dir, and returns their paths and a pool
-// trusting the certificate.
-func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+// serverCert writes a certificate for 127.0.0.1 and localhost and its key
+// (PEM) to dir, and returns their paths and a pool trusting their CA.
+func serverCert(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "lakegate mcp test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		DNSNames:              []string{"localhost"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := pkitest.NewCA(t, "lakegate mcp test CA")
+	leaf := ca.Issue(t, pkitest.Host("lakegate mcp test", x509.ExtKeyUsageServerAuth))
 	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+	if err := os.WriteFile(certFile, []byte(leaf.CertPEM), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+	if err := os.WriteFile(keyFile, []byte(leaf.KeyPEM), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	pool = x509.NewCertPool()
-	pool.AppendCertsFromPEM(certPEM)
-	return certFile, keyFile, pool
+	return certFile, keyFile, ca.Pool()
 }
 
 // authTLSTransport sets Authorization on every request over an HTTPS
@@ -232,7 +201,7 @@ func TestMCPHTTPSRun(t *testing.T) {
 		io.WriteString(w, `{"code":0,"identifiers":[{"name":"lake"}]}`)
 	}))
 	defer ms.Close()
-	certFile, keyFile, pool := selfSigned(t, t.TempDir())
+	certFile, keyFile, pool := serverCert(t, t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out syncBuffer

@@ -2,73 +2,20 @@ package raftnode_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
-	"math/big"
-	"net"
 	"testing"
 	"time"
 
+	"lakegate/authz/pkitest"
 	"lakegate/metasrv/raftnode"
 )
 
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
-
-func newCA(t *testing.T, name string) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
-}
-
 // leaf issues a peer certificate for 127.0.0.1 usable as server and client.
-func (ca *testCA) leaf(t *testing.T, cn string) tls.Certificate {
+func leaf(t *testing.T, ca *pkitest.Cert, cn string) tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return ca.Issue(t, pkitest.Host(cn, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)).TLS()
 }
 
 // peerConfig presents cert and trusts trusted, both ways.
@@ -80,15 +27,15 @@ func peerConfig(cert tls.Certificate, trusted *x509.CertPool) *tls.Config {
 // node whose certificate comes from another CA can neither be added nor
 // talk to the cluster's Raft transport.
 func TestMutualTLS(t *testing.T) {
-	good, other := newCA(t, "lakegate-test-ca"), newCA(t, "rogue-ca")
+	good, other := pkitest.NewCA(t, "lakegate-test-ca"), pkitest.NewCA(t, "rogue-ca")
 
 	cfg1 := nodeConfig(t, "t1", true)
-	cfg1.TLS = peerConfig(good.leaf(t, "t1"), good.pool)
+	cfg1.TLS = peerConfig(leaf(t, good, "t1"), good.Pool())
 	n1 := start(t, cfg1)
 	waitLeader(t, 10*time.Second, n1)
 
 	cfg2 := nodeConfig(t, "t2", false)
-	cfg2.TLS = peerConfig(good.leaf(t, "t2"), good.pool)
+	cfg2.TLS = peerConfig(leaf(t, good, "t2"), good.Pool())
 	n2 := start(t, cfg2)
 	join(t, n1, n2)
 	last := mustPropose(t, n1, "secret=over-tls")
@@ -100,7 +47,7 @@ func TestMutualTLS(t *testing.T) {
 	// The rogue trusts the cluster's CA but presents a certificate from
 	// another CA.
 	cfg3 := nodeConfig(t, "rogue", false)
-	cfg3.TLS = peerConfig(other.leaf(t, "rogue"), good.pool)
+	cfg3.TLS = peerConfig(leaf(t, other, "rogue"), good.Pool())
 	rogue := start(t, cfg3)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -120,7 +67,7 @@ func TestMutualTLS(t *testing.T) {
 	rogueCert := cfg3.TLS.Certificates[0]
 	c, err := tls.Dial("tcp", n1.RaftAddr(), &tls.Config{
 		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &rogueCert, nil },
-		RootCAs:              good.pool,
+		RootCAs:              good.Pool(),
 		ServerName:           "127.0.0.1",
 	})
 	if err == nil {

@@ -2,63 +2,26 @@ package upstream_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"lakegate/authz/pkitest"
 	"lakegate/flight/backend"
 	"lakegate/flight/backend/upstream"
 )
 
-// selfSigned returns a certificate for 127.0.0.1 and a pool trusting it.
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "upstream-test"},
-		NotBefore:             time.Unix(0, 0),
-		NotAfter:              time.Now().AddDate(1, 0, 0),
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AddCert(cert)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}, roots
-}
-
 func TestTLS(t *testing.T) {
 	ctx := context.Background()
-	cert, roots := selfSigned(t)
+	ca := pkitest.NewCA(t, "upstream-test CA")
+	cert, roots := ca.Issue(t, pkitest.Host("upstream-test", x509.ExtKeyUsageServerAuth)).TLS(), ca.Pool()
 	eng := newEngine(t, true, true)
 	srv := serve(t, "127.0.0.1:0", eng, grpc.Creds(credentials.NewServerTLSFromCert(&cert)))
 
