@@ -69,6 +69,9 @@ type listed struct {
 	listing backend.Listing
 }
 
+// tables is the number of tables l lists.
+func (l *listed) tables() int { return len(l.listing.Tables) }
+
 // resolved is metasrv's answer to one resolve request, converted: shared
 // by every caller that reuses it, so never modified.
 type resolved struct {
@@ -134,7 +137,7 @@ func (d *decisions) set(td *tenantDecisions, g uint64, confirmed time.Time) {
 // forget drops td's answers. The caller holds d.mu.
 func (d *decisions) forget(td *tenantDecisions) {
 	for _, l := range td.listings {
-		d.listed -= len(l.listing.Tables)
+		d.listed -= l.tables()
 	}
 	for _, r := range td.answers {
 		d.files -= r.files()
@@ -193,23 +196,28 @@ func (d *decisions) lookup(tenant, key string, minGen uint64) (*resolved, bool) 
 func (d *decisions) store(tenant, key string, r *resolved) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	td := d.storable(tenant, r.gen)
-	if td == nil {
-		return
+	if td := d.storable(tenant, r.gen); td != nil {
+		keep(&td.answers, key, r, (*resolved).files, &d.files, maxResolvedFiles)
 	}
-	old, replace := td.answers[key]
-	n := r.files()
+}
+
+// keep puts v under key in *m unless the tenant's map is full
+// (maxTenantDecisions) or the shared budget *used of limit, counted with
+// size, would be exceeded. The caller holds d.mu.
+func keep[T any](m *map[string]T, key string, v T, size func(T) int, used *int, limit int) {
+	old, replace := (*m)[key]
+	n := size(v)
 	if replace {
-		n -= old.files()
+		n -= size(old)
 	}
-	if (!replace && len(td.answers) >= maxTenantDecisions) || d.files+n > maxResolvedFiles {
+	if (!replace && len(*m) >= maxTenantDecisions) || *used+n > limit {
 		return
 	}
-	if td.answers == nil {
-		td.answers = map[string]*resolved{}
+	if *m == nil {
+		*m = map[string]T{}
 	}
-	td.answers[key] = r
-	d.files += n
+	(*m)[key] = v
+	*used += n
 }
 
 // lookupListing is lookup for List answers.
@@ -228,23 +236,9 @@ func (d *decisions) lookupListing(tenant, key string, minGen uint64) (*listed, b
 func (d *decisions) storeListing(tenant, key string, l *listed) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	td := d.storable(tenant, l.gen)
-	if td == nil {
-		return
+	if td := d.storable(tenant, l.gen); td != nil {
+		keep(&td.listings, key, l, (*listed).tables, &d.listed, maxListedTables)
 	}
-	old, replace := td.listings[key]
-	n := len(l.listing.Tables)
-	if replace {
-		n -= len(old.listing.Tables)
-	}
-	if (!replace && len(td.listings) >= maxTenantDecisions) || d.listed+n > maxListedTables {
-		return
-	}
-	if td.listings == nil {
-		td.listings = map[string]*listed{}
-	}
-	td.listings[key] = l
-	d.listed += n
 }
 
 // generation returns tenant's generation when the watch vouches for it and

@@ -455,15 +455,10 @@ func writeFileSize(t *testing.T) int64 {
 func TestBindDropsIdleCopies(t *testing.T) {
 	ctx := context.Background()
 	small := writeFileSize(t)
-	var clk struct {
-		sync.Mutex
-		now time.Time
-	}
-	clk.now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	now := func() time.Time { clk.Lock(); defer clk.Unlock(); return clk.now }
-	advance := func(d time.Duration) { clk.Lock(); clk.now = clk.now.Add(d); clk.Unlock() }
+	clk := newClock()
+	advance := clk.advance
 	e, _ := newEngine(t, func(c *duckdb.Config) {
-		c.MaterializeTotal, c.QueryTimeout, c.Now = small+small/2, time.Minute, now
+		c.MaterializeTotal, c.QueryTimeout, c.Now = small+small/2, time.Minute, clk.now
 	})
 	paths := map[string]string{}
 	bind := func(id string, v int) backend.Relation {
@@ -520,16 +515,9 @@ func TestBindDropsIdleCopies(t *testing.T) {
 // keeps recent ones.
 func TestDropIdleCopies(t *testing.T) {
 	ctx := context.Background()
-	var clk struct {
-		sync.Mutex
-		now time.Time
-	}
-	clk.now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	advance := func(d time.Duration) { clk.Lock(); clk.now = clk.now.Add(d); clk.Unlock() }
-	e, _ := newEngine(t, func(c *duckdb.Config) {
-		c.QueryTimeout = time.Minute
-		c.Now = func() time.Time { clk.Lock(); defer clk.Unlock(); return clk.now }
-	})
+	clk := newClock()
+	advance := clk.advance
+	e, _ := newEngine(t, func(c *duckdb.Config) { c.QueryTimeout, c.Now = time.Minute, clk.now })
 	bind := func(tenant, id string) int64 {
 		t.Helper()
 		p := writeFile(t, e, tenant, "m", "SELECT 1 AS v FROM range(100)")
@@ -568,15 +556,9 @@ func TestDropIdleCopies(t *testing.T) {
 // the stream ends.
 func TestCloseIdleTenants(t *testing.T) {
 	ctx := context.Background()
-	var clk struct {
-		sync.Mutex
-		now time.Time
-	}
-	clk.now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	advance := func(d time.Duration) { clk.Lock(); clk.now = clk.now.Add(d); clk.Unlock() }
-	e, _ := newEngine(t, func(c *duckdb.Config) {
-		c.Now = func() time.Time { clk.Lock(); defer clk.Unlock(); return clk.now }
-	})
+	clk := newClock()
+	advance := clk.advance
+	e, _ := newEngine(t, func(c *duckdb.Config) { c.Now = clk.now })
 	p := writeFile(t, e, "acme", "m", "SELECT range AS v FROM range(100)")
 	local := []backend.LocalTable{{ID: "m@1", Paths: []string{p}}}
 	rels, err := e.Bind(ctx, "acme", local)
@@ -619,4 +601,24 @@ func TestCloseIdleTenants(t *testing.T) {
 	if n := e.CloseIdleTenants(30 * time.Minute); n != 0 {
 		t.Errorf("closed %d tenants just used", n)
 	}
+}
+
+// clock is a clock tests move by hand (Config.Now).
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
 }
