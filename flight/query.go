@@ -63,7 +63,8 @@ func (s *Server) planStatement(ctx context.Context, p *authz.Principal, text str
 	return s.planText(ctx, p, text, true)
 }
 
-func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, allowShow bool) (*plan, error) {
+// planText plans text for planQuery (prepared) or planStatement (plain).
+func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, plain bool) (*plan, error) {
 	if !p.MayQuery() {
 		return nil, errNotQuerier
 	}
@@ -75,7 +76,7 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 	switch {
 	case stmt.Kind() == sqlgate.KindUse:
 		return s.use(ctx, p, stmt.UseSchema())
-	case stmt.IsWrite() && !allowShow:
+	case stmt.IsWrite() && !plain:
 		// Prepared (JDBC prepares every statement): run at
 		// DoPutPreparedStatementUpdate, authorized then.
 		return &plan{schema: arrow.NewSchema(nil, nil), numParams: stmt.NumParams(), write: stmt}, nil

@@ -27,6 +27,10 @@ type UpstreamEngines interface {
 	Execute(ctx context.Context, t upstream.Target, sql string) (array.RecordReader, error)
 }
 
+// errNoUpstreams answers a statement over an upstream table on a gateway
+// configured with no upstream engines.
+var errNoUpstreams = fmt.Errorf("%w: this gateway serves no upstream engines", backend.ErrUnavailable)
+
 // errMixedEngines refuses a statement over tables of different engines.
 var errMixedEngines = fmt.Errorf("%w: a statement may not read tables of different engines (the embedded engine and an upstream one, or two upstream engines)", errBadRequest)
 
@@ -66,7 +70,7 @@ func target(up *backend.UpstreamTable) upstream.Target {
 func (s *Server) planUpstream(ctx context.Context, p *authz.Principal, text, schema string, parsed *sqlgate.Statement, tables []backend.TableVersion, up *backend.UpstreamTable) (*plan, error) {
 	refs := parsed.Tables()
 	if s.cfg.Upstreams == nil {
-		return nil, fmt.Errorf("%w: this gateway serves no upstream engines", backend.ErrUnavailable)
+		return nil, errNoUpstreams
 	}
 	d, err := sqlgate.ParseDialect(up.Dialect)
 	if err != nil || d == sqlgate.DialectDuckDB {
@@ -127,7 +131,7 @@ func (s *Server) upstreamSchema(ctx context.Context, up *backend.UpstreamTable, 
 // executeUpstream runs a planned statement on its engine.
 func (s *Server) executeUpstream(ctx context.Context, up *backend.UpstreamTable, sql string, args []any) (array.RecordReader, error) {
 	if s.cfg.Upstreams == nil {
-		return nil, fmt.Errorf("%w: this gateway serves no upstream engines", backend.ErrUnavailable)
+		return nil, errNoUpstreams
 	}
 	if len(args) > 0 {
 		return nil, fmt.Errorf("%w: parameters are not supported on tables of an upstream engine", errBadRequest)
