@@ -181,17 +181,11 @@ func (w *walker) portableExpr(e ast.ExprNode) (ast.ExprNode, error) {
 		}
 		return n, nil
 	case *ast.UnaryOperationExpr:
-		n := &unaryExpr{}
-		switch x.Op {
-		case opcode.Minus:
-			n.op = "-"
-		case opcode.Plus:
-			n.op = "+"
-		case opcode.Not, opcode.Not2:
-			n.op = "NOT "
-		default:
+		op, ok := unaryOps[x.Op]
+		if !ok {
 			return nil, unsupported("operator %q is not supported on tables of an upstream engine", x.Op.String())
 		}
+		n := &unaryExpr{op: op}
 		n.v, err = w.expr(x.V)
 		return n, err
 	case *ast.PatternInExpr:

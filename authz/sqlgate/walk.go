@@ -876,14 +876,10 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		return n, nil
 	case *ast.UnaryOperationExpr:
 		n := &unaryExpr{}
-		switch x.Op {
-		case opcode.Minus:
-			n.op = "-"
-		case opcode.Plus:
-			n.op = "+"
-		case opcode.Not, opcode.Not2:
-			n.op = "NOT "
-		case opcode.BitNeg:
+		switch op, ok := unaryOps[x.Op]; {
+		case ok:
+			n.op = op
+		case x.Op == opcode.BitNeg:
 			n.op = "~"
 			if n.v, err = w.expr(x.V); err != nil {
 				return nil, err
@@ -1442,3 +1438,7 @@ func (w *walker) between(x *ast.BetweenExpr) (*betweenExpr, error) {
 	}
 	return n, nil
 }
+
+// unaryOps are the prefix operators every dialect prints as MySQL writes
+// them.
+var unaryOps = map[opcode.Op]string{opcode.Minus: "-", opcode.Plus: "+", opcode.Not: "NOT ", opcode.Not2: "NOT "}

@@ -152,15 +152,7 @@ func TestMCPHTTPRun(t *testing.T) {
 		t.Errorf("metasrv saw Authorization %q", a)
 	}
 	cs.Close()
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("mcp: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("mcp did not stop on cancel")
-	}
+	stopMCP(t, cancel, done)
 }
 
 // serverCert writes a certificate for 127.0.0.1 and localhost and its key
@@ -258,6 +250,13 @@ func TestMCPHTTPSRun(t *testing.T) {
 	}
 
 	trusting.CloseIdleConnections()
+	stopMCP(t, cancel, done)
+}
+
+// stopMCP cancels a running `lakegate mcp` and fails t unless it returns
+// nil (10 s is a failure bound).
+func stopMCP(t *testing.T, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
 	cancel()
 	select {
 	case err := <-done:
