@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 
@@ -253,6 +254,12 @@ func New(cfg Config) (*Server, error) {
 		grpc.ChainStreamInterceptor(s.requestIDStream, s.auth.streamInterceptor),
 		grpc.MaxRecvMsgSize(MaxRequestBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
+		// Streams run on a pool of goroutines whose stacks have already
+		// grown to what a Flight call needs, instead of a new goroutine per
+		// stream growing its stack again (runtime.morestack: ~5 % of a
+		// point query's server CPU without the pool, ~2 % with it). A
+		// stream finding every worker busy gets its own goroutine.
+		grpc.NumStreamWorkers(uint32(4 * runtime.GOMAXPROCS(0))),
 	}
 	if c.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(c.TLS)))

@@ -33,7 +33,7 @@ func TestMetricsAfterWrites(t *testing.T) {
 	for _, name := range []string{
 		"metasrv_http_requests_total", "metasrv_http_request_duration_seconds",
 		"metasrv_proposal_duration_seconds", "metasrv_fsm_apply_duration_seconds",
-		"metasrv_raft_leader_changes_total", "metasrv_raft_state", "metasrv_raft_term",
+		"metasrv_raft_log_write_duration_seconds", "metasrv_raft_leader_changes_total", "metasrv_raft_state", "metasrv_raft_term",
 		"metasrv_raft_last_index", "metasrv_raft_commit_index", "metasrv_raft_applied_index",
 		"metasrv_raft_servers", "metasrv_metalakes",
 	} {
@@ -83,6 +83,11 @@ func TestMetricsAfterWrites(t *testing.T) {
 	}
 	if got := find("metasrv_fsm_apply_duration_seconds", nil).GetHistogram().GetSampleCount(); got < 5 {
 		t.Errorf("FSM applies: %d", got)
+	}
+	// Each of the 5 entries above was written to the log before it was
+	// applied (several may share one write).
+	if h := find("metasrv_raft_log_write_duration_seconds", nil).GetHistogram(); h.GetSampleCount() < 1 || h.GetSampleSum() <= 0 {
+		t.Errorf("log writes: %d taking %vs", h.GetSampleCount(), h.GetSampleSum())
 	}
 	if got := find("metasrv_raft_state", map[string]string{"state": "Leader"}).GetGauge().GetValue(); got != 1 {
 		t.Errorf("raft state Leader: %v", got)

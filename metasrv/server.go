@@ -241,6 +241,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	rc := cfg.Raft
 	rc.NodeID, rc.DataDir, rc.RaftAddr, rc.HTTPAddr = cfg.NodeID, filepath.Join(cfg.DataDir, "raft"), cfg.RaftAddr, cfg.HTTPAddr
 	rc.Bootstrap, rc.TLS, rc.Logger = cfg.Bootstrap, cfg.RaftTLS, log
+	observe := rc.ObserveLogWrite
+	rc.ObserveLogWrite = func(entries int, d time.Duration) {
+		s.metrics.logWrite.Observe(d.Seconds())
+		if observe != nil {
+			observe(entries, d)
+		}
+	}
 	node, err := raftnode.New(ctx, rc, s.fsm)
 	if err != nil {
 		audit.Close()

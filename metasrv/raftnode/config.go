@@ -93,6 +93,16 @@ type Config struct {
 
 	// SnapshotRetain is how many snapshots are kept on disk. Zero means 2.
 	SnapshotRetain int
+
+	// ObserveLogWrite, when set, is called after every write of log
+	// entries to the log store, with the number of entries and how long
+	// the write took. Each write is one bbolt transaction with its
+	// fdatasyncs, on the leader before it replicates and on a follower
+	// before it acknowledges, so every commit waits for two of them in
+	// turn: the disk's sync latency is a floor under write latency. It
+	// runs on Raft's own goroutines and must return quickly. Nil means
+	// not observed.
+	ObserveLogWrite func(entries int, d time.Duration)
 }
 
 // DefaultConfig returns a Config with every timeout and size at its default

@@ -166,7 +166,11 @@ func New(ctx context.Context, cfg Config, sm StateMachine) (n *Node, err error) 
 	n.fsm = newFSM(sm, n.changed)
 	// The cache serves recent entries to replication without reading them
 	// back from bolt.
-	logs, err := raft.NewLogCache(logCacheSize, store)
+	var logStore raft.LogStore = store
+	if cfg.ObserveLogWrite != nil {
+		logStore = timedLogStore{store, cfg.ObserveLogWrite}
+	}
+	logs, err := raft.NewLogCache(logCacheSize, logStore)
 	if err != nil {
 		return nil, fmt.Errorf("raftnode: log cache: %w", err)
 	}
@@ -601,4 +605,21 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// timedLogStore reports the duration of each log write to observe.
+type timedLogStore struct {
+	raft.LogStore
+	observe func(entries int, d time.Duration)
+}
+
+func (s timedLogStore) StoreLog(l *raft.Log) error {
+	return s.StoreLogs([]*raft.Log{l})
+}
+
+func (s timedLogStore) StoreLogs(logs []*raft.Log) error {
+	start := time.Now()
+	err := s.LogStore.StoreLogs(logs)
+	s.observe(len(logs), time.Since(start))
+	return err
 }
