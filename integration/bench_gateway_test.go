@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -739,6 +740,7 @@ func benchPointQuery(b *testing.B, open func(*server, string) pointRunner) {
 		}
 	}
 	before := scrapeSamples(b, metricsURL)
+	serverCPU0, clientCPU0 := procCPUSeconds(b, srv.cmd.Process.Pid), selfCPUSeconds(b)
 	var lat []time.Duration
 	var total time.Duration
 	i := int64(0)
@@ -754,6 +756,7 @@ func benchPointQuery(b *testing.B, open func(*server, string) pointRunner) {
 		}
 	}
 	b.StopTimer()
+	serverCPU, clientCPU := procCPUSeconds(b, srv.cmd.Process.Pid)-serverCPU0, selfCPUSeconds(b)-clientCPU0
 	after := scrapeSamples(b, metricsURL)
 	// The calls to metasrv a statement makes to be authorized: the
 	// delegated resolve, and the generation check before a ticket runs
@@ -772,6 +775,10 @@ func benchPointQuery(b *testing.B, open func(*server, string) pointRunner) {
 	b.ReportMetric(delta("lakegate_decisions_total", `source="reused"`)/q, "reused/op")
 	b.ReportMetric(100*dResolveSum/total.Seconds(), "authz-%")
 	b.ReportMetric(dServer*1e6/q, "server-µs/op")
+	// CPU per execution of the serve process and of this one (the client):
+	// steadier than latency on a shared machine, and both share its cores.
+	b.ReportMetric(serverCPU*1e6/q, "server-cpu-µs/op")
+	b.ReportMetric(clientCPU*1e6/q, "client-cpu-µs/op")
 	for _, rpc := range []string{"DoPut", "GetFlightInfo", "DoGet"} {
 		l := `rpc="` + rpc + `"`
 		d := after.sum("lakegate_flight_request_seconds_sum", l) - before.sum("lakegate_flight_request_seconds_sum", l)
@@ -788,6 +795,16 @@ func noSecretsLogged(b *testing.B, out string, tokens ...string) {
 			b.Errorf("a token or its hash was logged")
 		}
 	}
+}
+
+// selfCPUSeconds is the user plus system CPU time this process has used.
+func selfCPUSeconds(b *testing.B) float64 {
+	b.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // ---- BenchmarkSustained500qps ----
