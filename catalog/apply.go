@@ -49,6 +49,11 @@ type Event struct {
 // snapshot, command and meta always give the same result.
 func Apply(s *Snapshot, cmd Command, m Meta) (*Snapshot, []Event, error) {
 	m.Time = normTime(m.Time)
+	if err := checkTime(m.Time); err != nil {
+		// The event carries no time: this one cannot be written down.
+		err := &Error{Op: "Apply", Err: err}
+		return s, []Event{{Index: m.Index, Actor: m.Actor, Operation: "Apply", Outcome: Failure, Detail: err.Error()}}, err
+	}
 	if cmd == nil {
 		err := &Error{Op: "Apply", Err: errf(ErrInvalidCommand, "nil command")}
 		return s, []Event{{Index: m.Index, Time: m.Time, Actor: m.Actor, Operation: "Apply", Outcome: Failure, Detail: err.Error()}}, err

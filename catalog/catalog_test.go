@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	. "lakegate/catalog"
 	"lakegate/catalog/catalogtest"
@@ -554,5 +555,37 @@ func TestEventsAndSharing(t *testing.T) {
 	n = catalogtest.Apply(t, n, admin, DropObject{Object: Schema("lake.hr"), Cascade: true})
 	if _, ok := n.Object(Table("lake.hr.ledger2")); ok {
 		t.Fatal("cascade drop left a table")
+	}
+}
+
+// TestTimeOutsideEncodableYears checks that a command or metalake stamped
+// with a time RFC 3339 cannot represent is refused: a snapshot holding one
+// could never be persisted again.
+func TestTimeOutsideEncodableYears(t *testing.T) {
+	s := base(t)
+	for _, tm := range []time.Time{
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 12, 31, 0, 0, 0, 0, time.UTC),
+	} {
+		m := catalogtest.Meta(s, admin)
+		m.Time = tm
+		n, ev, err := Apply(s, CreateCatalog{Name: "later"}, m)
+		if !errors.Is(err, ErrInvalidCommand) || n != s {
+			t.Fatalf("%v: err = %v, same snapshot %v", tm, err, n == s)
+		}
+		if len(ev) != 1 || ev[0].Outcome != Failure || !ev[0].Time.IsZero() {
+			t.Fatalf("%v: events %+v, want one failure without a time", tm, ev)
+		}
+		if _, err := New("other", admin, tm); !errors.Is(err, ErrInvalidCommand) {
+			t.Fatalf("%v: New: %v", tm, err)
+		}
+	}
+	if _, err := s.MarshalBinary(); err != nil {
+		t.Fatal(err)
+	}
+	m := catalogtest.Meta(s, admin)
+	m.Time = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+	if _, _, err := Apply(s, CreateCatalog{Name: "later"}, m); err != nil {
+		t.Fatalf("last encodable year: %v", err)
 	}
 }

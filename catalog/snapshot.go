@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"time"
 
 	"lakegate/catalog/internal/pmap"
@@ -56,6 +57,9 @@ func NewAt(name, owner string, created time.Time, generation uint64) (*Snapshot,
 	if err := CheckEntityName(owner); err != nil {
 		return nil, err
 	}
+	if err := checkTime(normTime(created)); err != nil {
+		return nil, err
+	}
 	a := Audit{Creator: owner, CreateTime: normTime(created)}
 	s := emptySnapshot()
 	s.nextID = metalakeID + 1
@@ -88,6 +92,15 @@ func emptySnapshot() *Snapshot {
 }
 
 func normTime(t time.Time) time.Time { return t.UTC().Round(0) }
+
+// checkTime rejects a time the snapshot and event encodings (RFC 3339)
+// cannot represent: a state holding one could never be persisted again.
+func checkTime(t time.Time) error {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return errf(ErrInvalidCommand, fmt.Sprintf("time in year %d, outside 0-9999", y))
+	}
+	return nil
+}
 
 // Generation returns the number of commands applied since New.
 func (s *Snapshot) Generation() uint64 { return s.gen }

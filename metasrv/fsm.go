@@ -191,6 +191,10 @@ func DecodeProposal(b []byte) (Proposal, error) {
 			d.fail("time: %v", err)
 		}
 		p.Time = p.Time.UTC()
+		// Version 1's RFC 3339 cannot say more; the catalog refuses it too.
+		if y := p.Time.Year(); y < 0 || y > 9999 {
+			d.fail("time in year %d, outside 0-9999", y)
+		}
 	}
 	flags := d.byte("flags")
 	if flags&^(proposalAdmin|proposalDelegator) != 0 && d.err == nil {

@@ -17,7 +17,7 @@ import (
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func proposal(t *testing.T, p metasrv.Proposal, cmds ...catalog.Command) []byte {
+func proposal(t testing.TB, p metasrv.Proposal, cmds ...catalog.Command) []byte {
 	t.Helper()
 	for _, c := range cmds {
 		b, err := catalog.EncodeCommand(c)
@@ -200,6 +200,9 @@ func TestProposalEncodings(t *testing.T) {
 	bad["kind"] = kind
 	zero := slices.Clone(v2[1][:off+2])
 	bad["no commands"] = append(zero, 0)
+	// A time no snapshot could hold (RFC 3339 stops at year 9999).
+	bad["year 10000"] = proposal(t, metasrv.Proposal{Metalake: "acme", Actor: "alice", Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		catalog.CreateCatalog{Name: "later"})
 	for name, b := range bad {
 		if _, err := metasrv.DecodeProposal(b); !errors.Is(err, metasrv.ErrInvalidProposal) {
 			t.Errorf("%s: got %v", name, err)
