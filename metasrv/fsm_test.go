@@ -33,7 +33,7 @@ func proposal(t testing.TB, p metasrv.Proposal, cmds ...catalog.Command) []byte 
 	return b
 }
 
-func persist(t *testing.T, f *metasrv.FSM) []byte {
+func persist(t testing.TB, f *metasrv.FSM) []byte {
 	t.Helper()
 	s, err := f.Snapshot()
 	if err != nil {
