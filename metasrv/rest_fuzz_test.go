@@ -1,0 +1,106 @@
+package metasrv_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// fuzzRoutes are the write routes of the REST API under ml; "{}" takes the
+// fuzzed path segment.
+var fuzzRoutes = []struct{ method, path string }{
+	{"POST", "/catalogs"}, {"PUT", "/catalogs/{}"}, {"DELETE", "/catalogs/{}"},
+	{"POST", "/catalogs/lake/schemas"}, {"PUT", "/catalogs/lake/schemas/{}"}, {"DELETE", "/catalogs/lake/schemas/{}"},
+	{"POST", "/catalogs/lake/schemas/s/tables"}, {"PUT", "/catalogs/lake/schemas/s/tables/{}"},
+	{"POST", "/catalogs/lake/schemas/s/tables/{}"}, {"DELETE", "/catalogs/lake/schemas/s/tables/{}"},
+	{"POST", "/tags"}, {"PUT", "/tags/{}"}, {"DELETE", "/tags/{}"},
+	{"POST", "/objects/{}/lake/tags"}, {"POST", "/objects/table/{}/tags"},
+	{"POST", "/roles"}, {"DELETE", "/roles/{}"},
+	{"PUT", "/permissions/roles/{}/catalog/lake/grant"}, {"PUT", "/permissions/roles/r/{}/lake.s/revoke"},
+	{"PUT", "/permissions/users/{}/grant"}, {"PUT", "/permissions/groups/{}/revoke"},
+	{"POST", "/users"}, {"DELETE", "/users/{}"}, {"POST", "/groups"}, {"DELETE", "/groups/{}"},
+	{"PUT", "/owners/{}/lake"},
+	{"POST", "/policies"}, {"PUT", "/policies/{}"}, {"PATCH", "/policies/{}"}, {"DELETE", "/policies/{}"},
+	{"PUT", "/tags/pii/policies/{}"}, {"DELETE", "/tags/{}/policies/p"},
+	{"POST", "/domains"}, {"PUT", "/domains/{}"}, {"PATCH", "/domains/{}"}, {"DELETE", "/domains/{}"},
+	{"PUT", "/domains/{}/parent"}, {"DELETE", "/domains/{}/parent"}, {"PUT", "/domains/{}/backingTag"},
+	{"PUT", ""},
+}
+
+// FuzzRESTWrite sends hostile writes to a node as alice, the metalake's
+// owner: any write route, any name in the path, any body, either content
+// type. Every answer must be a success or one of Gravitino's error codes,
+// never an internal error, and a refused write must leave the metalake
+// exactly as it was.
+func FuzzRESTWrite(f *testing.F) {
+	for _, seed := range []struct {
+		route uint8
+		seg   string
+		body  string
+		v2    bool
+	}{
+		{0, "", `{"name":"c2","type":"managed"}`, false},
+		{1, "lake", `{"updates":[{"@type":"updateComment","newComment":"x"}]}`, false},
+		{4, "s", `{"updates":[{"@type":"setProperty","property":"k","value":"v"}]}`, false},
+		{6, "", `{"name":"t2","columns":[{"name":"id","type":"bigint"}]}`, false},
+		{10, "", `{"name":"t","allowedValues":["a","b"]}`, false},
+		{13, "catalog", `{"tagsToAdd":["pii"]}`, false},
+		{13, "catalog", `{"tagsToAdd":[{"name":"pii","value":"x"}]}`, true},
+		{15, "", `{"name":"r2","securableObjects":[{"fullName":"lake","type":"catalog","privileges":[{"name":"use_catalog","condition":"allow"}]}]}`, false},
+		{17, "r", `{"privileges":[{"name":"use_catalog","condition":"deny"}]}`, false},
+		{19, "bob@acme", `{"roleNames":["r"]}`, false},
+		{25, "catalog", `{"name":"bob@acme","type":"user"}`, false},
+		{26, "", `{"name":"p","policyType":"system_access_control","enabled":true,"content":{"roles":["r"],"privileges":["select_table"]}}`, false},
+		{32, "", `{"name":"d"}`, false},
+		{39, "", `{"updates":[{"@type":"setProperty","property":"a","value":"b"}]}`, false},
+		{0, "x", `{"name":"a b"}`, false},
+		{11, "pii", `{"updates":[{"@type":"rename","newName":"pii"}]} trailing`, false},
+		{5, "s%2Fx", `null`, false},
+	} {
+		f.Add(seed.route, seed.seg, []byte(seed.body), seed.v2)
+	}
+	n := single(f)
+	alice := func(method, path string, body any) call {
+		return call{method: method, path: ml + path, token: tokAlice, body: body}
+	}
+	must(f, n, alice("POST", "/catalogs", map[string]any{"name": "lake", "type": "managed"}))
+	must(f, n, alice("POST", "/catalogs/lake/schemas", map[string]any{"name": "s"}))
+	must(f, n, alice("POST", "/catalogs/lake/schemas/s/tables", map[string]any{"name": "t",
+		"columns": []any{map[string]any{"name": "id", "type": "bigint"}}}))
+	must(f, n, alice("POST", "/tags", map[string]any{"name": "pii"}))
+	must(f, n, alice("POST", "/roles", map[string]any{"name": "r"}))
+	f.Fuzz(func(t *testing.T, route uint8, seg string, body []byte, v2 bool) {
+		rt := fuzzRoutes[int(route)%len(fuzzRoutes)]
+		c := alice(rt.method, strings.ReplaceAll(rt.path, "{}", url.PathEscape(seg)), body)
+		if v2 {
+			c.header = map[string]string{"Content-Type": "application/vnd.gravitino.v2+json"}
+		}
+		before := lakeBytes(t, n)
+		r := do(t, n, c)
+		if r.status >= http.StatusInternalServerError {
+			t.Fatalf("%s %s %q: HTTP %d: %s", c.method, c.path, body, r.status, r.raw)
+		}
+		if r.status >= http.StatusBadRequest && r.code() == 0 {
+			t.Fatalf("%s %s %q: HTTP %d without an error code: %s", c.method, c.path, body, r.status, r.raw)
+		}
+		if r.status != http.StatusOK && !bytes.Equal(before, lakeBytes(t, n)) {
+			t.Fatalf("%s %s %q: refused (HTTP %d) but changed the metalake", c.method, c.path, body, r.status)
+		}
+	})
+}
+
+// lakeBytes is the persisted form of metalake acme on n.
+func lakeBytes(t *testing.T, n *node) []byte {
+	t.Helper()
+	l, ok := n.FSM().Lake("acme")
+	if !ok {
+		t.Fatal("metalake acme is gone")
+	}
+	b, err := l.Snapshot.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
