@@ -49,15 +49,29 @@ $(STATICCHECK):
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count=$(COUNT) $(PKGS)
 
-# go test -fuzz takes one target in one package per run, so loop.
+# go test -fuzz takes one target in one package per run, so loop. Every
+# target runs even when one fails; the failures are listed at the end. A
+# failure counts only if it wrote a reproducer under the target's
+# testdata/fuzz: Go 1.26's fuzzing coordinator can report "context deadline
+# exceeded" when -fuzztime ends mid-execution (go.dev/issue/75804, fixed in
+# Go 1.27) without any failing input, and that run is only noted.
 fuzz:
-	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	@failed=""; for pkg in $$($(GO) list $(PKGS)); do \
+		dir="$$($(GO) list -f '{{.Dir}}' $$pkg)"; \
 		list="$$($(GO) test -list 'Fuzz.*' $$pkg)"; \
 		for target in $$(printf '%s\n' "$$list" | grep '^Fuzz' || true); do \
 			echo "== $$pkg $$target ($(FUZZTIME))"; \
-			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; \
+			before="$$(ls "$$dir/testdata/fuzz/$$target" 2>/dev/null | wc -l)"; \
+			if ! $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; then \
+				if [ "$$(ls "$$dir/testdata/fuzz/$$target" 2>/dev/null | wc -l)" -gt "$$before" ]; then \
+					failed="$$failed $$pkg.$$target"; \
+				else \
+					echo "== $$pkg $$target: failed without a failing input (the toolchain's deadline race), not counted"; \
+				fi; \
+			fi; \
 		done; \
-	done
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz targets with failing inputs:$$failed"; exit 1; fi
 
 clean:
 	rm -rf bin
