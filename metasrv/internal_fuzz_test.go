@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"lakegate/metasrv"
 )
@@ -20,6 +21,7 @@ func FuzzResolveBody(f *testing.F) {
 		`{"subject":"bob@acme","catalog":"lake","refs":[{"schema":"sales","table":"secret","privilege":"SELECT_TABLE"},{"schema":"sales","table":"nosuch","privilege":"MODIFY_TABLE"}]}`,
 		`{"subject":"bob@acme","catalog":"lake","refs":[{"schema":"sales","table":"pii_t","privilege":"select_table","version":1},{"schema":"sales","table":"conf","privilege":"SELECT_TABLE"}]}`,
 		`{"subject":"alice@acme","catalog":"lake","minGeneration":1,"refs":[]}`,
+		`{"subject":"bob@acme","catalog":"lake","minGeneration":1000000,"refs":[]}`,
 		`{"subject":"bob@acme","catalog":"LAKE","refs":[{"schema":"SALES","table":"Secret","privilege":"SELECT_TABLE"}]}`,
 		`{"subject":"bob@acme","catalog":"lake","refs":[{"schema":"sales","table":"orders","privilege":"CREATE_TABLE"}]}`,
 		`{"subject":"","catalog":"lake","refs":null}`,
@@ -28,11 +30,15 @@ func FuzzResolveBody(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
+	configHook = func(c *metasrv.Config) { c.ReadWaitTimeout = time.Millisecond } // minGeneration waits end at once
 	n := startDelegationNode(f)
+	configHook = nil
 	governedLake(f, n)
 	unavailable := results(f, rawResolve(f, n, tokGW, refsBody("bob@acme", "nosuch"), nil))[0]
 	readable := map[string]bool{"orders": true, "pii_t": true, "conf": true}
 	applied := n.Node().AppliedIndex()
+	l, _ := n.FSM().Lake("acme")
+	gen := l.Snapshot.Generation()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r := rawResolve(t, n, tokGW, body, nil)
 		switch r.status {
@@ -51,6 +57,13 @@ func FuzzResolveBody(f *testing.F) {
 				}
 			}
 		case http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound:
+		case http.StatusServiceUnavailable:
+			// Only a minGeneration the metalake has not reached waits, and
+			// then answers 503.
+			var req metasrv.ResolveRequest
+			if err := json.Unmarshal(body, &req); err != nil || req.MinGeneration <= gen {
+				t.Fatalf("body %q: HTTP 503 %s", body, r.raw)
+			}
 		default:
 			t.Fatalf("body %q: HTTP %d %s", body, r.status, r.raw)
 		}
