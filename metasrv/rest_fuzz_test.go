@@ -52,8 +52,11 @@ func FuzzRESTWrite(f *testing.F) {
 		{17, "r", `{"privileges":[{"name":"use_catalog","condition":"deny"}]}`, false},
 		{19, "bob@acme", `{"roleNames":["r"]}`, false},
 		{25, "catalog", `{"name":"bob@acme","type":"user"}`, false},
-		{26, "", `{"name":"p","policyType":"system_access_control","enabled":true,"content":{"roles":["r"],"privileges":["select_table"]}}`, false},
-		{32, "", `{"name":"d"}`, false},
+		{26, "", `{"name":"p","policyType":"system_access_control","content":{"privileges":["SELECT_TABLE"],"applicable_roles":["r"]}}`, false},
+		{26, "", `{"name":"rows","policyType":"row_filter","content":{"expression":"id > 0"}}`, false},
+		{28, "p", `{"enable":false}`, false},
+		{30, "p", ``, false},
+		{32, "", `{"name":"Finance","backingTag":{"name":"finance","create":true}}`, false},
 		{39, "", `{"updates":[{"@type":"setProperty","property":"a","value":"b"}]}`, false},
 		{0, "x", `{"name":"a b"}`, false},
 		{11, "pii", `{"updates":[{"@type":"rename","newName":"pii"}]} trailing`, false},
@@ -71,6 +74,7 @@ func FuzzRESTWrite(f *testing.F) {
 		"columns": []any{map[string]any{"name": "id", "type": "bigint"}}}))
 	must(f, n, alice("POST", "/tags", map[string]any{"name": "pii"}))
 	must(f, n, alice("POST", "/roles", map[string]any{"name": "r"}))
+	must(f, n, alice("POST", "/users", map[string]any{"name": "bob@acme"}))
 	f.Fuzz(func(t *testing.T, route uint8, seg string, body []byte, v2 bool) {
 		rt := fuzzRoutes[int(route)%len(fuzzRoutes)]
 		c := alice(rt.method, strings.ReplaceAll(rt.path, "{}", url.PathEscape(seg)), body)
