@@ -121,20 +121,6 @@ func noCompaction(c *metasrv.Config) {
 	c.Raft.SnapshotInterval = time.Hour
 }
 
-// persistFSM returns the FSM's snapshot bytes (the replicated state only).
-func persistFSM(t *testing.T, f *metasrv.FSM) []byte {
-	t.Helper()
-	s, err := f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := s.Persist(&buf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 // auditLines returns the applied events (index ≠ 0) of an audit file, as
 // written.
 func auditLines(t *testing.T, path string) []string {
@@ -404,7 +390,7 @@ func TestDomainConcurrency(t *testing.T) {
 		if err := n.Node().WaitApplied(ctx, idx); err != nil {
 			t.Fatal(err)
 		}
-		snaps = append(snaps, persistFSM(t, n.FSM()))
+		snaps = append(snaps, persist(t, n.FSM()))
 	}
 	if !bytes.Equal(snaps[0], snaps[1]) || !bytes.Equal(snaps[0], snaps[2]) {
 		t.Fatal("replica snapshots differ")
@@ -483,7 +469,7 @@ func TestDomainConcurrency(t *testing.T) {
 	}
 	t.Logf("replayed %d proposals (%d batch entries): %d applied, %d rejected, %d invariant checks; applied %v",
 		props, batches, props-rejected, rejected, checks, applied)
-	if !bytes.Equal(persistFSM(t, fsm), snaps[0]) || !bytes.Equal(persistFSM(t, whole), snaps[0]) {
+	if !bytes.Equal(persist(t, fsm), snaps[0]) || !bytes.Equal(persist(t, whole), snaps[0]) {
 		t.Fatal("the replayed state differs from the replicas'")
 	}
 	want, got := auditLines(t, filepath.Join(n2.dir, "audit.jsonl")), auditLines(t, auditPath)
