@@ -251,3 +251,9 @@ func single(t testing.TB) *node {
 		body: map[string]any{"name": "acme", "comment": "Acme", "owner": "alice@acme"}})
 	return n
 }
+
+// message is an error answer's message.
+func (r resp) message() string {
+	m, _ := r.body["message"].(string)
+	return m
+}

@@ -108,3 +108,67 @@ func lakeBytes(t *testing.T, n *node) []byte {
 	}
 	return b
 }
+
+// fuzzReads are read routes under a metalake ("%s"); "{}" takes the
+// fuzzed path segment, and every one also gets the fuzzed query string.
+var fuzzReads = []string{
+	"", "/catalogs", "/catalogs/{}", "/catalogs/lake/schemas", "/catalogs/lake/schemas/{}",
+	"/catalogs/lake/schemas/s/tables", "/catalogs/lake/schemas/s/tables/{}",
+	"/tags", "/tags/{}", "/tags/{}/objects", "/tags/{}/policies",
+	"/objects/{}/lake/tags", "/objects/table/{}/tags", "/objects/catalog/{}/policies", "/objects/{}/lake/domains",
+	"/owners/{}/lake", "/roles", "/roles/{}", "/users", "/users/{}", "/groups", "/groups/{}",
+	"/policies", "/policies/{}", "/policies/{}/tags",
+	"/domains", "/domains/{}", "/domains/{}/objects", "/domains/{}/subdomains",
+	"/events", "/{}",
+}
+
+// FuzzRESTRead sends hostile reads: any read route, any path segment, any
+// query string. The owner never gets an internal error, and every error
+// carries a Gravitino code. A user of another tenant gets, for each
+// request, exactly the answer (status, code and message, the metalake's
+// name aside) she gets for a metalake that does not exist: one tenant
+// cannot tell another's objects, or the metalake itself, from nothing.
+func FuzzRESTRead(f *testing.F) {
+	for _, seed := range []struct {
+		route      uint8
+		seg, query string
+	}{
+		{1, "", ""}, {2, "lake", ""}, {2, "lake", "details=true"}, {5, "", "details=false"},
+		{6, "t", ""}, {8, "pii", ""}, {9, "pii", "value=x"}, {11, "catalog", "details=true"},
+		{15, "catalog", ""}, {17, "r", ""}, {29, "", "since=0&limit=5"}, {29, "", "since=-1"},
+		{29, "", "limit=99999999999999999999"}, {0, "", "details=maybe"}, {30, "%00", ""},
+	} {
+		f.Add(seed.route, seed.seg, seed.query)
+	}
+	n := single(f)
+	alice := func(method, path string, body any) call {
+		return call{method: method, path: ml + path, token: tokAlice, body: body}
+	}
+	must(f, n, alice("POST", "/catalogs", map[string]any{"name": "lake", "type": "managed"}))
+	must(f, n, alice("POST", "/catalogs/lake/schemas", map[string]any{"name": "s"}))
+	must(f, n, alice("POST", "/catalogs/lake/schemas/s/tables", map[string]any{"name": "t",
+		"columns": []any{map[string]any{"name": "id", "type": "bigint"}}}))
+	must(f, n, alice("POST", "/tags", map[string]any{"name": "pii"}))
+	must(f, n, alice("POST", "/roles", map[string]any{"name": "r"}))
+	must(f, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin, body: map[string]any{"name": "other", "owner": "eve@other"}})
+	const missing = "nosuchlake"
+	f.Fuzz(func(t *testing.T, route uint8, seg, query string) {
+		rest := strings.ReplaceAll(fuzzReads[int(route)%len(fuzzReads)], "{}", url.PathEscape(seg))
+		if strings.ContainsFunc(query, func(c rune) bool { return c <= ' ' || c >= 0x7f || c == '#' }) {
+			t.Skip("not a query string HTTP can carry") // net/http refuses the request line itself
+		}
+		if query != "" {
+			rest += "?" + query
+		}
+		r := do(t, n, call{method: "GET", path: ml + rest, token: tokAlice})
+		if r.status >= http.StatusInternalServerError || (r.status >= http.StatusBadRequest && r.code() == 0) {
+			t.Fatalf("GET %s: HTTP %d: %s", ml+rest, r.status, r.raw)
+		}
+		theirs := do(t, n, call{method: "GET", path: ml + rest, token: tokEve})
+		none := do(t, n, call{method: "GET", path: "/api/metalakes/" + missing + rest, token: tokEve})
+		if theirs.status == http.StatusOK || theirs.status != none.status || theirs.code() != none.code() ||
+			strings.ReplaceAll(theirs.message(), "acme", missing) != none.message() {
+			t.Fatalf("GET %s as another tenant: HTTP %d %s; for a missing metalake: HTTP %d %s", rest, theirs.status, theirs.raw, none.status, none.raw)
+		}
+	})
+}
