@@ -17,6 +17,7 @@ import (
 	"lakegate/authz"
 	"lakegate/authz/sqlgate"
 	"lakegate/flight/backend"
+	"lakegate/flight/clocktest"
 	"lakegate/flight/ticket"
 )
 
@@ -121,11 +122,6 @@ func TestCredentialsFrom(t *testing.T) {
 	}
 }
 
-// fakeClock is a settable clock for TTL tests.
-type fakeClock struct{ t time.Time }
-
-func (c *fakeClock) now() time.Time { return c.t }
-
 func principal(t *testing.T, id string) *authz.Principal {
 	t.Helper()
 	pid, err := authz.ParsePrincipalID(id)
@@ -142,8 +138,8 @@ func principal(t *testing.T, id string) *authz.Principal {
 }
 
 func TestPreparedStoreTTLAndOwnership(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
-	ps := newPreparedStore(time.Minute, clock.now)
+	clock := clocktest.New(time.Unix(1_700_000_000, 0))
+	ps := newPreparedStore(time.Minute, clock.Now)
 	alice, bob := principal(t, "alice@acme"), principal(t, "bob@acme")
 	id, err := ps.add(alice, &plan{sql: "SELECT 1"})
 	if err != nil {
@@ -152,12 +148,12 @@ func TestPreparedStoreTTLAndOwnership(t *testing.T) {
 	if _, ok := ps.get(bob, id); ok {
 		t.Fatal("bob can use alice's statement")
 	}
-	clock.t = clock.t.Add(30 * time.Second)
+	clock.Advance(30 * time.Second)
 	if _, ok := ps.get(alice, id); !ok {
 		t.Fatal("statement gone before its TTL")
 	}
 	// Idle for longer than the TTL: the next add sweeps it.
-	clock.t = clock.t.Add(2 * time.Minute)
+	clock.Advance(2 * time.Minute)
 	if _, err := ps.add(bob, &plan{}); err != nil {
 		t.Fatal(err)
 	}
@@ -194,8 +190,8 @@ func (h *headerStream) SetHeader(md metadata.MD) error {
 }
 
 func TestSessionsAreBoundToTheirPrincipal(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
-	st := newSessionStore(time.Hour, clock.now)
+	clock := clocktest.New(time.Unix(1_700_000_000, 0))
+	st := newSessionStore(time.Hour, clock.Now)
 	alice, bob := principal(t, "alice@acme"), principal(t, "bob@acme")
 	hs := &headerStream{}
 	ctx := grpc.NewContextWithServerTransportStream(context.Background(), hs)
@@ -217,7 +213,7 @@ func TestSessionsAreBoundToTheirPrincipal(t *testing.T) {
 	if got := st.state(withCookie, bob); got != (sessionState{}) {
 		t.Fatalf("bob presenting alice's cookie got %+v", got)
 	}
-	clock.t = clock.t.Add(2 * time.Hour)
+	clock.Advance(2 * time.Hour)
 	if got := st.state(withCookie, alice); got != (sessionState{}) {
 		t.Fatalf("expired session state = %+v", got)
 	}

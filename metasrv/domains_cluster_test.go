@@ -151,24 +151,15 @@ func auditLines(t *testing.T, path string) []string {
 // domainPrincipals is the harness's principal map plus users of acme.
 func domainPrincipals(t *testing.T, users ...string) *authz.PrincipalMap {
 	t.Helper()
-	h := func(s string) []string { return []string{authz.HashToken(s).String()} }
 	specs := []authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: h(tokAdmin)},
-		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h(tokAlice)},
-		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: h(tokPeer)},
+		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: tokenHashes(tokAdmin)},
+		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: tokenHashes(tokAlice)},
+		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: tokenHashes(tokPeer)},
 	}
 	for _, u := range users {
-		specs = append(specs, authz.PrincipalSpec{ID: u + "@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h("tok-" + u)})
+		specs = append(specs, authz.PrincipalSpec{ID: u + "@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: tokenHashes("tok-" + u)})
 	}
-	b, err := authz.EncodePrincipalMap(specs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pm, err := authz.ParsePrincipalMap(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pm
+	return principalMap(t, specs)
 }
 
 // TestDomainConcurrency is issue 8's concurrency acceptance: 8 clients (the

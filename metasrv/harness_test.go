@@ -28,14 +28,28 @@ const (
 
 func principals(t testing.TB) *authz.PrincipalMap {
 	t.Helper()
-	h := func(s string) []string { return []string{authz.HashToken(s).String()} }
-	b, err := authz.EncodePrincipalMap([]authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: h(tokAdmin)},
-		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h(tokAlice)},
-		{ID: "bob@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h(tokBob)},
-		{ID: "eve@other", Tenant: "other", Role: "user", Namespaces: []string{"x"}, TokenHashes: h(tokEve)},
-		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: h(tokPeer)},
-	})
+	return principalMap(t, harnessSpecs())
+}
+
+// harnessSpecs are the principals of principals().
+func harnessSpecs() []authz.PrincipalSpec {
+	return []authz.PrincipalSpec{
+		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: tokenHashes(tokAdmin)},
+		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: tokenHashes(tokAlice)},
+		{ID: "bob@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: tokenHashes(tokBob)},
+		{ID: "eve@other", Tenant: "other", Role: "user", Namespaces: []string{"x"}, TokenHashes: tokenHashes(tokEve)},
+		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: tokenHashes(tokPeer)},
+	}
+}
+
+// tokenHashes is the TokenHashes of a principal holding tok.
+func tokenHashes(tok string) []string { return []string{authz.HashToken(tok).String()} }
+
+// principalMap writes specs as a principal map file and reads it back, as
+// a node reads its --principals file.
+func principalMap(t testing.TB, specs []authz.PrincipalSpec) *authz.PrincipalMap {
+	t.Helper()
+	b, err := authz.EncodePrincipalMap(specs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,27 +29,16 @@ const (
 // services.
 func delegationPrincipals(t testing.TB) *authz.PrincipalMap {
 	t.Helper()
-	h := func(s string) []string { return []string{authz.HashToken(s).String()} }
-	specs := []authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: h(tokAdmin)},
-		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h(tokAlice)},
-		{ID: "bob@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h(tokBob)},
-		{ID: "eve@other", Tenant: "other", Role: "user", Namespaces: []string{"x"}, TokenHashes: h(tokEve)},
-		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: h(tokPeer)},
-	}
-	specs = append(specs,
-		authz.PrincipalSpec{ID: "gw", Tenant: "platform", Role: "query_service", DelegateTenants: []string{"acme"}, TokenHashes: h(tokGW)},
-		authz.PrincipalSpec{ID: "gw-other", Tenant: "platform", Role: "query_service", DelegateTenants: []string{"other"}, TokenHashes: h(tokGWOther)},
+	return principalMap(t, delegationSpecs())
+}
+
+// delegationSpecs are the harness's principals plus gw (tokGW), a
+// query_service delegate for acme, and gw-other (tokGWOther), one for other.
+func delegationSpecs() []authz.PrincipalSpec {
+	return append(harnessSpecs(),
+		authz.PrincipalSpec{ID: "gw", Tenant: "platform", Role: "query_service", DelegateTenants: []string{"acme"}, TokenHashes: tokenHashes(tokGW)},
+		authz.PrincipalSpec{ID: "gw-other", Tenant: "platform", Role: "query_service", DelegateTenants: []string{"other"}, TokenHashes: tokenHashes(tokGWOther)},
 	)
-	b, err := authz.EncodePrincipalMap(specs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := authz.ParsePrincipalMap(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // startDelegationNode starts a bootstrapped single node with the

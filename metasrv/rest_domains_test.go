@@ -27,24 +27,16 @@ const (
 // created and steward holding MANAGE_DOMAIN and CREATE_TAG on acme.
 func domainNode(t *testing.T) *node {
 	t.Helper()
-	h := func(s string) []string { return []string{authz.HashToken(s).String()} }
 	specs := []authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: h(tokAdmin)},
-		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h(tokAlice)},
-		{ID: "eve@other", Tenant: "other", Role: "user", Namespaces: []string{"x"}, TokenHashes: h(tokEve)},
-		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: h(tokPeer)},
+		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: tokenHashes(tokAdmin)},
+		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: tokenHashes(tokAlice)},
+		{ID: "eve@other", Tenant: "other", Role: "user", Namespaces: []string{"x"}, TokenHashes: tokenHashes(tokEve)},
+		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: tokenHashes(tokPeer)},
 	}
 	for _, u := range []struct{ id, tok string }{{"steward@acme", tokSteward}, {"tom@acme", tokTom}, {"bea@acme", tokBea}, {"dave@acme", tokDave}} {
-		specs = append(specs, authz.PrincipalSpec{ID: u.id, Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h(u.tok)})
+		specs = append(specs, authz.PrincipalSpec{ID: u.id, Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: tokenHashes(u.tok)})
 	}
-	b, err := authz.EncodePrincipalMap(specs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pm, err := authz.ParsePrincipalMap(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pm := principalMap(t, specs)
 	n := startNodeWith(t, pm, "n1", "", "", "", true)
 	waitLeader(t, n)
 	must(t, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin,

@@ -33,30 +33,8 @@ const watchPath = "/internal/v1/generations"
 // metalake other owned by eve. ghost does not exist.
 func startWatchNode(t testing.TB) *node {
 	t.Helper()
-	id, err := authz.ParsePrincipalID("gw-watch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	platform, err := authz.ParseTenantID("platform")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tenants []authz.TenantID
-	for _, s := range []string{"acme", "other", "ghost"} {
-		tid, err := authz.ParseTenantID(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tenants = append(tenants, tid)
-	}
-	p, err := authz.NewPrincipal(id, platform, authz.RoleQueryService, nil, tenants)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pm, err := delegationPrincipals(t).With(p, authz.HashToken(tokWatch))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pm := principalMap(t, append(delegationSpecs(), authz.PrincipalSpec{ID: "gw-watch", Tenant: "platform",
+		Role: "query_service", DelegateTenants: []string{"acme", "other", "ghost"}, TokenHashes: tokenHashes(tokWatch)}))
 	n := startNodeWith(t, pm, "n1", "", "", "", true)
 	waitLeader(t, n)
 	must(t, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin,

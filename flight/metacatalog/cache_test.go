@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"lakegate/flight/backend"
+	"lakegate/flight/clocktest"
 	"lakegate/metasrv/client"
 )
 
@@ -104,9 +105,8 @@ func (f *fakeMetasrv) resolve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.resolves = append(f.resolves, req)
-	gen, ok := f.gens[req.Tenant]
+	gen, ok := f.tenantGen(w, r)
 	if !ok {
-		notFound(w)
 		return
 	}
 	gen = max(gen, req.MinGeneration) // a node that has caught up
@@ -140,9 +140,8 @@ func (f *fakeMetasrv) list(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lists++
-	gen, ok := f.gens[r.PathValue("tenant")]
+	gen, ok := f.tenantGen(w, r)
 	if !ok {
-		notFound(w)
 		return
 	}
 	var tables []map[string]any
@@ -152,6 +151,16 @@ func (f *fakeMetasrv) list(w http.ResponseWriter, r *http.Request) {
 			"version": f.tables[full], "columns": []map[string]any{{"name": "id", "type": "BIGINT", "nullable": true}}})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"code": 0, "generation": gen, "schemas": []string{"sales"}, "tables": tables})
+}
+
+// tenantGen is the generation of the request's tenant, or a 404 answered
+// to w for a tenant f does not have. The caller holds f.mu.
+func (f *fakeMetasrv) tenantGen(w http.ResponseWriter, r *http.Request) (uint64, bool) {
+	g, ok := f.gens[r.PathValue("tenant")]
+	if !ok {
+		notFound(w)
+	}
+	return g, ok
 }
 
 func (f *fakeMetasrv) listCount() int {
@@ -164,9 +173,8 @@ func (f *fakeMetasrv) generation(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.genCalls++
-	g, ok := f.gens[r.PathValue("tenant")]
+	g, ok := f.tenantGen(w, r)
 	if !ok {
-		notFound(w)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"code": 0, "generation": g})
@@ -389,12 +397,12 @@ func resolveOK(t *testing.T, cat *Catalog, c backend.Caller, refs []backend.Tabl
 // cachedCatalog is a Catalog with a decision window over f, on clk, whose
 // watch runs and has reported acme at generation 5 with orders and items
 // at version 3 once warm returns.
-func cachedCatalog(t *testing.T, o Options) (*fakeMetasrv, *Catalog, *fakeClock, *reuses) {
+func cachedCatalog(t *testing.T, o Options) (*fakeMetasrv, *Catalog, *clocktest.Clock, *reuses) {
 	f, c := newFakeMetasrv(t)
 	f.gens["acme"] = 5
 	f.tables["sales.orders"] = 3
 	f.tables["sales.items"] = 3
-	clk := newFakeClock()
+	clk := newClock()
 	var rs reuses
 	if o.DecisionWindow == 0 {
 		o.DecisionWindow = testWindow
@@ -631,7 +639,7 @@ func TestCacheWatchFailing(t *testing.T) {
 			// the window, real time) before trying again.
 			calls := f.genCount()
 			before := f.resolveCount()
-			clk.Add(testWindow - time.Nanosecond)
+			clk.Advance(testWindow - time.Nanosecond)
 			resolveOK(t, cat, alice, read(orders))
 			if g, err := cat.Generation(context.Background(), "acme"); err != nil || g != 5 {
 				t.Errorf("Generation within the window = %d, %v", g, err)
@@ -639,7 +647,7 @@ func TestCacheWatchFailing(t *testing.T) {
 			if n := f.resolveCount() - before; n != 0 || f.genCount() != calls {
 				t.Fatalf("within the window: %d resolve and %d generation calls, want none", n, f.genCount()-calls)
 			}
-			clk.Add(time.Nanosecond)
+			clk.Advance(time.Nanosecond)
 			if got := clk.Now().Sub(confirmed); got != testWindow {
 				t.Fatalf("clock moved %s", got)
 			}
@@ -661,7 +669,7 @@ func TestCacheConfirmedWhenSent(t *testing.T) {
 	f, cat, clk, _ := cachedCatalog(t, Options{})
 	warm(t, f, cat)
 	sent := clk.Now() // the held request was sent at the start
-	clk.Add(testWindow / 2)
+	clk.Advance(testWindow / 2)
 	f.set("acme", 6, nil)
 	f.awaitKnown(map[string]uint64{"acme": 6}) // next request sent at window/2, held
 	before := f.resolveCount()
@@ -670,12 +678,12 @@ func TestCacheConfirmedWhenSent(t *testing.T) {
 	if n := f.resolveCount() - before; n != 1 {
 		t.Fatalf("%d calls, want 1", n)
 	}
-	clk.Add(testWindow/2 - time.Nanosecond)
+	clk.Advance(testWindow/2 - time.Nanosecond)
 	resolveOK(t, cat, alice, read(orders))
 	if n := f.resolveCount() - before; n != 1 {
 		t.Fatalf("just before the window from sending: %d calls, want 1", n)
 	}
-	clk.Add(time.Nanosecond)
+	clk.Advance(time.Nanosecond)
 	if clk.Now().Sub(sent) != testWindow {
 		t.Fatal("clock")
 	}
@@ -783,7 +791,7 @@ func TestCacheAuthority(t *testing.T) {
 		calls int
 	}
 	auth.gen, auth.ok = 5, true
-	clk := newFakeClock()
+	clk := newClock()
 	var rs reuses
 	cat := NewWithOptions(c, Options{DecisionWindow: testWindow, Now: clk.Now, Reuse: rs.record,
 		Generations: func(tenant string) (uint64, bool) {
@@ -812,7 +820,7 @@ func TestCacheAuthority(t *testing.T) {
 	}{
 		{"first", nil, 1, 3},
 		{"cached", nil, 0, 3},
-		{"later", func() { clk.Add(10 * testWindow) }, 0, 3},
+		{"later", func() { clk.Advance(10 * testWindow) }, 0, 3},
 		{"moved", func() {
 			setAuth(6, true)
 			f.set("acme", 6, func(f *fakeMetasrv) { f.tables["sales.orders"] = 4 })
@@ -887,7 +895,7 @@ func TestCacheNeedsWatch(t *testing.T) {
 	f, c := newFakeMetasrv(t)
 	f.gens["acme"] = 5
 	f.tables["sales.orders"] = 3
-	clk := newFakeClock()
+	clk := newClock()
 	var rs reuses
 	cat := NewWithOptions(c, Options{DecisionWindow: testWindow, Now: clk.Now, Reuse: rs.record})
 	for range 3 {

@@ -2,34 +2,12 @@ package metacatalog
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"lakegate/flight/backend"
+	"lakegate/flight/clocktest"
 )
-
-// fakeClock is a clock the test moves by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // testWindow is the decision window of the tests: shorter than
 // idleTenant, so a tenant stays followed across a window of the fake clock.
@@ -54,7 +32,7 @@ func answerAt(gen uint64) *resolved {
 }
 
 func TestDecisionsFollowUnknownTenant(t *testing.T) {
-	clk := newFakeClock()
+	clk := newClock()
 	d := newDecisions(testWindow, clk.Now, nil)
 	var rs restarts
 	if known := d.watched(rs.fn); len(known) != 0 {
@@ -115,7 +93,7 @@ func TestDecisionsStoreNeedsReportedGeneration(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := newFakeClock()
+			clk := newClock()
 			d := newDecisions(testWindow, clk.Now, nil)
 			d.lookup("acme", "k", 0) // follow
 			if tc.report {
@@ -142,7 +120,7 @@ func TestDecisionsStoreNeedsReportedGeneration(t *testing.T) {
 }
 
 func TestDecisionsStoreUnfollowedTenant(t *testing.T) {
-	clk := newFakeClock()
+	clk := newClock()
 	d := newDecisions(testWindow, clk.Now, nil)
 	d.store("acme", "k", answerAt(0)) // not followed: must not add it
 	if len(d.tenants) != 0 {
@@ -151,7 +129,7 @@ func TestDecisionsStoreUnfollowedTenant(t *testing.T) {
 }
 
 func TestDecisionsHitAndMovedGeneration(t *testing.T) {
-	clk := newFakeClock()
+	clk := newClock()
 	d := newDecisions(testWindow, clk.Now, nil)
 	d.lookup("acme", "k", 0)
 	d.lookup("beta", "k", 0)
@@ -209,14 +187,14 @@ func TestDecisionsExpiry(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := newFakeClock()
+			clk := newClock()
 			d := newDecisions(testWindow, clk.Now, nil)
 			d.lookup("acme", "k", 0)
 			sent := clk.Now()
-			clk.Add(tc.reportDelay)
+			clk.Advance(tc.reportDelay)
 			d.reported(sent, map[string]uint64{"acme": 5})
 			d.store("acme", "k", answerAt(5))
-			clk.Add(tc.age - tc.reportDelay)
+			clk.Advance(tc.age - tc.reportDelay)
 			if _, ok := d.lookup("acme", "k", 0); ok != tc.fresh {
 				t.Errorf("lookup %s after sending: hit %v, want %v", tc.age, ok, tc.fresh)
 			}
@@ -228,15 +206,15 @@ func TestDecisionsExpiry(t *testing.T) {
 }
 
 func TestDecisionsReconfirmed(t *testing.T) {
-	clk := newFakeClock()
+	clk := newClock()
 	d := newDecisions(testWindow, clk.Now, nil)
 	d.lookup("acme", "k", 0)
 	d.reported(clk.Now(), map[string]uint64{"acme": 5})
 	d.store("acme", "k", answerAt(5))
-	clk.Add(testWindow - time.Second)
+	clk.Advance(testWindow - time.Second)
 	// Same generation, confirmed again: the answer stays and is fresh again.
 	d.reported(clk.Now(), map[string]uint64{"acme": 5})
-	clk.Add(testWindow - time.Second)
+	clk.Advance(testWindow - time.Second)
 	if _, ok := d.lookup("acme", "k", 0); !ok {
 		t.Fatal("answer lost or stale after a reconfirmation of the same generation")
 	}
@@ -249,7 +227,7 @@ func TestDecisionsMinGeneration(t *testing.T) {
 	}{{0, true}, {4, true}, {5, true}, {6, false}, {100, false}}
 	for _, tc := range cases {
 		t.Run(fmt.Sprint(tc.minGen), func(t *testing.T) {
-			clk := newFakeClock()
+			clk := newClock()
 			d := newDecisions(testWindow, clk.Now, nil)
 			d.lookup("acme", "k", 0)
 			d.reported(clk.Now(), map[string]uint64{"acme": 5})
@@ -265,19 +243,19 @@ func TestDecisionsMinGeneration(t *testing.T) {
 }
 
 func TestDecisionsIdleTenants(t *testing.T) {
-	clk := newFakeClock()
+	clk := newClock()
 	d := newDecisions(testWindow, clk.Now, nil)
 	d.lookup("idle", "k", 0)
 	d.lookup("busy", "k", 0)
 	d.reported(clk.Now(), map[string]uint64{"idle": 5, "busy": 5})
 	d.store("idle", "k", answerAt(5))
-	clk.Add(idleTenant)
+	clk.Advance(idleTenant)
 	d.lookup("busy", "k", 0)
 	// Exactly idleTenant since the last use: still followed.
 	if known := d.watched(func() {}); len(known) != 2 {
 		t.Fatalf("watched at idleTenant = %v, want both tenants", known)
 	}
-	clk.Add(time.Nanosecond)
+	clk.Advance(time.Nanosecond)
 	known := d.watched(func() {})
 	if _, ok := known["idle"]; ok || len(known) != 1 {
 		t.Fatalf("watched past idleTenant = %v, want only busy", known)
@@ -297,7 +275,7 @@ func TestDecisionsIdleTenants(t *testing.T) {
 }
 
 func TestDecisionsMaxWatchedTenants(t *testing.T) {
-	clk := newFakeClock()
+	clk := newClock()
 	d := newDecisions(testWindow, clk.Now, nil)
 	gens := map[string]uint64{}
 	for i := range maxWatchedTenants {
@@ -330,7 +308,7 @@ func TestDecisionsMaxWatchedTenants(t *testing.T) {
 }
 
 func TestDecisionsMaxTenantDecisions(t *testing.T) {
-	clk := newFakeClock()
+	clk := newClock()
 	d := newDecisions(testWindow, clk.Now, nil)
 	d.lookup("acme", "k", 0)
 	d.reported(clk.Now(), map[string]uint64{"acme": 5})
@@ -363,7 +341,7 @@ func TestDecisionsMaxTenantDecisions(t *testing.T) {
 }
 
 func TestDecisionsAuthority(t *testing.T) {
-	clk := newFakeClock()
+	clk := newClock()
 	auth := struct {
 		gen   uint64
 		ok    bool
@@ -396,7 +374,7 @@ func TestDecisionsAuthority(t *testing.T) {
 	step("first", 0, false)
 	step("stored", 5, true)
 	// No watch: time does not expire what the authority vouches for.
-	clk.Add(10 * testWindow)
+	clk.Advance(10 * testWindow)
 	step("much later", 0, true)
 	if g, ok := d.generation("acme", 0); !ok || g != 5 {
 		t.Errorf("generation = %d, %v; want 5, true", g, ok)
@@ -510,7 +488,7 @@ func listingOf(gen uint64, tables int) *listed {
 // against one budget of tables for all tenants, and give it back when the
 // generation moves or the tenant goes idle.
 func TestDecisionsListings(t *testing.T) {
-	clk := newFakeClock()
+	clk := newClock()
 	d := newDecisions(testWindow, clk.Now, nil)
 	var rs restarts
 	follow := func(tenant string, gen uint64) {
@@ -547,9 +525,9 @@ func TestDecisionsListings(t *testing.T) {
 		t.Fatalf("after acme moved: hit %v, %d tables counted, want 50", ok, d.listed)
 	}
 	// beta goes idle: dropped with its listing.
-	clk.Add(idleTenant / 2)
+	clk.Advance(idleTenant / 2)
 	d.lookupListing("acme", "a", 0)
-	clk.Add(idleTenant/2 + time.Nanosecond)
+	clk.Advance(idleTenant/2 + time.Nanosecond)
 	d.watched(rs.fn)
 	if _, followed := d.tenants["beta"]; followed || d.listed != 0 {
 		t.Fatalf("idle beta: still followed %v, %d tables counted", followed, d.listed)
@@ -569,7 +547,7 @@ func answerWithFiles(gen uint64, files int) *resolved {
 // TestDecisionsFileBudget: resolve answers count their data files against
 // one budget for all tenants, given back when the generation moves.
 func TestDecisionsFileBudget(t *testing.T) {
-	clk := newFakeClock()
+	clk := newClock()
 	d := newDecisions(testWindow, clk.Now, nil)
 	var rs restarts
 	d.lookup("acme", "k", 0)
@@ -591,4 +569,9 @@ func TestDecisionsFileBudget(t *testing.T) {
 	if d.files != 0 {
 		t.Fatalf("after the generation moved: %d files counted", d.files)
 	}
+}
+
+// newClock is the tests' hand-moved clock.
+func newClock() *clocktest.Clock {
+	return clocktest.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	"lakegate/flight/backend"
 	"lakegate/flight/backend/duckdb"
+	"lakegate/flight/clocktest"
 	"lakegate/stage"
 )
 
@@ -456,9 +456,9 @@ func TestBindDropsIdleCopies(t *testing.T) {
 	ctx := context.Background()
 	small := writeFileSize(t)
 	clk := newClock()
-	advance := clk.advance
+	advance := clk.Advance
 	e, _ := newEngine(t, func(c *duckdb.Config) {
-		c.MaterializeTotal, c.QueryTimeout, c.Now = small+small/2, time.Minute, clk.now
+		c.MaterializeTotal, c.QueryTimeout, c.Now = small+small/2, time.Minute, clk.Now
 	})
 	paths := map[string]string{}
 	bind := func(id string, v int) backend.Relation {
@@ -516,8 +516,8 @@ func TestBindDropsIdleCopies(t *testing.T) {
 func TestDropIdleCopies(t *testing.T) {
 	ctx := context.Background()
 	clk := newClock()
-	advance := clk.advance
-	e, _ := newEngine(t, func(c *duckdb.Config) { c.QueryTimeout, c.Now = time.Minute, clk.now })
+	advance := clk.Advance
+	e, _ := newEngine(t, func(c *duckdb.Config) { c.QueryTimeout, c.Now = time.Minute, clk.Now })
 	bind := func(tenant, id string) int64 {
 		t.Helper()
 		p := writeFile(t, e, tenant, "m", "SELECT 1 AS v FROM range(100)")
@@ -557,8 +557,8 @@ func TestDropIdleCopies(t *testing.T) {
 func TestCloseIdleTenants(t *testing.T) {
 	ctx := context.Background()
 	clk := newClock()
-	advance := clk.advance
-	e, _ := newEngine(t, func(c *duckdb.Config) { c.Now = clk.now })
+	advance := clk.Advance
+	e, _ := newEngine(t, func(c *duckdb.Config) { c.Now = clk.Now })
 	p := writeFile(t, e, "acme", "m", "SELECT range AS v FROM range(100)")
 	local := []backend.LocalTable{{ID: "m@1", Paths: []string{p}}}
 	rels, err := e.Bind(ctx, "acme", local)
@@ -603,22 +603,7 @@ func TestCloseIdleTenants(t *testing.T) {
 	}
 }
 
-// clock is a clock tests move by hand (Config.Now).
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newClock is a clock tests move by hand (Config.Now).
+func newClock() *clocktest.Clock {
+	return clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }
