@@ -145,9 +145,6 @@ func narrowBatch(start, n int) arrow.RecordBatch {
 // tables (until a column falls back to plain encoding) and the one batch in
 // flight, not the data written. Only the Arrow peak is asserted.
 func TestMemoryBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 2M rows (0.5M and 2M, several seconds); -short is for quick edit-test loops, make test runs it")
-	}
 	run := func(rows int) (arrowPeak, heap uint64, data int64) {
 		st := stagetest.Local(t).Open(t, "acme")
 		mem := &peakAllocator{Allocator: memory.NewGoAllocator()}
