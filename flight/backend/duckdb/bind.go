@@ -55,18 +55,14 @@ func (e *Engine) InMemory(tenantID string, ids []string) bool {
 	if !ok {
 		return false
 	}
-	select {
-	case <-s.done:
-	default:
-		return false // still opening
-	}
-	if s.err != nil {
+	t, ok := s.open()
+	if !ok {
 		return false
 	}
-	s.t.mu.Lock()
-	defer s.t.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for _, id := range ids {
-		if s.t.inMemory[id] == nil {
+		if t.inMemory[id] == nil {
 			return false
 		}
 	}
@@ -182,12 +178,8 @@ func (e *Engine) DropIdleCopies(ctx context.Context, idle time.Duration) int64 {
 	e.mu.Lock()
 	var ts []*tenant
 	for _, s := range e.tenants {
-		select {
-		case <-s.done:
-			if s.err == nil {
-				ts = append(ts, s.t)
-			}
-		default: // still opening: nothing copied yet
+		if t, ok := s.open(); ok { // one still opening has nothing copied yet
+			ts = append(ts, t)
 		}
 	}
 	e.mu.Unlock()

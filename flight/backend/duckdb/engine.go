@@ -160,16 +160,11 @@ func (e *Engine) CloseIdleTenants(idle time.Duration) int {
 	var idleOnes []*tenant
 	e.mu.Lock()
 	for id, s := range e.tenants {
-		select {
-		case <-s.done:
-		default:
-			continue // opening
-		}
 		// A caller that got the instance before this point used it just
 		// then (used is fresh) or still holds a connection (inUse).
-		if s.err == nil && now.Sub(s.used) > idle && s.t.pool.inUseCount() == 0 {
+		if t, ok := s.open(); ok && now.Sub(s.used) > idle && t.pool.inUseCount() == 0 {
 			delete(e.tenants, id)
-			idleOnes = append(idleOnes, s.t)
+			idleOnes = append(idleOnes, t)
 		}
 	}
 	e.mu.Unlock()
@@ -177,6 +172,17 @@ func (e *Engine) CloseIdleTenants(idle time.Duration) int {
 		_ = t.close()
 	}
 	return len(idleOnes)
+}
+
+// open returns the slot's instance if it has finished opening without an
+// error, without waiting for one still opening.
+func (s *tenantSlot) open() (*tenant, bool) {
+	select {
+	case <-s.done:
+		return s.t, s.err == nil
+	default:
+		return nil, false
+	}
 }
 
 // now reads the engine's clock (Config.Now).
