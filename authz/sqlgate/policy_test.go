@@ -374,6 +374,73 @@ func TestPolicyCallerValuesAreLiterals(t *testing.T) {
 	}
 }
 
+// TestPolicyRowFilterNoErrorOracle is the error oracle on hidden rows: a
+// caller's predicate that fails on one value would, if the engine ran it
+// before the row filter, fail the whole statement when a row the filter
+// hides holds that value — one bit about hidden data per query. Every
+// query below fails when the trap row is visible (so each is a working
+// oracle) and must succeed, with the filtered answer, when the filter
+// hides it. The trap sits in the last of 98 chunks, after DuckDB's adaptive
+// filter ordering has had time to move a cheaper conjunct first. This pins
+// the engine's behaviour: the gate adds no optimization barrier, so an
+// engine upgrade that ran throwing predicates early would fail here.
+func TestPolicyRowFilterNoErrorOracle(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	const trap = 199_999 // odd: region 'US'
+	db := openTestDB(t, "duckdb", "",
+		`CREATE SCHEMA lg_rel`,
+		`CREATE TABLE lg_rel.people AS SELECT i AS id, 'n' || i AS name,
+			CASE WHEN i = 199999 THEN 'abc' ELSE CAST(i AS VARCHAR) END AS ssn,
+			CASE WHEN i % 2 = 0 THEN 'EU' ELSE 'US' END AS region, CAST(i % 90 AS INTEGER) AS age
+			FROM range(1, 200001) r(i)`,
+		`CREATE TABLE lg_rel.orders AS SELECT i AS oid, i AS person, 1 AS amount FROM range(1, 200001) r(i)`)
+	policy := func(filter string) *sqlgate.Policy {
+		f, err := g.PrepareRowFilter(filter, peopleCols, sqlgate.DialectDuckDB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &sqlgate.Policy{Filter: f, Caller: sqlgate.Caller{User: "u", Roles: []string{"analyst"}}}
+	}
+	// Filters of different costs: a plain comparison (pushed into the
+	// scan), an OR the scan cannot take, and an expensive function.
+	hiding := []*sqlgate.Policy{
+		policy("region = 'EU'"),
+		policy("region = 'EU' OR has_role('global')"),
+		policy("md5(concat(region, name)) <> '' AND left(region, 1) = 'E'"),
+	}
+	showing := policy("region = 'US' OR has_role('global')")
+	queries := []string{
+		"SELECT count(*) FROM people WHERE CAST(ssn AS SIGNED) > 0",
+		"SELECT count(*) FROM people WHERE CAST(ssn AS DECIMAL(10,0)) > 0",
+		"SELECT count(*) FROM people WHERE age >= 0 AND CAST(ssn AS SIGNED) > 0 AND name <> ''",
+		"SELECT count(*) FROM people WHERE JSON_EXTRACT(ssn, '$.a') IS NULL",
+		"SELECT count(*) FROM people WHERE CAST(CASE WHEN id = 199999 THEN 'x' ELSE '1' END AS SIGNED) = 1",
+		"SELECT count(*) FROM people WHERE CAST(CONCAT(ssn, '') AS SIGNED) + id > 0",
+		"SELECT count(*) FROM people p JOIN orders o ON CAST(p.ssn AS SIGNED) = o.person",
+		"SELECT count(*) FROM orders WHERE person IN (SELECT id FROM people WHERE CAST(ssn AS SIGNED) > 0)",
+		"SELECT count(*) FROM orders o WHERE EXISTS (SELECT 1 FROM people p WHERE p.id = o.person AND CAST(p.ssn AS SIGNED) > 0)",
+		"SELECT count(*) FROM (SELECT ssn, count(*) AS n FROM people GROUP BY ssn HAVING CAST(ssn AS SIGNED) > 0) x",
+		"WITH c AS (SELECT * FROM people) SELECT count(*) FROM c WHERE CAST(ssn AS SIGNED) > 0",
+		"SELECT count(*) FROM (SELECT ssn FROM people UNION ALL SELECT '1') u WHERE CAST(ssn AS SIGNED) > 0",
+		"SELECT count(*) FROM (SELECT * FROM people) x WHERE CAST(x.ssn AS SIGNED) > 0",
+		"SELECT sum(CASE WHEN CAST(ssn AS SIGNED) > 0 THEN 1 ELSE 0 END) FROM people",
+	}
+	for _, q := range queries {
+		// The oracle works: with the trap row visible the query fails.
+		if rows, err := policyRun(t, g, db, showing, q); err == nil {
+			t.Errorf("%s: succeeded with the trap row %d visible (%v): not an oracle", q, trap, rows)
+		}
+		for _, pol := range hiding {
+			rows, err := policyRun(t, g, db, pol, q)
+			if err != nil {
+				t.Errorf("%s: failed with the trap row hidden: the engine evaluated it before the row filter: %v", q, err)
+			} else if len(rows) != 1 || rows[0] == "0" {
+				t.Errorf("%s = %v, want the filtered rows' answer", q, rows)
+			}
+		}
+	}
+}
+
 func TestPolicyRowAsStructRefused(t *testing.T) {
 	g := sqlgate.New(sqlgate.Config{})
 	db := policyDB(t)
