@@ -70,19 +70,21 @@ func (e *Engine) InMemory(tenantID string, ids []string) bool {
 }
 
 func (t *tenant) bind(ctx context.Context, lt *backend.LocalTable) (backend.Relation, error) {
-	if !versionIDRE.MatchString(lt.ID) {
-		return backend.Relation{}, fmt.Errorf("%w: table version id", ErrInvalidName)
-	}
 	rel := backend.Relation{Schema: relSchema, Name: "v_" + lt.ID}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.eng.now()
+	// A bound id passed the check below when it was bound: every
+	// statement binds its versions, so the hot path skips the regexp.
 	if types, ok := t.bound[lt.ID]; ok {
 		if c := t.inMemory[lt.ID]; c != nil {
 			c.bound = now
 		}
 		rel.Types = types
 		return rel, nil
+	}
+	if !versionIDRE.MatchString(lt.ID) {
+		return backend.Relation{}, fmt.Errorf("%w: table version id", ErrInvalidName)
 	}
 	if lt.InMemory {
 		return backend.Relation{}, backend.ErrNotInMemory // dropped since InMemory said so
