@@ -9,6 +9,9 @@ import (
 // gating a query allocates the same whether the table has its real size or
 // ten thousand more entries.
 func TestAllocsIndependentOfFunctionTable(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not stable under the race detector (make race); make test runs this")
+	}
 	const sql = `SELECT concat(a, b), round(x, 2), coalesce(a, 'z'), upper(name), date_format(d, '%Y-%m'), count(*), sum(x) FROM t WHERE length(name) > 3 GROUP BY 1, 2, 3, 4, 5`
 	g := New(Config{})
 	run := func() {
