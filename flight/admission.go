@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"lakegate/authz"
 )
 
 // errTooManyQueries reports a statement that could not be admitted: its
@@ -13,11 +15,17 @@ import (
 // ResourceExhausted.
 var errTooManyQueries = errors.New("too many concurrent queries; try again")
 
-// admission bounds concurrently executing statements, per tenant and overall.
-// A statement first takes a permit of its tenant's semaphore, then a global
-// one; it either gets both within the queue deadline or holds nothing. Waiters
-// are not served in any particular order.
+// admission bounds concurrent work of one kind, per tenant and overall. A
+// request first takes a permit of its tenant's semaphore, then a global one;
+// it either gets both within the queue deadline or holds nothing. Waiters are
+// not served in any particular order. A Server has two: one for executing
+// statements, one for planning them and listing what a caller may see (see
+// Server.planning), so neither kind of work can hold the permits the other
+// needs.
 type admission struct {
+	// work names what the permits are for in metrics: workExecute or
+	// workPlan.
+	work      string
 	perTenant int
 	timeout   time.Duration
 	global    chan struct{}
@@ -30,10 +38,12 @@ type admission struct {
 	tenants map[string]chan struct{}
 }
 
-// newAdmission returns an admission with perTenant permits per tenant, global
-// permits in all, and a queue deadline of timeout. All must be positive.
-func newAdmission(perTenant, global int, timeout time.Duration) *admission {
+// newAdmission returns an admission for work with perTenant permits per
+// tenant, global permits in all, and a queue deadline of timeout. All must be
+// positive.
+func newAdmission(work string, perTenant, global int, timeout time.Duration) *admission {
 	return &admission{
+		work:      work,
 		perTenant: perTenant,
 		timeout:   timeout,
 		global:    make(chan struct{}, global),
@@ -58,7 +68,7 @@ func (a *admission) tenantSem(tenant string) chan struct{} {
 // errTooManyQueries when the queue deadline passed, or ctx's error when the
 // caller went away or cancelled the query while it was queued.
 func (a *admission) acquire(ctx context.Context, tenant string) (release func(), err error) {
-	defer func() { a.metrics.admitted(err) }()
+	defer func() { a.metrics.admitted(a.work, err) }()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -97,4 +107,17 @@ func (a *admission) wait(ctx context.Context, deadline <-chan time.Time, sem cha
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// planning takes a planning permit of p's tenant for the work of one request
+// before any execution: parsing and gating a statement, authorizing it
+// through the catalog and describing it in the engine, or listing what the
+// caller may see (GetDbSchemas, GetTables, SHOW). These calls hold no
+// execution permit, so without their own bound a tenant could keep every core
+// of the replica planning; they have their own permits so that a tenant's
+// running queries never make its next statement wait to be planned. Callers
+// take it at the RPC's entry, once: a permit is never taken while holding
+// another of the same kind.
+func (s *Server) planning(ctx context.Context, p *authz.Principal) (release func(), err error) {
+	return s.plan.acquire(ctx, p.Tenant().String())
 }

@@ -34,7 +34,7 @@ func held(a *admission, tenant string) (int, int) {
 func TestAdmissionPerTenantLimit(t *testing.T) {
 	// A free permit is taken even with a tiny deadline, and a held one is never
 	// available, so the results do not depend on timing.
-	a := newAdmission(1, 10, time.Millisecond)
+	a := newAdmission(workExecute, 1, 10, time.Millisecond)
 	relA := mustAcquire(t, a, "a")
 	defer relA()
 	if _, err := a.acquire(context.Background(), "a"); !errors.Is(err, errTooManyQueries) {
@@ -48,7 +48,7 @@ func TestAdmissionPerTenantLimit(t *testing.T) {
 }
 
 func TestAdmissionGlobalLimit(t *testing.T) {
-	a := newAdmission(2, 2, time.Millisecond)
+	a := newAdmission(workExecute, 2, 2, time.Millisecond)
 	relA := mustAcquire(t, a, "a")
 	defer relA()
 	relB := mustAcquire(t, a, "b")
@@ -68,7 +68,7 @@ func TestAdmissionGlobalLimit(t *testing.T) {
 }
 
 func TestAdmissionQueueDeadline(t *testing.T) {
-	a := newAdmission(1, 1, 20*time.Millisecond)
+	a := newAdmission(workExecute, 1, 1, 20*time.Millisecond)
 	rel := mustAcquire(t, a, "a")
 	start := time.Now()
 	_, err := a.acquire(context.Background(), "b")
@@ -91,7 +91,7 @@ func TestAdmissionQueueDeadline(t *testing.T) {
 func TestAdmissionContextCancelledWhileQueued(t *testing.T) {
 	for _, blockOn := range []string{"tenant", "global"} {
 		t.Run(blockOn, func(t *testing.T) {
-			a := newAdmission(1, 1, long)
+			a := newAdmission(workExecute, 1, 1, long)
 			holder := "x"
 			if blockOn == "tenant" {
 				holder = "a"
@@ -125,7 +125,7 @@ func TestAdmissionContextCancelledWhileQueued(t *testing.T) {
 }
 
 func TestAdmissionReleaseIdempotentAndWakesWaiter(t *testing.T) {
-	a := newAdmission(1, 1, long)
+	a := newAdmission(workExecute, 1, 1, long)
 	rel := mustAcquire(t, a, "a")
 	got := make(chan func(), 1)
 	errc := make(chan error, 1)
@@ -160,7 +160,7 @@ func TestAdmissionReleaseIdempotentAndWakesWaiter(t *testing.T) {
 
 func TestAdmissionStress(t *testing.T) {
 	const perTenant, global, tenants, workers, rounds = 2, 3, 4, 32, 50
-	a := newAdmission(perTenant, global, long)
+	a := newAdmission(workExecute, perTenant, global, long)
 	var total atomic.Int32
 	var byTenant [tenants]atomic.Int32
 	var violations atomic.Int32
@@ -235,3 +235,70 @@ func TestConfigValidateAdmission(t *testing.T) {
 		t.Errorf("valid limits rejected: %v", err)
 	}
 }
+
+// TestPlanningAdmission: planning a statement and listing tables take a
+// planning permit of the caller's tenant, before any call to the catalog;
+// with none free the caller gets ResourceExhausted, and a tenant's running
+// statements (execution permits) never hold up its planning.
+func TestPlanningAdmission(t *testing.T) {
+	cat := &metricsCatalog{schemas: []string{"sales"}}
+	s, _ := metricsServer(t, cat, func(c *Config) {
+		c.MaxConcurrentPerTenant = 1
+		c.QueueTimeout = time.Millisecond // a held permit never frees up here
+	})
+	plan := func() error {
+		return unary(s, withToken(aliceToken), methodGetFlightInfo, func(ctx context.Context) error {
+			_, err := s.GetFlightInfoStatement(ctx, query("SELECT * FROM sales.orders"), nil)
+			return err
+		})
+	}
+	list := func() error {
+		return unary(s, withToken(aliceToken), methodDoGet, func(ctx context.Context) error {
+			_, _, err := s.DoGetTables(ctx, allTables{})
+			return err
+		})
+	}
+	wantCode := func(what string, err error, want codes.Code) {
+		t.Helper()
+		if got := status.Code(err); got != want {
+			t.Fatalf("%s: code %v (%v), want %v", what, got, err, want)
+		}
+	}
+
+	// Every execution permit of the tenant held: planning goes on.
+	release := mustAcquire(t, s.admit, "acme")
+	wantCode("plan while the tenant's queries run", plan(), codes.NotFound) // planned: the table is not visible
+	wantCode("list while the tenant's queries run", list(), codes.OK)
+	release()
+	if n := cat.resolveCalls(); n != 1 {
+		t.Fatalf("catalog resolves = %d, want 1", n)
+	}
+
+	// Every planning permit of the tenant held: refused before the catalog.
+	release = mustAcquire(t, s.plan, "acme")
+	wantCode("plan without a planning permit", plan(), codes.ResourceExhausted)
+	wantCode("list without a planning permit", list(), codes.ResourceExhausted)
+	if n := cat.resolveCalls(); n != 1 {
+		t.Fatalf("catalog resolves = %d after refused planning, want still 1", n)
+	}
+	if tn, g := held(s.admit, "acme"); tn != 0 || g != 0 {
+		t.Fatalf("execution permits held = tenant %d, global %d; want 0, 0", tn, g)
+	}
+	release()
+
+	// Planning gives its permit back, whatever the outcome.
+	wantCode("plan", plan(), codes.NotFound)
+	wantCode("list", list(), codes.OK)
+	if tn, g := held(s.plan, "acme"); tn != 0 || g != 0 {
+		t.Fatalf("planning permits held after planning = tenant %d, global %d; want 0, 0", tn, g)
+	}
+}
+
+// allTables is a GetTables request without filters.
+type allTables struct{}
+
+func (allTables) GetCatalog() *string                { return nil }
+func (allTables) GetDBSchemaFilterPattern() *string  { return nil }
+func (allTables) GetTableNameFilterPattern() *string { return nil }
+func (allTables) GetTableTypes() []string            { return nil }
+func (allTables) GetIncludeSchema() bool             { return false }

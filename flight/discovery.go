@@ -85,6 +85,11 @@ func (s *Server) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas)
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
+	release, err := s.planning(ctx, p)
+	if err != nil {
+		return nil, nil, s.fail(ctx, "admit", err)
+	}
+	defer release()
 	l, err := s.visible(ctx, p)
 	if err != nil {
 		return nil, nil, s.fail(ctx, "schemas", err)
@@ -120,6 +125,11 @@ func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arr
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
+	release, err := s.planning(ctx, p)
+	if err != nil {
+		return nil, nil, s.fail(ctx, "admit", err)
+	}
+	defer release()
 	l, err := s.visible(ctx, p)
 	if err != nil {
 		return nil, nil, s.fail(ctx, "tables", err)

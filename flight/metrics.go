@@ -23,7 +23,7 @@ const (
 	metricRequests      = "lakegate_flight_requests_total"        // counter {rpc, code}
 	metricRequestTime   = "lakegate_flight_request_seconds"       // histogram {rpc}
 	metricDenials       = "lakegate_authz_denials_total"          // counter {reason}
-	metricAdmission     = "lakegate_admission_total"              // counter {outcome}
+	metricAdmission     = "lakegate_admission_total"              // counter {work, outcome}
 	metricStatementTime = "lakegate_statement_seconds"            // histogram {kind}
 	metricMetasrvTime   = "lakegate_metasrv_request_seconds"      // histogram {op, outcome}
 	metricDecisions     = "lakegate_decisions_total"              // counter {source}
@@ -40,6 +40,14 @@ const (
 )
 
 var admissionOutcomes = [...]string{admissionAdmitted, admissionRejected, admissionCancelled}
+
+// What admission permits are for (the work label of lakegate_admission_total).
+const (
+	workExecute = "execute" // running a statement: a query's DoGet, a write
+	workPlan    = "plan"    // planning a statement, listing schemas and tables
+)
+
+var admissionWork = [...]string{workExecute, workPlan}
 
 // Statement kinds (the kind label of lakegate_statement_seconds).
 const (
@@ -141,8 +149,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"reason"}),
 		admission: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: metricAdmission,
-			Help: "Statements asking for an execution permit, by outcome: admitted, rejected (queue deadline passed), cancelled (caller left while queued).",
-		}, []string{"outcome"}),
+			Help: "Requests asking for a permit, by work (execute: running a statement; plan: planning one or listing schemas and tables) and outcome: admitted, rejected (queue deadline passed), cancelled (caller left while queued).",
+		}, []string{"work", "outcome"}),
 		statement: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    metricStatementTime,
 			Help:    "Time of statements that completed successfully, from the start of their execution RPC (planning or ticket check, admission wait, execution) to the end of the result stream or the write's commit, by kind.",
@@ -163,8 +171,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, r := range denialReasons {
 		m.denials.WithLabelValues(r)
 	}
-	for _, o := range admissionOutcomes {
-		m.admission.WithLabelValues(o)
+	for _, w := range admissionWork {
+		for _, o := range admissionOutcomes {
+			m.admission.WithLabelValues(w, o)
+		}
 	}
 	for _, k := range statementKinds {
 		m.statement.WithLabelValues(k)
@@ -220,8 +230,8 @@ func (m *Metrics) ObserveDecision(reused bool) {
 	}
 }
 
-// admitted records an admission outcome from acquire's error.
-func (m *Metrics) admitted(err error) {
+// admitted records an admission outcome for work from acquire's error.
+func (m *Metrics) admitted(work string, err error) {
 	if m == nil {
 		return
 	}
@@ -232,7 +242,7 @@ func (m *Metrics) admitted(err error) {
 	case err != nil:
 		outcome = admissionCancelled
 	}
-	m.admission.WithLabelValues(outcome).Inc()
+	m.admission.WithLabelValues(work, outcome).Inc()
 }
 
 // finish records one RPC that returned err after starting at start, and
@@ -374,4 +384,5 @@ func anyTypeName(b []byte) string {
 func (s *Server) instrument() {
 	s.auth.metrics = s.cfg.Metrics
 	s.admit.metrics = s.cfg.Metrics
+	s.plan.metrics = s.cfg.Metrics
 }

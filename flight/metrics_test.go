@@ -497,11 +497,11 @@ func TestAdmissionMetrics(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newAdmission(1, 1, time.Millisecond)
+			a := newAdmission(workExecute, 1, 1, time.Millisecond)
 			a.metrics = NewMetrics(nil)
 			tc.run(t, a)
 			for _, o := range admissionOutcomes {
-				if got := testutil.ToFloat64(a.metrics.admission.WithLabelValues(o)); got != tc.want[o] {
+				if got := testutil.ToFloat64(a.metrics.admission.WithLabelValues(workExecute, o)); got != tc.want[o] {
 					t.Errorf("admission{outcome=%q} = %v, want %v", o, got, tc.want[o])
 				}
 			}
@@ -627,7 +627,7 @@ func TestMetasrvMetrics(t *testing.T) {
 	}
 	var nilMetrics *Metrics
 	nilMetrics.ObserveMetasrv(MetasrvList, time.Millisecond, nil)
-	nilMetrics.admitted(nil)
+	nilMetrics.admitted(workExecute, nil)
 }
 
 // TestMetricLabelsAreFinite checks every label value against its fixed
@@ -717,6 +717,7 @@ func TestMetricLabelsAreFinite(t *testing.T) {
 		"reason":  setOf(denialReasons[:]),
 		"kind":    setOf(statementKinds[:]),
 		"op":      setOf(metasrvOps[:]),
+		"work":    setOf(admissionWork[:]),
 		"outcome": setOf(append(append([]string{}, admissionOutcomes[:]...), metasrvOutcomes[:]...)),
 		"le":      nil, // histogram buckets
 	}
@@ -758,11 +759,14 @@ lakegate_authz_denials_total{reason="privilege"} 1
 lakegate_authz_denials_total{reason="tenant"} 0
 lakegate_authz_denials_total{reason="ticket"} 0
 lakegate_authz_denials_total{reason="unauthenticated"} 1
-# HELP lakegate_admission_total Statements asking for an execution permit, by outcome: admitted, rejected (queue deadline passed), cancelled (caller left while queued).
+# HELP lakegate_admission_total Requests asking for a permit, by work (execute: running a statement; plan: planning one or listing schemas and tables) and outcome: admitted, rejected (queue deadline passed), cancelled (caller left while queued).
 # TYPE lakegate_admission_total counter
-lakegate_admission_total{outcome="admitted"} 1
-lakegate_admission_total{outcome="cancelled"} 0
-lakegate_admission_total{outcome="rejected"} 0
+lakegate_admission_total{outcome="admitted",work="execute"} 1
+lakegate_admission_total{outcome="admitted",work="plan"} 1
+lakegate_admission_total{outcome="cancelled",work="execute"} 0
+lakegate_admission_total{outcome="cancelled",work="plan"} 0
+lakegate_admission_total{outcome="rejected",work="execute"} 0
+lakegate_admission_total{outcome="rejected",work="plan"} 0
 # HELP lakegate_flight_requests_total Flight and health RPCs served, by method short name and gRPC status code.
 # TYPE lakegate_flight_requests_total counter
 lakegate_flight_requests_total{code="NotFound",rpc="GetFlightInfo"} 1

@@ -63,11 +63,17 @@ func (s *Server) planStatement(ctx context.Context, p *authz.Principal, text str
 	return s.planText(ctx, p, text, true)
 }
 
-// planText plans text for planQuery (prepared) or planStatement (plain).
+// planText plans text for planQuery (prepared) or planStatement (plain),
+// under a planning permit.
 func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, plain bool) (*plan, error) {
 	if !p.MayQuery() {
 		return nil, errNotQuerier
 	}
+	release, err := s.planning(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	st := s.sessions.state(ctx, p)
 	stmt, err := s.gate.Parse(text, st.schema)
 	if err != nil {

@@ -71,12 +71,15 @@ type Config struct {
 	// MaxSQLBytes bounds statement text. Zero means 1 MiB.
 	MaxSQLBytes int
 	// MaxConcurrentPerTenant bounds the statements one tenant executes at
-	// once. Zero means 4. It may not exceed MaxConcurrent.
+	// once, and separately the statements it plans (parse, authorization,
+	// engine describe) and the listings it asks for (GetDbSchemas,
+	// GetTables, SHOW) at once. Zero means 4. It may not exceed
+	// MaxConcurrent.
 	MaxConcurrentPerTenant int
 	// MaxConcurrent bounds the statements executing at once across all
-	// tenants. Zero means 16.
+	// tenants, and separately those being planned or listed. Zero means 16.
 	MaxConcurrent int
-	// QueueTimeout bounds how long a statement waits for a permit before it
+	// QueueTimeout bounds how long a request waits for a permit before it
 	// fails with ResourceExhausted. Zero means 5 seconds.
 	QueueTimeout time.Duration
 	// Stage is the deployment's root stage descriptor. The
@@ -213,7 +216,8 @@ type Server struct {
 	sessions *sessionStore
 	prepared *preparedStore
 	running  *runningQueries
-	admit    *admission
+	admit    *admission // executing statements
+	plan     *admission // planning statements and listing (Server.planning)
 	mem      memory.Allocator
 	rand     io.Reader
 
@@ -240,7 +244,8 @@ func New(cfg Config) (*Server, error) {
 		sessions: newSessionStore(c.SessionTTL, c.Now),
 		prepared: newPreparedStore(c.PreparedTTL, c.Now),
 		running:  newRunningQueries(),
-		admit:    newAdmission(c.MaxConcurrentPerTenant, c.MaxConcurrent, c.QueueTimeout),
+		admit:    newAdmission(workExecute, c.MaxConcurrentPerTenant, c.MaxConcurrent, c.QueueTimeout),
+		plan:     newAdmission(workPlan, c.MaxConcurrentPerTenant, c.MaxConcurrent, c.QueueTimeout),
 		mem:      memory.DefaultAllocator,
 		rand:     rand.Reader,
 	}

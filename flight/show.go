@@ -232,7 +232,12 @@ func (s *Server) doGetShow(ctx context.Context, p *authz.Principal, handle, payl
 		}
 		rows = [][]*string{{ptrTo(q.SQL)}, {ptrTo(engine)}}
 	default:
+		release, err := s.planning(ctx, p)
+		if err != nil {
+			return nil, nil, s.fail(ctx, "admit", err)
+		}
 		r, err := s.showRows(ctx, p, &q)
+		release()
 		if err != nil {
 			return nil, nil, s.fail(ctx, "show", err)
 		}

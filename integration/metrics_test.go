@@ -59,7 +59,7 @@ func TestMetrics(t *testing.T) {
 		`lakegate_statement_seconds_count{kind="query"}`,
 		`lakegate_metasrv_request_seconds_count{op="resolve",outcome="ok"}`,
 		`lakegate_decisions_total{source="asked"}`,
-		`lakegate_admission_total{outcome="admitted"}`,
+		`lakegate_admission_total{outcome="admitted",work="execute"}`,
 		"metasrv_", // the embedded node's own metrics
 	} {
 		if !strings.Contains(text, want) {
