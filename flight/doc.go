@@ -9,7 +9,10 @@
 // planned in their engine's dialect and run through flight/backend/upstream;
 // their engine's tickets and locations never leave the gateway. Row filters
 // and column masks the catalog returns are applied by the gate wherever a
-// table is read (tables.go, preparePolicy).
+// table is read (tables.go, preparePolicy). Admission (admission.go) bounds
+// per tenant the statements running and, on separate permits, those being
+// planned or listed; a panic while serving a request fails that request alone
+// (recover.go).
 //
 // The package must never: send client SQL text to a backend (only SQL printed by
 // authz/sqlgate), tell a denied table apart from a missing one, hand out an

@@ -312,6 +312,11 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 	}
 	rc := make(chan refreshed, 1)
 	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				rc <- refreshed{nil, s.panicked(ctx, "refresh", r)}
+			}
+		}()
 		pl, err := s.refresh(ctx, p, st.plan)
 		rc <- refreshed{pl, err}
 	}()

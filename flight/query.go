@@ -366,6 +366,15 @@ func (s *Server) stream(o *openStatement) (*arrow.Schema, <-chan flight.StreamCh
 		defer s.producers.Done()
 		defer close(ch)
 		defer o.close()
+		defer func() {
+			if r := recover(); r != nil {
+				err := s.panicked(o.ctx, "DoGet producer", r)
+				select {
+				case ch <- flight.StreamChunk{Err: err}:
+				case <-o.ctx.Done():
+				}
+			}
+		}()
 		s.produce(o.ctx, o.rdr, ch, o.tables)
 	}()
 	return o.rdr.Schema(), ch

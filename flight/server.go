@@ -255,8 +255,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	opts := []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(s.requestIDUnary, s.auth.unaryInterceptor),
-		grpc.ChainStreamInterceptor(s.requestIDStream, s.auth.streamInterceptor),
+		grpc.ChainUnaryInterceptor(s.requestIDUnary, s.auth.unaryInterceptor, s.recoverUnary),
+		grpc.ChainStreamInterceptor(s.requestIDStream, s.auth.streamInterceptor, s.recoverStream),
 		grpc.MaxRecvMsgSize(MaxRequestBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
 		// Streams run on a pool of goroutines whose stacks have already
