@@ -49,6 +49,22 @@ func (d Dialect) String() string {
 	return fmt.Sprintf("Dialect(%d)", uint8(d))
 }
 
+// fence is the clause that closes a row filter's derived table so that no
+// predicate of the statement around it is evaluated before the filter: a
+// LIMIT or OFFSET that keeps every row, through which engines do not push
+// filters (DuckDB, MySQL, Doris and StarRocks do not push a predicate into a
+// subquery with a LIMIT; SQLite neither flattens nor pushes into one).
+func (d Dialect) fence() string {
+	switch d {
+	case DialectMySQL:
+		return " LIMIT 9223372036854775807" // MySQL has no OFFSET without LIMIT
+	case DialectSQLite:
+		return " LIMIT -1 OFFSET 0" // -1: no limit
+	default:
+		return " OFFSET 0"
+	}
+}
+
 // ParseDialect reports the Dialect named s ("mysql", "sqlite", "duckdb").
 func ParseDialect(s string) (Dialect, error) {
 	for _, d := range []Dialect{DialectDuckDB, DialectMySQL, DialectSQLite} {

@@ -88,8 +88,9 @@
 // prepared with PrepareRowFilter and PrepareMask (the same parser, walker and
 // allow-list, restricted to the table's own columns, plus current_user(),
 // current_tenant() and has_role()); Render then prints every read of the
-// table as a derived table selecting the masked columns under the filter.
-// CheckRowFilter and CheckMask validate policy text where it is written.
+// table as a derived table selecting the masked columns under the filter,
+// fenced (Dialect.fence) so that no predicate of the statement runs on a row
+// the filter removes. CheckRowFilter and CheckMask validate policy text where it is written.
 //
 // Upstream dialects (dialect.go): ParseFor prints a portable core of SELECT
 // for MySQL-compatible engines and SQLite without translating MySQL

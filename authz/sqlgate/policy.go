@@ -23,10 +23,13 @@ import (
 // A policy applies to a table through Relation.Policy: wherever the table is
 // read, Render prints it as a derived table
 //
-//	(SELECT <masked columns> FROM <relation> AS "__lg_p" WHERE (<filter>)) AS <alias>
+//	(SELECT <masked columns> FROM <relation> AS "__lg_p" WHERE (<filter>) OFFSET 0) AS <alias>
 //
 // so that every other part of the statement (joins, subqueries, CTEs, set
-// operations, CTAS and INSERT sources) sees only filtered, masked rows.
+// operations, CTAS and INSERT sources) sees only filtered, masked rows. The
+// OFFSET 0 (Dialect.fence) is an optimization fence: engines do not push a
+// predicate through a LIMIT or OFFSET, so none of the statement's own
+// predicates runs on a row before the filter has removed it.
 
 // Caller is who a statement is rendered for, as policy expressions see it.
 type Caller struct {
@@ -355,6 +358,12 @@ func restorePolicy(ctx *format.RestoreCtx, rb *renderBuf, rel *Relation, alias s
 			return err
 		}
 		ctx.WritePlain(")")
+		// Without a fence the engine may push the statement's own
+		// predicates down next to the filter and evaluate them first
+		// (DuckDB orders filters by their measured cost): one that fails
+		// on a value would then fail the statement because of a row the
+		// filter hides, a one-bit oracle on hidden data.
+		ctx.WritePlain(rb.dialect.fence())
 	}
 	ctx.WritePlain(") AS ")
 	ctx.WriteName(alias)
