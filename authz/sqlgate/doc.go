@@ -90,7 +90,8 @@
 // current_tenant() and has_role()); Render then prints every read of the
 // table as a derived table selecting the masked columns under the filter,
 // fenced (Dialect.fence) so that no predicate of the statement runs on a row
-// the filter removes. CheckRowFilter and CheckMask validate policy text where it is written.
+// the filter removes; conjuncts that cannot fail are repeated inside the
+// fence (pushdown.go). CheckRowFilter and CheckMask validate policy text where it is written.
 //
 // Upstream dialects (dialect.go): ParseFor prints a portable core of SELECT
 // for MySQL-compatible engines and SQLite without translating MySQL

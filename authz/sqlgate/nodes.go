@@ -361,6 +361,10 @@ type relSource struct {
 	ast.TableSource
 	ref   TableRef
 	alias string
+	// push are the conjuncts of the WHERE of the SELECT this table is the
+	// only FROM item of that a row filter's derived table may repeat
+	// inside its fence (pushdown.go).
+	push []pushable
 }
 
 func (n *relSource) Restore(ctx *format.RestoreCtx) error {
@@ -374,7 +378,7 @@ func (n *relSource) Restore(ctx *format.RestoreCtx) error {
 		return rb.err
 	}
 	if rel.Policy != nil {
-		if err := restorePolicy(ctx, rb, &rel, n.alias); err != nil {
+		if err := restorePolicy(ctx, rb, &rel, n.alias, n.push); err != nil {
 			rb.fail(err)
 			return err
 		}

@@ -312,7 +312,7 @@ var errInternalPolicy = newErr(ErrorKindUnsupported, "internal error: a policy e
 var engineTypeRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*( [A-Z]+)*(\([0-9]{1,2}(, ?[0-9]{1,2})?\))?(\[\])*$`)
 
 // restorePolicy prints a table read through its policy as a derived table.
-func restorePolicy(ctx *format.RestoreCtx, rb *renderBuf, rel *Relation, alias string) error {
+func restorePolicy(ctx *format.RestoreCtx, rb *renderBuf, rel *Relation, alias string, push []pushable) error {
 	pol := rel.Policy
 	if len(pol.Masks) != 0 && len(pol.Masks) != len(rel.Columns) {
 		return newErr(ErrorKindUnsupported, "internal error: masks do not match the table's columns")
@@ -358,6 +358,9 @@ func restorePolicy(ctx *format.RestoreCtx, rb *renderBuf, rel *Relation, alias s
 			return err
 		}
 		ctx.WritePlain(")")
+		if err := restorePushed(ctx, rb.dialect, rel, push); err != nil {
+			return err
+		}
 		// Without a fence the engine may push the statement's own
 		// predicates down next to the filter and evaluate them first
 		// (DuckDB orders filters by their measured cost): one that fails

@@ -264,6 +264,11 @@ func (w *walker) selectStmt(n *ast.SelectStmt) error {
 	if w.sel.anyValue && n.GroupBy == nil && w.sel.aggs == 0 {
 		return unsupported("ANY_VALUE in a query that is not aggregated is not supported")
 	}
+	if n.From != nil && n.Where != nil && n.From.TableRefs.Right == nil {
+		if rs, ok := n.From.TableRefs.Left.(*relSource); ok {
+			rs.push = pushableConjuncts(n.Where, rs.alias, nil)
+		}
+	}
 	if n.From == nil && n.Where != nil {
 		// TiDB prints "FROM DUAL", which DuckDB does not have.
 		n.From = &ast.TableRefsClause{TableRefs: &ast.Join{Left: &ast.TableSource{
