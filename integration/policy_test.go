@@ -143,6 +143,13 @@ func TestPolicies(t *testing.T) {
 	t.Run("row filter", func(t *testing.T) {
 		// Unfiltered answers first, from the owner.
 		joined := owner.mustRows(t, "SELECT count(*) FROM sales.orders WHERE customer_id % 5 = 0")
+		// A predicate that fails on the rows the filter will hide (the US
+		// ones) fails the query while they are visible, and never once they
+		// are hidden: the filter is fenced, so it tells nothing of them.
+		oracle := "SELECT count(*) FROM sales.customers WHERE CAST(CASE WHEN country = 'US' THEN name ELSE '1' END AS SIGNED) = 1"
+		if _, _, err := owner.query(ctx, oracle); err == nil {
+			t.Fatal("the oracle query succeeded while the US rows are visible")
+		}
 		admin("POST", ml+"/tags", map[string]any{"name": "de_only"})
 		admin("POST", ml+"/policies", map[string]any{"name": "de_rows", "policyType": "row_filter",
 			"content": map[string]any{"expression": "country = 'DE' OR has_role('global_sales')"}})
@@ -154,6 +161,12 @@ func TestPolicies(t *testing.T) {
 		wantRows(t, analyst.mustRows(t, "SELECT EXISTS (SELECT 1 FROM sales.customers WHERE country = 'US')"), []string{"false"})
 		wantRows(t, analyst.mustRows(t, "SELECT count(*) FROM sales.orders o JOIN sales.customers c ON c.id = o.customer_id"), joined...)
 		wantRows(t, analyst.mustRows(t, "SELECT count(*) FROM sales.orders WHERE customer_id IN (SELECT id FROM sales.customers)"), joined...)
+		for range 3 {
+			wantRows(t, analyst.mustRows(t, oracle), []string{"400"})
+		}
+		// A literal point lookup behind the fence.
+		wantRows(t, analyst.mustRows(t, "SELECT name FROM sales.customers WHERE id = 5"), []string{"Customer 5"})
+		wantRows(t, analyst.mustRows(t, "SELECT count(*) FROM sales.customers WHERE id = 6"), []string{"0"})
 
 		admin("POST", ml+"/roles", map[string]any{"name": "global_sales"})
 		admin("PUT", ml+"/permissions/users/analyst@demo/grant", map[string]any{"roleNames": []string{"global_sales"}})
