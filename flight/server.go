@@ -38,6 +38,15 @@ const MaxMessageBytes = 256 << 20
 // caller can make the server buffer.
 const MaxRequestBytes = 16 << 20
 
+// MaxStreamsPerConn bounds the calls one client connection has open at once
+// (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS; gRPC's default is unbounded). A
+// client past it waits for one of its calls to end; drivers use a few.
+const MaxStreamsPerConn = 256
+
+// MaxHeaderBytes bounds the metadata of one call (gRPC's default is 16 MiB):
+// a bearer token, a request id and a session cookie need a few hundred bytes.
+const MaxHeaderBytes = 64 << 10
+
 // Config configures a Server. The zero value of every optional field is a safe
 // default; Validate reports what is missing.
 type Config struct {
@@ -259,6 +268,8 @@ func New(cfg Config) (*Server, error) {
 		grpc.ChainStreamInterceptor(s.requestIDStream, s.auth.streamInterceptor, s.recoverStream),
 		grpc.MaxRecvMsgSize(MaxRequestBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
+		grpc.MaxConcurrentStreams(MaxStreamsPerConn),
+		grpc.MaxHeaderListSize(MaxHeaderBytes),
 		// Streams run on a pool of goroutines whose stacks have already
 		// grown to what a Flight call needs, instead of a new goroutine per
 		// stream growing its stack again (runtime.morestack: ~5 % of a
