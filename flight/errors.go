@@ -102,7 +102,7 @@ func statusOf(err error) error {
 		return status.Error(codes.Unavailable, "the engine is unavailable; retry")
 	case errors.Is(err, backend.ErrCatalogUnavailable):
 		return status.Error(codes.Unavailable, "the metadata service is unavailable; retry")
-	case errors.Is(err, ingest.ErrUnsupportedType):
+	case errors.Is(err, ingest.ErrUnsupportedType), errors.Is(err, ingest.ErrMalformed):
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.As(err, &gateErr):
 		return status.Error(codes.InvalidArgument, err.Error())

@@ -265,7 +265,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	opts := []grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(s.requestIDUnary, s.auth.unaryInterceptor, s.recoverUnary),
-		grpc.ChainStreamInterceptor(s.requestIDStream, s.auth.streamInterceptor, s.recoverStream),
+		grpc.ChainStreamInterceptor(s.requestIDStream, s.auth.streamInterceptor, s.recoverStream, checkIPCStream),
 		grpc.MaxRecvMsgSize(MaxRequestBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
 		grpc.MaxConcurrentStreams(MaxStreamsPerConn),

@@ -50,6 +50,11 @@ var (
 	ErrSchema = errors.New("ingest: batch schema differs from the writer's")
 	// ErrInvalidConfig: Config.Validate failed.
 	ErrInvalidConfig = errors.New("ingest: invalid config")
+	// ErrMalformed: a batch's buffers do not hold what its arrays declare
+	// (a validity bitmap shorter than the array, for one). Arrow data read
+	// from a client is not fully validated by arrow-go, and the Parquet
+	// writer indexes it as declared; nothing of the write is kept.
+	ErrMalformed = errors.New("ingest: malformed record batch")
 	// errAborted closes a part's pipe when the part is given up.
 	errAborted = errors.New("ingest: aborted")
 )
@@ -192,7 +197,7 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		}
 	}
 	p := w.cur
-	if err := p.fw.WriteBuffered(rec); err != nil {
+	if err := writeBatch(p.fw, rec); err != nil {
 		return w.fail(w.drop(err))
 	}
 	p.rows += rec.NumRows()
@@ -405,16 +410,19 @@ type putResult struct {
 func (w *Writer) drop(err error) error {
 	p := w.cur
 	w.cur = nil
+	// Only a store that failed before this drop explains err; closing the
+	// writer below writes into the pipe this closes.
+	storeFirst := p.sink.err != nil
 	p.cancel()
 	p.pw.CloseWithError(errAborted)
 	if p.fw != nil {
-		_ = p.fw.Close() // releases the encoders' buffers; its writes fail at once
+		closeAfterFailure(p.fw) // releases the encoders' buffers; its writes fail at once
 	}
 	res := p.wait()
 	switch {
 	case res.err == nil:
 		w.stored = append(w.stored, p.key) // it landed anyway
-	case p.sink.err != nil:
+	case storeFirst:
 		return res.err
 	}
 	return err
@@ -445,4 +453,22 @@ func (s *sink) Write(b []byte) (int, error) {
 		s.err = err
 	}
 	return n, err
+}
+
+// writeBatch writes rec with fw, turning a panic of the Parquet writer on a
+// malformed batch into ErrMalformed (see there).
+func writeBatch(fw *pqarrow.FileWriter, rec arrow.RecordBatch) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrMalformed, r)
+		}
+	}()
+	return fw.WriteBuffered(rec)
+}
+
+// closeAfterFailure closes a writer that failed, perhaps mid-batch: its
+// state may then be inconsistent, and its error or panic says nothing more.
+func closeAfterFailure(fw *pqarrow.FileWriter) {
+	defer func() { _ = recover() }()
+	_ = fw.Close()
 }
