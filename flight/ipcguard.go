@@ -28,12 +28,7 @@ func (s ipcCheckedStream) RecvMsg(m any) error {
 	if err := s.ServerStream.RecvMsg(m); err != nil {
 		return err
 	}
-	fd, ok := m.(*flight.FlightData)
-	if !ok || len(fd.DataHeader) == 0 {
-		return nil
-	}
-	body, err := ipccheck.Message(fd.DataHeader)
-	if err != nil || body > int64(len(fd.DataBody)) {
+	if fd, ok := m.(*flight.FlightData); ok && ipccheck.FlightData(fd.DataHeader, fd.DataBody) != nil {
 		return errMalformedIPC
 	}
 	return nil

@@ -258,3 +258,44 @@ func (c *checker) recordBatch(rb table) {
 	c.tableField(rb, 10, false) // compression
 	c.vector(rb, 12, 8)         // variadicBufferCounts
 }
+
+// Stream checks b, a whole Arrow IPC stream held in memory (a serialized
+// schema, as Flight sends in FlightInfo and SchemaResult): each message's
+// framing and metadata (see Message), and each body within b.
+func Stream(b []byte) error {
+	for len(b) > 0 {
+		if len(b) < 8 || binary.LittleEndian.Uint32(b) != 0xFFFFFFFF {
+			return fmt.Errorf("%w: stream framing", ErrMalformed)
+		}
+		n := uint64(binary.LittleEndian.Uint32(b[4:]))
+		if n == 0 {
+			return nil // end of stream
+		}
+		if n > uint64(len(b)-8) {
+			return fmt.Errorf("%w: truncated message", ErrMalformed)
+		}
+		body, err := Message(b[8 : 8+n])
+		if err != nil {
+			return err
+		}
+		if uint64(body) > uint64(len(b))-8-n {
+			return fmt.Errorf("%w: truncated body", ErrMalformed)
+		}
+		b = b[8+n+uint64(body):]
+	}
+	return nil
+}
+
+// FlightData checks the IPC message a Flight FlightData carries: its data
+// header (see Message), announcing no longer a body than it carries. A
+// message without a header (a descriptor or app metadata alone) passes.
+func FlightData(header, body []byte) error {
+	if len(header) == 0 {
+		return nil
+	}
+	n, err := Message(header)
+	if err == nil && n > int64(len(body)) {
+		err = fmt.Errorf("%w: body longer than the message carries", ErrMalformed)
+	}
+	return err
+}

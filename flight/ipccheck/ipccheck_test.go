@@ -202,3 +202,19 @@ func FuzzMessage(f *testing.F) {
 		readSchema(meta)
 	})
 }
+
+func TestStream(t *testing.T) {
+	good := everyTypeStream(t)
+	if err := ipccheck.Stream(good); err != nil {
+		t.Fatalf("arrow-go's stream: %v", err)
+	}
+	for name, b := range map[string][]byte{
+		"the fuzz crasher": fuzzCrasher,
+		"truncated":        good[:len(good)/2],
+		"no continuation":  append([]byte{1, 0, 0, 0}, good[4:]...),
+	} {
+		if err := ipccheck.Stream(b); !errors.Is(err, ipccheck.ErrMalformed) {
+			t.Errorf("%s: %v, want ErrMalformed", name, err)
+		}
+	}
+}

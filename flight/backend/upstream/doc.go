@@ -46,7 +46,9 @@
 //   - put a token, an address, an endpoint location or the engine's own error
 //     text into an error or a log: failures are *Error values whose text is
 //     generic and carries at most the gRPC code name;
-//   - return upstream tickets or locations to its caller.
+//   - return upstream tickets or locations to its caller;
+//   - let arrow-go parse an engine's schema or streamed message before
+//     flight/ipccheck has checked its metadata (ipc.go).
 //
 // # Errors
 //

@@ -25,6 +25,8 @@ type engine struct {
 
 	describe   bool
 	infoSchema bool
+	// schemaBytes, when set, is what GetSchemaStatement answers, as is.
+	schemaBytes []byte
 
 	mu        sync.Mutex
 	locations [][]string // per endpoint; nil: the example's single endpoint
@@ -73,6 +75,9 @@ func (e *engine) schemaOf(ctx context.Context, query string) (*arrow.Schema, err
 }
 
 func (e *engine) GetSchemaStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.SchemaResult, error) {
+	if e.schemaBytes != nil {
+		return &flight.SchemaResult{Schema: e.schemaBytes}, nil
+	}
 	if !e.describe {
 		return e.SQLiteFlightSQLServer.GetSchemaStatement(ctx, cmd, desc)
 	}

@@ -142,7 +142,7 @@ func (p *Pool) Schema(ctx context.Context, t Target, sql string) (*arrow.Schema,
 	defer p.release(c)
 	res, err := c.client.GetExecuteSchema(withToken(ctx, token), sql, callOpts...)
 	if err == nil {
-		s, err := flight.DeserializeSchema(res.GetSchema(), p.alloc)
+		s, err := deserializeSchema(res.GetSchema(), p.alloc)
 		if err != nil {
 			return nil, invalid("schema")
 		}
@@ -301,6 +301,7 @@ func (p *Pool) dial(key connKey) (*conn, error) {
 			MinConnectTimeout: p.cfg.DialTimeout,
 		}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMsgSize)),
+		grpc.WithChainStreamInterceptor(checkIPCStream),
 	)
 	if err != nil {
 		return nil, err

@@ -80,7 +80,7 @@ func (r *reader) start(info *flight.FlightInfo) error {
 		if len(b) == 0 {
 			return ErrNoSchema
 		}
-		s, err := flight.DeserializeSchema(b, r.pool.alloc)
+		s, err := deserializeSchema(b, r.pool.alloc)
 		if err != nil {
 			return invalid("execute")
 		}

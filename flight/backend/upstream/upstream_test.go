@@ -519,3 +519,20 @@ func TestPlaintextOnlyOnLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestMalformedEngineSchema: a schema an engine sends whose metadata claims
+// more fields than it has bytes (on which arrow-go would allocate 29 GB and
+// end the gateway) is refused like any invalid answer.
+func TestMalformedEngineSchema(t *testing.T) {
+	hostile, err := os.ReadFile("../../testdata/huge-fields.arrows")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, true, true)
+	e.schemaBytes = hostile
+	eng := serve(t, "127.0.0.1:0", e)
+	p := newPool(t, eng.addr)
+	if _, err := p.Schema(context.Background(), target(eng.addr), fixtureQ); err == nil || errors.Is(err, upstream.ErrNoSchema) {
+		t.Fatalf("Schema: %v, want the answer refused", err)
+	}
+}
