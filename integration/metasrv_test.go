@@ -89,8 +89,26 @@ func (w *bannerWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// freeLoopbackAddr returns a loopback address free now, on a port below the
+// kernel's ephemeral range when it can: a node killed and restarted on its
+// address must find the port still free, and every outgoing connection of
+// the test run takes its source port from the ephemeral range (a restart
+// once failed with "address already in use" that way).
 func freeLoopbackAddr(t testing.TB) string {
 	t.Helper()
+	if low := ephemeralLow(); low > 12_000 {
+		for range 100 {
+			var b [2]byte
+			_, _ = rand.Read(b[:])
+			port := low - 10_000 + (int(b[0])<<8|int(b[1]))%10_000 // [low-10000, low)
+			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+			if err == nil {
+				addr := ln.Addr().String()
+				ln.Close()
+				return addr
+			}
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +116,21 @@ func freeLoopbackAddr(t testing.TB) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range, or 0 if
+// unknown.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	low, _ := strconv.Atoi(f[0])
+	return low
 }
 
 // startMetasrv starts a node on fresh ports, retrying on the rare port
