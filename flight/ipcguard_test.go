@@ -6,8 +6,11 @@ import (
 	"os"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -44,5 +47,19 @@ func TestMalformedIPCRefused(t *testing.T) {
 		if status.Code(err) != codes.InvalidArgument {
 			t.Fatalf("call %d: %v, want InvalidArgument", i, err)
 		}
+	}
+}
+
+// TestMalformedParameter: a parameter array whose validity bitmap is
+// shorter than the array (arrow-go does not check it on read) is an error,
+// not a panic.
+func TestMalformedParameter(t *testing.T) {
+	data := array.NewData(arrow.PrimitiveTypes.Int64, 20,
+		[]*memory.Buffer{memory.NewBufferBytes([]byte{0xff}), memory.NewBufferBytes(make([]byte, 160))}, nil, 0, 0)
+	defer data.Release()
+	col := array.MakeFromData(data)
+	defer col.Release()
+	if v, err := scalarAt(col, 15); err == nil {
+		t.Fatalf("scalarAt = %v, want an error", v)
 	}
 }

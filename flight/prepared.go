@@ -342,7 +342,15 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 }
 
 // scalarAt converts one parameter value to a Go value the engine binds.
-func scalarAt(col arrow.Array, i int) (any, error) {
+// Arrays read from a client are not fully validated by arrow-go (a validity
+// bitmap may be shorter than the array), and reading one as declared can
+// panic: that is the client's malformed data, reported as an error.
+func scalarAt(col arrow.Array, i int) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, fmt.Errorf("malformed array: %v", r)
+		}
+	}()
 	if col.IsNull(i) {
 		return nil, nil
 	}
