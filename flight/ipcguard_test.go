@@ -1,6 +1,7 @@
 package flight
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"os"
@@ -10,42 +11,108 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"lakegate/flight/backend"
+	"lakegate/flight/ipccheck"
 )
 
-// TestMalformedIPCRefused: an authenticated client's ingest whose schema
-// message claims hundreds of millions of fields in 120 bytes (found by
-// FuzzIngestIPC) is refused with InvalidArgument, and the server keeps
-// serving. Without the check arrow-go's reader asks for 29 GB and the
+// ipcMessages splits an IPC stream into Flight messages (header, body).
+func ipcMessages(t *testing.T, stream []byte) []*flight.FlightData {
+	t.Helper()
+	var out []*flight.FlightData
+	for len(stream) >= 8 {
+		n := uint64(binary.LittleEndian.Uint32(stream[4:]))
+		if n == 0 || n > uint64(len(stream)-8) {
+			break
+		}
+		meta := stream[8 : 8+n]
+		body, err := ipccheck.Message(meta)
+		if err != nil || uint64(body) > uint64(len(stream))-8-n {
+			body = 0 // a hostile header: sent alone
+		}
+		stream = stream[8+n:]
+		out = append(out, &flight.FlightData{DataHeader: meta, DataBody: stream[:body]})
+		stream = stream[body:]
+	}
+	return out
+}
+
+// compressionBomb is an IPC stream of one zstd-compressed batch whose data
+// buffer announces 64 GiB uncompressed.
+func compressionBomb(t *testing.T) []byte {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	for i := range 1000 {
+		b.Append(int64(i))
+	}
+	col := b.NewArray()
+	defer col.Release()
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 1000)
+	defer rec.Release()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithZstd())
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var size [8]byte
+	binary.LittleEndian.PutUint64(size[:], 8000)
+	at := bytes.Index(buf.Bytes(), size[:])
+	if at < 0 {
+		t.Fatal("no uncompressed length in the body")
+	}
+	stream := buf.Bytes()
+	binary.LittleEndian.PutUint64(stream[at:], 1<<36)
+	return stream
+}
+
+// TestMalformedIPCRefused: an authenticated client's ingest stream that
+// would make arrow-go's reader allocate beyond memory — a schema message
+// claiming hundreds of millions of fields in 120 bytes (found by
+// FuzzIngestIPC), a compressed buffer announcing 64 GiB — is refused with
+// InvalidArgument, and the server keeps serving. Without the check the
 // runtime ends the process: this test dies with "out of memory".
 func TestMalformedIPCRefused(t *testing.T) {
-	stream, err := os.ReadFile("testdata/huge-fields.arrows")
+	hugeFields, err := os.ReadFile("testdata/huge-fields.arrows")
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta := stream[8 : 8+binary.LittleEndian.Uint32(stream[4:])]
-	// The target exists, so the ingest reads the stream's schema.
-	cl, _ := servedLogging(t, &metricsCatalog{visible: map[backend.TableName]bool{{Schema: "sales", Name: "t"}: true}})
+	// The target exists, so the ingest reads the stream.
+	cl, _ := servedLogging(t, &metricsCatalog{visible: map[backend.TableName]bool{{Schema: "sales", Name: "t"}: true},
+		columns: []backend.Column{{Name: "id", Type: "BIGINT"}}})
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+aliceToken)
-	for i := range 2 { // the server is still there for the second
-		put, err := cl.Client.DoPut(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: anyOf(t, &pb.CommandStatementIngest{Table: "t", Schema: ptrTo("sales"),
-			TableDefinitionOptions: &pb.CommandStatementIngest_TableDefinitionOptions{IfExists: pb.CommandStatementIngest_TableDefinitionOptions_TABLE_EXISTS_OPTION_APPEND}})}
-		if err := put.Send(&flight.FlightData{FlightDescriptor: desc, DataHeader: meta}); err != nil {
-			t.Fatal(err)
-		}
-		_ = put.CloseSend()
-		_, err = put.Recv()
-		if status.Code(err) != codes.InvalidArgument {
-			t.Fatalf("call %d: %v, want InvalidArgument", i, err)
+	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: anyOf(t, &pb.CommandStatementIngest{Table: "t", Schema: ptrTo("sales"),
+		TableDefinitionOptions: &pb.CommandStatementIngest_TableDefinitionOptions{IfExists: pb.CommandStatementIngest_TableDefinitionOptions_TABLE_EXISTS_OPTION_APPEND}})}
+	for name, stream := range map[string][]byte{"huge fields vector": hugeFields, "compression bomb": compressionBomb(t)} {
+		for i := range 2 { // the server is still there for the second
+			put, err := cl.Client.DoPut(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs := ipcMessages(t, stream)
+			msgs[0].FlightDescriptor = desc
+			for _, m := range msgs {
+				if err := put.Send(m); err != nil {
+					break // the server may have refused already
+				}
+			}
+			_ = put.CloseSend()
+			// An empty PutResult may come before the error.
+			for err == nil {
+				_, err = put.Recv()
+			}
+			if status.Code(err) != codes.InvalidArgument {
+				t.Fatalf("%s, call %d: %v, want InvalidArgument", name, i, err)
+			}
 		}
 	}
 }

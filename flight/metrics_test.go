@@ -29,6 +29,7 @@ import (
 // and reports every other one unavailable, or fails with err.
 type metricsCatalog struct {
 	visible map[backend.TableName]bool
+	columns []backend.Column // of every visible table
 	schemas []string
 	err     error
 
@@ -50,7 +51,7 @@ func (c *metricsCatalog) Resolve(_ context.Context, _ backend.Caller, refs []bac
 	out := make([]*backend.TableVersion, len(refs))
 	for i, r := range refs {
 		if c.visible[r.Name] {
-			out[i] = &backend.TableVersion{Name: r.Name, StorageID: "s", Version: 1}
+			out[i] = &backend.TableVersion{Name: r.Name, StorageID: "s", Version: 1, Columns: c.columns}
 		}
 	}
 	return out, nil

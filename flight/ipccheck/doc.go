@@ -11,7 +11,9 @@
 // and key-value pair), checking that every table, vector and string lies
 // inside the buffer, that no table is reached twice and that schemas stay
 // within MaxFields and MaxDepth, so that what the reader builds is bounded
-// by the message's size.
+// by the message's size. FlightData and Stream also see the bodies, and
+// hold what a compressed batch's buffers announce they decompress to (the
+// reader allocates that before decompressing) to MaxDecompressedBytes.
 //
 // What it must never do: allocate in proportion to a length it has not
 // checked against the buffer, or panic on any input.

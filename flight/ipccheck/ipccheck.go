@@ -12,6 +12,10 @@ const (
 	MaxFields = 10_000
 	// MaxDepth bounds the nesting of fields (a list of structs of lists…).
 	MaxDepth = 64
+	// MaxDecompressedBytes bounds what the buffers of one compressed
+	// record batch may announce they decompress to: the reader allocates
+	// each buffer's announced size before decompressing into it.
+	MaxDecompressedBytes = 256 << 20
 )
 
 // ErrMalformed reports metadata that is not a well-formed Arrow IPC message
@@ -24,6 +28,10 @@ var ErrMalformed = errors.New("ipccheck: malformed Arrow IPC message")
 // batch and record batch are the messages accepted; tensors are not.
 func Message(meta []byte) (bodyLen int64, err error) {
 	c := &checker{b: meta}
+	return c.message()
+}
+
+func (c *checker) message() (bodyLen int64, err error) {
 	msg := c.root()
 	c.keyValues(msg, 12)
 	switch c.u8(msg, 6) { // header_type
@@ -80,6 +88,11 @@ type checker struct {
 	// vectors point many times at the same tables would make the reader
 	// build far more than its size, and is refused.
 	visits int
+	// compressed is set when a record batch has a compression table; its
+	// buffers vector holds n Buffer structs (offset, length) from first.
+	compressed   bool
+	buffers      uint64
+	buffersFirst uint64
 }
 
 func (c *checker) fail(format string, args ...any) {
@@ -253,15 +266,48 @@ func (c *checker) field1(f table, depth int) {
 }
 
 func (c *checker) recordBatch(rb table) {
-	c.vector(rb, 6, 16)         // nodes (FieldNode structs)
-	c.vector(rb, 8, 16)         // buffers (Buffer structs)
-	c.tableField(rb, 10, false) // compression
-	c.vector(rb, 12, 8)         // variadicBufferCounts
+	c.vector(rb, 6, 16)                             // nodes (FieldNode structs)
+	c.buffers, c.buffersFirst = c.vector(rb, 8, 16) // buffers (Buffer structs)
+	_, c.compressed = c.tableField(rb, 10, false)   // compression
+	c.vector(rb, 12, 8)                             // variadicBufferCounts
+}
+
+// decompressed checks what the buffers of a compressed record batch announce
+// they decompress to (each compressed buffer starts with that length as an
+// int64; -1 for one left uncompressed) against MaxDecompressedBytes.
+func (c *checker) decompressed(body []byte) error {
+	if !c.compressed {
+		return nil
+	}
+	var total uint64
+	for i := range c.buffers {
+		pos := c.buffersFirst + 16*i
+		off := binary.LittleEndian.Uint64(c.b[pos:])
+		n := binary.LittleEndian.Uint64(c.b[pos+8:])
+		if n == 0 {
+			continue
+		}
+		if n < 8 || off > uint64(len(body)) || n > uint64(len(body))-off {
+			return fmt.Errorf("%w: compressed buffer outside the body", ErrMalformed)
+		}
+		size := int64(binary.LittleEndian.Uint64(body[off:]))
+		if size == -1 {
+			continue
+		}
+		if size < 0 {
+			return fmt.Errorf("%w: negative decompressed length", ErrMalformed)
+		}
+		if total += uint64(size); total > MaxDecompressedBytes {
+			return fmt.Errorf("%w: buffers decompress to more than %d bytes", ErrMalformed, MaxDecompressedBytes)
+		}
+	}
+	return nil
 }
 
 // Stream checks b, a whole Arrow IPC stream held in memory (a serialized
 // schema, as Flight sends in FlightInfo and SchemaResult): each message's
-// framing and metadata (see Message), and each body within b.
+// framing and metadata (see Message), each body within b, and compressed
+// batches' decompressed sizes (MaxDecompressedBytes).
 func Stream(b []byte) error {
 	for len(b) > 0 {
 		if len(b) < 8 || binary.LittleEndian.Uint32(b) != 0xFFFFFFFF {
@@ -274,12 +320,16 @@ func Stream(b []byte) error {
 		if n > uint64(len(b)-8) {
 			return fmt.Errorf("%w: truncated message", ErrMalformed)
 		}
-		body, err := Message(b[8 : 8+n])
+		c := &checker{b: b[8 : 8+n]}
+		body, err := c.message()
 		if err != nil {
 			return err
 		}
 		if uint64(body) > uint64(len(b))-8-n {
 			return fmt.Errorf("%w: truncated body", ErrMalformed)
+		}
+		if err := c.decompressed(b[8+n : 8+n+uint64(body)]); err != nil {
+			return err
 		}
 		b = b[8+n+uint64(body):]
 	}
@@ -287,15 +337,20 @@ func Stream(b []byte) error {
 }
 
 // FlightData checks the IPC message a Flight FlightData carries: its data
-// header (see Message), announcing no longer a body than it carries. A
-// message without a header (a descriptor or app metadata alone) passes.
+// header (see Message), announcing no longer a body than it carries, and a
+// compressed batch's decompressed size (MaxDecompressedBytes). A message
+// without a header (a descriptor or app metadata alone) passes.
 func FlightData(header, body []byte) error {
 	if len(header) == 0 {
 		return nil
 	}
-	n, err := Message(header)
-	if err == nil && n > int64(len(body)) {
-		err = fmt.Errorf("%w: body longer than the message carries", ErrMalformed)
+	c := &checker{b: header}
+	n, err := c.message()
+	if err != nil {
+		return err
 	}
-	return err
+	if n > int64(len(body)) {
+		return fmt.Errorf("%w: body longer than the message carries", ErrMalformed)
+	}
+	return c.decompressed(body[:n])
 }

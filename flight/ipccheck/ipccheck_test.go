@@ -218,3 +218,57 @@ func TestStream(t *testing.T) {
 		}
 	}
 }
+
+// compressedStream is an IPC stream of one batch of 1,000 int64s compressed
+// with codec, and the offset of the uncompressed length (8,000) its data
+// buffer starts with.
+func compressedStream(t *testing.T, codec ipc.Option) ([]byte, int) {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	for i := range 1000 {
+		b.Append(int64(i))
+	}
+	col := b.NewArray()
+	defer col.Release()
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 1000)
+	defer rec.Release()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), codec)
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var size [8]byte
+	binary.LittleEndian.PutUint64(size[:], 8000)
+	at := bytes.Index(buf.Bytes(), size[:])
+	if at < 0 {
+		t.Fatal("no uncompressed length in the body")
+	}
+	return buf.Bytes(), at
+}
+
+// TestDecompressionBomb: a compressed buffer announcing 64 GiB (arrow-go
+// allocates the announced size before decompressing: the process dies) is
+// refused, as a stream and as a Flight message; honest compressed batches
+// pass.
+func TestDecompressionBomb(t *testing.T) {
+	for name, codec := range map[string]ipc.Option{"zstd": ipc.WithZstd(), "lz4": ipc.WithLZ4()} {
+		stream, at := compressedStream(t, codec)
+		if err := ipccheck.Stream(stream); err != nil {
+			t.Fatalf("%s: honest stream: %v", name, err)
+		}
+		binary.LittleEndian.PutUint64(stream[at:], 1<<36)
+		if err := ipccheck.Stream(stream); !errors.Is(err, ipccheck.ErrMalformed) {
+			t.Errorf("%s: bomb as a stream: %v, want ErrMalformed", name, err)
+		}
+		msgs := split(t, stream)
+		batch := msgs[len(msgs)-1]
+		if err := ipccheck.FlightData(batch.meta, batch.body); !errors.Is(err, ipccheck.ErrMalformed) {
+			t.Errorf("%s: bomb as a Flight message: %v, want ErrMalformed", name, err)
+		}
+	}
+}
