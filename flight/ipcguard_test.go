@@ -1,17 +1,14 @@
 package flight
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
-	"os"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -19,6 +16,7 @@ import (
 
 	"lakegate/flight/backend"
 	"lakegate/flight/ipccheck"
+	"lakegate/flight/ipccheck/ipctest"
 )
 
 // ipcMessages splits an IPC stream into Flight messages (header, body).
@@ -42,39 +40,6 @@ func ipcMessages(t *testing.T, stream []byte) []*flight.FlightData {
 	return out
 }
 
-// compressionBomb is an IPC stream of one zstd-compressed batch whose data
-// buffer announces 64 GiB uncompressed.
-func compressionBomb(t *testing.T) []byte {
-	t.Helper()
-	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	b := array.NewInt64Builder(memory.DefaultAllocator)
-	defer b.Release()
-	for i := range 1000 {
-		b.Append(int64(i))
-	}
-	col := b.NewArray()
-	defer col.Release()
-	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 1000)
-	defer rec.Release()
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithZstd())
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var size [8]byte
-	binary.LittleEndian.PutUint64(size[:], 8000)
-	at := bytes.Index(buf.Bytes(), size[:])
-	if at < 0 {
-		t.Fatal("no uncompressed length in the body")
-	}
-	stream := buf.Bytes()
-	binary.LittleEndian.PutUint64(stream[at:], 1<<36)
-	return stream
-}
-
 // TestMalformedIPCRefused: an authenticated client's ingest stream that
 // would make arrow-go's reader allocate beyond memory — a schema message
 // claiming hundreds of millions of fields in 120 bytes (found by
@@ -82,17 +47,13 @@ func compressionBomb(t *testing.T) []byte {
 // InvalidArgument, and the server keeps serving. Without the check the
 // runtime ends the process: this test dies with "out of memory".
 func TestMalformedIPCRefused(t *testing.T) {
-	hugeFields, err := os.ReadFile("testdata/huge-fields.arrows")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The target exists, so the ingest reads the stream.
 	cl, _ := servedLogging(t, &metricsCatalog{visible: map[backend.TableName]bool{{Schema: "sales", Name: "t"}: true},
 		columns: []backend.Column{{Name: "id", Type: "BIGINT"}}})
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+aliceToken)
 	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: anyOf(t, &pb.CommandStatementIngest{Table: "t", Schema: ptrTo("sales"),
 		TableDefinitionOptions: &pb.CommandStatementIngest_TableDefinitionOptions{IfExists: pb.CommandStatementIngest_TableDefinitionOptions_TABLE_EXISTS_OPTION_APPEND}})}
-	for name, stream := range map[string][]byte{"huge fields vector": hugeFields, "compression bomb": compressionBomb(t)} {
+	for name, stream := range map[string][]byte{"huge fields vector": ipctest.HugeFields(), "compression bomb": ipctest.CompressionBomb(t)} {
 		for i := range 2 { // the server is still there for the second
 			put, err := cl.Client.DoPut(ctx)
 			if err != nil {

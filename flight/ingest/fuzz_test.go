@@ -13,25 +13,9 @@ import (
 
 	"lakegate/flight/ingest"
 	"lakegate/flight/ipccheck"
+	"lakegate/flight/ipccheck/ipctest"
 	"lakegate/stage/stagetest"
 )
-
-// ipcStream serializes batches (all of schema) as an Arrow IPC stream, the
-// bytes a client's ingest DoPut carries.
-func ipcStream(t testing.TB, schema *arrow.Schema, batches ...arrow.RecordBatch) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
-	for _, b := range batches {
-		if err := w.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // FuzzIngestIPC: whatever bytes a client sends as the Arrow stream of a bulk
 // ingest are refused — by the gateway's check of each message's metadata
@@ -42,13 +26,13 @@ func ipcStream(t testing.TB, schema *arrow.Schema, batches ...arrow.RecordBatch)
 // fields than it has bytes made arrow-go's reader allocate 29 GB.
 func FuzzIngestIPC(f *testing.F) {
 	mem := memory.NewGoAllocator()
-	f.Add(ipcStream(f, mixed, mixedBatch(f, mem, 0, 3), mixedBatch(f, mem, 3, 2)))
+	f.Add(ipctest.Stream(f, mixed, nil, mixedBatch(f, mem, 0, 3), mixedBatch(f, mem, 3, 2)))
 	ints := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	b := array.NewInt64Builder(mem)
 	b.AppendValues([]int64{1, 2, 3}, nil)
 	col := b.NewArray()
-	f.Add(ipcStream(f, ints, array.NewRecordBatch(ints, []arrow.Array{col}, 3)))
-	f.Add(ipcStream(f, ints))
+	f.Add(ipctest.Stream(f, ints, nil, array.NewRecordBatch(ints, []arrow.Array{col}, 3)))
+	f.Add(ipctest.Stream(f, ints, nil))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if ipccheck.Stream(data) != nil {
 			return // the Flight server refuses it before arrow-go reads it

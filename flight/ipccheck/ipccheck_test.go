@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"lakegate/flight/ipccheck"
+	"lakegate/flight/ipccheck/ipctest"
 )
 
 // message is one message of an IPC stream: its metadata and its body.
@@ -66,17 +67,7 @@ func everyTypeStream(t testing.TB) []byte {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(everyType))
-	for range 2 {
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return ipctest.Stream(t, everyType, nil, rec, rec)
 }
 
 func TestMessageAcceptsWhatArrowWrites(t *testing.T) {
@@ -92,7 +83,8 @@ func TestMessageAcceptsWhatArrowWrites(t *testing.T) {
 // every word of real metadata set in turn to a huge length: Message refuses
 // it, or arrow-go reads what it accepted without dying.
 func TestMessageRefusesHugeLengths(t *testing.T) {
-	meta := fuzzCrasher[8 : 8+binary.LittleEndian.Uint32(fuzzCrasher[4:])]
+	crasher := ipctest.HugeFields()
+	meta := crasher[8 : 8+binary.LittleEndian.Uint32(crasher[4:])]
 	if _, err := ipccheck.Message(meta); !errors.Is(err, ipccheck.ErrMalformed) {
 		t.Fatalf("the fuzz crasher: %v, want ErrMalformed", err)
 	}
@@ -209,7 +201,7 @@ func TestStream(t *testing.T) {
 		t.Fatalf("arrow-go's stream: %v", err)
 	}
 	for name, b := range map[string][]byte{
-		"the fuzz crasher": fuzzCrasher,
+		"the fuzz crasher": ipctest.HugeFields(),
 		"truncated":        good[:len(good)/2],
 		"no continuation":  append([]byte{1, 0, 0, 0}, good[4:]...),
 	} {
@@ -219,45 +211,13 @@ func TestStream(t *testing.T) {
 	}
 }
 
-// compressedStream is an IPC stream of one batch of 1,000 int64s compressed
-// with codec, and the offset of the uncompressed length (8,000) its data
-// buffer starts with.
-func compressedStream(t *testing.T, codec ipc.Option) ([]byte, int) {
-	t.Helper()
-	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	b := array.NewInt64Builder(memory.DefaultAllocator)
-	defer b.Release()
-	for i := range 1000 {
-		b.Append(int64(i))
-	}
-	col := b.NewArray()
-	defer col.Release()
-	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 1000)
-	defer rec.Release()
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), codec)
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var size [8]byte
-	binary.LittleEndian.PutUint64(size[:], 8000)
-	at := bytes.Index(buf.Bytes(), size[:])
-	if at < 0 {
-		t.Fatal("no uncompressed length in the body")
-	}
-	return buf.Bytes(), at
-}
-
 // TestDecompressionBomb: a compressed buffer announcing 64 GiB (arrow-go
 // allocates the announced size before decompressing: the process dies) is
 // refused, as a stream and as a Flight message; honest compressed batches
 // pass.
 func TestDecompressionBomb(t *testing.T) {
 	for name, codec := range map[string]ipc.Option{"zstd": ipc.WithZstd(), "lz4": ipc.WithLZ4()} {
-		stream, at := compressedStream(t, codec)
+		stream, at := ipctest.Compressed(t, codec)
 		if err := ipccheck.Stream(stream); err != nil {
 			t.Fatalf("%s: honest stream: %v", name, err)
 		}

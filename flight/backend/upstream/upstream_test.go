@@ -17,6 +17,7 @@ import (
 
 	"lakegate/flight/backend"
 	"lakegate/flight/backend/upstream"
+	"lakegate/flight/ipccheck/ipctest"
 )
 
 const (
@@ -524,12 +525,8 @@ func TestPlaintextOnlyOnLoopback(t *testing.T) {
 // more fields than it has bytes (on which arrow-go would allocate 29 GB and
 // end the gateway) is refused like any invalid answer.
 func TestMalformedEngineSchema(t *testing.T) {
-	hostile, err := os.ReadFile("../../testdata/huge-fields.arrows")
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := newEngine(t, true, true)
-	e.schemaBytes = hostile
+	e.schemaBytes = ipctest.HugeFields()
 	eng := serve(t, "127.0.0.1:0", e)
 	p := newPool(t, eng.addr)
 	if _, err := p.Schema(context.Background(), target(eng.addr), fixtureQ); err == nil || errors.Is(err, upstream.ErrNoSchema) {
