@@ -289,6 +289,9 @@ func catalogType(t arrow.DataType) string { return t.String() }
 // columnsOf returns the catalog columns of an Arrow schema: lower-cased
 // names, which must be distinct identifiers.
 func columnsOf(schema *arrow.Schema) ([]backend.Column, error) {
+	if schema.NumFields() == 0 {
+		return nil, fmt.Errorf("%w: a table needs at least one column", errBadRequest)
+	}
 	cols := make([]backend.Column, schema.NumFields())
 	seen := make(map[string]bool, len(cols))
 	for i, f := range schema.Fields() {

@@ -86,3 +86,28 @@ func TestMalformedBatchRefused(t *testing.T) {
 		t.Fatalf("left %v", l)
 	}
 }
+
+// shortRows is a batch announcing more rows than its columns hold.
+type shortRows struct{ arrow.RecordBatch }
+
+func (r shortRows) NumRows() int64 { return r.RecordBatch.NumRows() + 2 }
+
+// TestColumnShorterThanBatch: a batch whose columns hold fewer values than
+// it announces rows is refused (the file would hold fewer rows than
+// recorded), and nothing is kept.
+func TestColumnShorterThanBatch(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	st := stagetest.Local(t).Open(t, "acme")
+	w, err := ingest.New(t.Context(), newConfig(t, st, mixed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := mixedBatch(t, mem, 0, 3)
+	defer rec.Release()
+	if err := w.Write(shortRows{rec}); !errors.Is(err, ingest.ErrMalformed) {
+		t.Fatalf("Write = %v, want ErrMalformed", err)
+	}
+	if l := left(t, st); len(l) != 0 {
+		t.Fatalf("left %v", l)
+	}
+}

@@ -732,6 +732,11 @@ func TestUnsupportedType(t *testing.T) {
 	if err := ingest.CheckSchema(mixed); err != nil {
 		t.Errorf("mixed: %v", err)
 	}
+	// No columns (FuzzIngestIPC's third finding): Parquet keeps a row count
+	// only through columns, so a batch's rows would be recorded, not stored.
+	if _, err := ingest.New(t.Context(), newConfig(t, st, arrow.NewSchema(nil, nil))); !errors.Is(err, ingest.ErrMalformed) {
+		t.Errorf("no columns: got %v, want ErrMalformed", err)
+	}
 	if l := left(t, st); len(l) != 0 {
 		t.Errorf("refused schemas stored %v", l)
 	}

@@ -27,7 +27,8 @@ func (e *ColumnError) Error() string {
 
 func (e *ColumnError) Unwrap() error { return e.Err }
 
-// CheckSchema reports whether every column of s can be written: nil, or a
+// CheckSchema reports whether every column of s can be written: nil, an
+// error wrapping ErrMalformed for a schema without columns, or a
 // *ColumnError wrapping ErrUnsupportedType for the first column that
 // cannot. Supported: bool; signed and unsigned 8–64-bit integers; float32,
 // float64; utf8, large_utf8, binary, large_binary, fixed_size_binary;
@@ -45,6 +46,11 @@ func (e *ColumnError) Unwrap() error { return e.Err }
 func CheckSchema(s *arrow.Schema) error {
 	if s == nil {
 		return errors.New("ingest: nil schema")
+	}
+	if s.NumFields() == 0 {
+		// Parquet stores a row count only through columns: the rows of a
+		// batch without any would be recorded and never stored.
+		return fmt.Errorf("%w: a table needs at least one column", ErrMalformed)
 	}
 	for _, f := range s.Fields() {
 		if err := checkType(f.Name, f.Type); err != nil {

@@ -51,7 +51,8 @@ var (
 	// ErrInvalidConfig: Config.Validate failed.
 	ErrInvalidConfig = errors.New("ingest: invalid config")
 	// ErrMalformed: a batch's buffers do not hold what its arrays declare
-	// (a validity bitmap shorter than the array, for one). Arrow data read
+	// (a validity bitmap shorter than the array, a column shorter than the
+	// batch, for two), or a schema has no columns. Arrow data read
 	// from a client is not fully validated by arrow-go, and the Parquet
 	// writer indexes it as declared; nothing of the write is kept.
 	ErrMalformed = errors.New("ingest: malformed record batch")
@@ -187,6 +188,13 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	}
 	if err := w.ctx.Err(); err != nil {
 		return w.fail(err)
+	}
+	for i, col := range rec.Columns() {
+		// A batch read from a client may announce more rows than its
+		// columns hold; the file would then have fewer than recorded.
+		if int64(col.Len()) != rec.NumRows() {
+			return w.fail(fmt.Errorf("%w: column %d has %d values for %d rows", ErrMalformed, i, col.Len(), rec.NumRows()))
+		}
 	}
 	if rec.NumRows() == 0 {
 		return nil
