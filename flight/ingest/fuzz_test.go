@@ -111,3 +111,34 @@ func TestColumnShorterThanBatch(t *testing.T) {
 		t.Fatalf("left %v", l)
 	}
 }
+
+// TestDictionaryIndexOutOfRange: a dictionary index past its dictionary
+// (FuzzIngestIPC's fourth finding: pqarrow read it in a goroutine of its
+// own, where the panic ended the process) is refused before writing.
+func TestDictionaryIndexOutOfRange(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	typ := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	ib := array.NewInt32Builder(mem)
+	defer ib.Release()
+	ib.AppendValues([]int32{0, 5}, nil)
+	idx := ib.NewArray()
+	defer idx.Release()
+	sb := array.NewStringBuilder(mem)
+	defer sb.Release()
+	sb.AppendValues([]string{"a", "b"}, nil)
+	dict := sb.NewArray()
+	defer dict.Release()
+	col := array.NewDictionaryArray(typ, idx, dict)
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "d", Type: typ, Nullable: true}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 2)
+	defer rec.Release()
+	st := stagetest.Local(t).Open(t, "acme")
+	_, _, err := ingest.Copy(t.Context(), newConfig(t, st, schema), mustReader(t, schema, rec))
+	if !errors.Is(err, ingest.ErrMalformed) {
+		t.Fatalf("err = %v, want ErrMalformed", err)
+	}
+	if l := left(t, st); len(l) != 0 {
+		t.Fatalf("left %v", l)
+	}
+}

@@ -195,6 +195,9 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		if int64(col.Len()) != rec.NumRows() {
 			return w.fail(fmt.Errorf("%w: column %d has %d values for %d rows", ErrMalformed, i, col.Len(), rec.NumRows()))
 		}
+		if err := validate(col); err != nil {
+			return w.fail(fmt.Errorf("column %d: %w", i, err))
+		}
 	}
 	if rec.NumRows() == 0 {
 		return nil
