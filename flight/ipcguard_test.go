@@ -2,7 +2,6 @@ package flight
 
 import (
 	"context"
-	"encoding/binary"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -15,30 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"lakegate/flight/backend"
-	"lakegate/flight/ipccheck"
 	"lakegate/flight/ipccheck/ipctest"
 )
-
-// ipcMessages splits an IPC stream into Flight messages (header, body).
-func ipcMessages(t *testing.T, stream []byte) []*flight.FlightData {
-	t.Helper()
-	var out []*flight.FlightData
-	for len(stream) >= 8 {
-		n := uint64(binary.LittleEndian.Uint32(stream[4:]))
-		if n == 0 || n > uint64(len(stream)-8) {
-			break
-		}
-		meta := stream[8 : 8+n]
-		body, err := ipccheck.Message(meta)
-		if err != nil || uint64(body) > uint64(len(stream))-8-n {
-			body = 0 // a hostile header: sent alone
-		}
-		stream = stream[8+n:]
-		out = append(out, &flight.FlightData{DataHeader: meta, DataBody: stream[:body]})
-		stream = stream[body:]
-	}
-	return out
-}
 
 // TestMalformedIPCRefused: an authenticated client's ingest stream that
 // would make arrow-go's reader allocate beyond memory — a schema message
@@ -59,10 +36,12 @@ func TestMalformedIPCRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			msgs := ipcMessages(t, stream)
-			msgs[0].FlightDescriptor = desc
-			for _, m := range msgs {
-				if err := put.Send(m); err != nil {
+			for j, m := range ipctest.Messages(stream) {
+				fd := &flight.FlightData{DataHeader: m.Meta, DataBody: m.Body}
+				if j == 0 {
+					fd.FlightDescriptor = desc
+				}
+				if err := put.Send(fd); err != nil {
 					break // the server may have refused already
 				}
 			}

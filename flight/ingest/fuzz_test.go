@@ -14,6 +14,7 @@ import (
 	"lakegate/flight/ingest"
 	"lakegate/flight/ipccheck"
 	"lakegate/flight/ipccheck/ipctest"
+	"lakegate/stage"
 	"lakegate/stage/stagetest"
 )
 
@@ -79,12 +80,7 @@ func TestMalformedBatchRefused(t *testing.T) {
 	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 3)
 	st := stagetest.Local(t).Open(t, "acme")
 	_, _, err := ingest.Copy(t.Context(), newConfig(t, st, schema), mustReader(t, schema, rec))
-	if !errors.Is(err, ingest.ErrMalformed) {
-		t.Fatalf("err = %v, want ErrMalformed", err)
-	}
-	if l := left(t, st); len(l) != 0 {
-		t.Fatalf("left %v", l)
-	}
+	refusedMalformed(t, st, err)
 }
 
 // shortRows is a batch announcing more rows than its columns hold.
@@ -104,8 +100,15 @@ func TestColumnShorterThanBatch(t *testing.T) {
 	}
 	rec := mixedBatch(t, mem, 0, 3)
 	defer rec.Release()
-	if err := w.Write(shortRows{rec}); !errors.Is(err, ingest.ErrMalformed) {
-		t.Fatalf("Write = %v, want ErrMalformed", err)
+	refusedMalformed(t, st, w.Write(shortRows{rec}))
+}
+
+// refusedMalformed checks that a write failed with ErrMalformed and left
+// nothing in st.
+func refusedMalformed(t *testing.T, st stage.Store, err error) {
+	t.Helper()
+	if !errors.Is(err, ingest.ErrMalformed) {
+		t.Fatalf("err = %v, want ErrMalformed", err)
 	}
 	if l := left(t, st); len(l) != 0 {
 		t.Fatalf("left %v", l)
@@ -135,10 +138,5 @@ func TestDictionaryIndexOutOfRange(t *testing.T) {
 	defer rec.Release()
 	st := stagetest.Local(t).Open(t, "acme")
 	_, _, err := ingest.Copy(t.Context(), newConfig(t, st, schema), mustReader(t, schema, rec))
-	if !errors.Is(err, ingest.ErrMalformed) {
-		t.Fatalf("err = %v, want ErrMalformed", err)
-	}
-	if l := left(t, st); len(l) != 0 {
-		t.Fatalf("left %v", l)
-	}
+	refusedMalformed(t, st, err)
 }

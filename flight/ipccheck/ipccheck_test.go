@@ -15,29 +15,17 @@ import (
 	"lakegate/flight/ipccheck/ipctest"
 )
 
-// message is one message of an IPC stream: its metadata and its body.
-type message struct{ meta, body []byte }
-
-// split cuts an IPC stream (continuation marker, length, metadata, body)
-// into its messages, using Message for the body lengths.
-func split(t testing.TB, stream []byte) []message {
+// split cuts a stream arrow-go wrote into its messages, each of which
+// Message must accept.
+func split(t testing.TB, stream []byte) []ipctest.Message {
 	t.Helper()
-	var out []message
-	for len(stream) >= 8 {
-		n := int(binary.LittleEndian.Uint32(stream[4:]))
-		if n == 0 {
-			return out
+	msgs := ipctest.Messages(stream)
+	for i, m := range msgs {
+		if _, err := ipccheck.Message(m.Meta); err != nil {
+			t.Fatalf("message %d of a stream arrow-go wrote: %v", i, err)
 		}
-		meta := stream[8 : 8+n]
-		body, err := ipccheck.Message(meta)
-		if err != nil {
-			t.Fatalf("message %d of a stream arrow-go wrote: %v", len(out), err)
-		}
-		stream = stream[8+n:]
-		out = append(out, message{meta, stream[:body]})
-		stream = stream[body:]
 	}
-	return out
+	return msgs
 }
 
 // everyType is a schema with every kind of field the metadata can hold:
@@ -89,8 +77,8 @@ func TestMessageRefusesHugeLengths(t *testing.T) {
 		t.Fatalf("the fuzz crasher: %v, want ErrMalformed", err)
 	}
 	for i, m := range split(t, everyTypeStream(t)) {
-		for off := 0; off+4 <= len(m.meta); off += 4 {
-			meta := bytes.Clone(m.meta)
+		for off := 0; off+4 <= len(m.Meta); off += 4 {
+			meta := bytes.Clone(m.Meta)
 			binary.LittleEndian.PutUint32(meta[off:], 0x7fffff00)
 			body, err := ipccheck.Message(meta)
 			switch {
@@ -135,8 +123,8 @@ func readStream(meta []byte, n int64) {
 
 func TestMessageTruncated(t *testing.T) {
 	for _, m := range split(t, everyTypeStream(t)) {
-		for n := range len(m.meta) {
-			if _, err := ipccheck.Message(m.meta[:n]); err == nil && n < 8 {
+		for n := range len(m.Meta) {
+			if _, err := ipccheck.Message(m.Meta[:n]); err == nil && n < 8 {
 				t.Errorf("accepted %d bytes", n)
 			}
 		}
@@ -174,7 +162,7 @@ func TestMessageLimits(t *testing.T) {
 // memory or stack: the fuzzing process would die.
 func FuzzMessage(f *testing.F) {
 	for _, m := range split(f, everyTypeStream(f)) {
-		f.Add(m.meta)
+		f.Add(m.Meta)
 	}
 	f.Fuzz(func(t *testing.T, meta []byte) {
 		body, err := ipccheck.Message(meta)
@@ -227,7 +215,7 @@ func TestDecompressionBomb(t *testing.T) {
 		}
 		msgs := split(t, stream)
 		batch := msgs[len(msgs)-1]
-		if err := ipccheck.FlightData(batch.meta, batch.body); !errors.Is(err, ipccheck.ErrMalformed) {
+		if err := ipccheck.FlightData(batch.Meta, batch.Body); !errors.Is(err, ipccheck.ErrMalformed) {
 			t.Errorf("%s: bomb as a Flight message: %v, want ErrMalformed", name, err)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"lakegate/flight/ipccheck"
 )
 
 // Stream writes batches of schema as an IPC stream with the writer options
@@ -63,6 +65,33 @@ func CompressionBomb(t testing.TB) []byte {
 	stream, at := Compressed(t, ipc.WithZstd())
 	binary.LittleEndian.PutUint64(stream[at:], 1<<36)
 	return stream
+}
+
+// Message is one message of an IPC stream: its metadata and its body.
+type Message struct{ Meta, Body []byte }
+
+// Messages cuts an IPC stream (continuation marker, length, metadata,
+// body) into its messages, taking body lengths from ipccheck.Message. It
+// stops at the end marker or at framing it cannot follow, and a message
+// whose metadata ipccheck refuses, or whose body overruns the stream, comes
+// without a body (the hostile streams of this package are sent that way).
+func Messages(stream []byte) []Message {
+	var out []Message
+	for len(stream) >= 8 {
+		n := uint64(binary.LittleEndian.Uint32(stream[4:]))
+		if n == 0 || n > uint64(len(stream)-8) {
+			break
+		}
+		meta := stream[8 : 8+n]
+		body, err := ipccheck.Message(meta)
+		if err != nil || uint64(body) > uint64(len(stream))-8-n {
+			body = 0
+		}
+		stream = stream[8+n:]
+		out = append(out, Message{meta, stream[:body]})
+		stream = stream[body:]
+	}
+	return out
 }
 
 // HugeFields returns the 305-byte stream FuzzIngestIPC found: its schema's
