@@ -31,6 +31,12 @@ type admission struct {
 	global    chan struct{}
 	// metrics counts outcomes; nil counts nothing. Set before first use.
 	metrics *Metrics
+	// yield, if set, is asked to give back a permit held by work that
+	// need not run (a speculation, speculate.go) when a request finds no
+	// free permit: one of tenant's, or with anyTenant of any tenant's for a
+	// global permit. It reports whether it gave one back. Set before first
+	// use.
+	yield func(tenant string, anyTenant bool) bool
 
 	mu sync.Mutex
 	// tenants holds one semaphore per tenant, created on first use. Tenants
@@ -75,29 +81,64 @@ func (a *admission) acquire(ctx context.Context, tenant string) (release func(),
 	timer := time.NewTimer(a.timeout)
 	defer timer.Stop()
 	sem := a.tenantSem(tenant)
-	if err := a.wait(ctx, timer.C, sem); err != nil {
+	if err := a.wait(ctx, timer.C, sem, tenant, false); err != nil {
 		return nil, err
 	}
-	if err := a.wait(ctx, timer.C, a.global); err != nil {
+	if err := a.wait(ctx, timer.C, a.global, tenant, true); err != nil {
 		<-sem
 		return nil, err
 	}
+	return a.releaser(sem), nil
+}
+
+// tryAcquire is acquire without a queue: it takes tenant's permit and a
+// global one if both are free now, and otherwise holds nothing and returns
+// errTooManyQueries without counting a rejection (nobody waited).
+func (a *admission) tryAcquire(_ context.Context, tenant string) (func(), error) {
+	sem := a.tenantSem(tenant)
+	select {
+	case sem <- struct{}{}:
+	default:
+		return nil, errTooManyQueries
+	}
+	select {
+	case a.global <- struct{}{}:
+	default:
+		<-sem
+		return nil, errTooManyQueries
+	}
+	a.metrics.admitted(a.work, nil)
+	return a.releaser(sem), nil
+}
+
+// releaser returns the release of a tenant permit of sem and a global one:
+// safe to call more than once and from any goroutine.
+func (a *admission) releaser(sem chan struct{}) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			<-a.global
 			<-sem
 		})
-	}, nil
+	}
 }
 
 // wait takes one permit of sem unless the deadline fires or ctx ends first.
-func (a *admission) wait(ctx context.Context, deadline <-chan time.Time, sem chan struct{}) error {
+// Before it queues, it asks yield for a permit of tenant (any tenant's with
+// anyTenant).
+func (a *admission) wait(ctx context.Context, deadline <-chan time.Time, sem chan struct{}, tenant string, anyTenant bool) error {
 	// Prefer a free permit over an already-fired deadline or ended context.
 	select {
 	case sem <- struct{}{}:
 		return nil
 	default:
+	}
+	if a.yield != nil && a.yield(tenant, anyTenant) {
+		select {
+		case sem <- struct{}{}:
+			return nil
+		default:
+		}
 	}
 	select {
 	case sem <- struct{}{}:

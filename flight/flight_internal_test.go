@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -139,7 +140,7 @@ func principal(t *testing.T, id string) *authz.Principal {
 
 func TestPreparedStoreTTLAndOwnership(t *testing.T) {
 	clock := clocktest.New(time.Unix(1_700_000_000, 0))
-	ps := newPreparedStore(time.Minute, clock.Now)
+	ps := newPreparedStore(time.Minute, clock.Now, newSpeculations(new(sync.WaitGroup)))
 	alice, bob := principal(t, "alice@acme"), principal(t, "bob@acme")
 	id, err := ps.add(alice, &plan{sql: "SELECT 1"})
 	if err != nil {

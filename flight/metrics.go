@@ -27,6 +27,7 @@ const (
 	metricStatementTime = "lakegate_statement_seconds"            // histogram {kind}
 	metricMetasrvTime   = "lakegate_metasrv_request_seconds"      // histogram {op, outcome}
 	metricDecisions     = "lakegate_decisions_total"              // counter {source}
+	metricSpeculations  = "lakegate_speculations_total"           // counter {outcome}
 	otherRPC            = "other"                                 // rpc label of a method not in rpcNames
 	healthServicePrefix = "/grpc.health.v1.Health/"               // health RPCs
 	flightServicePrefix = "/arrow.flight.protocol.FlightService/" // Flight RPCs
@@ -48,6 +49,19 @@ const (
 )
 
 var admissionWork = [...]string{workExecute, workPlan}
+
+// Speculation outcomes (the outcome label of lakegate_speculations_total):
+// what became of a prepared query opened before its DoGet (speculate.go).
+const (
+	speculationClaimed   = "claimed"   // its DoGet streamed it
+	speculationUnopened  = "unopened"  // it could not open (no free permit, an error)
+	speculationStale     = "stale"     // DoGet's authorization gave another plan, or refused
+	speculationExpired   = "expired"   // no DoGet came within the TTL
+	speculationYielded   = "yielded"   // a statement needed its permit
+	speculationDiscarded = "discarded" // parameters bound again, statement closed, shutdown
+)
+
+var speculationOutcomes = [...]string{speculationClaimed, speculationUnopened, speculationStale, speculationExpired, speculationYielded, speculationDiscarded}
 
 // Statement kinds (the kind label of lakegate_statement_seconds).
 const (
@@ -127,6 +141,7 @@ type Metrics struct {
 	statement   *prometheus.HistogramVec
 	metasrv     *prometheus.HistogramVec
 	decisions   *prometheus.CounterVec
+	speculation *prometheus.CounterVec
 }
 
 // NewMetrics returns instruments registered in reg (which must not already
@@ -165,6 +180,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: metricDecisions,
 			Help: "Resolve requests by source: reused (a decision cached at the tenant's current generation) or asked (sent to metasrv). Only with a decision window.",
 		}, []string{"source"}),
+		speculation: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: metricSpeculations,
+			Help: "Prepared queries opened when their parameters were bound, before their DoGet, by outcome: claimed (streamed), unopened (no free permit or an error), stale (re-authorization gave another plan), expired, yielded (a statement needed the permit), discarded (rebound, closed, shutdown).",
+		}, []string{"outcome"}),
 	}
 	// Finite label sets are created up front, so a zero is exported rather
 	// than nothing.
@@ -181,13 +200,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	m.decisions.WithLabelValues(decisionReused)
 	m.decisions.WithLabelValues(decisionAsked)
+	for _, o := range speculationOutcomes {
+		m.speculation.WithLabelValues(o)
+	}
 	for _, op := range metasrvOps {
 		for _, o := range metasrvOutcomes {
 			m.metasrv.WithLabelValues(op, o)
 		}
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.requestTime, m.denials, m.admission, m.statement, m.metasrv, m.decisions)
+		reg.MustRegister(m.requests, m.requestTime, m.denials, m.admission, m.statement, m.metasrv, m.decisions, m.speculation)
 	}
 	return m
 }
@@ -228,6 +250,14 @@ func (m *Metrics) ObserveDecision(reused bool) {
 	} else {
 		m.decisions.WithLabelValues(decisionAsked).Inc()
 	}
+}
+
+// speculated records what became of a speculation.
+func (m *Metrics) speculated(outcome string) {
+	if m == nil {
+		return
+	}
+	m.speculation.WithLabelValues(outcome).Inc()
 }
 
 // admitted records an admission outcome for work from acquire's error.
@@ -385,4 +415,5 @@ func (s *Server) instrument() {
 	s.auth.metrics = s.cfg.Metrics
 	s.admit.metrics = s.cfg.Metrics
 	s.plan.metrics = s.cfg.Metrics
+	s.specs.metrics = s.cfg.Metrics
 }

@@ -31,14 +31,17 @@ type prepared struct {
 	mu       sync.Mutex
 	args     []any
 	lastUsed time.Time
+	// spec is the execution started for the next DoGet (speculate.go).
+	spec *speculation
 }
 
 // preparedStore holds prepared statements by id. Handles given to clients
 // are sealed tickets carrying the id, so a forged or foreign handle fails like
 // any bad ticket.
 type preparedStore struct {
-	ttl time.Duration
-	now func() time.Time
+	ttl   time.Duration
+	now   func() time.Time
+	specs *speculations
 
 	mu        sync.Mutex
 	byID      map[string]*prepared
@@ -46,8 +49,8 @@ type preparedStore struct {
 	lastSweep time.Time
 }
 
-func newPreparedStore(ttl time.Duration, now func() time.Time) *preparedStore {
-	return &preparedStore{ttl: ttl, now: now, byID: map[string]*prepared{}, count: map[authz.PrincipalID]int{}}
+func newPreparedStore(ttl time.Duration, now func() time.Time, specs *speculations) *preparedStore {
+	return &preparedStore{ttl: ttl, now: now, specs: specs, byID: map[string]*prepared{}, count: map[authz.PrincipalID]int{}}
 }
 
 func (ps *preparedStore) add(p *authz.Principal, pl *plan) (string, error) {
@@ -93,6 +96,20 @@ func (ps *preparedStore) removeLocked(id string, st *prepared) {
 	if ps.count[st.principal]--; ps.count[st.principal] <= 0 {
 		delete(ps.count, st.principal)
 	}
+	if sp := ps.specs.take(st, nil); sp != nil {
+		ps.specs.drop(sp, speculationDiscarded, false)
+	}
+}
+
+// all returns every open statement.
+func (ps *preparedStore) all() []*prepared {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	out := make([]*prepared, 0, len(ps.byID))
+	for _, st := range ps.byID {
+		out = append(out, st)
+	}
+	return out
 }
 
 // sweepLocked closes statements idle longer than the TTL, at most once per
@@ -205,7 +222,8 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	st, _, err := s.openPrepared(p, cmd.GetPreparedStatementHandle())
+	handle := cmd.GetPreparedStatementHandle()
+	st, _, err := s.openPrepared(p, handle)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -235,10 +253,11 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 	if err := rdr.Err(); err != nil {
 		return nil, toStatus(fmt.Errorf("%w: reading parameters: %v", errBadRequest, err))
 	}
-	st.mu.Lock()
-	st.args = args
-	st.mu.Unlock()
-	return cmd.GetPreparedStatementHandle(), nil
+	// The parameters are bound and the statement started for its DoGet
+	// (speculate.go) in one step, so a DoGet sees either the earlier
+	// parameters and their execution or these and theirs.
+	s.speculate(ctx, p, st, ticketKey(handle), args, true)
+	return handle, nil
 }
 
 // GetFlightInfoPreparedStatement returns the statement's schema and a ticket
@@ -252,6 +271,7 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flights
 	if err != nil {
 		return nil, toStatus(err)
 	}
+	s.speculate(ctx, p, st, ticketKey(cmd.GetPreparedStatementHandle()), nil, false)
 	// The descriptor's command is the sealed handle itself; DoGet re-opens it.
 	return s.flightInfo(desc, st.plan.schema, desc.GetCmd()), nil
 }
@@ -282,7 +302,11 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 	}
 	st.mu.Lock()
 	args := st.args
+	sp := s.specs.takeLocked(st, nil)
 	st.mu.Unlock()
+	if sp != nil {
+		return s.claim(ctx, p, st, sp, ticketKey(handle), args)
+	}
 	if len(args) != st.plan.numParams {
 		return nil, nil, toStatus(fmt.Errorf("%w: the statement has %d parameters, %d were bound", errBadRequest, st.plan.numParams, len(args)))
 	}

@@ -310,16 +310,23 @@ type openStatement struct {
 // open registers the statement under key, waits for a permit, pins the
 // versions' files and starts sql on the engine. Errors are statuses.
 func (s *Server) open(ctx context.Context, p *authz.Principal, key [32]byte, sql string, args []any, tables []backend.TableVersion) (*openStatement, error) {
+	return s.openAdmitted(ctx, p, key, sql, args, tables, s.admit.acquire)
+}
+
+// openAdmitted is open with the permit taken by admit (which returns a
+// release or an error and holds nothing).
+func (s *Server) openAdmitted(ctx context.Context, p *authz.Principal, key [32]byte, sql string, args []any, tables []backend.TableVersion, admit func(context.Context, string) (func(), error)) (*openStatement, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	if !s.running.start(key, cancel) {
+	run, ok := s.running.start(key, cancel)
+	if !ok {
 		cancel()
 		return nil, toStatus(errCanceledByClient)
 	}
 	// Waiting for a permit happens under the registered context, so
 	// CancelFlightInfo also stops a queued statement.
-	release, err := s.admit.acquire(ctx, p.Tenant().String())
+	release, err := admit(ctx, p.Tenant().String())
 	if err != nil {
-		s.running.finish(key)
+		s.running.finish(key, run)
 		cancel()
 		return nil, s.fail(ctx, "admit", err)
 	}
@@ -330,7 +337,7 @@ func (s *Server) open(ctx context.Context, p *authz.Principal, key [32]byte, sql
 	}
 	if err != nil {
 		release()
-		s.running.finish(key)
+		s.running.finish(key, run)
 		cancel()
 		return nil, s.fail(ctx, "bind", err)
 	}
@@ -343,18 +350,20 @@ func (s *Server) open(ctx context.Context, p *authz.Principal, key [32]byte, sql
 	if err != nil {
 		unpin()
 		release()
-		s.running.finish(key)
+		s.running.finish(key, run)
 		cancel()
 		return nil, s.fail(ctx, "execute", withheld(tables, err))
 	}
-	return &openStatement{ctx: ctx, rdr: rdr, tables: tables, close: func() {
+	o := &openStatement{ctx: ctx, rdr: rdr, tables: tables}
+	o.close = func() {
 		// The permit and the files go back once the reader is released.
-		rdr.Release()
+		o.rdr.Release()
 		unpin()
 		release()
-		s.running.finish(key)
+		s.running.finish(key, run)
 		cancel()
-	}}, nil
+	}
+	return o, nil
 }
 
 // stream sends the batches of an open statement from a producer goroutine,
@@ -415,41 +424,58 @@ func (s *Server) fail(ctx context.Context, op string, err error) error {
 func ticketKey(handle []byte) [32]byte { return sha256.Sum256(handle) }
 
 // runningQueries maps ticket keys to the cancel functions of their queries,
-// and remembers tickets cancelled before their DoGet started.
+// and remembers tickets cancelled before their DoGet started. A key may run
+// more than once at a time (a prepared statement's handle is its ticket).
 type runningQueries struct {
 	mu        sync.Mutex
-	running   map[[32]byte]context.CancelFunc
+	running   map[[32]byte]map[*runningQuery]struct{}
 	cancelled map[[32]byte]struct{}
 }
 
+// runningQuery is one registration of a key.
+type runningQuery struct{ cancel context.CancelFunc }
+
 func newRunningQueries() *runningQueries {
-	return &runningQueries{running: map[[32]byte]context.CancelFunc{}, cancelled: map[[32]byte]struct{}{}}
+	return &runningQueries{running: map[[32]byte]map[*runningQuery]struct{}{}, cancelled: map[[32]byte]struct{}{}}
 }
 
 // start registers a query; it reports false if the ticket was cancelled.
-func (r *runningQueries) start(key [32]byte, cancel context.CancelFunc) bool {
+func (r *runningQueries) start(key [32]byte, cancel context.CancelFunc) (*runningQuery, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.cancelled[key]; ok {
-		return false
+		return nil, false
 	}
-	r.running[key] = cancel
-	return true
+	q := &runningQuery{cancel: cancel}
+	set := r.running[key]
+	if set == nil {
+		set = map[*runningQuery]struct{}{}
+		r.running[key] = set
+	}
+	set[q] = struct{}{}
+	return q, true
 }
 
-func (r *runningQueries) finish(key [32]byte) {
+// finish removes q's registration of key.
+func (r *runningQueries) finish(key [32]byte, q *runningQuery) {
 	r.mu.Lock()
-	delete(r.running, key)
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	set := r.running[key]
+	delete(set, q)
+	if len(set) == 0 {
+		delete(r.running, key)
+	}
 }
 
-// cancel stops the query of key if it runs, or marks the ticket so its DoGet
-// will not start.
+// cancel stops the queries of key if they run, or marks the ticket so its
+// DoGet will not start.
 func (r *runningQueries) cancel(key [32]byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c, ok := r.running[key]; ok {
-		c()
+	if set, ok := r.running[key]; ok {
+		for q := range set {
+			q.cancel()
+		}
 		return
 	}
 	if len(r.cancelled) >= 100_000 {
@@ -461,8 +487,10 @@ func (r *runningQueries) cancel(key [32]byte) {
 func (r *runningQueries) cancelAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, c := range r.running {
-		c()
+	for _, set := range r.running {
+		for q := range set {
+			q.cancel()
+		}
 	}
 }
 

@@ -224,6 +224,7 @@ type Server struct {
 	health   *health.Server
 	sessions *sessionStore
 	prepared *preparedStore
+	specs    *speculations
 	running  *runningQueries
 	admit    *admission // executing statements
 	plan     *admission // planning statements and listing (Server.planning)
@@ -251,13 +252,17 @@ func New(cfg Config) (*Server, error) {
 		gate:     sqlgate.New(sqlgate.Config{MaxSQLBytes: c.MaxSQLBytes}),
 		auth:     authenticator{auth: authz.NewAuthenticator(c.Principals)},
 		sessions: newSessionStore(c.SessionTTL, c.Now),
-		prepared: newPreparedStore(c.PreparedTTL, c.Now),
 		running:  newRunningQueries(),
 		admit:    newAdmission(workExecute, c.MaxConcurrentPerTenant, c.MaxConcurrent, c.QueueTimeout),
 		plan:     newAdmission(workPlan, c.MaxConcurrentPerTenant, c.MaxConcurrent, c.QueueTimeout),
 		mem:      memory.DefaultAllocator,
 		rand:     rand.Reader,
 	}
+	s.specs = newSpeculations(&s.producers)
+	s.prepared = newPreparedStore(c.PreparedTTL, c.Now, s.specs)
+	// A statement finding no free execution permit takes one back from a
+	// speculation (speculate.go).
+	s.admit.yield = s.specs.yield
 	s.Alloc = s.mem
 	s.instrument()
 	if err := registerSQLInfo(s, c.Version); err != nil {
@@ -356,6 +361,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.health.Shutdown()
 	s.running.cancelAll()
+	s.specs.dropAll(s.prepared)
 	s.producers.Wait()
 	return err
 }
@@ -366,6 +372,7 @@ func (s *Server) Close() error {
 	s.health.Shutdown()
 	s.grpc.Stop()
 	s.running.cancelAll()
+	s.specs.dropAll(s.prepared)
 	s.producers.Wait()
 	return nil
 }

@@ -600,13 +600,7 @@ type flightSQLPrepared struct {
 
 func openFlightSQLPrepared(b testing.TB, srv *server, token, sql string) *flightSQLPrepared {
 	b.Helper()
-	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { conn.Close() })
-	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+token)
-	cl := flightsqlClient(conn)
+	cl, ctx := flightSQLAs(b, srv, token)
 	stmt, err := cl.Prepare(ctx, sql)
 	if err != nil {
 		b.Fatal(err)
@@ -635,7 +629,7 @@ func (fp *flightSQLPrepared) run(_ context.Context, id int64) (int64, error) {
 type metricSamples map[string]float64
 
 // scrapeSamples reads url (Prometheus text format) into samples.
-func scrapeSamples(b *testing.B, url string) metricSamples {
+func scrapeSamples(b testing.TB, url string) metricSamples {
 	b.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
@@ -704,8 +698,10 @@ func latencyMetrics(b *testing.B, lat []time.Duration) {
 // check; the local namespace gate runs in memory before them and is not
 // timed separately), resolves/op and generations/op the calls, authz-% its share
 // of the client-observed latency, server-µs/op the increase of
-// lakegate_flight_request_seconds_sum (all RPCs) per query, and
-// doput-, getflightinfo- and doget-µs/op the same for each RPC.
+// lakegate_flight_request_seconds_sum (all RPCs) per query,
+// doput-, getflightinfo- and doget-µs/op the same for each RPC, and
+// claimed/op the executions whose DoGet streamed the execution started when
+// the parameters were bound (lakegate_speculations_total{outcome="claimed"}).
 func BenchmarkPointQuery(b *testing.B) {
 	b.Run("client=adbc", func(b *testing.B) {
 		benchPointQuery(b, func(srv *server, tok string) pointRunner { return openPrepared(b, srv.uri(), tok, demoPointQuery) })
@@ -773,6 +769,8 @@ func benchPointQuery(b *testing.B, open func(*server, string) pointRunner) {
 	b.ReportMetric(dResolveCount/q, "resolves/op")
 	b.ReportMetric(dGenCount/q, "generations/op")
 	b.ReportMetric(delta("lakegate_decisions_total", `source="reused"`)/q, "reused/op")
+	// Executions whose DoGet streamed what the engine started at the bind.
+	b.ReportMetric(delta("lakegate_speculations_total", `outcome="claimed"`)/q, "claimed/op")
 	b.ReportMetric(100*dResolveSum/total.Seconds(), "authz-%")
 	b.ReportMetric(dServer*1e6/q, "server-µs/op")
 	// CPU per execution of the serve process and of this one (the client):

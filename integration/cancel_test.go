@@ -5,9 +5,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -17,13 +15,7 @@ const slowQuery = "SELECT count(*) FROM sales.orders a, sales.orders b, sales.or
 
 func TestCancelAndDeadline(t *testing.T) {
 	srv := startServe(t, "--query-timeout", "2s")
-	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	cl := flightsqlClient(conn)
-	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+srv.token(t, "analyst@demo"))
+	cl, ctx := flightSQLAs(t, srv, srv.token(t, "analyst@demo"))
 
 	t.Run("CancelFlightInfo stops the query", func(t *testing.T) {
 		info, err := cl.Execute(ctx, slowQuery)

@@ -2,14 +2,29 @@ package integration_test
 
 import (
 	"context"
+	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 )
+
+// flightSQLAs connects arrow-go's Flight SQL client to srv (closed when t
+// ends) and returns it with a context presenting token.
+func flightSQLAs(t testing.TB, srv *server, token string) (*flightsql.Client, context.Context) {
+	t.Helper()
+	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return flightsqlClient(conn), metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+token)
+}
 
 // flightsqlClient wraps an existing connection in arrow-go's Flight SQL client.
 func flightsqlClient(conn *grpc.ClientConn) *flightsql.Client {

@@ -152,6 +152,11 @@ func (s *server) stop(t testing.TB) {
 		<-done
 		t.Errorf("lakegate serve did not stop on SIGTERM; stderr:\n%s", s.stderr.String())
 	}
+	// A build with the race detector (LAKEGATE_BENCH_BIN) reports races
+	// on stderr.
+	if strings.Contains(s.stderr.String(), "WARNING: DATA RACE") {
+		t.Errorf("lakegate serve reported a data race:\n%s", s.stderr.String())
+	}
 }
 
 // token returns a demo principal's token from the generated tokens file.

@@ -12,9 +12,6 @@ import (
 
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 )
 
 var bannerMetrics = regexp.MustCompile(`metrics:\s+(http://\S+/metrics)`)
@@ -170,13 +167,7 @@ func TestListingReused(t *testing.T) {
 	srv := startServe(t)
 	metricsURL := bannerMetrics.FindStringSubmatch(srv.Banner)[1]
 	env, node := serveMetasrv(t, srv)
-	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+srv.token(t, "analyst@demo"))
-	cl := flightsqlClient(conn)
+	cl, ctx := flightSQLAs(t, srv, srv.token(t, "analyst@demo"))
 	const lists = `lakegate_metasrv_request_seconds_count{op="list",outcome="ok"}`
 	tables := func() []string {
 		t.Helper()

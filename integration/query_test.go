@@ -11,9 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 )
 
 func TestQueries(t *testing.T) {
@@ -135,13 +132,7 @@ func TestQueries(t *testing.T) {
 	})
 
 	t.Run("prepared statement reports typed parameters", func(t *testing.T) {
-		conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		cl := flightsqlClient(conn)
-		mdCtx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+srv.token(t, "analyst@demo"))
+		cl, mdCtx := flightSQLAs(t, srv, srv.token(t, "analyst@demo"))
 		prep, err := cl.Prepare(mdCtx, "SELECT id, status FROM sales.orders WHERE id = ?")
 		if err != nil {
 			t.Fatal(err)

@@ -1,17 +1,13 @@
 package integration_test
 
 import (
-	"context"
 	"net/http"
 	"regexp"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -37,13 +33,7 @@ func TestTicketReauthorized(t *testing.T) {
 	srv := startServe(t)
 	env, node := serveMetasrv(t, srv)
 
-	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	cl := flightsqlClient(conn)
-	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+srv.token(t, "analyst@demo"))
+	cl, ctx := flightSQLAs(t, srv, srv.token(t, "analyst@demo"))
 
 	ticketFor := func(sql string) *flight.Ticket {
 		t.Helper()
@@ -63,7 +53,7 @@ func TestTicketReauthorized(t *testing.T) {
 	const grants = "/api/metalakes/demo/permissions/users/analyst@demo/"
 	early := ticketFor("SELECT id FROM sales.orders WHERE id <= 10")
 	env.must(t, node, "PUT", grants+"revoke", map[string]any{"roleNames": []string{"sales_analyst"}})
-	_, err = redeem(early)
+	_, err := redeem(early)
 	if status.Code(err) != codes.NotFound || status.Convert(err).Message() != "table sales.orders does not exist" {
 		t.Fatalf("ticket after the revocation: %v", err)
 	}
