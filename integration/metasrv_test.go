@@ -350,16 +350,25 @@ func (e *metasrvEnv) schemaNames(t *testing.T, p *metasrvProc, q string) []strin
 	return out
 }
 
+// TestMetasrvClusterSurvivesLeaderKill runs over each kind of Raft log
+// store (--raft-log): the killed node recovers from what its own disk kept.
 func TestMetasrvClusterSurvivesLeaderKill(t *testing.T) {
+	for _, kind := range []string{"bolt", "wal"} {
+		t.Run("raft-log="+kind, func(t *testing.T) { testMetasrvClusterSurvivesLeaderKill(t, kind) })
+	}
+}
+
+func testMetasrvClusterSurvivesLeaderKill(t *testing.T, raftLog string) {
 	e := newMetasrvEnv(t)
+	logFlag := []string{"--raft-log", raftLog}
 
 	// (1) Form a cluster: n1 bootstraps, n2 joins through n1, n3 through
 	// n2 (a follower, so the join is forwarded).
-	n1 := e.startMetasrv(t, "n1", t.TempDir(), "--bootstrap")
+	n1 := e.startMetasrv(t, "n1", t.TempDir(), append(logFlag, "--bootstrap")...)
 	e.waitConverged(t, 1, n1)
-	n2 := e.startMetasrv(t, "n2", t.TempDir(), "--join", n1.httpAddr)
+	n2 := e.startMetasrv(t, "n2", t.TempDir(), append(logFlag, "--join", n1.httpAddr)...)
 	e.waitConverged(t, 2, n1, n2)
-	n3 := e.startMetasrv(t, "n3", t.TempDir(), "--join", n2.httpAddr)
+	n3 := e.startMetasrv(t, "n3", t.TempDir(), append(logFlag, "--join", n2.httpAddr)...)
 	nodes := []*metasrvProc{n1, n2, n3}
 	leader := e.waitConverged(t, 3, nodes...)
 	var followers []*metasrvProc
@@ -420,7 +429,7 @@ func TestMetasrvClusterSurvivesLeaderKill(t *testing.T) {
 
 	// (5) Restart the killed node from its data dir on the same addresses
 	// (its state makes --bootstrap/--join unnecessary); it catches up.
-	restarted, err := e.runMetasrv(t, killed.id, killed.dataDir, killed.httpAddr, killed.raftAddr)
+	restarted, err := e.runMetasrv(t, killed.id, killed.dataDir, killed.httpAddr, killed.raftAddr, logFlag...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,17 +40,22 @@ func BenchmarkTagAssignWrites3Nodes(b *testing.B) {
 		name            string
 		items, pipeline int
 		raw             bool
+		logStore        string // "" is the default (bolt)
 	}{
-		{"batch=off", 1, 0, false},
-		{"batch=pipe1", 0, 1, false},
-		{"batch=pipe2", 0, 2, false},
-		{"batch=pipe4", 0, 4, false},
+		{"batch=off", 1, 0, false, ""},
+		{"batch=pipe1", 0, 1, false, ""},
+		{"batch=pipe2", 0, 2, false, ""},
+		{"batch=pipe4", 0, 4, false, ""},
 		// The default configuration with a lean client: one connection
 		// per writer, requests written and answers read in place, no
 		// net/http Transport (its two goroutines and handoffs per request
 		// cost as much CPU as the server's side of the request). Closer to
 		// clients on other machines.
-		{"batch=pipe2/client=raw", 0, 2, true},
+		{"batch=pipe2/client=raw", 0, 2, true, ""},
+		// The same with the Raft log in raft-wal's append-only segments
+		// (one fdatasync per log write instead of bbolt's two).
+		{"log=wal/batch=pipe2/client=raw", 0, 2, true, raftnode.LogStoreWAL},
+		{"log=wal/batch=pipe2", 0, 2, false, raftnode.LogStoreWAL},
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			configHook = func(c *metasrv.Config) {
@@ -61,6 +66,7 @@ func BenchmarkTagAssignWrites3Nodes(b *testing.B) {
 				// defaults.
 				d := raftnode.DefaultConfig()
 				c.Raft.HeartbeatTimeout, c.Raft.ElectionTimeout, c.Raft.LeaderLeaseTimeout = d.HeartbeatTimeout, d.ElectionTimeout, d.LeaderLeaseTimeout
+				c.Raft.LogStore = v.logStore
 			}
 			defer func() { configHook = nil }()
 			benchTagAssignWrites(b, v.raw)

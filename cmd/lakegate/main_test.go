@@ -46,7 +46,7 @@ func TestCheckExposure(t *testing.T) {
 }
 
 func TestRunUsage(t *testing.T) {
-	for _, args := range [][]string{nil, {"nope"}, {"token"}, {"token", "old"}, {"serve", "--flight-addr", "0.0.0.0:1"}, {"serve", "--tls-client-ca", "x"}, {"sql"}, {"sql", "--format", "xml", "--token", "t", "SELECT 1"}} {
+	for _, args := range [][]string{nil, {"nope"}, {"token"}, {"token", "old"}, {"serve", "--flight-addr", "0.0.0.0:1"}, {"serve", "--tls-client-ca", "x"}, {"serve", "--raft-log", "sqlite"}, {"sql"}, {"sql", "--format", "xml", "--token", "t", "SELECT 1"}} {
 		var out, errOut bytes.Buffer
 		if err := run(context.Background(), args, &out, &errOut); !errors.Is(err, errUsage) {
 			t.Errorf("run(%q) = %v, want a usage error", args, err)

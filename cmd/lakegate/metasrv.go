@@ -18,6 +18,7 @@ import (
 	"lakegate/authz/sqlgate"
 	"lakegate/catalog"
 	"lakegate/metasrv"
+	"lakegate/metasrv/raftnode"
 )
 
 // metasrvConfig is everything `lakegate metasrv` reads from its flags.
@@ -31,6 +32,7 @@ type metasrvConfig struct {
 	insecureNoTLS                       bool
 	logLevel                            string
 	metricsAddr                         string
+	raftLog                             string
 }
 
 func parseMetasrvFlags(args []string, stderr io.Writer) (metasrvConfig, error) {
@@ -51,6 +53,7 @@ func parseMetasrvFlags(args []string, stderr io.Writer) (metasrvConfig, error) {
 	fs.BoolVar(&c.insecureNoTLS, "insecure-no-tls", false, "allow plaintext on a non-loopback address; never waives authentication")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "address serving Prometheus metrics at /metrics (unauthenticated; TLS like the REST API); empty disables")
+	raftLogFlag(fs, &c.raftLog)
 	if err := fs.Parse(args); err != nil {
 		return c, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -67,6 +70,9 @@ func parseMetasrvFlags(args []string, stderr io.Writer) (metasrvConfig, error) {
 		return c, fmt.Errorf("%w: --join needs --peer-token-file", errUsage)
 	case (c.tlsCert == "") != (c.tlsKey == ""), c.tlsCert != "" && c.tlsCA == "":
 		return c, fmt.Errorf("%w: TLS needs --tls-cert, --tls-key and --tls-ca together", errUsage)
+	}
+	if err := checkRaftLog(c.raftLog); err != nil {
+		return c, err
 	}
 	for _, a := range []struct{ flag, addr string }{{"--http-addr", c.httpAddr}, {"--raft-addr", c.raftAddr}, {"--metrics-addr", c.metricsAddr}} {
 		if a.addr == "" && a.flag == "--metrics-addr" {
@@ -122,6 +128,7 @@ func runMetasrv(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	cfg := metasrv.DefaultConfig()
 	cfg.NodeID, cfg.DataDir, cfg.RaftAddr, cfg.HTTPAddr = c.nodeID, c.dataDir, c.raftAddr, c.httpAddr
+	cfg.Raft.LogStore = c.raftLog
 	cfg.Bootstrap, cfg.Principals, cfg.Logger = c.bootstrap, principals, log.With("component", "metasrv")
 	cfg.CheckPolicy = policyChecker()
 	if c.peerTokenFile != "" {
@@ -244,4 +251,17 @@ func policyChecker() func(catalog.PolicyType, catalog.PolicyContent) error {
 		}
 		return nil
 	}
+}
+
+// raftLogFlag defines --raft-log, shared by metasrv and serve.
+func raftLogFlag(fs *flag.FlagSet, v *string) {
+	fs.StringVar(v, "raft-log", raftnode.LogStoreBolt, "how the Raft log is kept: bolt (raft-boltdb, two fdatasyncs per write) or wal (raft-wal, append-only segments, one fdatasync per write); a data directory keeps the kind it was created with")
+}
+
+// checkRaftLog validates --raft-log.
+func checkRaftLog(v string) error {
+	if v != raftnode.LogStoreBolt && v != raftnode.LogStoreWAL {
+		return fmt.Errorf("%w: --raft-log %q: want %s or %s", errUsage, v, raftnode.LogStoreBolt, raftnode.LogStoreWAL)
+	}
+	return nil
 }

@@ -23,6 +23,7 @@ func TestMetasrvFlags(t *testing.T) {
 		{"--node-id", "n1", "--principals", "p", "--join", "x:1"},            // no peer token
 		{"--node-id", "n1", "--principals", "p", "--tls-cert", "c"},          // incomplete TLS
 		{"--node-id", "n1", "--principals", "p", "--http-addr", "0.0.0.0:1"}, // exposed without TLS
+		{"--node-id", "n1", "--principals", "p", "--raft-log", "rocksdb"},    // unknown log store
 	} {
 		if _, err := parseMetasrvFlags(args, io.Discard); !errors.Is(err, errUsage) {
 			t.Errorf("%q: got %v, want a usage error", args, err)
@@ -30,8 +31,9 @@ func TestMetasrvFlags(t *testing.T) {
 	}
 }
 
-// TestMetasrvServes starts a bootstrap node through run, creates a
-// metalake over REST and stops it with the context (the signal path).
+// TestMetasrvServes starts a bootstrap node through run (with its Raft log
+// in raft-wal's segments), creates a metalake over REST and stops it with
+// the context (the signal path).
 func TestMetasrvServes(t *testing.T) {
 	dir := t.TempDir()
 	pm := filepath.Join(dir, "principals.yaml")
@@ -46,7 +48,7 @@ func TestMetasrvServes(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"metasrv", "--node-id", "n1", "--data-dir", filepath.Join(dir, "data"),
 			"--raft-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--bootstrap", "--principals", pm,
-			"--log-level", "error"}, pw, io.Discard)
+			"--log-level", "error", "--raft-log", "wal"}, pw, io.Discard)
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
@@ -73,7 +75,9 @@ func TestMetasrvServes(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "data", "audit.jsonl")); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"audit.jsonl", "raft/wal"} {
+		if _, err := os.Stat(filepath.Join(dir, "data", f)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

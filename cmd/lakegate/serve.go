@@ -31,6 +31,7 @@ type serveConfig struct {
 	dataDir     string
 	metasrvAddr string
 	raftAddr    string
+	raftLog     string
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
@@ -44,6 +45,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.principals, "principals", "", "principal map (YAML); default: the demo map generated in the data directory, loopback only")
 	fs.StringVar(&c.ticketKeys, "ticket-keys", "", "ticket key ring file; default: generated in the data directory")
 	fs.StringVar(&c.stageFile, "stage", "", "root stage descriptor (JSON file: local root or S3 bucket/prefix; S3 credentials from the AWS environment); default: a local stage in <data-dir>/stage")
+	raftLogFlag(fs, &c.raftLog)
 	if err := fs.Parse(args); err != nil {
 		return c, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -51,6 +53,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 		return c, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	if err := c.validate(); err != nil {
+		return c, err
+	}
+	if err := checkRaftLog(c.raftLog); err != nil {
 		return c, err
 	}
 	if err := checkExposure(c.flightAddr, c.principals != "", c.tls.Enabled(), c.insecureNoTLS); err != nil {
@@ -299,6 +304,7 @@ func startServeMetasrv(ctx context.Context, c serveConfig, principals *authz.Pri
 	cfg := metasrv.DefaultConfig()
 	cfg.NodeID, cfg.DataDir = serveMetasrvNode, filepath.Join(c.dataDir, "metasrv")
 	cfg.RaftAddr, cfg.HTTPAddr = c.raftAddr, ln.Addr().String() // the real port when port 0 was asked for
+	cfg.Raft.LogStore = c.raftLog
 	// Bootstrap is ignored once state exists. A single voter never forwards,
 	// so it needs no peer token.
 	cfg.Bootstrap, cfg.Principals, cfg.Logger = true, principals, log.With("component", "metasrv")

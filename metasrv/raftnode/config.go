@@ -17,9 +17,17 @@ type Config struct {
 	// unique across all time and must not change across restarts. Required.
 	NodeID string
 
-	// DataDir holds the Raft log and stable store (raft.db) and the snapshot
-	// directory (snapshots/). It is created if missing. Required.
+	// DataDir holds the Raft log and stable store (raft.db, or wal/ with
+	// LogStoreWAL) and the snapshot directory (snapshots/). It is created if
+	// missing. Required.
 	DataDir string
+
+	// LogStore is how the Raft log and stable store are kept on disk:
+	// LogStoreBolt (raft.db, hashicorp/raft-boltdb: a bbolt B-tree, two
+	// fdatasyncs per write) or LogStoreWAL (wal/, hashicorp/raft-wal:
+	// append-only segment files, one fdatasync per write). A DataDir holding
+	// the other kind is refused. Empty means LogStoreBolt.
+	LogStore string
 
 	// RaftAddr is the host:port the Raft transport listens on and advertises
 	// to peers. The host must be an address peers can dial (not 0.0.0.0);
@@ -96,14 +104,21 @@ type Config struct {
 
 	// ObserveLogWrite, when set, is called after every write of log
 	// entries to the log store, with the number of entries and how long
-	// the write took. Each write is one bbolt transaction with its
-	// fdatasyncs, on the leader before it replicates and on a follower
+	// the write took. Each write is one bbolt transaction with its two
+	// fdatasyncs (LogStoreBolt) or one append and fdatasync (LogStoreWAL),
+	// on the leader before it replicates and on a follower
 	// before it acknowledges, so every commit waits for two of them in
 	// turn: the disk's sync latency is a floor under write latency. It
 	// runs on Raft's own goroutines and must return quickly. Nil means
 	// not observed.
 	ObserveLogWrite func(entries int, d time.Duration)
 }
+
+// Log store kinds (Config.LogStore).
+const (
+	LogStoreBolt = "bolt"
+	LogStoreWAL  = "wal"
+)
 
 // DefaultConfig returns a Config with every timeout and size at its default
 // (the same values the zero fields mean). Identity and addresses are empty.
@@ -119,6 +134,7 @@ func DefaultConfig() Config {
 		SnapshotInterval:   2 * time.Minute,
 		TrailingLogs:       10240,
 		SnapshotRetain:     2,
+		LogStore:           LogStoreBolt,
 	}
 }
 
@@ -153,6 +169,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SnapshotRetain == 0 {
 		c.SnapshotRetain = 2
+	}
+	if c.LogStore == "" {
+		c.LogStore = LogStoreBolt
 	}
 	return c
 }
@@ -212,6 +231,9 @@ func (c Config) Validate() error {
 	}
 	if c.SnapshotInterval < 5*time.Millisecond {
 		errs = append(errs, fmt.Errorf("SnapshotInterval %s is below 5ms", c.SnapshotInterval))
+	}
+	if c.LogStore != LogStoreBolt && c.LogStore != LogStoreWAL {
+		errs = append(errs, fmt.Errorf("LogStore %q is neither %q nor %q", c.LogStore, LogStoreBolt, LogStoreWAL))
 	}
 	if c.SnapshotRetain < 1 {
 		errs = append(errs, fmt.Errorf("SnapshotRetain %d is below 1", c.SnapshotRetain))

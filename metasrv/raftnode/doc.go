@@ -1,7 +1,8 @@
 // Package raftnode is metasrv's replication core: one hashicorp/raft voter
-// that replicates a caller-supplied StateMachine, with durable raft-boltdb
-// log and stable stores, file snapshots, and a TCP transport that runs over
-// mutual TLS when configured.
+// that replicates a caller-supplied StateMachine, with durable log and
+// stable stores (raft-boltdb, or raft-wal's segment files: Config.LogStore),
+// file snapshots, and a TCP transport that runs over mutual TLS when
+// configured.
 //
 // Usage:
 //

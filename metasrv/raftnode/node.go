@@ -7,15 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
 )
 
 // logCacheSize is how many recent log entries are kept in memory.
@@ -28,7 +25,7 @@ type Node struct {
 	log    *slog.Logger
 	raft   *raft.Raft
 	fsm    *fsm
-	store  *raftboltdb.BoltStore
+	store  logStore
 	stream *streamLayer
 	addr   string // advertised Raft address (the bound listener address)
 
@@ -85,17 +82,13 @@ func New(ctx context.Context, cfg Config, sm StateMachine) (n *Node, err error) 
 		}
 	}()
 
-	store, err := raftboltdb.New(raftboltdb.Options{
-		Path: filepath.Join(cfg.DataDir, "raft.db"),
-		// A second process on the same DataDir fails instead of hanging.
-		BoltOptions: &bbolt.Options{Timeout: time.Second},
-	})
+	hl := newHCLog(logger)
+	store, err := openLogStore(cfg, hl)
 	if err != nil {
-		return nil, fmt.Errorf("raftnode: open log store: %w", err)
+		return nil, err
 	}
 	closers = append(closers, store.Close)
 
-	hl := newHCLog(logger)
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, cfg.SnapshotRetain, hl.Named("snapshot"))
 	if err != nil {
 		return nil, fmt.Errorf("raftnode: snapshot store: %w", err)
@@ -165,7 +158,7 @@ func New(ctx context.Context, cfg Config, sm StateMachine) (n *Node, err error) 
 	}
 	n.fsm = newFSM(sm, n.changed)
 	// The cache serves recent entries to replication without reading them
-	// back from bolt.
+	// back from the store.
 	var logStore raft.LogStore = store
 	if cfg.ObserveLogWrite != nil {
 		logStore = timedLogStore{store, cfg.ObserveLogWrite}
@@ -611,6 +604,14 @@ func (n *Node) Shutdown(ctx context.Context) error {
 type timedLogStore struct {
 	raft.LogStore
 	observe func(entries int, d time.Duration)
+}
+
+// IsMonotonic passes on whether the store refuses gaps in the log
+// (raft.MonotonicLogStore; raft-wal does): Raft must then clear the log when
+// it installs a snapshot instead of leaving a gap before the next entry.
+func (s timedLogStore) IsMonotonic() bool {
+	m, ok := s.LogStore.(raft.MonotonicLogStore)
+	return ok && m.IsMonotonic()
 }
 
 func (s timedLogStore) StoreLog(l *raft.Log) error {
