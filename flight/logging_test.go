@@ -63,9 +63,17 @@ func (s *syncBuffer) lines(t *testing.T) []map[string]any {
 func servedLogging(t *testing.T, cat backend.Catalog) (*flightsql.Client, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
-	s, _ := metricsServer(t, cat, func(c *Config) {
+	_, cl := served(t, cat, func(c *Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
+	return cl, logs
+}
+
+// served serves a metricsServer over cat (mutate as for metricsServer) on a
+// loopback listener and returns it with a Flight SQL client of it.
+func served(t *testing.T, cat backend.Catalog, mutate func(*Config)) (*Server, *flightsql.Client) {
+	t.Helper()
+	s, _ := metricsServer(t, cat, mutate)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +84,7 @@ func servedLogging(t *testing.T, cat backend.Catalog) (*flightsql.Client, *syncB
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cl.Close() })
-	return cl, logs
+	return s, cl
 }
 
 func bearerCtx(token string, kv ...string) context.Context {

@@ -3,13 +3,20 @@ package flight
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"lakegate/flight/backend"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // heldSpeculation registers, as st's speculation of tenant, one that has
@@ -153,5 +160,161 @@ func TestReadAhead(t *testing.T) {
 		}
 		rdr.Release()
 		mem.AssertSize(t, 0)
+	}
+}
+
+// pointEngine is an engine holding every table in memory whose queries
+// return one row: the first argument (an int64 id), or 0.
+type pointEngine struct{}
+
+var pointSchema = arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+
+func (pointEngine) InMemory(string, []string) bool { return true }
+
+func (pointEngine) Bind(_ context.Context, _ string, tables []backend.LocalTable) ([]backend.Relation, error) {
+	rels := make([]backend.Relation, len(tables))
+	for i := range tables {
+		rels[i] = backend.Relation{Schema: "main", Name: "t" + strconv.Itoa(i), Types: []string{"BIGINT"}}
+	}
+	return rels, nil
+}
+
+func (pointEngine) Describe(context.Context, string, string, int) (backend.Description, error) {
+	return backend.Description{Result: pointSchema, Params: arrow.NewSchema([]arrow.Field{{Name: "parameter_1", Type: arrow.PrimitiveTypes.Int64}}, nil)}, nil
+}
+
+func (pointEngine) Execute(ctx context.Context, _, _ string, args []any) (array.RecordReader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var id int64
+	if len(args) > 0 {
+		id, _ = args[0].(int64)
+	}
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	b.Append(id)
+	col := b.NewArray()
+	defer col.Release()
+	rec := array.NewRecordBatch(pointSchema, []arrow.Array{col}, 1)
+	defer rec.Release()
+	return array.NewRecordReader(pointSchema, []arrow.RecordBatch{rec})
+}
+
+// TestSpeculationStress: clients binding, fetching, abandoning and closing
+// prepared statements concurrently — some sharing one statement — each get
+// the row of a value bound to the statement they fetch, and once they are
+// done and the server has stopped, every execution permit is back.
+func TestSpeculationStress(t *testing.T) {
+	cat := &metricsCatalog{visible: map[backend.TableName]bool{{Schema: "sales", Name: "orders"}: true},
+		columns: []backend.Column{{Name: "id", Type: "int64"}}}
+	s, cl := served(t, cat, func(c *Config) {
+		c.Backend = pointEngine{}
+		c.Logger = slog.New(slog.DiscardHandler)
+	})
+	ctx := bearerCtx(aliceToken)
+	const query = "SELECT id FROM sales.orders WHERE id = ?"
+	shared, err := cl.Prepare(ctx, query)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// run binds id to prep and, unless abandon, fetches it: the row must be
+	// id, or for a statement others bind too, any id at all.
+	run := func(prep *flightsql.PreparedStatement, id int64, abandon, own bool) error {
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		b.Append(id)
+		col := b.NewArray()
+		b.Release()
+		params := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "p", Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{col}, 1)
+		col.Release()
+		prep.SetParameters(params)
+		params.Release()
+		info, err := prep.Execute(ctx)
+		if err != nil || abandon {
+			return err
+		}
+		rdr, err := cl.DoGet(ctx, info.GetEndpoint()[0].GetTicket())
+		if err != nil {
+			return err
+		}
+		defer rdr.Release()
+		var got []int64
+		for rdr.Next() {
+			got = append(got, rdr.RecordBatch().Column(0).(*array.Int64).Int64Values()...)
+		}
+		if err := rdr.Err(); err != nil {
+			return err
+		}
+		if len(got) != 1 || (own && got[0] != id) {
+			return fmt.Errorf("bound %d, fetched %v", id, got)
+		}
+		return nil
+	}
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for w := range 8 {
+		wg.Go(func() {
+			prep, err := cl.Prepare(ctx, query)
+			if err != nil {
+				errs <- err
+				return
+			}
+			// The same server statement, through a client object of its
+			// own (arrow-go's is not safe for concurrent use).
+			alias, err := cl.LoadPreparedStatementFromResult(&flightsql.CreatePreparedStatementResult{PreparedStatementHandle: shared.Handle()})
+			if err != nil {
+				errs <- err
+				return
+			}
+			for i := range 40 {
+				id := int64(w*1000 + i)
+				var err error
+				switch {
+				case w%4 == 0: // shares one statement with others
+					err = run(alias, id, i%5 == 0, false)
+				case i%7 == 3: // closes its statement with a speculation open
+					if err = run(prep, id, true, true); err == nil {
+						err = prep.Close(ctx)
+					}
+					if err == nil {
+						prep, err = cl.Prepare(ctx, query)
+					}
+				default:
+					err = run(prep, id, i%5 == 0, true)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("writer %d, execution %d: %w", w, i, err)
+					return
+				}
+			}
+			if err := prep.Close(ctx); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if err := shared.Close(ctx); err != nil {
+		t.Error(err)
+	}
+	// Close waits for every producer, and so for every speculation to have
+	// given back what it held.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if tn, g := held(s.admit, "acme"); tn != 0 || g != 0 {
+		t.Fatalf("permits still held after the server stopped: tenant %d, global %d", tn, g)
+	}
+	outcomes := map[string]float64{}
+	for _, o := range speculationOutcomes {
+		outcomes[o] = testutil.ToFloat64(s.cfg.Metrics.speculation.WithLabelValues(o))
+	}
+	if outcomes[speculationClaimed] == 0 || outcomes[speculationDiscarded]+outcomes[speculationExpired] == 0 {
+		t.Errorf("speculation outcomes %v: want some claimed and some not", outcomes)
 	}
 }
