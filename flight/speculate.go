@@ -83,7 +83,7 @@ func newSpeculations(producers *sync.WaitGroup) *speculations {
 	return &speculations{producers: producers, byTenant: map[string]map[*speculation]struct{}{}}
 }
 
-// put makes sp st's speculation and returns the one it replaces, if any,
+// putLocked makes sp st's speculation and returns the one it replaces, if any,
 // now taken by the caller. Call with st.mu held.
 func (ss *speculations) putLocked(st *prepared, sp *speculation) *speculation {
 	old := st.spec

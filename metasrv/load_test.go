@@ -53,7 +53,7 @@ func BenchmarkTagAssignWrites3Nodes(b *testing.B) {
 		// clients on other machines.
 		{"batch=pipe2/client=raw", 0, 2, true, ""},
 		// The same with the Raft log in raft-wal's append-only segments
-		// (one fdatasync per log write instead of bbolt's two).
+		// (one fsync per log write instead of bbolt's two).
 		{"log=wal/batch=pipe2/client=raw", 0, 2, true, raftnode.LogStoreWAL},
 		{"log=wal/batch=pipe2", 0, 2, false, raftnode.LogStoreWAL},
 	} {

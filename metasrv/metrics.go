@@ -89,7 +89,7 @@ func newMetrics() *metrics {
 		}),
 		logWrite: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: metricLogWriteDuration,
-			Help: "Time to write entries to this node's Raft log store (one bbolt transaction and its two fdatasyncs, or with --raft-log wal one append and fdatasync); every commit waits for one on the leader and then one on a follower.",
+			Help: "Time to write entries to this node's Raft log store (one bbolt transaction and its two fdatasyncs, or with --raft-log wal one append and fsync); every commit waits for one on the leader and then one on a follower.",
 			// 50 µs to 10 s: a fast NVMe sync up to a stalled disk.
 			Buckets: prometheus.ExponentialBucketsRange(0.00005, 10, 22),
 		}),

@@ -255,7 +255,7 @@ func policyChecker() func(catalog.PolicyType, catalog.PolicyContent) error {
 
 // raftLogFlag defines --raft-log, shared by metasrv and serve.
 func raftLogFlag(fs *flag.FlagSet, v *string) {
-	fs.StringVar(v, "raft-log", raftnode.LogStoreBolt, "how the Raft log is kept: bolt (raft-boltdb, two fdatasyncs per write) or wal (raft-wal, append-only segments, one fdatasync per write); a data directory keeps the kind it was created with")
+	fs.StringVar(v, "raft-log", raftnode.LogStoreBolt, "how the Raft log is kept: bolt (raft-boltdb, two fdatasyncs per write) or wal (raft-wal, append-only segments, one fsync per write); a data directory keeps the kind it was created with")
 }
 
 // checkRaftLog validates --raft-log.

@@ -25,7 +25,7 @@ type Config struct {
 	// LogStore is how the Raft log and stable store are kept on disk:
 	// LogStoreBolt (raft.db, hashicorp/raft-boltdb: a bbolt B-tree, two
 	// fdatasyncs per write) or LogStoreWAL (wal/, hashicorp/raft-wal:
-	// append-only segment files, one fdatasync per write). A DataDir holding
+	// append-only segment files, one fsync per write). A DataDir holding
 	// the other kind is refused. Empty means LogStoreBolt.
 	LogStore string
 
@@ -105,7 +105,7 @@ type Config struct {
 	// ObserveLogWrite, when set, is called after every write of log
 	// entries to the log store, with the number of entries and how long
 	// the write took. Each write is one bbolt transaction with its two
-	// fdatasyncs (LogStoreBolt) or one append and fdatasync (LogStoreWAL),
+	// fdatasyncs (LogStoreBolt) or one append and fsync (LogStoreWAL),
 	// on the leader before it replicates and on a follower
 	// before it acknowledges, so every commit waits for two of them in
 	// turn: the disk's sync latency is a floor under write latency. It
