@@ -111,7 +111,7 @@ func FuzzGate(f *testing.F) {
 		if again, err := st.Render(rel); err != nil || again != out {
 			t.Fatalf("second Render differs: %q, %v", again, err)
 		}
-		if strings.Count(outsideQuotes(out), "?") != st.NumParams() {
+		if numberedParams(outsideQuotes(out)) != st.NumParams() {
 			t.Fatalf("NumParams %d, output %s", st.NumParams(), out)
 		}
 		// DuckDB's own parser: one statement, gate-issued relations only.

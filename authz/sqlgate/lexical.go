@@ -9,7 +9,9 @@ package sqlgate
 // Single-quoted strings (a doubled quote escapes a quote) may hold any byte
 // but NUL.
 // Double-quoted identifiers ("" escapes a quote) may not hold NUL or control
-// characters. Outside quotes it refuses "--", "/*", ";", "$", "#", "\",
+// characters. Outside quotes it refuses "--", "/*", ";", "$" (except in a
+// numbered parameter: "$", a digit other than 0 and digits, not after an
+// identifier character and not followed by one or by "$"), "#", "\",
 // backtick, NUL, control characters other than space, tab and newline,
 // non-ASCII bytes, and a quote directly after an identifier character, "&" or
 // another quoted token (E'…', x'…', b'…', U&'…', U&"…", typed literals). An
@@ -66,6 +68,17 @@ func CheckLexical(sql string) error {
 			return lexErr(`"--" outside quotes`)
 		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
 			return lexErr(`"/*" outside quotes`)
+		case c == '$' && !isIdentByte(prev) && i+1 < len(sql) && sql[i+1] >= '1' && sql[i+1] <= '9':
+			// A numbered parameter ($1): digits, and then neither an
+			// identifier character nor another "$" (a dollar quote's tag).
+			j := i + 1
+			for j < len(sql) && sql[j] >= '0' && sql[j] <= '9' {
+				j++
+			}
+			if j < len(sql) && (isIdentByte(sql[j]) || sql[j] == '$') {
+				return lexErr(`"$" outside quotes`)
+			}
+			i, c = j-1, sql[j-1]
 		case c == ';' || c == '$' || c == '#' || c == '\\' || c == '`':
 			return lexErr("%q outside quotes", string(c))
 		case c == ' ' || c == '\t' || c == '\n':

@@ -57,9 +57,20 @@ func (n *litExpr) Restore(ctx *format.RestoreCtx) error {
 }
 func (n *litExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
 
-type paramExpr struct{ gateExpr }
+// paramExpr is a parameter marker, printed numbered ($1, $2, … in the
+// order of the markers in the statement's text) so that the printed SQL may
+// place it anywhere, and more than once (pushdown.go), and still bind the
+// value the client bound to that marker.
+type paramExpr struct {
+	gateExpr
+	offset int // the marker's byte offset in the statement's text
+	n      int // its position among the statement's markers, from 1
+}
 
-func (n *paramExpr) Restore(ctx *format.RestoreCtx) error  { ctx.WritePlain("?"); return nil }
+func (n *paramExpr) Restore(ctx *format.RestoreCtx) error {
+	ctx.WritePlain("$" + strconv.Itoa(n.n))
+	return nil
+}
 func (n *paramExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
 
 type binExpr struct {

@@ -60,7 +60,7 @@ type walker struct {
 	frame     *cteFrame
 	sel       *selScope
 	cteSeq    int
-	params    int
+	params    []*paramExpr // every marker walked, numbered by statement
 	depth     int
 	aliases   map[string]struct{} // every table alias in the statement
 	pending   []colCheck          // bare column references
@@ -78,8 +78,26 @@ func newWalker(defSchema string) *walker {
 	}
 }
 
+// numberParams numbers the markers walked by their place in the text (the
+// order in which clients bind values) and returns how many distinct markers
+// there are. The walker visits FROM before the select list, so the order of
+// the walk is not the order of the text.
+func (w *walker) numberParams() int {
+	offsets := make([]int, 0, len(w.params))
+	for _, p := range w.params {
+		offsets = append(offsets, p.offset)
+	}
+	slices.Sort(offsets)
+	offsets = slices.Compact(offsets)
+	for _, p := range w.params {
+		i, _ := slices.BinarySearch(offsets, p.offset)
+		p.n = i + 1
+	}
+	return len(offsets)
+}
+
 func (w *walker) statement(kind Kind, root ast.Node) *Statement {
-	st := &Statement{kind: kind, numParams: w.params, root: root}
+	st := &Statement{kind: kind, numParams: w.numberParams(), root: root}
 	st.tables = make([]TableRef, 0, len(w.tables))
 	for t := range w.tables {
 		st.tables = append(st.tables, t)
@@ -817,8 +835,9 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		if w.pol != nil {
 			return nil, unsupported("parameters are not allowed in a policy expression")
 		}
-		w.params++
-		return &paramExpr{}, nil
+		p := &paramExpr{offset: x.Offset}
+		w.params = append(w.params, p)
+		return p, nil
 	case *test_driver.ValueExpr:
 		return literal(x)
 	case *ast.SetCollationExpr:

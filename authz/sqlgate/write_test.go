@@ -36,7 +36,7 @@ func TestWrite(t *testing.T) {
 			want: `WITH "__cte1_t" AS (SELECT * FROM "lg_rel"."t_0" AS "t") SELECT * FROM "__cte1_t" AS "t"`},
 		{sql: `CREATE TABLE t AS (SELECT a FROM u) UNION ALL (SELECT a FROM v) ORDER BY 1 LIMIT ?`,
 			kind: sqlgate.KindCreateTableAs, target: "sales.t", tables: []string{"sales.u", "sales.v"}, params: 1,
-			want: `(SELECT "a" FROM "lg_rel"."t_0" AS "u") UNION ALL (SELECT "a" FROM "lg_rel"."t_1" AS "v") ORDER BY 1 LIMIT ?`},
+			want: `(SELECT "a" FROM "lg_rel"."t_0" AS "u") UNION ALL (SELECT "a" FROM "lg_rel"."t_1" AS "v") ORDER BY 1 LIMIT $1`},
 		{sql: `CREATE TABLE t AS SELECT a DIV 2 AS h, sum(b) AS s FROM u GROUP BY 1;`,
 			kind: sqlgate.KindCreateTableAs, target: "sales.t", tables: []string{"sales.u"},
 			want: `SELECT (list_transform([struct_pack(f0 := "a", f1 := 2)], lambda __lg_v: CAST(round(((__lg_v.f0 - (__lg_v.f0 % nullif(__lg_v.f1, 0))) // nullif(__lg_v.f1, 0))) AS BIGINT))[1]) AS "h",sum("b") AS "s" FROM "lg_rel"."t_0" AS "u" GROUP BY 1`},
@@ -56,7 +56,7 @@ func TestWrite(t *testing.T) {
 			want: `WITH "__cte1_x" AS (SELECT "a" FROM "lg_rel"."t_0" AS "u") SELECT "a" FROM "__cte1_x" AS "x"`},
 		{sql: `INSERT INTO t (a) WITH t AS (SELECT a FROM t) SELECT a FROM t WHERE a = ?`,
 			kind: sqlgate.KindInsert, target: "sales.t", tables: []string{"sales.t"}, columns: []string{"a"}, params: 1,
-			want: `WITH "__cte1_t" AS (SELECT "a" FROM "lg_rel"."t_0" AS "t") SELECT "a" FROM "__cte1_t" AS "t" WHERE ("a" = ?)`},
+			want: `WITH "__cte1_t" AS (SELECT "a" FROM "lg_rel"."t_0" AS "t") SELECT "a" FROM "__cte1_t" AS "t" WHERE ("a" = $1)`},
 		{sql: `INSERT INTO x WITH x AS (SELECT 1 AS a) SELECT a FROM x`, // the target is never a CTE
 			kind: sqlgate.KindInsert, target: "sales.x",
 			want: `WITH "__cte1_x" AS (SELECT 1 AS "a") SELECT "a" FROM "__cte1_x" AS "x"`},
@@ -70,7 +70,7 @@ func TestWrite(t *testing.T) {
 			want: `SELECT * FROM (VALUES (1, 'x'), (2, NULL)) AS "__lg_values" ("col1", "col2")`},
 		{sql: "INSERT INTO t (A, `b`) VALUE (?, ?), (-1, 'a\\'b'), (1.5e0, \"q\")",
 			kind: sqlgate.KindInsert, target: "sales.t", columns: []string{"a", "b"}, params: 2,
-			want: `SELECT * FROM (VALUES (?, ?), ((-(1)), 'a''b'), (1.5e+00, 'q')) AS "__lg_values" ("a", "b")`},
+			want: `SELECT * FROM (VALUES ($1, $2), ((-(1)), 'a''b'), (1.5e+00, 'q')) AS "__lg_values" ("a", "b")`},
 		{sql: `INSERT INTO t VALUES ((SELECT max(a) FROM secret), 1 + 2 * 3, CAST('3' AS SIGNED), coalesce(NULL, 1), - -1, 4 / 0)`,
 			kind: sqlgate.KindInsert, target: "sales.t", tables: []string{"sales.secret"},
 			want: `SELECT * FROM (VALUES ((SELECT max("a") FROM "lg_rel"."t_0" AS "secret"), (1 + (2 * 3)), CAST('3' AS BIGINT), coalesce(NULL, 1), (-((-(1)))), (4 / nullif(0, 0)))) AS "__lg_values" ("col1", "col2", "col3", "col4", "col5", "col6")`},
@@ -458,11 +458,11 @@ func TestLongValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.NumParams() != n || strings.Count(out, "?") != n || st.Kind() != sqlgate.KindInsert {
+	if st.NumParams() != n || numberedParams(out) != n || st.Kind() != sqlgate.KindInsert {
 		t.Fatalf("%d rows: NumParams %d", n, st.NumParams())
 	}
-	if !strings.HasPrefix(out, "SELECT * FROM (VALUES (0, 'x0', ?), (1, 'x1', ?), ") ||
-		!strings.HasSuffix(out, fmt.Sprintf(`(%d, 'x%d', ?)) AS "__lg_values" ("id", "name", "v")`, n-1, n-1)) {
+	if !strings.HasPrefix(out, "SELECT * FROM (VALUES (0, 'x0', $1), (1, 'x1', $2), ") ||
+		!strings.HasSuffix(out, fmt.Sprintf(`(%d, 'x%d', $%d)) AS "__lg_values" ("id", "name", "v")`, n-1, n-1, n)) {
 		t.Fatalf("%d rows: output %.100s … %s", n, out, out[max(len(out)-100, 0):])
 	}
 	// The text bound applies.
