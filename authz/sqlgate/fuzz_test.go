@@ -226,8 +226,38 @@ func FuzzCheckLexical(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, sql string) {
-		if sqlgate.CheckLexical(sql) == nil && strings.ContainsAny(outsideQuotes(sql), ";$#\\`\x00") {
+		if sqlgate.CheckLexical(sql) != nil {
+			return
+		}
+		out := outsideQuotes(sql)
+		if strings.ContainsAny(out, ";#\\`\x00") || strayDollar(out) {
 			t.Fatalf("accepted %q", sql)
 		}
 	})
+}
+
+// strayDollar reports a "$" in s that is not a numbered parameter: "$", a
+// digit from 1 and digits, with no identifier character or "$" on either
+// side.
+func strayDollar(s string) bool {
+	ident := func(c byte) bool {
+		return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' {
+			continue
+		}
+		if i > 0 && ident(s[i-1]) || i+1 >= len(s) || s[i+1] < '1' || s[i+1] > '9' {
+			return true
+		}
+		j := i + 1
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		if j < len(s) && ident(s[j]) {
+			return true
+		}
+		i = j - 1
+	}
+	return false
 }

@@ -39,7 +39,6 @@ func tableStrings(st *sqlgate.Statement) []string {
 	return out
 }
 
-// outsideQuotes returns sql with quoted tokens blanked (DuckDB rules).
 // numberedParams returns n when sql (outside quotes) holds the numbered
 // parameters $1 … $n, each at least once, and no other "$"; otherwise -1.
 func numberedParams(sql string) int {
@@ -59,6 +58,7 @@ func numberedParams(sql string) int {
 	return len(seen)
 }
 
+// outsideQuotes returns sql with quoted tokens blanked (DuckDB rules).
 func outsideQuotes(sql string) string {
 	var b strings.Builder
 	var q byte
