@@ -12,9 +12,12 @@
 // table is read (tables.go, preparePolicy). Admission (admission.go) bounds
 // per tenant the statements running and, on separate permits, those being
 // planned or listed; a panic while serving a request fails that request alone
-// (recover.go).
+// (recover.go). A prepared query is opened on the engine when its parameters
+// are bound (speculate.go), and streamed by its DoGet only if that DoGet's
+// own authorization gives the same plan.
 //
 // The package must never: send client SQL text to a backend (only SQL printed by
 // authz/sqlgate), tell a denied table apart from a missing one, hand out an
-// unsealed ticket, or log a token, a ticket or SQL text.
+// unsealed ticket, stream a result its DoGet did not authorize, or log a
+// token, a ticket or SQL text.
 package flight
