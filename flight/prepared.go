@@ -329,40 +329,7 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 	// The statement is authorized again (refresh) while the engine opens it
 	// as prepared: the two round trips overlap, and nothing is sent before
 	// the refresh confirms the same versions and policies.
-	key := ticketKey(handle)
-	type refreshed struct {
-		pl  *plan
-		err error
-	}
-	rc := make(chan refreshed, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				rc <- refreshed{nil, s.panicked(ctx, "refresh", r)}
-			}
-		}()
-		pl, err := s.refresh(ctx, p, st.plan)
-		rc <- refreshed{pl, err}
-	}()
-	spec, specErr := s.open(ctx, p, key, st.plan.sql, args, st.plan.tables)
-	r := <-rc
-	switch {
-	case r.err != nil:
-		if spec != nil {
-			spec.close()
-		}
-		return nil, nil, s.fail(ctx, "refresh", r.err)
-	case r.pl == st.plan:
-		if specErr != nil {
-			return nil, nil, specErr
-		}
-		schema, ch := s.stream(spec)
-		return schema, ch, nil
-	}
-	if spec != nil {
-		spec.close()
-	}
-	return s.execute(ctx, p, key, r.pl.sql, args, r.pl.tables)
+	return s.claim(ctx, p, st, s.opening(ctx, p, ticketKey(handle), st.plan, args, false), ticketKey(handle), args)
 }
 
 // scalarAt converts one parameter value to a Go value the engine binds.

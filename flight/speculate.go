@@ -44,12 +44,17 @@ const speculationBatches = 2
 // else (speculations.detach).
 const speculationBufferBytes = 16 << 20
 
-// speculation is a prepared query opened on the engine before its DoGet.
-// Exactly one party takes it out of its statement (speculations.take) and
-// then either claims it (DoGet) or drops it.
+// speculation is a prepared query being opened on the engine in a goroutine
+// of its own (opening): before its DoGet (speculate), or by its DoGet while
+// it authorizes the statement again. Exactly one party takes a speculation
+// out of its statement (speculations.take) and then either claims it (DoGet)
+// or drops it.
 type speculation struct {
 	st     *prepared
 	tenant string
+	// metrics receives its outcome; nil (nothing recorded) for the one a
+	// DoGet opens itself.
+	metrics *Metrics
 	// cancel ends the speculation's context: the engine call while it
 	// opens, the reader once open.
 	cancel context.CancelFunc
@@ -58,6 +63,10 @@ type speculation struct {
 	// DoGet then runs the statement itself and reports its own errors).
 	ready chan struct{}
 	o     *openStatement
+	// err is why o is nil, for a DoGet to report; nil for a speculation
+	// that could not open (its DoGet runs the statement itself and meets
+	// any error again, or gets the permit that was not free).
+	err error
 	// detached is set (before ready closes) when o holds only the
 	// result's batches: no permit, files or engine reader.
 	detached bool
@@ -67,9 +76,9 @@ type speculation struct {
 }
 
 // speculations tracks the speculations not yet taken, by tenant, so a
-// statement finding no free permit can take one back (yield). It also
-// accounts for them in the Server's producers, so Shutdown waits until every
-// one has given back what it holds.
+// statement finding no free permit can take one back (yield). Dropping one
+// ends its account in the Server's producers (opening opened it), so
+// Shutdown waits until every one has given back what it holds.
 type speculations struct {
 	producers *sync.WaitGroup
 	metrics   *Metrics
@@ -99,7 +108,6 @@ func (ss *speculations) putLocked(st *prepared, sp *speculation) *speculation {
 		ss.byTenant[sp.tenant] = set
 	}
 	set[sp] = struct{}{}
-	ss.producers.Add(1)
 	return old
 }
 
@@ -143,9 +151,9 @@ func (ss *speculations) drop(sp *speculation, outcome string, wait bool) {
 		<-sp.ready
 		if sp.o != nil {
 			sp.o.close()
-			ss.metrics.speculated(outcome)
+			sp.metrics.speculated(outcome)
 		} else {
-			ss.metrics.speculated(speculationUnopened)
+			sp.metrics.speculated(speculationUnopened)
 		}
 		ss.producers.Done()
 	}
@@ -268,13 +276,35 @@ func (s *Server) speculate(ctx context.Context, p *authz.Principal, st *prepared
 	}
 	// The speculation outlives the call that starts it; it keeps the
 	// call's values (principal, request id) but not its cancellation.
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	sp := &speculation{st: st, tenant: p.Tenant().String(), cancel: cancel, ready: make(chan struct{})}
+	sp := s.opening(context.WithoutCancel(ctx), p, key, pl, args, true)
+	sp.st, sp.tenant, sp.metrics = st, p.Tenant().String(), s.specs.metrics
 	old := s.specs.putLocked(st, sp)
 	st.mu.Unlock()
 	if old != nil {
 		s.specs.drop(old, speculationDiscarded, false)
 	}
+	time.AfterFunc(speculationTTL, func() {
+		if sp := s.specs.take(st, sp); sp != nil {
+			s.specs.drop(sp, speculationExpired, false)
+		}
+	})
+}
+
+// opening starts opening pl with args under key in a goroutine of its own,
+// accounted for in the Server's producers, and returns its speculation at
+// once; ready closes when it is open or has failed. Ending ctx (or the
+// speculation's cancel) stops it. A speculative one takes a permit only if
+// one is free, keeps no error, and reads ahead (and may detach) what it
+// opens; otherwise it waits for a permit as any statement does and keeps its
+// error for its DoGet.
+func (s *Server) opening(ctx context.Context, p *authz.Principal, key [32]byte, pl *plan, args []any, speculative bool) *speculation {
+	ctx, cancel := context.WithCancel(ctx)
+	sp := &speculation{cancel: cancel, ready: make(chan struct{})}
+	admit := s.admit.acquire
+	if speculative {
+		admit = s.admit.tryAcquire
+	}
+	s.producers.Add(1)
 	go func() {
 		defer close(sp.ready)
 		var o *openStatement
@@ -283,28 +313,29 @@ func (s *Server) speculate(ctx context.Context, p *authz.Principal, st *prepared
 				if o != nil {
 					o.close()
 				}
-				_ = s.panicked(sctx, "speculation", r)
+				sp.o, sp.err = nil, s.panicked(ctx, "opening a statement", r)
 			}
 		}()
-		o, err := s.openAdmitted(sctx, p, key, pl.sql, args, pl.tables, s.admit.tryAcquire)
-		if err != nil {
+		o, err := s.openAdmitted(ctx, p, key, pl.sql, args, pl.tables, admit)
+		switch {
+		case err != nil && !speculative:
+			sp.err = err
 			return
-		}
-		// Small results are then complete before DoGet asks, and need
-		// nothing but their bytes until it does.
-		ra := readAhead(o.rdr, speculationBatches)
-		o.rdr = ra
-		if d := s.specs.detach(o, ra); d != nil {
-			o, sp.detached = d, true
+		case err != nil:
+			return
+		case speculative:
+			// Small results are then complete before DoGet asks, and
+			// need nothing but their bytes until it does.
+			ra := readAhead(o.rdr, speculationBatches)
+			o.rdr = ra
+			if d := s.specs.detach(o, ra); d != nil {
+				o, sp.detached = d, true
+			}
 		}
 		sp.o = o
 		sp.opened.Store(true)
 	}()
-	time.AfterFunc(speculationTTL, func() {
-		if sp := s.specs.take(st, sp); sp != nil {
-			s.specs.drop(sp, speculationExpired, false)
-		}
-	})
+	return sp
 }
 
 // claim runs a prepared query whose speculation sp its DoGet took: it
@@ -322,6 +353,9 @@ func (s *Server) claim(ctx context.Context, p *authz.Principal, st *prepared, sp
 	case err != nil:
 		s.specs.drop(sp, speculationStale, true)
 		return nil, nil, s.fail(ctx, "refresh", err)
+	case pl == st.plan && sp.err != nil:
+		s.specs.drop(sp, speculationStale, true)
+		return nil, nil, sp.err
 	case pl != st.plan || sp.o == nil:
 		s.specs.drop(sp, speculationStale, true)
 		return s.execute(ctx, p, key, pl.sql, args, pl.tables)
@@ -337,7 +371,7 @@ func (s *Server) claim(ctx context.Context, p *authz.Principal, st *prepared, sp
 		closeSpec()
 	}
 	schema, ch := s.stream(o)
-	s.specs.metrics.speculated(speculationClaimed)
+	sp.metrics.speculated(speculationClaimed)
 	s.specs.producers.Done() // the stream's producer accounts for it now
 	return schema, ch, nil
 }

@@ -28,6 +28,7 @@ func heldSpeculation(ss *speculations, st *prepared, tenant string, release func
 	close(ready)
 	sp = &speculation{st: st, tenant: tenant, cancel: func() {}, ready: ready,
 		o: &openStatement{close: func() { *closed = true; release() }}}
+	ss.producers.Add(1) // as Server.opening does
 	st.mu.Lock()
 	ss.putLocked(st, sp)
 	st.mu.Unlock()
