@@ -96,14 +96,10 @@ func (a *admission) acquire(ctx context.Context, tenant string) (release func(),
 // errTooManyQueries without counting a rejection (nobody waited).
 func (a *admission) tryAcquire(_ context.Context, tenant string) (func(), error) {
 	sem := a.tenantSem(tenant)
-	select {
-	case sem <- struct{}{}:
-	default:
+	if !take(sem) {
 		return nil, errTooManyQueries
 	}
-	select {
-	case a.global <- struct{}{}:
-	default:
+	if !take(a.global) {
 		<-sem
 		return nil, errTooManyQueries
 	}
@@ -128,17 +124,8 @@ func (a *admission) releaser(sem chan struct{}) func() {
 // anyTenant).
 func (a *admission) wait(ctx context.Context, deadline <-chan time.Time, sem chan struct{}, tenant string, anyTenant bool) error {
 	// Prefer a free permit over an already-fired deadline or ended context.
-	select {
-	case sem <- struct{}{}:
+	if take(sem) || a.yield != nil && a.yield(tenant, anyTenant) && take(sem) {
 		return nil
-	default:
-	}
-	if a.yield != nil && a.yield(tenant, anyTenant) {
-		select {
-		case sem <- struct{}{}:
-			return nil
-		default:
-		}
 	}
 	select {
 	case sem <- struct{}{}:
@@ -147,6 +134,16 @@ func (a *admission) wait(ctx context.Context, deadline <-chan time.Time, sem cha
 		return errTooManyQueries
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// take takes a permit of sem if one is free now.
+func take(sem chan struct{}) bool {
+	select {
+	case sem <- struct{}{}:
+		return true
+	default:
+		return false
 	}
 }
 
