@@ -17,11 +17,26 @@ func BenchmarkExecuteSelectStar10M(b *testing.B) {
 	if testing.Short() {
 		b.Skip("writes and scans a 10M-row table (~10 s); skipped under -short")
 	}
-	ctx := context.Background()
 	e, _ := newEngine(b)
 	rel := bindTable(b, e, "acme", "t@1", `SELECT range AS id, range * 0.5 AS amount,
 		range % 1000 AS bucket, (range * 7) % 100003 AS other FROM range(10000000)`)
-	sql := "SELECT * FROM " + relSQL(rel)
+	benchDrain(b, e, "SELECT * FROM "+relSQL(rel))
+}
+
+// BenchmarkExecuteStrings2M streams a 2M-row Parquet table of a BIGINT and
+// two VARCHAR columns (one held inline by DuckDB, ≤ 12 bytes, one mostly
+// longer) through Execute.
+func BenchmarkExecuteStrings2M(b *testing.B) {
+	e, _ := newEngine(b)
+	rel := bindTable(b, e, "acme", "s@1", `SELECT range AS id, 'c-' || (range % 100000) AS name,
+		repeat('x', (range % 50)::INTEGER) AS note FROM range(2000000)`)
+	benchDrain(b, e, "SELECT * FROM "+relSQL(rel))
+}
+
+// benchDrain runs sql once per iteration and drains it, reporting rows/s
+// and MB/s of Arrow buffers.
+func benchDrain(b *testing.B, e *duckdb.Engine, sql string) {
+	ctx := context.Background()
 	var rows, bytes int64
 	b.ResetTimer()
 	start := time.Now()

@@ -1,6 +1,8 @@
 package duckdb
 
 import (
+	"errors"
+	"math"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -15,25 +17,40 @@ import (
 // The direct path copies DuckDB's vectors straight into the buffers of the
 // batch being built, for results whose columns all have the same memory
 // layout in DuckDB and in Arrow (fixed-width numbers, dates, timestamps,
-// times; booleans are bit-packed on the way). That is one copy per value,
-// where DuckDB's own conversion (duckdb_data_chunk_to_arrow) makes a
-// 2,048-row Arrow batch per chunk that the coalescer then concatenates: two
-// copies and a C-to-Go import per chunk. Other results take that path.
+// times; booleans are bit-packed on the way) or are strings and blobs
+// (gathered into Arrow's offsets and values on the way). That is one copy
+// per value, where DuckDB's own conversion (duckdb_data_chunk_to_arrow)
+// makes a 2,048-row Arrow batch per chunk that the coalescer then
+// concatenates: two copies and a C-to-Go import per chunk. Other results
+// take that path.
 //
-// It relies on two things DuckDB guarantees for chunks fetched from a
-// result: their vectors are flat, and a validity mask is an array of
-// uint64 words with bit i%64 of word i/64 set when row i is valid, which on
-// a little-endian machine is Arrow's bitmap layout.
+// It relies on three things DuckDB guarantees for chunks fetched from a
+// result: their vectors are flat; a validity mask is an array of uint64
+// words with bit i%64 of word i/64 set when row i is valid, which on a
+// little-endian machine is Arrow's bitmap layout; and a VARCHAR or BLOB
+// vector is an array of the C API's duckdb_string_t (16 bytes: a uint32
+// length, then the bytes themselves if there are at most 12 of them, else
+// a 4-byte prefix and a pointer to all of them), whose entries for NULL
+// rows are not to be read.
 
 // directCol is how one column is copied: width bytes a value (srcWidth in
 // DuckDB when it differs: a DECIMAL stored in a 2-, 4- or 8-byte integer
-// becomes Arrow's 16-byte decimal128 by sign extension), or a bit-packed
-// boolean.
+// becomes Arrow's 16-byte decimal128 by sign extension), a bit-packed
+// boolean, or a variable-length string or blob (Arrow's 32-bit offsets,
+// which are width bytes a value, and its values).
 type directCol struct {
 	width    int
 	srcWidth int
 	boolean  bool
+	varlen   bool
 }
+
+// duckStringSize is the size of the C API's duckdb_string_t, and
+// duckStringInline the most bytes it holds inline.
+const (
+	duckStringSize   = 16
+	duckStringInline = 12
+)
 
 // directLayout returns the copy plan of res's columns for schema (the
 // result's Arrow schema), or nil if some column needs DuckDB's conversion.
@@ -90,6 +107,15 @@ func directLayout(res *mapping.Result, schema *arrow.Schema) []directCol {
 			}
 			cols[i] = directCol{width: 16, srcWidth: src}
 			continue
+		case mapping.TypeVarchar, mapping.TypeBlob:
+			// DuckDB's Arrow options may ask for large or view strings:
+			// only the 32-bit offsets layout is built here.
+			switch f.Type.ID() {
+			case arrow.STRING, arrow.BINARY:
+				cols[i] = directCol{width: arrow.Int32SizeBytes, varlen: true}
+				continue
+			}
+			return nil
 		default:
 			return nil
 		}
@@ -163,8 +189,14 @@ type batchBuilder struct {
 	grown bool
 
 	rows  int
-	data  []*memory.Buffer
+	bytes int              // of the batch's data so far, for MinBatchBytes
+	data  []*memory.Buffer // values, or offsets of a varlen column
+	vals  []*memory.Buffer // a varlen column's bytes
 	valid []*memory.Buffer // nil for a column until it has a null
+	// lastVals is each varlen column's bytes in the last full batch scaled
+	// to capRows rows: the next one starts with that much room, so that its
+	// values buffer does not grow (and copy) on the way.
+	lastVals []int
 }
 
 func newBatchBuilder(mem memory.Allocator, schema *arrow.Schema, cols []directCol) *batchBuilder {
@@ -177,25 +209,33 @@ func newBatchBuilder(mem memory.Allocator, schema *arrow.Schema, cols []directCo
 		target = (backend.MinBatchBytes + rowBytes - 1) / rowBytes
 	}
 	return &batchBuilder{
-		mem:     mem,
-		schema:  schema,
-		cols:    cols,
-		target:  target,
-		capRows: target + int(mapping.VectorSize()),
-		data:    make([]*memory.Buffer, len(cols)),
-		valid:   make([]*memory.Buffer, len(cols)),
+		mem:      mem,
+		schema:   schema,
+		cols:     cols,
+		target:   target,
+		capRows:  target + int(mapping.VectorSize()),
+		data:     make([]*memory.Buffer, len(cols)),
+		vals:     make([]*memory.Buffer, len(cols)),
+		valid:    make([]*memory.Buffer, len(cols)),
+		lastVals: make([]int, len(cols)),
 	}
 }
 
 // full reports whether the batch has reached its target size.
-func (b *batchBuilder) full() bool { return b.rows >= b.target }
+func (b *batchBuilder) full() bool {
+	return b.rows >= b.target || b.bytes >= backend.MinBatchBytes
+}
+
+// errBatchTooLarge: a string or blob column's bytes in one batch do not fit
+// Arrow's 32-bit offsets (DuckDB's own conversion refuses the same).
+var errBatchTooLarge = errors.New("duckdb: a batch's strings exceed 2 GiB")
 
 // append copies chunk's rows into the batch; the caller checks full before
 // appending again (a chunk holds at most mapping.VectorSize rows).
-func (b *batchBuilder) append(chunk mapping.DataChunk) {
+func (b *batchBuilder) append(chunk mapping.DataChunk) error {
 	n := int(mapping.DataChunkGetSize(chunk))
 	if n == 0 {
-		return
+		return nil
 	}
 	rows := b.reserveRows(b.rows + n)
 	for i, c := range b.cols {
@@ -203,9 +243,12 @@ func (b *batchBuilder) append(chunk mapping.DataChunk) {
 		if b.data[i] == nil {
 			b.data[i] = memory.NewResizableBuffer(b.mem)
 		}
-		if c.boolean {
+		switch {
+		case c.boolean:
 			b.data[i].Reserve(int(bitutil.BytesForBits(int64(rows))))
-		} else {
+		case c.varlen:
+			b.data[i].Reserve((rows + 1) * c.width)
+		default:
 			b.data[i].Reserve(rows * c.width)
 		}
 		if b.valid[i] != nil {
@@ -213,19 +256,77 @@ func (b *batchBuilder) append(chunk mapping.DataChunk) {
 		}
 		dst := b.data[i].Buf()
 		src := mapping.VectorGetData(vec)
-		if c.boolean {
+		mask := mapping.VectorGetValidity(vec)
+		switch {
+		case c.boolean:
 			bools := unsafe.Slice((*byte)(src), n)
 			for r, v := range bools {
 				bitutil.SetBitTo(dst, b.rows+r, v != 0)
 			}
-		} else if c.srcWidth == c.width {
+		case c.varlen:
+			if err := b.appendStrings(i, src, mask, n); err != nil {
+				return err
+			}
+		case c.srcWidth == c.width:
 			copy(dst[b.rows*c.width:], unsafe.Slice((*byte)(src), n*c.width))
-		} else {
+		default:
 			widenDecimal(dst[b.rows*16:(b.rows+n)*16], src, c.srcWidth, n)
 		}
-		b.copyValidity(i, mapping.VectorGetValidity(vec), n, rows)
+		b.copyValidity(i, mask, n, rows)
+		b.bytes += n * c.width
 	}
 	b.rows += n
+	return nil
+}
+
+// appendStrings gathers n duckdb_string_t at src (rows whose bit in mask is
+// clear are NULL and left unread) into varlen column i: an offset per row
+// after the batch's rows so far, and the bytes.
+func (b *batchBuilder) appendStrings(i int, src, mask unsafe.Pointer, n int) error {
+	offsets := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b.data[i].Buf()))), b.rows+n+1)
+	if b.vals[i] == nil {
+		b.vals[i] = memory.NewResizableBuffer(b.mem)
+		if b.grown {
+			b.vals[i].Reserve(b.lastVals[i])
+		}
+		offsets[0] = 0
+	}
+	vals := b.vals[i]
+	entries := unsafe.Slice((*[duckStringSize]byte)(src), n)
+	var valid []byte
+	if mask != nil {
+		valid = unsafe.Slice((*byte)(mask), bitutil.BytesForBits(int64(n)))
+	}
+	// One pass to size the values, so that the buffer grows at most once.
+	end := int64(offsets[b.rows])
+	size := end
+	for r := range entries {
+		if valid == nil || bitutil.BitIsSet(valid, r) {
+			size += int64(*(*uint32)(unsafe.Pointer(&entries[r])))
+		}
+	}
+	if size > math.MaxInt32 {
+		return errBatchTooLarge
+	}
+	if int(size) > vals.Cap() {
+		vals.Reserve(max(int(size), 2*vals.Cap()))
+	}
+	buf := vals.Buf()
+	for r := range entries {
+		if valid == nil || bitutil.BitIsSet(valid, r) {
+			e := &entries[r]
+			l := int64(*(*uint32)(unsafe.Pointer(e)))
+			if l <= duckStringInline {
+				copy(buf[end:], e[4:4+l])
+			} else {
+				copy(buf[end:], unsafe.Slice((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&e[8]))), l))
+			}
+			end += l
+		}
+		offsets[b.rows+r+1] = int32(end)
+	}
+	b.bytes += int(size - int64(offsets[b.rows]))
+	return nil
 }
 
 // reserveRows returns how many rows the buffers should hold for need rows.
@@ -233,7 +334,9 @@ func (b *batchBuilder) reserveRows(need int) int {
 	if b.grown {
 		return b.capRows
 	}
-	rows := int(mapping.VectorSize())
+	// From a cache line's worth of the narrowest column up: a point
+	// lookup's one row must not allocate (and zero) a chunk's worth.
+	rows := 64
 	for rows < need {
 		rows *= 2
 	}
@@ -272,53 +375,62 @@ func (b *batchBuilder) finish() arrow.RecordBatch {
 	if b.rows == 0 {
 		return nil
 	}
-	if b.full() {
+	full := b.full()
+	if full {
 		b.grown = true
 	}
 	cols := make([]arrow.Array, len(b.cols))
 	for i, c := range b.cols {
 		data := b.data[i]
-		if c.boolean {
+		buffers := []*memory.Buffer{b.valid[i], data}
+		switch {
+		case c.boolean:
 			data.ResizeNoShrink(int(bitutil.BytesForBits(int64(b.rows))))
-		} else {
+		case c.varlen:
+			data.ResizeNoShrink((b.rows + 1) * c.width)
+			offsets := arrow.Int32Traits.CastFromBytes(data.Bytes())
+			b.vals[i].ResizeNoShrink(int(offsets[b.rows]))
+			if full {
+				b.lastVals[i] = int(int64(offsets[b.rows]) * int64(b.capRows) / int64(b.rows))
+			}
+			buffers = append(buffers, b.vals[i])
+		default:
 			data.ResizeNoShrink(b.rows * c.width)
 		}
 		nulls := 0
-		valid := b.valid[i]
-		if valid != nil {
+		if valid := b.valid[i]; valid != nil {
 			valid.ResizeNoShrink(int(bitutil.BytesForBits(int64(b.rows))))
 			nulls = b.rows - bitutil.CountSetBits(valid.Bytes(), 0, b.rows)
 		}
-		d := array.NewData(b.schema.Field(i).Type, b.rows, []*memory.Buffer{valid, data}, nil, nulls, 0)
+		d := array.NewData(b.schema.Field(i).Type, b.rows, buffers, nil, nulls, 0)
 		cols[i] = array.MakeFromData(d)
 		d.Release()
-		data.Release()
-		if valid != nil {
-			valid.Release()
+		for _, buf := range buffers {
+			if buf != nil {
+				buf.Release()
+			}
 		}
-		b.data[i], b.valid[i] = nil, nil
+		b.data[i], b.vals[i], b.valid[i] = nil, nil, nil
 	}
 	rec := array.NewRecordBatch(b.schema, cols, int64(b.rows))
 	for _, col := range cols {
 		col.Release()
 	}
-	b.rows = 0
+	b.rows, b.bytes = 0, 0
 	return rec
 }
 
 // reset drops a partly built batch.
 func (b *batchBuilder) reset() {
-	for i := range b.cols {
-		if b.data[i] != nil {
-			b.data[i].Release()
-			b.data[i] = nil
-		}
-		if b.valid[i] != nil {
-			b.valid[i].Release()
-			b.valid[i] = nil
+	for _, bufs := range [][]*memory.Buffer{b.data, b.vals, b.valid} {
+		for i, buf := range bufs {
+			if buf != nil {
+				buf.Release()
+				bufs[i] = nil
+			}
 		}
 	}
-	b.rows = 0
+	b.rows, b.bytes = 0, 0
 }
 
 // widenDecimal writes n sign-extended 2-, 4- or 8-byte integers from src

@@ -71,8 +71,9 @@
 // it, and may spill to the tenant's tmp/). Batches hold at least
 // backend.MinBatchRows rows or backend.MinBatchBytes bytes: results whose
 // columns are all fixed-width (integers, floats, decimals, dates, timestamps,
-// times, booleans) are copied from DuckDB's vectors straight into the batch;
-// others are converted by DuckDB per 2,048-row chunk and concatenated.
+// times, booleans), strings or blobs are copied from DuckDB's vectors
+// straight into the batch; others (lists, structs, maps, enums, UUIDs,
+// intervals, …) are converted by DuckDB per 2,048-row chunk and concatenated.
 // Describe only prepares. Each connection caches the last few prepared
 // statements by SQL text, so the Execute that follows a Describe does not
 // prepare again; a view change retires them.

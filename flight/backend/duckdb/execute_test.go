@@ -3,6 +3,7 @@ package duckdb_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -318,7 +319,8 @@ func TestExecuteFixedWidthTypes(t *testing.T) {
 		FROM range(300000) t(r) WHERE r % 3 <> 2`
 	for q, want := range map[string]bool{
 		src:                             true,
-		"SELECT 1 AS x, 'a' AS s":       false, // VARCHAR
+		"SELECT 1 AS x, 'a' AS s":       true,
+		"SELECT 'a'::BLOB AS b":         true,
 		"SELECT [1] AS l":               false, // LIST
 		"SELECT 1.5::DECIMAL(4,1) AS d": true,
 	} {
@@ -395,6 +397,80 @@ func TestExecuteFixedWidthTypes(t *testing.T) {
 	}
 	rr.Release()
 	rr = nil
+	mem.AssertSize(t, 0)
+}
+
+// TestExecuteStrings reads VARCHAR and BLOB columns through the direct path:
+// empty values, values held inline by DuckDB (≤ 12 bytes) and values it
+// points to, multi-byte UTF-8, NULLs, and enough rows for several chunks
+// and batches. Every value is checked against the one Go builds from the
+// row number.
+func TestExecuteStrings(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	e, _ := newEngine(t, func(c *duckdb.Config) { c.Allocator = mem })
+	const rows = 150000
+	// s: r%9 = 0 is NULL, else r%40 copies of 'x' (or of 'é' when r is odd)
+	// then r; b: the same bytes as a BLOB, NULL when r%7 = 0.
+	src := fmt.Sprintf(`SELECT r,
+		CASE WHEN r %% 9 = 0 THEN NULL ELSE repeat(CASE WHEN r %% 2 = 1 THEN 'é' ELSE 'x' END, (r %% 40)::INTEGER) || r::VARCHAR END AS s,
+		CASE WHEN r %% 7 = 0 THEN NULL ELSE encode(repeat(CASE WHEN r %% 2 = 1 THEN 'é' ELSE 'x' END, (r %% 40)::INTEGER) || r::VARCHAR) END AS b,
+		'' AS empty
+		FROM range(%d) t(r)`, rows)
+	if direct, err := e.DirectPath("acme", src); err != nil || !direct {
+		t.Fatalf("DirectPath = %v, %v; want true", direct, err)
+	}
+	want := func(r int64) string {
+		ch := "x"
+		if r%2 == 1 {
+			ch = "é"
+		}
+		return strings.Repeat(ch, int(r%40)) + strconv.FormatInt(r, 10)
+	}
+	rr, err := e.Execute(context.Background(), "acme", src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, batches := int64(0), 0
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		batches++
+		rs := rec.Column(0).(*array.Int64)
+		ss := rec.Column(1).(*array.String)
+		bs := rec.Column(2).(*array.Binary)
+		es := rec.Column(3).(*array.String)
+		for k := 0; k < int(rec.NumRows()); k++ {
+			r := rs.Value(k)
+			if r != seen {
+				t.Fatalf("row %d: r = %d", seen, r)
+			}
+			seen++
+			if got := ss.IsNull(k); got != (r%9 == 0) {
+				t.Fatalf("row %d: s null = %v", r, got)
+			} else if !got && ss.Value(k) != want(r) {
+				t.Fatalf("row %d: s = %q, want %q", r, ss.Value(k), want(r))
+			}
+			if got := bs.IsNull(k); got != (r%7 == 0) {
+				t.Fatalf("row %d: b null = %v", r, got)
+			} else if !got && string(bs.Value(k)) != want(r) {
+				t.Fatalf("row %d: b = %q, want %q", r, bs.Value(k), want(r))
+			}
+			if es.IsNull(k) || es.Value(k) != "" {
+				t.Fatalf("row %d: empty = %q", r, es.Value(k))
+			}
+		}
+		for j, col := range []interface{ ValidateFull() error }{ss, bs, es} {
+			if err := col.ValidateFull(); err != nil {
+				t.Fatalf("batch %d, column %d: %v", batches, j+1, err)
+			}
+		}
+	}
+	if err := rr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rr.Release()
+	if seen != rows || batches < 3 {
+		t.Fatalf("%d rows in %d batches; want %d rows in at least 3", seen, batches, rows)
+	}
 	mem.AssertSize(t, 0)
 }
 

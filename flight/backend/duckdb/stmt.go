@@ -321,8 +321,12 @@ func (s *stmt) fetchDirect(b *batchBuilder) (arrow.RecordBatch, error) {
 		if chunk.Ptr == nil {
 			break
 		}
-		b.append(chunk)
+		err = b.append(chunk)
 		mapping.DestroyDataChunk(&chunk)
+		if err != nil {
+			b.reset()
+			return nil, err
+		}
 	}
 	return b.finish(), nil
 }
