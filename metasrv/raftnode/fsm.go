@@ -98,6 +98,20 @@ func (f *fsm) Apply(l *raft.Log) any {
 	return r
 }
 
+// response carries a command's result to its proposer. hashicorp/raft's log
+// cache keeps each recent entry's future, and with it the FSM's response,
+// until 1,024 newer entries push it out; the proposer takes v out of the
+// box (Node.apply), so that only the empty box stays there and a result
+// (for metasrv, a catalog snapshot) lives no longer than its request.
+type response struct{ v any }
+
+// take returns the result and leaves the box empty.
+func (r *response) take() any {
+	v := r.v
+	r.v = nil
+	return v
+}
+
 // ApplyBatch implements raft.BatchingFSM.
 func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	out := make([]any, len(logs))
@@ -120,7 +134,7 @@ func (f *fsm) applyOne(l *raft.Log) any {
 	body := l.Data[1:]
 	switch l.Data[0] {
 	case tagUser:
-		return f.sm.Apply(l.Index, body)
+		return &response{v: f.sm.Apply(l.Index, body)}
 	case tagMemberPut:
 		var p Peer
 		if err := json.Unmarshal(body, &p); err != nil || p.ID == "" {

@@ -315,7 +315,10 @@ func (n *Node) apply(ctx context.Context, op string, data []byte) (any, uint64, 
 	if err := f.Error(); err != nil {
 		return nil, 0, n.raftErr(op, err)
 	}
-	resp := f.Response()
+	var resp any
+	if r, ok := f.Response().(*response); ok {
+		resp = r.take()
+	}
 	if err, ok := resp.(error); ok {
 		return nil, f.Index(), err
 	}
