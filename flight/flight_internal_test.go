@@ -249,3 +249,34 @@ func TestWithheld(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanSQLFor: the text with parameters pushed behind row filters runs
+// only with values of the kinds it needs (NULL is of every kind); any other
+// value, a wrong count, or a plan without such a text runs the plain one.
+func TestPlanSQLFor(t *testing.T) {
+	pl := &plan{sql: "plain", pushed: "pushed", kinds: []sqlgate.ParamKind{sqlgate.ParamInteger, sqlgate.ParamText, sqlgate.ParamAny}}
+	for _, tc := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{int64(7), "EU", 1.5}, "pushed"},
+		{[]any{nil, nil, nil}, "pushed"},
+		{[]any{int64(-1), "", []byte("x")}, "pushed"},
+		{[]any{"7", "EU", 1.5}, "plain"},              // a string for an integer column
+		{[]any{uint64(7), "EU", 1.5}, "plain"},        // unsigned: not vouched for
+		{[]any{7.0, "EU", 1.5}, "plain"},              // a float
+		{[]any{int64(7), int64(1), 1.5}, "plain"},     // an integer for a VARCHAR column
+		{[]any{int64(7), []byte("EU"), 1.5}, "plain"}, // bytes are not text
+		{[]any{int64(7), "EU"}, "plain"},              // a wrong count
+	} {
+		if got := pl.sqlFor(tc.args); got != tc.want {
+			t.Errorf("sqlFor(%v) = %s, want %s", tc.args, got, tc.want)
+		}
+	}
+	if got := (&plan{sql: "plain"}).sqlFor(nil); got != "plain" {
+		t.Errorf("no pushed text: %s", got)
+	}
+	if got := (&plan{sql: "plain", pushed: "pushed", kinds: []sqlgate.ParamKind{99}}).sqlFor([]any{int64(1)}); got != "plain" {
+		t.Errorf("an unknown kind: %s", got)
+	}
+}

@@ -22,7 +22,12 @@ import (
 // versions it reads, the result schema and the parameter schema, ready to
 // execute for the principal that planned it.
 type plan struct {
-	sql       string
+	sql string
+	// pushed and kinds: sql with the comparisons of columns with parameters
+	// repeated behind row filters, and the kind each parameter's value
+	// must have for it to run (sqlgate.Statement.RenderPushed; sqlFor).
+	pushed    string
+	kinds     []sqlgate.ParamKind
 	numParams int
 	schema    *arrow.Schema
 	// params has numParams fields, typed as the backend inferred them
@@ -101,16 +106,42 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 	} else if up != nil {
 		return s.planUpstream(ctx, p, text, st.schema, stmt, tables, up)
 	}
-	sql, release, err := s.render(ctx, p, stmt, tables)
+	r, release, err := s.render(ctx, p, stmt, tables)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	d, err := s.cfg.Backend.Describe(ctx, p.Tenant().String(), sql, stmt.NumParams())
+	d, err := s.cfg.Backend.Describe(ctx, p.Tenant().String(), r.sql, stmt.NumParams())
 	if err != nil {
 		return nil, withheld(tables, err)
 	}
-	return &plan{sql: sql, numParams: stmt.NumParams(), schema: d.Result, params: d.Params, tables: tables, stmt: stmt}, nil
+	return &plan{sql: r.sql, pushed: r.pushed, kinds: r.kinds, numParams: stmt.NumParams(), schema: d.Result, params: d.Params, tables: tables, stmt: stmt}, nil
+}
+
+// sqlFor returns the text to run with args: the one with parameters pushed
+// behind row filters when every value has the kind it needs there (a value
+// of another kind would be converted at each row the filter hides, and a
+// failure would tell they exist), else the plain one.
+func (pl *plan) sqlFor(args []any) string {
+	if pl.pushed == "" || len(args) != len(pl.kinds) {
+		return pl.sql
+	}
+	for i, k := range pl.kinds {
+		switch v := args[i]; k {
+		case sqlgate.ParamInteger:
+			if _, ok := v.(int64); !ok && v != nil {
+				return pl.sql
+			}
+		case sqlgate.ParamText:
+			if _, ok := v.(string); !ok && v != nil {
+				return pl.sql
+			}
+		case sqlgate.ParamAny:
+		default:
+			return pl.sql
+		}
+	}
+	return pl.pushed
 }
 
 // refresh resolves a prepared plan's tables again, so every execution is
@@ -146,7 +177,7 @@ func (s *Server) refresh(ctx context.Context, p *authz.Principal, pl *plan) (*pl
 		np.numParams, np.params = pl.numParams, pl.params
 		return np, nil
 	}
-	sql, release, err := s.render(ctx, p, pl.stmt, tables)
+	r, release, err := s.render(ctx, p, pl.stmt, tables)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +185,7 @@ func (s *Server) refresh(ctx context.Context, p *authz.Principal, pl *plan) (*pl
 	// The client holds the schema announced at preparation: a result of
 	// another shape (a column added or retyped, a mask's form) is refused
 	// rather than streamed under it.
-	d, err := s.cfg.Backend.Describe(ctx, p.Tenant().String(), sql, pl.numParams)
+	d, err := s.cfg.Backend.Describe(ctx, p.Tenant().String(), r.sql, pl.numParams)
 	if err != nil {
 		return nil, withheld(tables, err)
 	}
@@ -162,7 +193,7 @@ func (s *Server) refresh(ctx context.Context, p *authz.Principal, pl *plan) (*pl
 		return nil, errPreparedChanged
 	}
 	np := *pl
-	np.sql, np.tables = sql, tables
+	np.sql, np.pushed, np.kinds, np.tables = r.sql, r.pushed, r.kinds, tables
 	return &np, nil
 }
 

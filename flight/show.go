@@ -135,12 +135,12 @@ func (s *Server) planExplain(ctx context.Context, p *authz.Principal, stmt *sqlg
 			return nil, &policyError{table: v.Name.String(), explain: true}
 		}
 	}
-	sql, release, err := s.render(ctx, p, stmt, tables)
+	r, release, err := s.render(ctx, p, stmt, tables)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	q := &showQuery{Kind: showExplain, SQL: sql, Tables: tables}
+	q := &showQuery{Kind: showExplain, SQL: r.sql, Tables: tables}
 	return &plan{schema: explainSchema, show: q}, nil
 }
 

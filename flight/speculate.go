@@ -316,7 +316,7 @@ func (s *Server) opening(ctx context.Context, p *authz.Principal, key [32]byte, 
 				sp.o, sp.err = nil, s.panicked(ctx, "opening a statement", r)
 			}
 		}()
-		o, err := s.openAdmitted(ctx, p, key, pl.sql, args, pl.tables, admit)
+		o, err := s.openAdmitted(ctx, p, key, pl.sqlFor(args), args, pl.tables, admit)
 		switch {
 		case err != nil && !speculative:
 			sp.err = err
@@ -358,7 +358,7 @@ func (s *Server) claim(ctx context.Context, p *authz.Principal, st *prepared, sp
 		return nil, nil, sp.err
 	case pl != st.plan || sp.o == nil:
 		s.specs.drop(sp, speculationStale, true)
-		return s.execute(ctx, p, key, pl.sql, args, pl.tables)
+		return s.execute(ctx, p, key, pl.sqlFor(args), args, pl.tables)
 	}
 	// The stream is DoGet's now: it ends with DoGet's context, and so does
 	// the engine's reader.

@@ -100,19 +100,32 @@ func (s *Server) bind(ctx context.Context, p *authz.Principal, refs []sqlgate.Ta
 	return m, release, nil
 }
 
+// rendered is a statement printed for the engine: sql, and for a statement
+// with parameters compared with columns of row-filtered tables, pushed, the
+// text that also repeats those comparisons behind the filters, to be run
+// only when the bound values have the kinds kinds gives (plan.sqlFor).
+type rendered struct {
+	sql    string
+	pushed string
+	kinds  []sqlgate.ParamKind
+}
+
 // render binds the versions of stmt's tables (in stmt.Tables() order) and
 // prints stmt over them; release unpins their files once the statement no
 // longer reads them.
-func (s *Server) render(ctx context.Context, p *authz.Principal, stmt *sqlgate.Statement, tables []backend.TableVersion) (sql string, release func(), err error) {
+func (s *Server) render(ctx context.Context, p *authz.Principal, stmt *sqlgate.Statement, tables []backend.TableVersion) (r rendered, release func(), err error) {
 	rel, release, err := s.bind(ctx, p, stmt.Tables(), tables)
 	if err != nil {
-		return "", nil, err
+		return r, nil, err
 	}
-	if sql, err = stmt.Render(rel); err != nil {
+	if r.sql, err = stmt.Render(rel); err == nil {
+		r.pushed, r.kinds, err = stmt.RenderPushed(rel)
+	}
+	if err != nil {
 		release()
-		return "", nil, err
+		return rendered{}, nil, err
 	}
-	return sql, release, nil
+	return r, release, nil
 }
 
 // preparePolicy prepares the row filter and masks of v for p. A policy that

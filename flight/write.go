@@ -469,12 +469,12 @@ func (s *Server) executeWrite(ctx context.Context, p *authz.Principal, stmt *sql
 		return 0, err
 	}
 	defer release()
-	sql, unpin, err := s.render(ctx, p, stmt, tables)
+	r, unpin, err := s.render(ctx, p, stmt, tables)
 	if err != nil {
 		return 0, err
 	}
 	defer unpin()
-	rows, err := s.cfg.Backend.Execute(ctx, tenant, sql, nil)
+	rows, err := s.cfg.Backend.Execute(ctx, tenant, r.sql, nil)
 	if err != nil {
 		return 0, withheld(tables, err)
 	}

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // ssnRE matches a real social security number of the demo's hr.employees.
@@ -167,6 +169,24 @@ func TestPolicies(t *testing.T) {
 		// A literal point lookup behind the fence.
 		wantRows(t, analyst.mustRows(t, "SELECT name FROM sales.customers WHERE id = 5"), []string{"Customer 5"})
 		wantRows(t, analyst.mustRows(t, "SELECT count(*) FROM sales.customers WHERE id = 6"), []string{"0"})
+		// The same lookup prepared: a bound integer is compared behind the
+		// fence as well (sqlgate RenderPushed); a value of another kind
+		// runs the statement as printed without it.
+		lookup := analyst.prepare(t, "SELECT name FROM sales.customers WHERE id = ?")
+		for _, tc := range []struct {
+			param arrow.RecordBatch
+			want  []string
+		}{
+			{int64Record(t, 5), []string{"Customer 5"}},
+			{int64Record(t, 6), nil},
+			{paramRecord(t, "5"), []string{"Customer 5"}},
+			{paramRecord(t, "6"), nil},
+			{int64Record(t, 5), []string{"Customer 5"}},
+		} {
+			if got := boundColumn(t, ctx, lookup, tc.param); !slices.Equal(got, tc.want) {
+				t.Errorf("prepared lookup bound to %v: %v, want %v", tc.param.Column(0), got, tc.want)
+			}
+		}
 
 		admin("POST", ml+"/roles", map[string]any{"name": "global_sales"})
 		admin("PUT", ml+"/permissions/users/analyst@demo/grant", map[string]any{"roleNames": []string{"global_sales"}})
@@ -188,6 +208,17 @@ func TestPolicies(t *testing.T) {
 		tagV2(t, env, node, ml+"/objects/schema/lake.hr/tags", "sensitivity", "public")
 		wantRows(t, hr.mustRows(t, "SELECT id, phone FROM hr.contacts"), []string{"1", "call-me-555"})
 	})
+}
+
+// boundColumn binds param (and releases it), executes the prepared stmt and
+// returns its first column.
+func boundColumn(t *testing.T, ctx context.Context, stmt adbc.Statement, param arrow.RecordBatch) []string {
+	t.Helper()
+	defer param.Release()
+	if err := stmt.Bind(ctx, param); err != nil {
+		t.Fatal(err)
+	}
+	return firstColumn(t, ctx, stmt)
 }
 
 // firstCell executes a prepared statement and returns its first value.

@@ -253,12 +253,25 @@ func fieldNames(s *arrow.Schema) []string {
 	return out
 }
 
-func int64Record(t *testing.T, v int64) arrow.RecordBatch {
+func int64Record(t *testing.T, v int64) arrow.RecordBatch { return paramRecord(t, v) }
+
+// paramRecord is a one-row record of one parameter, an int64 or a string.
+func paramRecord(t *testing.T, v any) arrow.RecordBatch {
 	t.Helper()
-	schema := arrow.NewSchema([]arrow.Field{{Name: "p1", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	typ := arrow.DataType(arrow.PrimitiveTypes.Int64)
+	if _, ok := v.(string); ok {
+		typ = arrow.BinaryTypes.String
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{{Name: "p1", Type: typ}}, nil))
 	defer b.Release()
-	b.Field(0).(*array.Int64Builder).Append(v)
+	switch v := v.(type) {
+	case int64:
+		b.Field(0).(*array.Int64Builder).Append(v)
+	case string:
+		b.Field(0).(*array.StringBuilder).Append(v)
+	default:
+		t.Fatalf("paramRecord: %T", v)
+	}
 	return b.NewRecordBatch()
 }
 

@@ -412,6 +412,11 @@ type renderBuf struct {
 	err     error
 	caller  *Caller // while a policy's expressions are printed
 	dialect Dialect
+	// kinds, when not nil (RenderPushed), receives per parameter the kind
+	// of value it must be bound to for the parameters pushed behind row
+	// filters; pushed reports whether there was any.
+	kinds  []ParamKind
+	pushed bool
 }
 
 func (b *renderBuf) fail(err error) {

@@ -358,7 +358,7 @@ func restorePolicy(ctx *format.RestoreCtx, rb *renderBuf, rel *Relation, alias s
 			return err
 		}
 		ctx.WritePlain(")")
-		if err := restorePushed(ctx, rb.dialect, rel, push); err != nil {
+		if err := restorePushed(ctx, rb, rel, push); err != nil {
 			return err
 		}
 		// Without a fence the engine may push the statement's own

@@ -17,12 +17,43 @@ import (
 // an integer column, a string with a VARCHAR column), or IS [NOT] NULL. The
 // statement's WHERE is printed unchanged: the inner copy only removes rows
 // the outer one would remove.
+//
+// A column compared with a parameter is repeated too, but only in the text
+// RenderPushed prints, which comes with the kind of value each such
+// parameter must be bound to: DuckDB converts a bound value of another kind
+// ('abc' for a BIGINT column) at every row it compares, so inside the fence
+// it would fail on rows the filter hides. The caller runs that text only
+// when the bound values have those kinds, and Render's otherwise.
 
 // pushable is one such conjunct of a single-table SELECT's WHERE.
 type pushable struct {
 	col   string       // the column, unqualified
-	lit   *litExpr     // the literal compared with; nil for IS [NOT] NULL
+	lit   *litExpr     // the literal compared with; nil for IS [NOT] NULL and parameters
+	param *paramExpr   // the parameter compared with, if any
 	inner ast.ExprNode // the conjunct over policyAlias, as printed inside
+}
+
+// ParamKind is the kind of value a parameter must be bound to for the text
+// RenderPushed printed to be run (see there).
+type ParamKind uint8
+
+const (
+	// ParamAny: the text places no condition on the parameter.
+	ParamAny ParamKind = iota
+	// ParamInteger: a signed integer of at most 64 bits, or NULL.
+	ParamInteger
+	// ParamText: a string, or NULL.
+	ParamText
+)
+
+func (k ParamKind) String() string {
+	switch k {
+	case ParamInteger:
+		return "integer"
+	case ParamText:
+		return "text"
+	}
+	return "any"
 }
 
 // comparisons are the operators a pushable conjunct may use.
@@ -44,13 +75,19 @@ func pushableConjuncts(where ast.ExprNode, alias string, out []pushable) []pusha
 			return out
 		}
 		if col, ok := ownColumn(x.l, alias); ok {
-			if lit, ok := x.r.(*litExpr); ok {
-				return append(out, pushable{col: col, lit: lit, inner: &binExpr{op: x.op, l: innerColumn(col), r: lit}})
+			switch v := x.r.(type) {
+			case *litExpr:
+				return append(out, pushable{col: col, lit: v, inner: &binExpr{op: x.op, l: innerColumn(col), r: v}})
+			case *paramExpr:
+				return append(out, pushable{col: col, param: v, inner: &binExpr{op: x.op, l: innerColumn(col), r: v}})
 			}
 		}
 		if col, ok := ownColumn(x.r, alias); ok {
-			if lit, ok := x.l.(*litExpr); ok {
-				return append(out, pushable{col: col, lit: lit, inner: &binExpr{op: x.op, l: lit, r: innerColumn(col)}})
+			switch v := x.l.(type) {
+			case *litExpr:
+				return append(out, pushable{col: col, lit: v, inner: &binExpr{op: x.op, l: v, r: innerColumn(col)}})
+			case *paramExpr:
+				return append(out, pushable{col: col, param: v, inner: &binExpr{op: x.op, l: v, r: innerColumn(col)}})
 			}
 		}
 	case *isNullExpr:
@@ -86,19 +123,33 @@ var integerTypes = map[string]bool{
 	"UTINYINT": true, "USMALLINT": true, "UINTEGER": true, "UBIGINT": true, "UHUGEINT": true,
 }
 
-// fits reports whether p cannot fail on a value of a column of type typ:
-// DuckDB compares an integer literal with an integer column, and a string
-// literal with a VARCHAR column, without converting the column's values
-// (at most widening them), and IS NULL reads no value.
-func (p *pushable) fits(typ string) bool {
-	if p.lit == nil {
-		return true
-	}
+// paramIntegerTypes are the integer column types a BIGINT value is
+// compared with by widening the column (UBIGINT and the 128-bit types are
+// not: their comparison with BIGINT goes through conversions this list does
+// not vouch for).
+var paramIntegerTypes = map[string]bool{
+	"TINYINT": true, "SMALLINT": true, "INTEGER": true, "BIGINT": true,
+	"UTINYINT": true, "USMALLINT": true, "UINTEGER": true,
+}
+
+// fits reports whether p cannot fail on a value of a column of type typ,
+// and for a parameter the kind its bound value must have for that to hold:
+// DuckDB compares an integer literal or a BIGINT value with an integer
+// column, and a string with a VARCHAR column, without converting the
+// column's values (at most widening them), and IS NULL reads no value.
+func (p *pushable) fits(typ string) (bool, ParamKind) {
 	typ = strings.ToUpper(typ)
-	if p.lit.isText {
-		return typ == "VARCHAR"
+	switch {
+	case p.param != nil && typ == "VARCHAR":
+		return true, ParamText
+	case p.param != nil:
+		return paramIntegerTypes[typ], ParamInteger
+	case p.lit == nil:
+		return true, ParamAny
+	case p.lit.isText:
+		return typ == "VARCHAR", ParamAny
 	}
-	return !p.lit.isFloat && isInteger(p.lit.text) && integerTypes[typ]
+	return !p.lit.isFloat && isInteger(p.lit.text) && integerTypes[typ], ParamAny
 }
 
 // isInteger reports whether s is a decimal integer without sign.
@@ -117,19 +168,32 @@ func isInteger(s string) bool {
 // restorePushed prints, after a row filter, " AND <conjunct>" for each of
 // push that may run on the rows the filter hides: a column of rel, not
 // masked, of a type the literal fits. Only for DuckDB, whose types rel
-// carries.
-func restorePushed(ctx *format.RestoreCtx, d Dialect, rel *Relation, push []pushable) error {
-	if d != DialectDuckDB {
+// carries. Parameters are pushed only when rb collects their kinds
+// (RenderPushed).
+func restorePushed(ctx *format.RestoreCtx, rb *renderBuf, rel *Relation, push []pushable) error {
+	if rb.dialect != DialectDuckDB {
 		return nil
 	}
 	for i := range push {
 		p := &push[i]
-		col := indexOf(rel.Columns, p.col)
-		if col < 0 || col >= len(rel.Types) || !p.fits(rel.Types[col]) {
+		if p.param != nil && rb.kinds == nil {
 			continue
 		}
-		if len(rel.Policy.Masks) > 0 && rel.Policy.Masks[col] != nil {
+		col := indexOf(rel.Columns, p.col)
+		if col < 0 || col >= len(rel.Types) {
 			continue
+		}
+		ok, kind := p.fits(rel.Types[col])
+		if !ok || len(rel.Policy.Masks) > 0 && rel.Policy.Masks[col] != nil {
+			continue
+		}
+		if p.param != nil {
+			n := p.param.n - 1
+			if n < 0 || n >= len(rb.kinds) || rb.kinds[n] != ParamAny && rb.kinds[n] != kind {
+				continue // two columns of different kinds: keep it outside
+			}
+			rb.kinds[n] = kind
+			rb.pushed = true
 		}
 		ctx.WritePlain(" AND ")
 		if err := p.inner.Restore(ctx); err != nil {

@@ -44,44 +44,87 @@ const restoreFlags = format.RestoreStringSingleQuotes |
 //
 // Render does not modify the Statement and may be called concurrently.
 func (s *Statement) Render(rel map[TableRef]Relation) (string, error) {
+	out, _, err := s.render(rel, false)
+	return out, err
+}
+
+// RenderPushed is Render that also repeats, behind a row filter's fence
+// (pushdown.go), the statement's comparisons of an unmasked column with a
+// parameter, so that a prepared point lookup on a filtered table uses the
+// scan's zone maps as one with a literal does. That text is safe only when
+// each such parameter is bound to a value of the kind kinds gives for it
+// (one per parameter; ParamAny places no condition): the caller must check
+// the bound values and run Render's text otherwise. sql is "" when no
+// parameter was pushed.
+func (s *Statement) RenderPushed(rel map[TableRef]Relation) (sql string, kinds []ParamKind, err error) {
+	if s.numParams == 0 || s.kind != KindQuery || s.dialect != DialectDuckDB || !anyRowFilter(rel) {
+		return "", nil, nil
+	}
+	out, kinds, err := s.render(rel, true)
+	if err != nil || kinds == nil {
+		return "", nil, err
+	}
+	return out, kinds, nil
+}
+
+// render prints the statement over rel; with pushParams it also pushes
+// parameters and returns their kinds (nil if none was pushed).
+func (s *Statement) render(rel map[TableRef]Relation, pushParams bool) (string, []ParamKind, error) {
 	switch s.kind {
 	case KindQuery, KindCreateTableAs, KindInsert, KindExplain:
 	case KindDropTable:
-		return "", nil
+		return "", nil, nil
 	default:
-		return "", fmt.Errorf("sqlgate: Render called on a statement of kind %s", s.kind)
+		return "", nil, fmt.Errorf("sqlgate: Render called on a statement of kind %s", s.kind)
 	}
 	for _, t := range s.tables {
 		r, ok := rel[t]
 		if !ok {
-			return "", fmt.Errorf("sqlgate: no relation for table %q", t.String())
+			return "", nil, fmt.Errorf("sqlgate: no relation for table %q", t.String())
 		}
 		if err := checkEngineIdent(r.Schema); err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if err := checkEngineIdent(r.Name); err != nil {
-			return "", err
+			return "", nil, err
 		}
 	}
 	for _, c := range s.checks {
 		if !hasColumn(rel, c) {
-			return "", unsupported("column %q has the same name as a table alias and is not a column of a table in its FROM clause; qualify it", c.name)
+			return "", nil, unsupported("column %q has the same name as a table alias and is not a column of a table in its FROM clause; qualify it", c.name)
 		}
 	}
 	buf := &renderBuf{rel: rel, dialect: s.dialect}
+	if pushParams {
+		buf.kinds = make([]ParamKind, s.numParams)
+	}
 	buf.Grow(256)
 	err := s.root.Restore(format.NewRestoreCtx(restoreFlagsFor(s.dialect), buf))
 	if buf.err != nil {
-		return "", buf.err
+		return "", nil, buf.err
 	}
 	if err != nil {
-		return "", fmt.Errorf("sqlgate: internal error printing the query: %w", err)
+		return "", nil, fmt.Errorf("sqlgate: internal error printing the query: %w", err)
 	}
 	out := buf.String()
 	if err := s.checkOutput(out); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return out, nil
+	if !buf.pushed {
+		return out, nil, nil
+	}
+	return out, buf.kinds, nil
+}
+
+// anyRowFilter reports whether some relation of rel is read through a row
+// filter (the only place parameters are pushed).
+func anyRowFilter(rel map[TableRef]Relation) bool {
+	for _, r := range rel {
+		if r.Policy != nil && r.Policy.Filter != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func hasColumn(rel map[TableRef]Relation, c colCheck) bool {
