@@ -1,6 +1,7 @@
 package sqlgate_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,6 +10,9 @@ import (
 
 // seeds are the attack shapes of SQL_GATE.md plus representative queries.
 var seeds = []string{
+	// Parameters compared with columns of a filtered table (RenderPushed).
+	`SELECT b FROM t WHERE b = ? AND ? <> name AND a = ? AND c LIKE ?`,
+	`SELECT t.x FROM s.t t WHERE (t.id >= ?) AND x = ? OR x IS NULL`,
 	`SELECT * FROM t WHERE name = 'a\' UNION SELECT * FROM secret -- '`,
 	`SELECT * FROM t WHERE name = 'a\'; DROP TABLE t; --'`,
 	`SELECT * FROM t WHERE name = 'a\'; COPY t TO '/tmp/x'; --'`,
@@ -126,7 +130,8 @@ func FuzzGate(f *testing.F) {
 		if len(st.Tables()) == 0 {
 			return
 		}
-		out, err = st.Render(policyRels(t, g, st))
+		prel := policyRels(t, g, st)
+		out, err = st.Render(prel)
 		if err != nil {
 			return
 		}
@@ -135,6 +140,31 @@ func FuzzGate(f *testing.F) {
 		}
 		if p, err := dc.checkPolicy(out); err != nil || p != "" {
 			t.Fatalf("output with policies %s: %s %v", out, p, err)
+		}
+		// Parameters pushed behind the filters: a kind per parameter, some
+		// not ParamAny, and text that still passes every check, with no
+		// marker past the statement's parameters.
+		pushed, kinds, err := st.RenderPushed(prel)
+		if err != nil {
+			t.Fatalf("RenderPushed fails where Render did not: %v", err)
+		}
+		if pushed == "" {
+			if kinds != nil {
+				t.Fatalf("kinds %v without a text", kinds)
+			}
+			return
+		}
+		if len(kinds) != st.NumParams() || !slices.ContainsFunc(kinds, func(k sqlgate.ParamKind) bool { return k != sqlgate.ParamAny }) {
+			t.Fatalf("kinds %v for %d parameters", kinds, st.NumParams())
+		}
+		if err := sqlgate.CheckLexical(pushed); err != nil {
+			t.Fatalf("pushed output fails CheckLexical: %v\n%s", err, pushed)
+		}
+		if numberedParams(outsideQuotes(pushed)) != st.NumParams() {
+			t.Fatalf("pushed output has markers past $%d: %s", st.NumParams(), pushed)
+		}
+		if p, err := dc.checkPolicy(pushed); err != nil || p != "" {
+			t.Fatalf("pushed output %s: %s %v", pushed, p, err)
 		}
 	})
 }
