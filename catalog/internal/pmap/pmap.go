@@ -26,24 +26,26 @@ type Map[K comparable, V any] struct {
 	inline func(K) (w0, w1 uint64, ok bool) // optional; see NewString
 }
 
-// node is a CHAMP node held by value: its bitmaps live in the parent's slot,
-// so a lookup touches one slots array per level. slots holds the entries (in
-// datamap order) followed by the sub-nodes (in nodemap order). At maxShift a
-// node is a collision list: every slot is an entry and both bitmaps are 0.
+// node is a CHAMP node held by value: its bitmaps live in its parent's
+// nodes array, so a lookup touches one array per level (the node's entries
+// or its sub-nodes). entries are in datamap order, nodes in nodemap order;
+// an update copies only the array it changes, so a wide node whose
+// sub-nodes change copies 56 bytes a sub-node rather than every entry too.
+// At maxShift a node is a collision list: entries only, both bitmaps 0.
 type node[K comparable, V any] struct {
 	datamap uint32
 	nodemap uint32
-	slots   []slot[K, V]
+	entries []entry[K, V]
+	nodes   []node[K, V]
 }
 
-// slot's fields are ordered so that what a successful lookup reads (the
+// entry's fields are ordered so that what a successful lookup reads (the
 // hash, the inline key and the value) comes first and shares cache lines.
-type slot[K comparable, V any] struct {
+type entry[K comparable, V any] struct {
 	h      uint64
 	w0, w1 uint64 // the key inline, when Map.inline is set (see inlineString)
 	v      V
 	k      K
-	sub    node[K, V]
 }
 
 // New returns an empty map using hash. hash must be deterministic.
@@ -108,13 +110,6 @@ func frag(h uint64, shift uint) uint32 { return 1 << ((h >> shift) & mask) }
 
 func index(bitmap, bit uint32) int { return bits.OnesCount32(bitmap & (bit - 1)) }
 
-func (n *node[K, V]) nEntries() int {
-	if n.datamap == 0 && n.nodemap == 0 {
-		return len(n.slots) // collision list (or empty)
-	}
-	return bits.OnesCount32(n.datamap)
-}
-
 // Get returns the value stored under k.
 func (m Map[K, V]) Get(k K) (V, bool) {
 	var zero V
@@ -130,16 +125,16 @@ func (m Map[K, V]) Get(k K) (V, bool) {
 	n := &m.root
 	for shift := uint(0); ; shift += bitsPerLevel {
 		if shift >= maxShift {
-			for i := range n.slots {
-				if n.slots[i].k == k {
-					return n.slots[i].v, true
+			for i := range n.entries {
+				if n.entries[i].k == k {
+					return n.entries[i].v, true
 				}
 			}
 			return zero, false
 		}
 		bit := frag(h, shift)
 		if n.datamap&bit != 0 {
-			s := &n.slots[index(n.datamap, bit)]
+			s := &n.entries[index(n.datamap, bit)]
 			if s.h != h {
 				return zero, false
 			}
@@ -158,7 +153,7 @@ func (m Map[K, V]) Get(k K) (V, bool) {
 		if n.nodemap&bit == 0 {
 			return zero, false
 		}
-		n = &n.slots[bits.OnesCount32(n.datamap)+index(n.nodemap, bit)].sub
+		n = &n.nodes[index(n.nodemap, bit)]
 	}
 }
 
@@ -170,7 +165,7 @@ func (m Map[K, V]) Has(k K) bool {
 
 // Set returns a map with k bound to v.
 func (m Map[K, V]) Set(k K, v V) Map[K, V] {
-	e := slot[K, V]{h: m.hash(k), k: k, v: v}
+	e := entry[K, V]{h: m.hash(k), k: k, v: v}
 	if m.inline != nil {
 		e.w0, e.w1, _ = m.inline(k)
 	}
@@ -182,72 +177,78 @@ func (m Map[K, V]) Set(k K, v V) Map[K, V] {
 	return out
 }
 
-func set[K comparable, V any](n *node[K, V], shift uint, e slot[K, V]) (node[K, V], bool) {
-	h, k, v := e.h, e.k, e.v
+func set[K comparable, V any](n *node[K, V], shift uint, e entry[K, V]) (node[K, V], bool) {
 	if shift >= maxShift {
-		c := node[K, V]{slots: make([]slot[K, V], len(n.slots), len(n.slots)+1)}
-		copy(c.slots, n.slots)
-		for i := range c.slots {
-			if c.slots[i].k == k {
-				c.slots[i].v = v
+		for i := range n.entries {
+			if n.entries[i].k == e.k {
+				c := node[K, V]{entries: clone(n.entries)}
+				c.entries[i].v = e.v
 				return c, false
 			}
 		}
-		c.slots = append(c.slots, e)
-		return c, true
+		return node[K, V]{entries: insertAt(n.entries, len(n.entries), e)}, true
 	}
-	bit := frag(h, shift)
-	ne := bits.OnesCount32(n.datamap)
+	bit := frag(e.h, shift)
 	switch {
 	case n.datamap&bit != 0:
 		i := index(n.datamap, bit)
-		old := n.slots[i]
-		if old.h == h && old.k == k {
-			c := node[K, V]{datamap: n.datamap, nodemap: n.nodemap, slots: clone(n.slots)}
-			c.slots[i].v = v
+		old := n.entries[i]
+		if old.h == e.h && old.k == e.k {
+			c := node[K, V]{datamap: n.datamap, nodemap: n.nodemap, entries: clone(n.entries), nodes: n.nodes}
+			c.entries[i].v = e.v
 			return c, false
 		}
 		// Push both entries one level down: entry i becomes a sub-node.
-		sub := pair(old, e, shift+bitsPerLevel)
-		c := node[K, V]{datamap: n.datamap &^ bit, nodemap: n.nodemap | bit}
-		j := ne - 1 + index(c.nodemap, bit)
-		c.slots = make([]slot[K, V], 0, len(n.slots))
-		c.slots = append(c.slots, n.slots[:i]...)
-		c.slots = append(c.slots, n.slots[i+1:j+1]...)
-		c.slots = append(c.slots, slot[K, V]{sub: sub})
-		c.slots = append(c.slots, n.slots[j+1:]...)
+		c := node[K, V]{datamap: n.datamap &^ bit, nodemap: n.nodemap | bit, entries: removeAt(n.entries, i)}
+		c.nodes = insertAt(n.nodes, index(c.nodemap, bit), pair(old, e, shift+bitsPerLevel))
 		return c, true
 	case n.nodemap&bit != 0:
-		j := ne + index(n.nodemap, bit)
-		sub, added := set(&n.slots[j].sub, shift+bitsPerLevel, e)
-		c := node[K, V]{datamap: n.datamap, nodemap: n.nodemap, slots: clone(n.slots)}
-		c.slots[j].sub = sub
+		j := index(n.nodemap, bit)
+		sub, added := set(&n.nodes[j], shift+bitsPerLevel, e)
+		c := node[K, V]{datamap: n.datamap, nodemap: n.nodemap, entries: n.entries, nodes: clone(n.nodes)}
+		c.nodes[j] = sub
 		return c, added
 	default:
-		i := index(n.datamap, bit)
-		c := node[K, V]{datamap: n.datamap | bit, nodemap: n.nodemap}
-		c.slots = make([]slot[K, V], 0, len(n.slots)+1)
-		c.slots = append(c.slots, n.slots[:i]...)
-		c.slots = append(c.slots, e)
-		c.slots = append(c.slots, n.slots[i:]...)
+		c := node[K, V]{datamap: n.datamap | bit, nodemap: n.nodemap, nodes: n.nodes}
+		c.entries = insertAt(n.entries, index(c.datamap, bit), e)
 		return c, true
 	}
 }
 
 func clone[T any](s []T) []T { return append([]T(nil), s...) }
 
-func pair[K comparable, V any](a, b slot[K, V], shift uint) node[K, V] {
+// insertAt returns a new slice: s with v at i.
+func insertAt[T any](s []T, i int, v T) []T {
+	out := make([]T, len(s)+1)
+	copy(out, s[:i])
+	out[i] = v
+	copy(out[i+1:], s[i:])
+	return out
+}
+
+// removeAt returns a new slice: s without its element i (nil when empty).
+func removeAt[T any](s []T, i int) []T {
+	if len(s) == 1 {
+		return nil
+	}
+	out := make([]T, len(s)-1)
+	copy(out, s[:i])
+	copy(out[i:], s[i+1:])
+	return out
+}
+
+func pair[K comparable, V any](a, b entry[K, V], shift uint) node[K, V] {
 	if shift >= maxShift {
-		return node[K, V]{slots: []slot[K, V]{a, b}}
+		return node[K, V]{entries: []entry[K, V]{a, b}}
 	}
 	ba, bb := frag(a.h, shift), frag(b.h, shift)
 	if ba == bb {
-		return node[K, V]{nodemap: ba, slots: []slot[K, V]{{sub: pair(a, b, shift+bitsPerLevel)}}}
+		return node[K, V]{nodemap: ba, nodes: []node[K, V]{pair(a, b, shift+bitsPerLevel)}}
 	}
 	if ba < bb {
-		return node[K, V]{datamap: ba | bb, slots: []slot[K, V]{a, b}}
+		return node[K, V]{datamap: ba | bb, entries: []entry[K, V]{a, b}}
 	}
-	return node[K, V]{datamap: ba | bb, slots: []slot[K, V]{b, a}}
+	return node[K, V]{datamap: ba | bb, entries: []entry[K, V]{b, a}}
 }
 
 // Delete returns a map without k (the same map when k is absent).
@@ -263,57 +264,42 @@ func (m Map[K, V]) Delete(k K) Map[K, V] {
 }
 
 // single reports whether n holds exactly one entry and no sub-nodes; that
-// entry is then n.slots[0].
-func (n *node[K, V]) single() bool { return n.nodemap == 0 && len(n.slots) == 1 }
+// entry is then n.entries[0].
+func (n *node[K, V]) single() bool { return n.nodemap == 0 && len(n.entries) == 1 }
 
 // del removes k below n. A returned node with a single entry and no
 // sub-nodes is inlined by the parent.
 func del[K comparable, V any](n *node[K, V], shift uint, h uint64, k K) (node[K, V], bool) {
 	if shift >= maxShift {
-		for i := range n.slots {
-			if n.slots[i].k == k {
-				c := node[K, V]{slots: make([]slot[K, V], 0, len(n.slots)-1)}
-				c.slots = append(c.slots, n.slots[:i]...)
-				c.slots = append(c.slots, n.slots[i+1:]...)
-				return c, true
+		for i := range n.entries {
+			if n.entries[i].k == k {
+				return node[K, V]{entries: removeAt(n.entries, i)}, true
 			}
 		}
 		return *n, false
 	}
 	bit := frag(h, shift)
-	ne := bits.OnesCount32(n.datamap)
 	switch {
 	case n.datamap&bit != 0:
 		i := index(n.datamap, bit)
-		if n.slots[i].h != h || n.slots[i].k != k {
+		if n.entries[i].h != h || n.entries[i].k != k {
 			return *n, false
 		}
-		c := node[K, V]{datamap: n.datamap &^ bit, nodemap: n.nodemap}
-		c.slots = make([]slot[K, V], 0, len(n.slots)-1)
-		c.slots = append(c.slots, n.slots[:i]...)
-		c.slots = append(c.slots, n.slots[i+1:]...)
-		return c, true
+		return node[K, V]{datamap: n.datamap &^ bit, nodemap: n.nodemap, entries: removeAt(n.entries, i), nodes: n.nodes}, true
 	case n.nodemap&bit != 0:
-		j := ne + index(n.nodemap, bit)
-		sub, removed := del(&n.slots[j].sub, shift+bitsPerLevel, h, k)
+		j := index(n.nodemap, bit)
+		sub, removed := del(&n.nodes[j], shift+bitsPerLevel, h, k)
 		if !removed {
 			return *n, false
 		}
 		if sub.single() {
 			// Inline the remaining entry: remove sub-node j, insert entry.
-			e := sub.slots[0]
-			e.sub = node[K, V]{}
-			c := node[K, V]{datamap: n.datamap | bit, nodemap: n.nodemap &^ bit}
-			i := index(c.datamap, bit)
-			c.slots = make([]slot[K, V], 0, len(n.slots))
-			c.slots = append(c.slots, n.slots[:i]...)
-			c.slots = append(c.slots, e)
-			c.slots = append(c.slots, n.slots[i:j]...)
-			c.slots = append(c.slots, n.slots[j+1:]...)
+			c := node[K, V]{datamap: n.datamap | bit, nodemap: n.nodemap &^ bit, nodes: removeAt(n.nodes, j)}
+			c.entries = insertAt(n.entries, index(c.datamap, bit), sub.entries[0])
 			return c, true
 		}
-		c := node[K, V]{datamap: n.datamap, nodemap: n.nodemap, slots: clone(n.slots)}
-		c.slots[j].sub = sub
+		c := node[K, V]{datamap: n.datamap, nodemap: n.nodemap, entries: n.entries, nodes: clone(n.nodes)}
+		c.nodes[j] = sub
 		return c, true
 	default:
 		return *n, false
@@ -329,14 +315,13 @@ func (m Map[K, V]) Range(f func(K, V) bool) {
 }
 
 func rangeNode[K comparable, V any](n *node[K, V], f func(K, V) bool) bool {
-	ne := n.nEntries()
-	for i := 0; i < ne; i++ {
-		if !f(n.slots[i].k, n.slots[i].v) {
+	for i := range n.entries {
+		if !f(n.entries[i].k, n.entries[i].v) {
 			return false
 		}
 	}
-	for i := ne; i < len(n.slots); i++ {
-		if !rangeNode(&n.slots[i].sub, f) {
+	for i := range n.nodes {
+		if !rangeNode(&n.nodes[i], f) {
 			return false
 		}
 	}
@@ -396,9 +381,9 @@ func GetStrings[V any](m Map[string, V], keys []string, vals []V, found []bool) 
 				e := &st[j]
 				n := e.n
 				if shift >= maxShift {
-					for i := range n.slots {
-						if n.slots[i].k == ks[j] {
-							vals[base+j], found[base+j] = n.slots[i].v, true
+					for i := range n.entries {
+						if n.entries[i].k == ks[j] {
+							vals[base+j], found[base+j] = n.entries[i].v, true
 							break
 						}
 					}
@@ -407,7 +392,7 @@ func GetStrings[V any](m Map[string, V], keys []string, vals []V, found []bool) 
 				}
 				bit := frag(e.h, shift)
 				if n.datamap&bit != 0 {
-					s := &n.slots[index(n.datamap, bit)]
+					s := &n.entries[index(n.datamap, bit)]
 					if s.h == e.h && ((e.short && s.w0 == e.w0 && s.w1 == e.w1) || (!e.short && s.k == ks[j])) {
 						vals[base+j], found[base+j] = s.v, true
 					}
@@ -418,7 +403,7 @@ func GetStrings[V any](m Map[string, V], keys []string, vals []V, found []bool) 
 					live &^= 1 << j
 					continue
 				}
-				e.n = &n.slots[bits.OnesCount32(n.datamap)+index(n.nodemap, bit)].sub
+				e.n = &n.nodes[index(n.nodemap, bit)]
 			}
 		}
 	}
