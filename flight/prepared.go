@@ -305,7 +305,7 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 	sp := s.specs.takeLocked(st, nil)
 	st.mu.Unlock()
 	if sp != nil {
-		return s.claim(ctx, p, st, sp, ticketKey(handle), args)
+		return s.claim(ctx, p, st, sp, args)
 	}
 	if len(args) != st.plan.numParams {
 		return nil, nil, toStatus(fmt.Errorf("%w: the statement has %d parameters, %d were bound", errBadRequest, st.plan.numParams, len(args)))
@@ -329,7 +329,7 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 	// The statement is authorized again (refresh) while the engine opens it
 	// as prepared: the two round trips overlap, and nothing is sent before
 	// the refresh confirms the same versions and policies.
-	return s.claim(ctx, p, st, s.opening(ctx, p, ticketKey(handle), st.plan, args, false), ticketKey(handle), args)
+	return s.claim(ctx, p, st, s.opening(ctx, p, ticketKey(handle), st.plan, args, false), args)
 }
 
 // scalarAt converts one parameter value to a Go value the engine binds.

@@ -51,6 +51,7 @@ const speculationBufferBytes = 16 << 20
 // or drops it.
 type speculation struct {
 	st     *prepared
+	key    [32]byte // the ticket key it runs under
 	tenant string
 	// metrics receives its outcome; nil (nothing recorded) for the one a
 	// DoGet opens itself.
@@ -299,7 +300,7 @@ func (s *Server) speculate(ctx context.Context, p *authz.Principal, st *prepared
 // error for its DoGet.
 func (s *Server) opening(ctx context.Context, p *authz.Principal, key [32]byte, pl *plan, args []any, speculative bool) *speculation {
 	ctx, cancel := context.WithCancel(ctx)
-	sp := &speculation{cancel: cancel, ready: make(chan struct{})}
+	sp := &speculation{key: key, cancel: cancel, ready: make(chan struct{})}
 	admit := s.admit.acquire
 	if speculative {
 		admit = s.admit.tryAcquire
@@ -341,7 +342,7 @@ func (s *Server) opening(ctx context.Context, p *authz.Principal, key [32]byte, 
 // claim runs a prepared query whose speculation sp its DoGet took: it
 // authorizes the statement again and streams sp's reader if the plan is the
 // one sp opened, or runs the refreshed plan otherwise.
-func (s *Server) claim(ctx context.Context, p *authz.Principal, st *prepared, sp *speculation, key [32]byte, args []any) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+func (s *Server) claim(ctx context.Context, p *authz.Principal, st *prepared, sp *speculation, args []any) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	pl, err := s.refresh(ctx, p, st.plan)
 	select {
 	case <-sp.ready:
@@ -358,7 +359,7 @@ func (s *Server) claim(ctx context.Context, p *authz.Principal, st *prepared, sp
 		return nil, nil, sp.err
 	case pl != st.plan || sp.o == nil:
 		s.specs.drop(sp, speculationStale, true)
-		return s.execute(ctx, p, key, pl.sqlFor(args), args, pl.tables)
+		return s.execute(ctx, p, sp.key, pl.sqlFor(args), args, pl.tables)
 	}
 	// The stream is DoGet's now: it ends with DoGet's context, and so does
 	// the engine's reader.

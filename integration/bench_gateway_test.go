@@ -723,11 +723,7 @@ type pointRunner interface {
 func benchPointQuery(b *testing.B, open func(*server, string) pointRunner) {
 	srv := startServe(b)
 	tok := srv.token(b, "analyst@demo")
-	m := bannerMetrics.FindStringSubmatch(srv.Banner)
-	if m == nil {
-		b.Fatalf("no metrics address in the banner:\n%s", srv.Banner)
-	}
-	metricsURL := m[1] // (bannerMetrics is metrics_test.go's)
+	metricsURL := srv.metricsURL(b)
 	pc := open(srv, tok)
 	ctx := context.Background()
 	for i := range 50 {

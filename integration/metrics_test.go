@@ -16,16 +16,23 @@ import (
 
 var bannerMetrics = regexp.MustCompile(`metrics:\s+(http://\S+/metrics)`)
 
+// metricsURL is the metrics endpoint serve's banner names.
+func (s *server) metricsURL(t testing.TB) string {
+	t.Helper()
+	m := bannerMetrics.FindStringSubmatch(s.Banner)
+	if m == nil {
+		t.Fatalf("no metrics address in the banner:\n%s", s.Banner)
+	}
+	return m[1]
+}
+
 // TestMetrics: serve exposes the gateway's and the embedded metasrv's
 // metrics on one endpoint; a denied query is counted by its reason while
 // the client sees a plain not-found; no label names a tenant, user, table
 // or statement.
 func TestMetrics(t *testing.T) {
 	srv := startServe(t)
-	m := bannerMetrics.FindStringSubmatch(srv.Banner)
-	if m == nil {
-		t.Fatalf("no metrics address in the banner:\n%s", srv.Banner)
-	}
+	metricsURL := srv.metricsURL(t)
 	ctx := context.Background()
 	analyst := mustDial(t, srv.uri(), bearer(srv.token(t, "analyst@demo")))
 	if _, _, err := analyst.query(ctx, "SELECT count(*) FROM sales.orders"); err != nil {
@@ -39,14 +46,14 @@ func TestMetrics(t *testing.T) {
 		t.Log("connected with a bad token; the first call fails")
 	}
 
-	resp, err := http.Get(m[1])
+	resp, err := http.Get(metricsURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %v", m[1], resp.StatusCode, err)
+		t.Fatalf("GET %s: %d %v", metricsURL, resp.StatusCode, err)
 	}
 	text := string(body)
 	for _, want := range []string{
@@ -102,7 +109,7 @@ func metricValue(t *testing.T, url, name string) float64 {
 // the same calls to metasrv.
 func TestDeniedCostsLikeMissing(t *testing.T) {
 	srv := startServe(t)
-	metricsURL := bannerMetrics.FindStringSubmatch(srv.Banner)[1]
+	metricsURL := srv.metricsURL(t)
 	env, node := serveMetasrv(t, srv)
 	ctx := context.Background()
 
@@ -165,7 +172,7 @@ func TestDeniedCostsLikeMissing(t *testing.T) {
 // embedded node at every reuse).
 func TestListingReused(t *testing.T) {
 	srv := startServe(t)
-	metricsURL := bannerMetrics.FindStringSubmatch(srv.Banner)[1]
+	metricsURL := srv.metricsURL(t)
 	env, node := serveMetasrv(t, srv)
 	cl, ctx := flightSQLAs(t, srv, srv.token(t, "analyst@demo"))
 	const lists = `lakegate_metasrv_request_seconds_count{op="list",outcome="ok"}`

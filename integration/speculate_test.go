@@ -19,11 +19,7 @@ import (
 func TestPreparedSpeculation(t *testing.T) {
 	srv := startServe(t)
 	env, node := serveMetasrv(t, srv)
-	m := bannerMetrics.FindStringSubmatch(srv.Banner)
-	if m == nil {
-		t.Fatalf("no metrics address in the banner:\n%s", srv.Banner)
-	}
-	metricsURL := m[1]
+	metricsURL := srv.metricsURL(t)
 
 	cl, ctx := flightSQLAs(t, srv, srv.token(t, "analyst@demo"))
 
