@@ -320,7 +320,7 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd flightsql.StatementQuer
 // execute runs sql over the pinned table versions and streams batches. The
 // query is registered under key so CancelFlightInfo can stop it.
 func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, sql string, args []any, tables []backend.TableVersion) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	o, err := s.open(ctx, p, key, sql, args, tables)
+	o, err := s.open(ctx, p, key, sql, args, tables, s.admit.acquire)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -338,15 +338,11 @@ type openStatement struct {
 	close  func()
 }
 
-// open registers the statement under key, waits for a permit, pins the
-// versions' files and starts sql on the engine. Errors are statuses.
-func (s *Server) open(ctx context.Context, p *authz.Principal, key [32]byte, sql string, args []any, tables []backend.TableVersion) (*openStatement, error) {
-	return s.openAdmitted(ctx, p, key, sql, args, tables, s.admit.acquire)
-}
-
-// openAdmitted is open with the permit taken by admit (which returns a
-// release or an error and holds nothing).
-func (s *Server) openAdmitted(ctx context.Context, p *authz.Principal, key [32]byte, sql string, args []any, tables []backend.TableVersion, admit func(context.Context, string) (func(), error)) (*openStatement, error) {
+// open registers the statement under key, takes an execution permit with
+// admit (admission.acquire waits for one, tryAcquire does not; either
+// returns a release or an error and holds nothing), pins the versions' files
+// and starts sql on the engine. Errors are statuses.
+func (s *Server) open(ctx context.Context, p *authz.Principal, key [32]byte, sql string, args []any, tables []backend.TableVersion, admit func(context.Context, string) (func(), error)) (*openStatement, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	run, ok := s.running.start(key, cancel)
 	if !ok {

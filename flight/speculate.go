@@ -317,7 +317,7 @@ func (s *Server) opening(ctx context.Context, p *authz.Principal, key [32]byte, 
 				sp.o, sp.err = nil, s.panicked(ctx, "opening a statement", r)
 			}
 		}()
-		o, err := s.openAdmitted(ctx, p, key, pl.sqlFor(args), args, pl.tables, admit)
+		o, err := s.open(ctx, p, key, pl.sqlFor(args), args, pl.tables, admit)
 		switch {
 		case err != nil && !speculative:
 			sp.err = err
