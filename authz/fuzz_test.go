@@ -9,11 +9,19 @@ import (
 	"lakegate/authz"
 )
 
-// fuzzValueObject checks the validator property: it never panics, and an
-// accepted value's String form parses back to an equal value.
+// fuzzValueObject checks the validator property: it never panics, an error
+// never echoes the input, and an accepted value's String form parses back to
+// an equal value.
 func fuzzValueObject[T comparable](f *testing.F, parse func(string) (T, error), str func(T) string, canon func(string) string, seeds ...string) {
+	// The fixed wording of the errors, from the seeds the parser refuses:
+	// an input that is a piece of that wording ("at b") is found in its
+	// error without having been echoed. Digits stand for any number.
+	var wording strings.Builder
 	for _, s := range seeds {
 		f.Add(s)
+		if _, err := parse(s); err != nil {
+			wording.WriteString(anyDigits(err.Error()) + "\n")
+		}
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		v, err := parse(s)
@@ -22,7 +30,7 @@ func fuzzValueObject[T comparable](f *testing.F, parse func(string) (T, error), 
 			if v != zero {
 				t.Fatalf("error %v with non-zero value", err)
 			}
-			if len(s) >= 4 && strings.Contains(err.Error(), s) {
+			if len(s) >= 4 && strings.Contains(err.Error(), s) && !strings.Contains(wording.String(), anyDigits(s)) {
 				t.Fatalf("error %q echoes the input", err)
 			}
 			return
@@ -39,6 +47,11 @@ func fuzzValueObject[T comparable](f *testing.F, parse func(string) (T, error), 
 }
 
 func identity(s string) string { return s }
+
+// anyDigits replaces every run of ASCII digits in s by one '#'.
+func anyDigits(s string) string { return digitsRE.ReplaceAllLiteralString(s, "#") }
+
+var digitsRE = regexp.MustCompile(`[0-9]+`)
 
 func FuzzParsePrincipalID(f *testing.F) {
 	fuzzValueObject(f, authz.ParsePrincipalID, authz.PrincipalID.String, identity,
