@@ -1,6 +1,3 @@
-// Package catalogtest is test scaffolding for package catalog: helpers that
-// apply commands and fail the test on error, and a deterministic generator of
-// large tenants for benchmarks.
 package catalogtest
 
 import (

@@ -1,13 +1,3 @@
-// Package pmap is a persistent (immutable) hash map with structural sharing:
-// a compressed hash-array mapped prefix tree (CHAMP). Set and Delete return a
-// new Map that shares every untouched node with the old one, so an update
-// copies O(log32 n) nodes. A Map value is immutable and safe for concurrent
-// reads; the zero Map is not usable: create maps with New, NewString or
-// NewUint64.
-//
-// Iteration order (Range) depends only on the keys' hashes and is therefore
-// deterministic for a fixed hash function, but it is not sorted: callers that
-// need an order sort the keys.
 package pmap
 
 import "math/bits"
