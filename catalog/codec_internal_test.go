@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 )
@@ -104,5 +105,28 @@ func TestEncodeCommandEnvelope(t *testing.T) {
 		if d, err := DecodeCommand(got); err != nil || !reflect.DeepEqual(d, c) {
 			t.Errorf("DecodeCommand(%s) = %#v, %v", got, d, err)
 		}
+	}
+}
+
+// TestIntroducedNamesKnowsEveryCommand: a new command type must say which
+// names it introduces (introducedNames), or metasrv would let its names
+// pass unchecked.
+func TestIntroducedNamesKnowsEveryCommand(t *testing.T) {
+	n := 0
+	for typ := CommandType(1); typ < 1000; typ++ {
+		c, err := decodeBodyOf(typ, []byte("{}"), false)
+		if errors.Is(err, errUnknownType) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("type %d: %v", typ, err)
+		}
+		n++
+		if _, known := introducedNames(c); !known {
+			t.Errorf("introducedNames does not list %T", c)
+		}
+	}
+	if n < int(TypeDropDomain) {
+		t.Fatalf("found %d command types, want at least %d", n, TypeDropDomain)
 	}
 }

@@ -109,6 +109,27 @@ type plan struct {
 
 type writeFunc func(rq *request, l *Lake) (*plan, error)
 
+// checkDisplayNames refuses a write that introduces a name which does not
+// look like what it is (catalog.CheckDisplayName): in its commands
+// (catalog.IntroducedNames), or as a new metalake or its owner. The rule is
+// checked here, where requests enter, and not by the FSM, so that entries
+// logged before it replay as they were applied.
+func checkDisplayNames(pl *plan) error {
+	var names []string
+	if pl.lake != nil && pl.lake.Op == LakeCreate {
+		names = append(names, pl.lakeName, pl.lake.Owner)
+	}
+	for _, c := range pl.cmds {
+		names = append(names, catalog.IntroducedNames(c)...)
+	}
+	for _, n := range names {
+		if err := catalog.CheckDisplayName(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *Server) routes() error {
 	h, err := raftnode.NewHandlers(raftnode.HTTPConfig{
 		Node: s.node,
@@ -384,6 +405,9 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 		}
 	}
 	pl, err := fn(rq, l)
+	if err == nil {
+		err = checkDisplayNames(pl)
+	}
 	if err != nil {
 		rq.reject(op, err)
 		return err

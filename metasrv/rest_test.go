@@ -141,9 +141,7 @@ func TestTagsAndAssociations(t *testing.T) {
 	a := func(method, path string, body any) call {
 		return call{method: method, path: ml + path, token: tokAlice, body: body}
 	}
-	must(t, n, a("POST", "/catalogs", map[string]any{"name": "lake"}))
-	must(t, n, a("POST", "/catalogs/lake/schemas", map[string]any{"name": "sales"}))
-	must(t, n, a("POST", "/catalogs/lake/schemas/sales/tables", map[string]any{"name": "orders", "columns": []any{map[string]any{"name": "id", "type": "int"}}}))
+	createLakeSalesOrders(t, n)
 	r := must(t, n, a("POST", "/tags", map[string]any{"name": "dept", "allowedValues": []string{"finance", "hr"}}))
 	if av := r.body["tag"].(map[string]any)["allowedValues"].([]any); len(av) != 2 {
 		t.Fatalf("tag: %s", r.raw)
@@ -240,9 +238,7 @@ func TestRolesUsersGrants(t *testing.T) {
 		return call{method: method, path: ml + path, token: tokAlice, body: body}
 	}
 	bob := func(method, path string) call { return call{method: method, path: ml + path, token: tokBob} }
-	must(t, n, a("POST", "/catalogs", map[string]any{"name": "lake"}))
-	must(t, n, a("POST", "/catalogs/lake/schemas", map[string]any{"name": "sales"}))
-	must(t, n, a("POST", "/catalogs/lake/schemas/sales/tables", map[string]any{"name": "orders", "columns": []any{map[string]any{"name": "id", "type": "int"}}}))
+	createLakeSalesOrders(t, n)
 	r := must(t, n, a("POST", "/users", map[string]any{"name": "bob@acme"}))
 	if r.body["user"].(map[string]any)["name"] != "bob@acme" {
 		t.Fatalf("user: %s", r.raw)
@@ -425,5 +421,64 @@ func TestConcurrentWrites(t *testing.T) {
 		if name := fmt.Sprintf("k%02d", i); ok[name] != 1 {
 			t.Errorf("%s created %d times", name, ok[name])
 		}
+	}
+}
+
+// TestNamesThatDoNotLookLikeThemselves: a name (or tag value) with an
+// invisible or direction-changing character, a space other than U+0020 or
+// a space at either end is refused wherever a write introduces it, with the
+// character shown as its code point and nothing changed.
+func TestNamesThatDoNotLookLikeThemselves(t *testing.T) {
+	n := single(t)
+	a := func(method, path string, body any) call {
+		return call{method: method, path: ml + path, token: tokAlice, body: body}
+	}
+	createLakeSalesOrders(t, n)
+	must(t, n, a("POST", "/tags", map[string]any{"name": "dept"}))
+	must(t, n, a("POST", "/policies", map[string]any{"name": "eu_rows", "policyType": "row_filter", "content": map[string]any{"expression": "region = 'EU'"}}))
+	gen := must(t, n, a("GET", "/catalogs/lake", nil)).gen()
+	v2 := map[string]string{"Content-Type": "application/vnd.gravitino.v2+json", "Accept": "application/vnd.gravitino.v2+json"}
+	for _, tt := range []struct {
+		c     call
+		shown string
+	}{
+		{a("POST", "/catalogs", map[string]any{"name": "lake\u200b"}), "lakeU+200B"},
+		{a("POST", "/catalogs/lake/schemas", map[string]any{"name": "\u202eselas"}), "U+202Eselas"},
+		{a("POST", "/catalogs/lake/schemas/sales/tables", map[string]any{"name": "t", "columns": []any{map[string]any{"name": "a\u00a0b", "type": "int"}}}), "aU+00A0b"},
+		{a("PUT", "/catalogs/lake/schemas/sales/tables/orders", `{"updates":[{"@type":"rename","newName":"orders "}]}`), "orders "},
+		{a("POST", "/tags", map[string]any{"name": "region", "allowedValues": []string{"EU\u2066"}}), "EUU+2066"},
+		{a("PUT", "/tags/dept", `{"updates":[{"@type":"rename","newName":"de\u200dpt"}]}`), "deU+200Dpt"},
+		{call{method: "POST", path: ml + "/objects/table/lake.sales.orders/tags", token: tokAlice, header: v2,
+			body: `{"tagsToAdd":[{"name":"dept","value":"finance\ufeff"}]}`}, "financeU+FEFF"},
+		{a("POST", "/policies", map[string]any{"name": "\u3164", "policyType": "row_filter", "content": map[string]any{"expression": "region = 'EU'"}}), "U+3164"},
+		{a("POST", "/users", map[string]any{"name": "bob\u2028"}), "bobU+2028"},
+	} {
+		r := expect(t, n, tt.c, 400, 1001)
+		msg, _ := r.body["message"].(string)
+		if !strings.Contains(msg, `"`+tt.shown+`"`) || strings.ContainsAny(msg, "\u200b\u202e\u00a0\u2066\u200d\ufeff\u3164\u2028") {
+			t.Errorf("%s %s: message %q, want the name shown as %q and no refused character", tt.c.method, tt.c.path, msg, tt.shown)
+		}
+	}
+	if g := must(t, n, a("GET", "/catalogs/lake", nil)).gen(); g != gen {
+		t.Fatalf("generation moved from %d to %d after rejected requests", gen, g)
+	}
+	expect(t, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin, body: map[string]any{"name": "acme2", "owner": "carol\u200e"}}, 400, 1001)
+	// Names outside the rule's reach are still taken: spaces inside, any script.
+	must(t, n, a("POST", "/catalogs", map[string]any{"name": "data lake ünïcode 日本"}))
+}
+
+// createLakeSalesOrders creates, as alice, catalog lake, schema lake.sales and
+// table lake.sales.orders (id int).
+func createLakeSalesOrders(t *testing.T, n *node) {
+	t.Helper()
+	for _, c := range []struct {
+		path string
+		body map[string]any
+	}{
+		{"/catalogs", map[string]any{"name": "lake"}},
+		{"/catalogs/lake/schemas", map[string]any{"name": "sales"}},
+		{"/catalogs/lake/schemas/sales/tables", map[string]any{"name": "orders", "columns": []any{map[string]any{"name": "id", "type": "int"}}}},
+	} {
+		must(t, n, call{method: "POST", path: ml + c.path, token: tokAlice, body: c.body})
 	}
 }

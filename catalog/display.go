@@ -1,0 +1,150 @@
+package catalog
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// CheckDisplayName checks the rule a name (or a tag value) given by a client
+// follows beyond CheckNamePart and CheckEntityName: it looks like what it is.
+// People grant, tag and review by the names they read, so a name that shows
+// as another one ("sales" and "sales" followed by a zero-width space) or
+// reorders the text around it (a right-to-left override) is refused: format
+// characters (the zero-width U+200B–U+200D and U+FEFF, the bidirectional
+// controls U+200E, U+200F, U+202A–U+202E, U+2066–U+2069, and the rest of
+// Unicode's category Cf), line and paragraph separators, the letters that
+// print as blank (the Hangul fillers U+115F, U+1160, U+3164, U+FFA0 and the
+// Braille blank U+2800), white space other than U+0020, and U+0020 at either
+// end. The error is a *NameError whose Name shows each refused character as
+// its code point.
+//
+// Apply does not check it: names in logs and snapshots written before the
+// rule stay valid, and a replica replaying them must reach the same state.
+// metasrv checks it where requests enter, for IntroducedNames.
+func CheckDisplayName(name string) error {
+	for i, r := range name {
+		var reason string
+		switch {
+		case invisible(r):
+			reason = "contains an invisible or direction-changing character"
+		case unicode.IsSpace(r) && r != ' ':
+			reason = "contains white space other than U+0020"
+		case r == ' ' && (i == 0 || i == len(name)-1):
+			reason = "begins or ends with white space"
+		default:
+			continue
+		}
+		return &NameError{Name: showRefused(name), Reason: reason}
+	}
+	return nil
+}
+
+// invisible reports a format character, a line or paragraph separator, or
+// a letter that prints as blank.
+func invisible(r rune) bool {
+	switch r {
+	case 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800:
+		return true
+	}
+	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+}
+
+// showRefused returns name with each character CheckDisplayName refuses
+// anywhere, and each control character, written as its code point
+// ("U+202E"), so that an error never carries one.
+func showRefused(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if invisible(r) || (unicode.IsSpace(r) && r != ' ') || unicode.IsControl(r) || r == utf8.RuneError {
+			fmt.Fprintf(&b, "U+%04X", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// IntroducedNames returns the names cmd gives: those of the objects it
+// creates and the new names of those it renames (for a full name, its last
+// part; the others already exist), the columns it defines, and the tag
+// values it assigns, allows or selects on.
+// Names it only refers to are left out. CheckDisplayName applies to each.
+func IntroducedNames(cmd Command) []string {
+	names, _ := introducedNames(cmd)
+	return names
+}
+
+// introducedNames is IntroducedNames; known is false for a command type it
+// does not list (a test requires every type to be listed).
+func introducedNames(cmd Command) (names []string, known bool) {
+	last := func(full string) string { return full[strings.LastIndexByte(full, '.')+1:] }
+	switch c := cmd.(type) {
+	case CreateCatalog:
+		return []string{c.Name}, true
+	case CreateSchema:
+		return []string{last(c.Name)}, true
+	case CreateTable:
+		return append([]string{last(c.Name)}, nonEmpty(c.Columns, func(cd ColumnDef) string { return cd.Name })...), true
+	case RenameObject:
+		return []string{last(c.NewName)}, true
+	case AddColumn:
+		return []string{c.Column.Name}, true
+	case CreateUser:
+		return []string{c.Name}, true
+	case CreateGroup:
+		return []string{c.Name}, true
+	case CreateRole:
+		return []string{c.Name}, true
+	case CreateTag:
+		return append([]string{c.Name}, c.AllowedValues...), true
+	case AlterTag:
+		return nonEmpty(c.Updates, func(u TagUpdate) string { return u.NewName }), true
+	case AssociateTagsV2:
+		return nonEmpty(c.TagsToAdd, func(tv TagValue) string { return tv.Value }), true
+	case CreatePolicy:
+		return []string{c.Name}, true
+	case AlterPolicy:
+		return nonEmpty(c.Updates, func(u PolicyUpdate) string { return u.NewName }), true
+	case AttachPolicy:
+		if c.Selector.Value != "" {
+			return []string{c.Selector.Value}, true
+		}
+		return nil, true
+	case CreateDomain:
+		names = []string{c.Name}
+		if c.BackingTag.Create {
+			names = append(names, c.BackingTag.Name)
+		}
+		if c.BackingTag.Value != "" {
+			names = append(names, c.BackingTag.Value)
+		}
+		return names, true
+	case AlterDomain:
+		return nonEmpty(c.Updates, func(u DomainUpdate) string { return u.NewName }), true
+	case SetDomainBackingTag:
+		if c.BackingTag != nil && c.BackingTag.Value != "" {
+			return []string{c.BackingTag.Value}, true
+		}
+		return nil, true
+	case DropObject, SetOwner, DropUser, DropGroup, AddGroupMembers, RemoveGroupMembers, DropRole,
+		GrantPrivileges, RevokePrivileges, GrantRoles, RevokeRoles, DropTag,
+		AssociateTagsV1, EnablePolicy, DisablePolicy, DropPolicy, DetachPolicy,
+		CommitTableVersion, AlterObject, SetDomainStatus, SetDomainParent,
+		DetachDomain, DropDomain:
+		return nil, true
+	}
+	return nil, false
+}
+
+// nonEmpty returns the non-empty field of each of xs.
+func nonEmpty[X any](xs []X, field func(X) string) []string {
+	var out []string
+	for _, x := range xs {
+		if v := field(x); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+package catalog_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"lakegate/catalog"
+)
+
+func TestCheckDisplayName(t *testing.T) {
+	for _, name := range []string{"sales", "my table", "a.b", "Ünïcödé", "日本語", "🔥", "x y z", "O'Brien"} {
+		if err := catalog.CheckDisplayName(name); err != nil {
+			t.Errorf("CheckDisplayName(%q) = %v, want nil", name, err)
+		}
+	}
+	for _, tt := range []struct{ name, shown, reason string }{
+		{"sales\u200b", "salesU+200B", "invisible"},              // zero-width space
+		{"\u202egnp.exe", "U+202Egnp.exe", "direction-changing"}, // right-to-left override
+		{"a\u2066b\u2069", "aU+2066bU+2069", "invisible"},        // isolates
+		{"\ufeffsales", "U+FEFFsales", "invisible"},              // byte order mark
+		{"a\u2028b", "aU+2028b", "invisible"},                    // line separator
+		{"\u3164", "U+3164", "invisible"},                        // Hangul filler
+		{"a\u00a0b", "aU+00A0b", "other than U+0020"},            // no-break space
+		{"a\u3000b", "aU+3000b", "other than U+0020"},            // ideographic space
+		{" sales", " sales", "begins or ends"},
+		{"sales ", "sales ", "begins or ends"},
+	} {
+		err := catalog.CheckDisplayName(tt.name)
+		var ne *catalog.NameError
+		if !errors.As(err, &ne) || !errors.Is(err, catalog.ErrInvalidName) {
+			t.Errorf("CheckDisplayName(%q) = %v, want a *NameError", tt.name, err)
+			continue
+		}
+		if ne.Name != tt.shown || !strings.Contains(ne.Reason, tt.reason) {
+			t.Errorf("CheckDisplayName(%q): name %q, reason %q; want %q, %q", tt.name, ne.Name, ne.Reason, tt.shown, tt.reason)
+		}
+	}
+}
+
+func TestIntroducedNames(t *testing.T) {
+	tbl := catalog.Object{Type: catalog.ObjectTable, Name: "c.s.t"}
+	for _, tt := range []struct {
+		cmd  catalog.Command
+		want []string
+	}{
+		{catalog.CreateSchema{Name: "c.s"}, []string{"s"}},
+		{catalog.CreateTable{Name: "c.s.t", Columns: []catalog.ColumnDef{{Name: "id"}, {Name: "v"}}}, []string{"t", "id", "v"}},
+		{catalog.RenameObject{Object: tbl, NewName: "c.s.u"}, []string{"u"}},
+		{catalog.CreateTag{Name: "dept", AllowedValues: []string{"hr", "finance"}}, []string{"dept", "hr", "finance"}},
+		{catalog.AlterTag{Name: "dept", Updates: []catalog.TagUpdate{{Type: "rename", NewName: "team"}, {Type: "updateComment", NewComment: "x"}}}, []string{"team"}},
+		{catalog.AssociateTagsV2{Object: tbl, TagsToAdd: []catalog.TagValue{{Name: "pii"}, {Name: "dept", Value: "hr"}}}, []string{"hr"}},
+		{catalog.AttachPolicy{Tag: "dept", Policy: "p", Selector: catalog.Selector{Value: "finance"}}, []string{"finance"}},
+		{catalog.CreateDomain{Name: "Trading", BackingTag: catalog.DomainTag{Name: "trading", Create: true}}, []string{"Trading", "trading"}},
+		{catalog.DropObject{Object: tbl}, nil},
+		{catalog.AssociateTagsV1{Object: tbl, TagsToAdd: []string{"pii"}}, nil},
+	} {
+		if got := catalog.IntroducedNames(tt.cmd); !slices.Equal(got, tt.want) {
+			t.Errorf("IntroducedNames(%T) = %q, want %q", tt.cmd, got, tt.want)
+		}
+	}
+}
