@@ -353,7 +353,11 @@ func (a *admin) table(header []string, rows [][]string) {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = printable(c)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	tw.Flush()
 }
@@ -363,7 +367,7 @@ func (a *admin) fields(kv ...string) {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 1, ' ', 0)
 	for i := 0; i+1 < len(kv); i += 2 {
 		if kv[i+1] != "" {
-			fmt.Fprintf(tw, "%s:\t%s\n", kv[i], kv[i+1])
+			fmt.Fprintf(tw, "%s:\t%s\n", kv[i], printable(kv[i+1]))
 		}
 	}
 	tw.Flush()

@@ -603,7 +603,7 @@ func adminTagAssoc(a *admin, verb string, args []string) error {
 	}
 	var r struct{ Names []string }
 	return a.show(raw, &r, func() {
-		fmt.Fprintf(a.stdout, "%s %s now carries: %s\n", strings.ToLower(pos[0]), pos[1], orDash(strings.Join(r.Names, ", ")))
+		fmt.Fprintf(a.stdout, "%s %s now carries: %s\n", strings.ToLower(pos[0]), pos[1], printable(orDash(strings.Join(r.Names, ", "))))
 	})
 }
 
@@ -761,7 +761,7 @@ func adminPolicyDetach(a *admin, args []string) error {
 // --- roles, grants, users ---
 
 func (a *admin) printRole(r roleDTO) {
-	fmt.Fprintf(a.stdout, "role %s\n", r.Name)
+	fmt.Fprintf(a.stdout, "role %s\n", printable(r.Name))
 	var rows [][]string
 	for _, o := range r.SecurableObjects {
 		var privs []string

@@ -116,3 +116,61 @@ func TestIsUpdate(t *testing.T) {
 		}
 	}
 }
+
+// TestTableOutputIsInert: values and column names printed as a table cannot
+// drive the terminal (escape sequences, carriage returns, C1 controls) or
+// reorder the text around them (bidirectional overrides).
+func TestTableOutputIsInert(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "n\x1b[31m", Type: arrow.BinaryTypes.String}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	b.Field(0).(*array.StringBuilder).AppendValues([]string{
+		"\x1b[2J\x1b[Hwiped",       // clear the screen
+		"\x1b]52;c;ZWNobyBoaQ==\a", // write the clipboard (OSC 52)
+		"secret\rshown",            // overwrite the line
+		"\u202egnp.exe",            // right-to-left override
+		"\u009b31m",                // C1 CSI
+		"a\xffb",                   // not UTF-8
+		"tab\there\nnext",          // layout only
+		"ünïcödé 日本 🔥",             // left as it is
+	}, nil)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var out bytes.Buffer
+	if err := writeTable(&out, schema, []arrow.RecordBatch{rec}); err != nil {
+		t.Fatal(err)
+	}
+	want := `n\x1b[31m
+\x1b[2J\x1b[Hwiped
+\x1b]52;c;ZWNobyBoaQ==\x07
+secret\x0dshown
+\u202egnp.exe
+\u009b31m
+a\xffb
+tab here next
+ünïcödé 日本 🔥
+(8 rows)
+`
+	if got := out.String(); got != want {
+		t.Errorf("table:\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":      "plain",
+		"":           "",
+		"\x7f":       `\x7f`,
+		"\u200b":     `\u200b`,
+		"\U000e0001": `\U000e0001`,
+		"a\u2028b":   `a\u2028b`,
+		"x\ty\nz":    "x y z",
+		"Ωmega\x00":  `Ωmega\x00`,
+		"\xe2\x80":   `\xe2\x80`,
+		"café":       "café",
+	} {
+		if got := printable(in); got != want {
+			t.Errorf("printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -109,7 +109,7 @@ func writeTable(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) err
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	names := make([]string, schema.NumFields())
 	for i, f := range schema.Fields() {
-		names[i] = f.Name
+		names[i] = printable(f.Name)
 	}
 	fmt.Fprintln(tw, strings.Join(names, "\t"))
 	rows := 0
@@ -121,7 +121,7 @@ func writeTable(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) err
 				if !ok {
 					v = "NULL"
 				}
-				vals[c] = strings.NewReplacer("\t", " ", "\n", " ").Replace(v)
+				vals[c] = printable(v)
 			}
 			fmt.Fprintln(tw, strings.Join(vals, "\t"))
 			rows++
