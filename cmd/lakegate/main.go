@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -21,12 +22,23 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lakegate:", err)
+		printError(os.Stderr, err)
 		if errors.Is(err, errUsage) {
 			os.Exit(2)
 		}
 		os.Exit(1)
 	}
+}
+
+// printError prints err for the terminal: its text may hold what others
+// wrote (an engine error quotes the value it could not convert), so each
+// line goes through printable.
+func printError(w io.Writer, err error) {
+	lines := strings.Split(err.Error(), "\n")
+	for i := range lines {
+		lines[i] = printable(lines[i])
+	}
+	fmt.Fprintln(w, "lakegate:", strings.Join(lines, "\n"))
 }
 
 const usage = `usage: lakegate <command> [flags]

@@ -174,3 +174,11 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintError(t *testing.T) {
+	var out bytes.Buffer
+	printError(&out, errors.Join(errors.New("Could not convert string '\x1b]0;owned\a' to INT32"), errors.New("second\tline")))
+	if want := "lakegate: Could not convert string '\\x1b]0;owned\\x07' to INT32\nsecond line\n"; out.String() != want {
+		t.Errorf("printError:\n%q\nwant\n%q", out.String(), want)
+	}
+}
