@@ -462,6 +462,17 @@ func TestNamesThatDoNotLookLikeThemselves(t *testing.T) {
 	if g := must(t, n, a("GET", "/catalogs/lake", nil)).gen(); g != gen {
 		t.Fatalf("generation moved from %d to %d after rejected requests", gen, g)
 	}
+	// Each refusal is audited, with the name shown as in the answer.
+	found := false
+	for _, e := range must(t, n, a("GET", "/events", nil)).body["events"].([]any) {
+		m := e.(map[string]any)
+		if m["operation"] == "CreateCatalog" && m["outcome"] == "failure" && strings.Contains(m["detail"].(string), `"lakeU+200B"`) {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no audit event for the refused catalog name")
+	}
 	expect(t, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin, body: map[string]any{"name": "acme2", "owner": "carol\u200e"}}, 400, 1001)
 	// Names outside the rule's reach are still taken: spaces inside, any script.
 	must(t, n, a("POST", "/catalogs", map[string]any{"name": "data lake ünïcode 日本"}))
