@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"lakegate/catalog"
 )
@@ -60,4 +61,35 @@ func TestIntroducedNames(t *testing.T) {
 			t.Errorf("IntroducedNames(%T) = %q, want %q", tt.cmd, got, tt.want)
 		}
 	}
+}
+
+// FuzzCheckDisplayName: an accepted name has nothing the rule refuses, and
+// a refusal's name can be printed as it is.
+func FuzzCheckDisplayName(f *testing.F) {
+	for _, s := range []string{"sales", " sales", "sales\u200b", "\u202e", "a\u00a0b", "日本", "\xff", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		err := catalog.CheckDisplayName(name)
+		if err == nil {
+			if strings.HasPrefix(name, " ") || strings.HasSuffix(name, " ") {
+				t.Fatalf("accepted %q with a space at an end", name)
+			}
+			for _, r := range name {
+				if unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || (unicode.IsSpace(r) && r != ' ') {
+					t.Fatalf("accepted %q holding %U", name, r)
+				}
+			}
+			return
+		}
+		var ne *catalog.NameError
+		if !errors.As(err, &ne) {
+			t.Fatalf("%q: %v is not a *NameError", name, err)
+		}
+		for _, r := range ne.Name {
+			if unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || unicode.IsControl(r) || (unicode.IsSpace(r) && r != ' ') {
+				t.Fatalf("%q: the error's name %q holds %U", name, ne.Name, r)
+			}
+		}
+	})
 }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -181,4 +183,30 @@ func TestPrintError(t *testing.T) {
 	if want := "lakegate: Could not convert string '\\x1b]0;owned\\x07' to INT32\nsecond line\n"; out.String() != want {
 		t.Errorf("printError:\n%q\nwant\n%q", out.String(), want)
 	}
+}
+
+// FuzzPrintable: what printable returns is UTF-8 without a control, format
+// or separator character, and printable ASCII comes back unchanged.
+func FuzzPrintable(f *testing.F) {
+	for _, s := range []string{"plain", "\x1b[2J", "a\rb", "\u202e", "\xff\xfe", "\U000e0001", "tab\t"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := printable(s)
+		if !utf8.ValidString(out) {
+			t.Fatalf("printable(%q) = %q: not UTF-8", s, out)
+		}
+		for _, r := range out {
+			if unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) {
+				t.Fatalf("printable(%q) = %q holds %U", s, out, r)
+			}
+		}
+		ascii := true
+		for i := 0; i < len(s); i++ {
+			ascii = ascii && s[i] >= 0x20 && s[i] < 0x7f
+		}
+		if ascii && out != s {
+			t.Fatalf("printable(%q) = %q, want it unchanged", s, out)
+		}
+	})
 }
