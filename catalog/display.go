@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // CheckDisplayName checks the rule a name (or a tag value) given by a client
@@ -17,28 +19,64 @@ import (
 // Unicode's category Cf), line and paragraph separators, the letters that
 // print as blank (the Hangul fillers U+115F, U+1160, U+3164, U+FFA0 and the
 // Braille blank U+2800), white space other than U+0020, and U+0020 at either
-// end. The error is a *NameError whose Name shows each refused character as
-// its code point.
+// end. The zero-width joiner and non-joiner pass where they shape the
+// letters around them, as in Persian and the Indic scripts (see shapes).
+// The error is a *NameError whose Name shows each refused character as its
+// code point.
 //
 // Apply does not check it: names in logs and snapshots written before the
 // rule stay valid, and a replica replaying them must reach the same state.
 // metasrv checks it where requests enter, for IntroducedNames.
 func CheckDisplayName(name string) error {
+	prev := rune(-1)
 	for i, r := range name {
 		var reason string
 		switch {
+		case (r == zwj || r == zwnj) && shapes(r, prev, name[i+utf8.RuneLen(r):]):
+			// A joiner that changes how the letters around it are drawn is
+			// part of the word (Persian, the Indic scripts).
 		case invisible(r):
 			reason = "contains an invisible or direction-changing character"
 		case unicode.IsSpace(r) && r != ' ':
 			reason = "contains white space other than U+0020"
 		case r == ' ' && (i == 0 || i == len(name)-1):
 			reason = "begins or ends with white space"
-		default:
-			continue
 		}
-		return &NameError{Name: showRefused(name), Reason: reason}
+		prev = r
+		if reason != "" {
+			return &NameError{Name: showRefused(name), Reason: reason}
+		}
 	}
 	return nil
+}
+
+// The zero-width joiner and non-joiner.
+const (
+	zwj  = '\u200d'
+	zwnj = '\u200c'
+)
+
+// shapes reports whether the joiner j, after prev and before rest, changes
+// how the letters around it are drawn, as IDNA2008's CONTEXTJ rules (RFC
+// 5892) allow it: after a virama, or, for the non-joiner, between two
+// letters of a script whose letters join (Arabic and its kin; the RFC's
+// joining types are approximated by the script). Anywhere else it is
+// invisible.
+func shapes(j, prev rune, rest string) bool {
+	if prev >= 0 && norm.NFC.PropertiesString(string(prev)).CCC() == viramaCCC {
+		return true
+	}
+	next, _ := utf8.DecodeRuneInString(rest)
+	return j == zwnj && joiningLetter(prev) && joiningLetter(next)
+}
+
+// viramaCCC is the canonical combining class of a virama.
+const viramaCCC = 9
+
+// joiningLetter reports a letter of a script whose letters join.
+func joiningLetter(r rune) bool {
+	return unicode.IsLetter(r) && unicode.In(r, unicode.Arabic, unicode.Syriac, unicode.Nko, unicode.Mongolian,
+		unicode.Mandaic, unicode.Manichaean, unicode.Psalter_Pahlavi, unicode.Adlam, unicode.Hanifi_Rohingya, unicode.Sogdian)
 }
 
 // invisible reports a format character, a line or paragraph separator, or
