@@ -32,10 +32,7 @@ func CheckDisplayName(name string) error {
 	for i, r := range name {
 		var reason string
 		switch {
-		case (r == zwj || r == zwnj) && shapes(r, prev, name[i+utf8.RuneLen(r):]):
-			// A joiner that changes how the letters around it are drawn is
-			// part of the word (Persian, the Indic scripts).
-		case invisible(r):
+		case hidden(r, prev, name, i):
 			reason = "contains an invisible or direction-changing character"
 		case unicode.IsSpace(r) && r != ' ':
 			reason = "contains white space other than U+0020"
@@ -48,6 +45,56 @@ func CheckDisplayName(name string) error {
 		}
 	}
 	return nil
+}
+
+// CheckDisplayText checks that text people review as code — a policy's row
+// filter or mask expression — shows what it does: none of the characters
+// CheckDisplayName refuses as invisible or direction-changing (a
+// right-to-left override can make a comparison read as another one, the
+// "Trojan Source" attack), with the same allowance for joiners. White space
+// and line breaks are allowed. The error wraps ErrInvalidArgument and names
+// the character by its code point and byte offset.
+func CheckDisplayText(what, text string) error {
+	prev := rune(-1)
+	for i, r := range text {
+		if hidden(r, prev, text, i) {
+			return errf(ErrInvalidArgument, fmt.Sprintf("%s contains an invisible or direction-changing character (U+%04X at byte offset %d)", what, r, i))
+		}
+		prev = r
+	}
+	return nil
+}
+
+// IntroducedExpressions returns the policy expressions cmd sets: the row
+// filter or mask of a policy it creates or whose content it updates.
+// CheckDisplayText applies to each.
+func IntroducedExpressions(cmd Command) []string {
+	content := func(c PolicyContent) []string {
+		return nonEmpty([]string{c.Expression, c.Mask}, func(s string) string { return s })
+	}
+	switch c := cmd.(type) {
+	case CreatePolicy:
+		return content(c.Content)
+	case AlterPolicy:
+		var out []string
+		for _, u := range c.Updates {
+			if u.NewContent != nil {
+				out = append(out, content(*u.NewContent)...)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// hidden reports whether r, at byte i of s after prev, hides or reorders
+// text: an invisible character (see invisible), unless it is a joiner that
+// shapes the letters around it (Persian, the Indic scripts).
+func hidden(r, prev rune, s string, i int) bool {
+	if r == zwj || r == zwnj {
+		return !shapes(r, prev, s[i+utf8.RuneLen(r):])
+	}
+	return invisible(r)
 }
 
 // The zero-width joiner and non-joiner.

@@ -75,6 +75,14 @@ func FuzzCheckDisplayName(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
+		if catalog.CheckDisplayText("text", name) == nil {
+			for _, r := range name {
+				joiner := r == '\u200c' || r == '\u200d' // where they shape letters
+				if unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) && !joiner {
+					t.Fatalf("text %q accepted holding %U", name, r)
+				}
+			}
+		}
 		err := catalog.CheckDisplayName(name)
 		if err == nil {
 			if strings.HasPrefix(name, " ") || strings.HasSuffix(name, " ") {
@@ -98,4 +106,38 @@ func FuzzCheckDisplayName(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCheckDisplayText(t *testing.T) {
+	for _, text := range []string{"region = 'EU'", "CASE WHEN a > 1\n  THEN 'x'\tELSE 'y' END", "name = 'می\u200cخواهم'"} {
+		if err := catalog.CheckDisplayText("row filter", text); err != nil {
+			t.Errorf("CheckDisplayText(%q) = %v", text, err)
+		}
+	}
+	for text, want := range map[string]string{
+		"user_id = current_user() \u202e-- ": "U+202E at byte offset 25",
+		"region = 'EU\u200b'":                "U+200B at byte offset 12",
+		"a = 1\u2028OR true":                 "U+2028 at byte offset 5",
+	} {
+		err := catalog.CheckDisplayText("row filter", text)
+		if !errors.Is(err, catalog.ErrInvalidArgument) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "row filter") {
+			t.Errorf("CheckDisplayText(%q) = %v, want ErrInvalidArgument naming %q", text, err, want)
+		}
+	}
+}
+
+func TestIntroducedExpressions(t *testing.T) {
+	for _, tt := range []struct {
+		cmd  catalog.Command
+		want []string
+	}{
+		{catalog.CreatePolicy{Name: "p", Content: catalog.PolicyContent{Expression: "a = 1"}}, []string{"a = 1"}},
+		{catalog.AlterPolicy{Name: "p", Updates: []catalog.PolicyUpdate{{Type: "rename", NewName: "q"},
+			{Type: "updateContent", NewContent: &catalog.PolicyContent{Mask: "REDACT"}}}}, []string{"REDACT"}},
+		{catalog.CreateTag{Name: "t"}, nil},
+	} {
+		if got := catalog.IntroducedExpressions(tt.cmd); !slices.Equal(got, tt.want) {
+			t.Errorf("IntroducedExpressions(%T) = %q, want %q", tt.cmd, got, tt.want)
+		}
+	}
 }

@@ -109,18 +109,24 @@ type plan struct {
 
 type writeFunc func(rq *request, l *Lake) (*plan, error)
 
-// checkDisplayNames refuses a write that introduces a name which does not
-// look like what it is (catalog.CheckDisplayName): in its commands
-// (catalog.IntroducedNames), or as a new metalake or its owner. The rule is
-// checked here, where requests enter, and not by the FSM, so that entries
-// logged before it replay as they were applied.
-func checkDisplayNames(pl *plan) error {
+// checkDisplay refuses a write that introduces a name which does not look
+// like what it is (catalog.CheckDisplayName) — in its commands
+// (catalog.IntroducedNames), or as a new metalake or its owner — or a policy
+// expression that hides or reorders text (catalog.CheckDisplayText). The
+// rules are checked here, where requests enter, and not by the FSM, so that
+// entries logged before them replay as they were applied.
+func checkDisplay(pl *plan) error {
 	var names []string
 	if pl.lake != nil && pl.lake.Op == LakeCreate {
 		names = append(names, pl.lakeName, pl.lake.Owner)
 	}
 	for _, c := range pl.cmds {
 		names = append(names, catalog.IntroducedNames(c)...)
+		for _, e := range catalog.IntroducedExpressions(c) {
+			if err := catalog.CheckDisplayText("policy expression", e); err != nil {
+				return err
+			}
+		}
 	}
 	for _, n := range names {
 		if err := catalog.CheckDisplayName(n); err != nil {
@@ -406,7 +412,7 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 	}
 	pl, err := fn(rq, l)
 	if err == nil {
-		err = checkDisplayNames(pl)
+		err = checkDisplay(pl)
 	}
 	if err != nil {
 		rq.reject(op, err)
