@@ -65,28 +65,6 @@ func CheckDisplayText(what, text string) error {
 	return nil
 }
 
-// IntroducedExpressions returns the policy expressions cmd sets: the row
-// filter or mask of a policy it creates or whose content it updates.
-// CheckDisplayText applies to each.
-func IntroducedExpressions(cmd Command) []string {
-	content := func(c PolicyContent) []string {
-		return nonEmpty([]string{c.Expression, c.Mask}, func(s string) string { return s })
-	}
-	switch c := cmd.(type) {
-	case CreatePolicy:
-		return content(c.Content)
-	case AlterPolicy:
-		var out []string
-		for _, u := range c.Updates {
-			if u.NewContent != nil {
-				out = append(out, content(*u.NewContent)...)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
 // hidden reports whether r, at byte i of s after prev, hides or reorders
 // text: an invisible character (see invisible), unless it is a joiner that
 // shapes the letters around it (Persian, the Indic scripts).
@@ -159,6 +137,28 @@ func showRefused(name string) string {
 func IntroducedNames(cmd Command) []string {
 	names, _ := introducedNames(cmd)
 	return names
+}
+
+// IntroducedExpressions returns the policy expressions cmd sets: the row
+// filter or mask of a policy it creates or whose content it updates.
+// CheckDisplayText applies to each.
+func IntroducedExpressions(cmd Command) []string {
+	content := func(c PolicyContent) []string {
+		return nonEmpty([]string{c.Expression, c.Mask}, func(s string) string { return s })
+	}
+	switch c := cmd.(type) {
+	case CreatePolicy:
+		return content(c.Content)
+	case AlterPolicy:
+		var out []string
+		for _, u := range c.Updates {
+			if u.NewContent != nil {
+				out = append(out, content(*u.NewContent)...)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // introducedNames is IntroducedNames; known is false for a command type it
