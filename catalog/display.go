@@ -19,15 +19,20 @@ import (
 // Unicode's category Cf), line and paragraph separators, the letters that
 // print as blank (the Hangul fillers U+115F, U+1160, U+3164, U+FFA0 and the
 // Braille blank U+2800), white space other than U+0020, and U+0020 at either
-// end. The zero-width joiner and non-joiner pass where they shape the
-// letters around them, as in Persian and the Indic scripts (see shapes).
-// The error is a *NameError whose Name shows each refused character as its
-// code point.
+// end; nor may a name be "." or "..", which clients resolve away in a URL
+// path before the request is sent. The zero-width joiner and non-joiner
+// pass where they shape the letters around them, as in Persian and the
+// Indic scripts (see shapes). The error is a *NameError whose Name shows
+// each refused character as its code point.
 //
 // Apply does not check it: names in logs and snapshots written before the
 // rule stay valid, and a replica replaying them must reach the same state.
 // metasrv checks it where requests enter, for IntroducedNames.
 func CheckDisplayName(name string) error {
+	if name == "." || name == ".." {
+		// A URL path segment of its own that clients resolve away.
+		return &NameError{Name: name, Reason: "cannot be addressed in a URL path"}
+	}
 	prev := rune(-1)
 	for i, r := range name {
 		var reason string

@@ -31,6 +31,8 @@ func TestCheckDisplayName(t *testing.T) {
 		{"a\u00a0b", "aU+00A0b", "other than U+0020"},            // no-break space
 		{"a\u3000b", "aU+3000b", "other than U+0020"},            // ideographic space
 		{" sales", " sales", "begins or ends"},
+		{"..", "..", "URL path"},
+		{".", ".", "URL path"},
 		{"sales ", "sales ", "begins or ends"},
 	} {
 		err := catalog.CheckDisplayName(tt.name)

@@ -452,6 +452,7 @@ func TestNamesThatDoNotLookLikeThemselves(t *testing.T) {
 			body: `{"tagsToAdd":[{"name":"dept","value":"finance\ufeff"}]}`}, `"financeU+FEFF"`},
 		{a("POST", "/policies", map[string]any{"name": "\u3164", "policyType": "row_filter", "content": map[string]any{"expression": "region = 'EU'"}}), `"U+3164"`},
 		{a("POST", "/users", map[string]any{"name": "bob\u2028"}), `"bobU+2028"`},
+		{a("POST", "/tags", map[string]any{"name": ".."}), `".."`},
 		// A policy expression reads as something else ("Trojan Source").
 		{a("POST", "/policies", map[string]any{"name": "mine", "policyType": "row_filter", "content": map[string]any{"expression": "owner = current_user() \u202e-- "}}), "U+202E at byte offset 23"},
 		{a("PUT", "/policies/eu_rows", `{"updates":[{"@type":"updateContent","policyType":"row_filter","newContent":{"expression":"region = 'EU\u200b'"}}]}`), "U+200B at byte offset 12"},
