@@ -186,6 +186,62 @@ func (s *Server) DoGetTableTypes(ctx context.Context) (*arrow.Schema, <-chan fli
 	return oneBatch(schema_ref.TableTypes, b)
 }
 
+// lakegate tables have no primary or foreign keys. JDBC and ODBC clients ask
+// anyway when they show a table (DatabaseMetaData.getPrimaryKeys,
+// getImportedKeys, getExportedKeys, getCrossReference); they get each
+// command's empty result, the same for any table — visible, hidden or
+// missing — rather than Unimplemented.
+
+// GetFlightInfoPrimaryKeys answers with a ticket for DoGetPrimaryKeys.
+func (s *Server) GetFlightInfoPrimaryKeys(ctx context.Context, _ flightsql.TableRef, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.commandInfo(ctx, desc, schema_ref.PrimaryKeys)
+}
+
+// DoGetPrimaryKeys answers no keys.
+func (s *Server) DoGetPrimaryKeys(ctx context.Context, _ flightsql.TableRef) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return s.noRows(ctx, schema_ref.PrimaryKeys)
+}
+
+// GetFlightInfoImportedKeys answers with a ticket for DoGetImportedKeys.
+func (s *Server) GetFlightInfoImportedKeys(ctx context.Context, _ flightsql.TableRef, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.commandInfo(ctx, desc, schema_ref.ImportedKeys)
+}
+
+// DoGetImportedKeys answers no keys.
+func (s *Server) DoGetImportedKeys(ctx context.Context, _ flightsql.TableRef) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return s.noRows(ctx, schema_ref.ImportedKeys)
+}
+
+// GetFlightInfoExportedKeys answers with a ticket for DoGetExportedKeys.
+func (s *Server) GetFlightInfoExportedKeys(ctx context.Context, _ flightsql.TableRef, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.commandInfo(ctx, desc, schema_ref.ExportedKeys)
+}
+
+// DoGetExportedKeys answers no keys.
+func (s *Server) DoGetExportedKeys(ctx context.Context, _ flightsql.TableRef) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return s.noRows(ctx, schema_ref.ExportedKeys)
+}
+
+// GetFlightInfoCrossReference answers with a ticket for DoGetCrossReference.
+func (s *Server) GetFlightInfoCrossReference(ctx context.Context, _ flightsql.CrossTableRef, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.commandInfo(ctx, desc, schema_ref.CrossReference)
+}
+
+// DoGetCrossReference answers no keys.
+func (s *Server) DoGetCrossReference(ctx context.Context, _ flightsql.CrossTableRef) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return s.noRows(ctx, schema_ref.CrossReference)
+}
+
+// noRows answers an authenticated caller a result of schema with no rows.
+func (s *Server) noRows(ctx context.Context, schema *arrow.Schema) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	if _, err := principalOf(ctx); err != nil {
+		return nil, nil, toStatus(err)
+	}
+	b := array.NewRecordBuilder(s.mem, schema)
+	defer b.Release()
+	return oneBatch(schema, b)
+}
+
 // oneBatch returns a closed channel holding the builder's record.
 func oneBatch(schema *arrow.Schema, b *array.RecordBuilder) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	ch := make(chan flight.StreamChunk, 1)

@@ -10,8 +10,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // TestMetadataRPCs covers what drivers ask before their first query:
@@ -87,6 +89,41 @@ func TestMetadataRPCs(t *testing.T) {
 		}
 		if names := readStrings(t, cl, authed, info, 0); !slices.Equal(names, []string{"BIGINT"}) {
 			t.Errorf("filtered types = %v", names)
+		}
+	})
+
+	// JDBC's DatabaseMetaData.getPrimaryKeys, getImportedKeys,
+	// getExportedKeys and getCrossReference (asked by BI tools that show a
+	// table): lakegate tables have no keys, so each answers no rows with the
+	// command's schema — the same for a visible, a hidden and a missing
+	// table — instead of Unimplemented.
+	t.Run("keys", func(t *testing.T) {
+		catalog := "lake"
+		for _, tbl := range []string{"orders", "employees", "nope"} {
+			schema := "sales"
+			if tbl == "employees" {
+				schema = "hr" // not analyst's
+			}
+			ref := flightsql.TableRef{Catalog: &catalog, DBSchema: &schema, Table: tbl}
+			for name, get := range map[string]func() (*flight.FlightInfo, error){
+				"primary":  func() (*flight.FlightInfo, error) { return cl.GetPrimaryKeys(authed, ref) },
+				"imported": func() (*flight.FlightInfo, error) { return cl.GetImportedKeys(authed, ref) },
+				"exported": func() (*flight.FlightInfo, error) { return cl.GetExportedKeys(authed, ref) },
+				"cross": func() (*flight.FlightInfo, error) {
+					return cl.GetCrossReference(authed, ref, flightsql.TableRef{Catalog: &catalog, DBSchema: &schema, Table: "customers"})
+				},
+			} {
+				info, err := get()
+				if err != nil {
+					t.Fatalf("%s keys of %s.%s: %v", name, schema, tbl, err)
+				}
+				if rows := readStrings(t, cl, authed, info, 0); len(rows) != 0 {
+					t.Errorf("%s keys of %s.%s: %v, want none", name, schema, tbl, rows)
+				}
+			}
+		}
+		if _, err := cl.GetPrimaryKeys(ctx, flightsql.TableRef{Table: "orders"}); status.Code(err) != codes.Unauthenticated {
+			t.Errorf("without a token: %v, want Unauthenticated", err)
 		}
 	})
 
