@@ -87,17 +87,29 @@ const (
 )
 
 // shapes reports whether the joiner j, after prev and before rest, changes
-// how the letters around it are drawn, as IDNA2008's CONTEXTJ rules (RFC
+// how the characters around it are drawn, as IDNA2008's CONTEXTJ rules (RFC
 // 5892) allow it: after a virama, or, for the non-joiner, between two
 // letters of a script whose letters join (Arabic and its kin; the RFC's
-// joining types are approximated by the script). Anywhere else it is
-// invisible.
+// joining types are approximated by the script); and, for the joiner,
+// between the parts of an emoji sequence. Anywhere else it is invisible.
 func shapes(j, prev rune, rest string) bool {
 	if prev >= 0 && norm.NFC.PropertiesString(string(prev)).CCC() == viramaCCC {
 		return true
 	}
 	next, _ := utf8.DecodeRuneInString(rest)
-	return j == zwnj && joiningLetter(prev) && joiningLetter(next)
+	switch j {
+	case zwnj:
+		return joiningLetter(prev) && joiningLetter(next)
+	default: // zwj
+		return emojiPart(prev) && unicode.Is(unicode.So, next)
+	}
+}
+
+// emojiPart reports a character that may end an emoji before a joiner in
+// an emoji sequence: a symbol, the emoji presentation selector U+FE0F, or
+// a skin-tone modifier.
+func emojiPart(r rune) bool {
+	return unicode.Is(unicode.So, r) || r == 0xFE0F || (r >= 0x1F3FB && r <= 0x1F3FF)
 }
 
 // viramaCCC is the canonical combining class of a virama.

@@ -12,8 +12,9 @@ import (
 
 func TestCheckDisplayName(t *testing.T) {
 	for _, name := range []string{"sales", "my table", "a.b", "Ünïcödé", "日本語", "🔥", "x y z", "O'Brien",
-		"می\u200cخواهم", // Persian: a non-joiner between two Arabic letters
-		"क्\u200dष",     // Devanagari: a joiner after a virama
+		"می\u200cخواهم",                     // Persian: a non-joiner between two Arabic letters
+		"क्\u200dष",                         // Devanagari: a joiner after a virama
+		"👨\u200d👩\u200d👧", "❤\ufe0f\u200d🔥", // emoji sequences
 	} {
 		if err := catalog.CheckDisplayName(name); err != nil {
 			t.Errorf("CheckDisplayName(%q) = %v, want nil", name, err)
@@ -24,6 +25,7 @@ func TestCheckDisplayName(t *testing.T) {
 		{"\u202egnp.exe", "U+202Egnp.exe", "direction-changing"}, // right-to-left override
 		{"sa\u200cles", "saU+200Cles", "invisible"},              // non-joiner between Latin letters
 		{"\u200cسلام", "U+200Cسلام", "invisible"},                // non-joiner with nothing before it
+		{"a\u200d👩", "aU+200D👩", "invisible"},                    // joiner after a letter
 		{"a\u2066b\u2069", "aU+2066bU+2069", "invisible"},        // isolates
 		{"\ufeffsales", "U+FEFFsales", "invisible"},              // byte order mark
 		{"a\u2028b", "aU+2028b", "invisible"},                    // line separator
