@@ -194,6 +194,7 @@ type call struct {
 	method, path, token string
 	body                any // string, []byte or a value to marshal
 	header              map[string]string
+	repeated            http.Header // headers added value by value, after header
 }
 
 func do(t testing.TB, n *node, c call) resp {
@@ -224,6 +225,11 @@ func do(t testing.TB, n *node, c call) resp {
 	}
 	for k, v := range c.header {
 		req.Header.Set(k, v)
+	}
+	for k, vs := range c.repeated {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
 	}
 	hr, err := http.DefaultClient.Do(req)
 	if err != nil {

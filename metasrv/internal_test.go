@@ -603,3 +603,24 @@ func startContactCluster(ctx context.Context, t *testing.T, readWait time.Durati
 	}
 	return leader, followers
 }
+
+// TestRepeatedIdentityHeaders: a header that decides who a request acts as
+// — the token, the delegated tenant and user, the forwarded caller — must
+// appear once; with two values a proxy or a node on the way might act on
+// the other one than this node checked.
+func TestRepeatedIdentityHeaders(t *testing.T) {
+	n := startDelegationNode(t)
+	dh := map[string]string{metasrv.DelegateTenantHeader: "acme"}
+	expect(t, n, call{method: "GET", path: ml + "/catalogs", token: tokAlice,
+		repeated: http.Header{"Authorization": {"Bearer " + tokBob}}}, 401, 1011)
+	expect(t, n, call{method: "GET", path: ml + "/catalogs", token: tokGW, header: dh,
+		repeated: http.Header{metasrv.DelegateUserHeader: {"alice@acme", "bob@acme"}}}, 400, 1001)
+	expect(t, n, call{method: "GET", path: ml + "/catalogs", token: tokGW,
+		header:   map[string]string{metasrv.DelegateUserHeader: "alice@acme"},
+		repeated: http.Header{metasrv.DelegateTenantHeader: {"acme", "other"}}}, 400, 1001)
+	expect(t, n, call{method: "GET", path: "/internal/v1/metalakes/acme/generation", token: tokGW,
+		repeated: http.Header{metasrv.DelegateTenantHeader: {"acme", "acme"}}}, 400, 1001)
+	// One of each is still served.
+	must(t, n, call{method: "GET", path: ml + "/catalogs", token: tokGW,
+		header: map[string]string{metasrv.DelegateTenantHeader: "acme", metasrv.DelegateUserHeader: "alice@acme"}})
+}

@@ -217,8 +217,20 @@ func (s *Server) peerHeader() (http.Header, error) {
 	return http.Header{"Authorization": {"Bearer " + s.cfg.PeerToken}}, nil
 }
 
-// authenticate checks the bearer token.
+// authenticate checks the bearer token, after refusing a request that
+// carries it, or a header naming on whose behalf it acts, more than once.
 func (s *Server) authenticate(r *http.Request) (*authz.Principal, error) {
+	if len(r.Header.Values("Authorization")) > 1 {
+		return nil, ErrUnauthenticated
+	}
+	// The headers that say on whose behalf a request acts may each appear
+	// once: with two values, a proxy or a node on the way could act on
+	// another one than the one checked here.
+	for _, k := range [...]string{CallerHeader, raftnode.ForwardedHeader, DelegateTenantHeader, DelegateUserHeader} {
+		if len(r.Header.Values(k)) > 1 {
+			return nil, badRequest("header %s appears more than once", k)
+		}
+	}
 	h := r.Header.Get("Authorization")
 	scheme, tok, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {

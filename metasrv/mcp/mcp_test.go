@@ -311,6 +311,23 @@ func TestHTTPForwardsAuthorization(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
 		t.Errorf("no credentials: HTTP %d %v", resp.StatusCode, resp.Header)
 	}
+	// Two Authorization headers: which one would be forwarded depends on
+	// who reads them, so neither is.
+	req, err := http.NewRequest("POST", ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Add("Authorization", "Bearer one")
+	req.Header.Add("Authorization", "Bearer two")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("two Authorization headers: HTTP %d", resp.StatusCode)
+	}
 	for _, c := range f.recorded() {
 		if c.auth == "" {
 			t.Errorf("metasrv got a call without credentials: %+v", c)

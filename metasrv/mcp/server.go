@@ -143,12 +143,13 @@ func NewHTTPHandler(cfg Config) (http.Handler, error) {
 	return http.NewCrossOriginProtection().Handler(requireAuthorization(h)), nil
 }
 
-// requireAuthorization answers 401 to a request without an Authorization
-// header. It checks presence only: metasrv decides whether the
+// requireAuthorization answers 401 to a request without exactly one
+// Authorization header (with two, which one is forwarded would depend on
+// who reads them). It checks presence only: metasrv decides whether the
 // credentials are valid, on every call.
 func requireAuthorization(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.TrimSpace(r.Header.Get("Authorization")) == "" {
+		if vs := r.Header.Values("Authorization"); len(vs) != 1 || strings.TrimSpace(vs[0]) == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="lakegate"`)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
