@@ -16,13 +16,14 @@ func fuzzValueObject[T comparable](f *testing.F, parse func(string) (T, error), 
 	// The fixed wording of the errors, from the seeds the parser refuses:
 	// an input that is a piece of that wording ("at b") is found in its
 	// error without having been echoed. Digits stand for any number.
-	var wording strings.Builder
+	var b strings.Builder
 	for _, s := range seeds {
 		f.Add(s)
 		if _, err := parse(s); err != nil {
-			wording.WriteString(anyDigits(err.Error()) + "\n")
+			b.WriteString(anyDigits(err.Error()) + "\n")
 		}
 	}
+	wording := b.String()
 	f.Fuzz(func(t *testing.T, s string) {
 		v, err := parse(s)
 		if err != nil {
@@ -30,7 +31,7 @@ func fuzzValueObject[T comparable](f *testing.F, parse func(string) (T, error), 
 			if v != zero {
 				t.Fatalf("error %v with non-zero value", err)
 			}
-			if len(s) >= 4 && strings.Contains(err.Error(), s) && !strings.Contains(wording.String(), anyDigits(s)) {
+			if len(s) >= 4 && strings.Contains(err.Error(), s) && !strings.Contains(wording, anyDigits(s)) {
 				t.Fatalf("error %q echoes the input", err)
 			}
 			return
