@@ -34,7 +34,7 @@ type metasrvEnv struct {
 	client                    *http.Client
 }
 
-func newMetasrvEnv(t *testing.T) *metasrvEnv {
+func newMetasrvEnv(t testing.TB) *metasrvEnv {
 	t.Helper()
 	dir := t.TempDir()
 	adminTok, err := authz.NewToken(rand.Reader)
@@ -135,7 +135,7 @@ func ephemeralLow() int {
 
 // startMetasrv starts a node on fresh ports, retrying on the rare port
 // collision.
-func (e *metasrvEnv) startMetasrv(t *testing.T, id, dataDir string, extra ...string) *metasrvProc {
+func (e *metasrvEnv) startMetasrv(t testing.TB, id, dataDir string, extra ...string) *metasrvProc {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
 		p, err := e.runMetasrv(t, id, dataDir, freeLoopbackAddr(t), freeLoopbackAddr(t), extra...)
@@ -152,7 +152,7 @@ func (e *metasrvEnv) startMetasrv(t *testing.T, id, dataDir string, extra ...str
 
 // runMetasrv starts a node and waits for its banner; an error carries the
 // output of a process that exited first.
-func (e *metasrvEnv) runMetasrv(t *testing.T, id, dataDir, httpAddr, raftAddr string, extra ...string) (*metasrvProc, error) {
+func (e *metasrvEnv) runMetasrv(t testing.TB, id, dataDir, httpAddr, raftAddr string, extra ...string) (*metasrvProc, error) {
 	t.Helper()
 	args := append([]string{"metasrv", "--node-id", id, "--data-dir", dataDir,
 		"--http-addr", httpAddr, "--raft-addr", raftAddr,
@@ -179,7 +179,7 @@ func (e *metasrvEnv) runMetasrv(t *testing.T, id, dataDir, httpAddr, raftAddr st
 }
 
 // stop sends SIGTERM and waits, killing after a bounded wait.
-func (p *metasrvProc) stop(t *testing.T) {
+func (p *metasrvProc) stop(t testing.TB) {
 	select {
 	case <-p.exited:
 		return
@@ -199,7 +199,7 @@ func (p *metasrvProc) stop(t *testing.T) {
 }
 
 // kill SIGKILLs the process and waits for it.
-func (p *metasrvProc) kill(t *testing.T) {
+func (p *metasrvProc) kill(t testing.TB) {
 	t.Helper()
 	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -290,7 +290,7 @@ func (e *metasrvEnv) status(p *metasrvProc) (raftnode.Status, error) {
 // waitConverged polls /cluster/status on nodes until they all report
 // `servers` voters and agree on one leader among nodes, which reports
 // itself as Leader. It returns the leader.
-func (e *metasrvEnv) waitConverged(t *testing.T, servers int, nodes ...*metasrvProc) *metasrvProc {
+func (e *metasrvEnv) waitConverged(t testing.TB, servers int, nodes ...*metasrvProc) *metasrvProc {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), metasrvFailover)
 	defer cancel()

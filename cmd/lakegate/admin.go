@@ -63,6 +63,9 @@ commands:
   role create NAME | list | get NAME | drop NAME
   user create NAME | list | grant-role USER ROLE... | revoke-role USER ROLE...
   events [--since N] [--limit N]
+  bench writes [--writers N] [--writes N] [--prefix P] [--keep] [--min-rate R] [--max-p99 D]
+                   (a load generator: creates tag P and catalogs P_NNNN, times committed tag
+                    attach/detach writes, drops them again; refuses to start if one exists)
 `
 
 // adminCommands maps "group verb" (or "group" for verbless commands) to
@@ -126,6 +129,7 @@ var adminCommands = map[string]func(a *admin, args []string) error{
 	"user grant-role":     func(a *admin, args []string) error { return adminUserRoles(a, "grant", args) },
 	"user revoke-role":    func(a *admin, args []string) error { return adminUserRoles(a, "revoke", args) },
 	"events":              adminEvents,
+	"bench writes":        adminBenchWrites,
 }
 
 // admin is one `lakegate admin` invocation: the global flags, the HTTP
@@ -276,19 +280,28 @@ func (e *apiError) Error() string {
 // call sends a request and returns the body of a 2xx answer. body is
 // marshaled as JSON with contentType (default application/json).
 func (a *admin) call(method, path string, query url.Values, body any, contentType string) ([]byte, error) {
-	var rd io.Reader
+	var b []byte
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
 			return nil, err
 		}
-		rd = bytes.NewReader(b)
 	}
-	u := a.server + path
 	if len(query) > 0 {
-		u += "?" + query.Encode()
+		path += "?" + query.Encode()
 	}
-	req, err := http.NewRequestWithContext(a.ctx, method, u, rd)
+	return a.send(a.ctx, method, path, b, contentType)
+}
+
+// send sends body (none if nil) as contentType (default
+// application/json) to path, which may carry a query, and returns the
+// body of a 2xx answer or an *apiError.
+func (a *admin) send(ctx context.Context, method, path string, body []byte, contentType string) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, a.server+path, rd)
 	if err != nil {
 		return nil, err
 	}
