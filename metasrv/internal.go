@@ -232,7 +232,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (*ResolveRespon
 		return nil, nil, s.rejectDelegation(tenant, p, "", op, badRequest("reading request body: %v", err))
 	}
 	var req ResolveRequest
-	if err := strictJSON(body, &req); err != nil {
+	if err := decodeRequest(body, &req); err != nil {
 		return nil, nil, s.rejectDelegation(tenant, p, "", op, badRequest("request body: %v", err))
 	}
 	if err := catalog.CheckEntityName(req.Subject); err != nil {
@@ -438,7 +438,7 @@ func (s *Server) internalBody(w http.ResponseWriter, r *http.Request, p *authz.P
 	if err != nil {
 		return s.rejectDelegation(tenant, p, "", op, badRequest("reading request body: %v", err))
 	}
-	if err := strictJSON(body, v); err != nil {
+	if err := decodeRequest(body, v); err != nil {
 		return s.rejectDelegation(tenant, p, "", op, badRequest("request body: %v", err))
 	}
 	return nil

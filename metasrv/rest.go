@@ -84,7 +84,7 @@ func (rq *request) decode(v any) error {
 	if len(rq.body) == 0 {
 		return badRequest("empty request body")
 	}
-	if err := strictJSON(rq.body, v); err != nil {
+	if err := decodeRequest(rq.body, v); err != nil {
 		return badRequest("request body: %v", err)
 	}
 	return nil

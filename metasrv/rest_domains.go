@@ -108,7 +108,7 @@ func parseBackingTag(raw json.RawMessage) (*catalog.DomainTag, error) {
 		return nil, nil
 	}
 	var b backingTagDTO
-	if err := strictJSON(raw, &b); err != nil {
+	if err := decodeRequest(raw, &b); err != nil {
 		return nil, badRequest("backingTag: %v", err)
 	}
 	if b.Name == "" {

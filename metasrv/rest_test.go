@@ -497,3 +497,53 @@ func createLakeSalesOrders(t *testing.T, n *node) {
 		must(t, n, call{method: "POST", path: ml + c.path, token: tokAlice, body: c.body})
 	}
 }
+
+// TestBodiesReadOneWay: encoding/json accepts, without a word, JSON that
+// other parsers read differently — the second of two members with one name
+// wins, a member named in another case (or by Unicode case folding: ſ for
+// s) sets the declared field, and bytes that are not UTF-8 or a lone
+// surrogate escape become U+FFFD. A proxy or reviewer reading the same
+// body could then check one value while metasrv acts on another. metasrv
+// refuses such bodies.
+func TestBodiesReadOneWay(t *testing.T) {
+	n := single(t)
+	a := func(method, path, body string) call {
+		return call{method: method, path: ml + path, token: tokAlice, body: body}
+	}
+	createLakeSalesOrders(t, n)
+	must(t, n, a("POST", "/tags", `{"name":"dept"}`))
+	v2 := map[string]string{"Content-Type": "application/vnd.gravitino.v2+json", "Accept": "application/vnd.gravitino.v2+json"}
+	gen := must(t, n, a("GET", "/catalogs/lake", "")).gen()
+	for _, tt := range []struct {
+		c    call
+		want string
+	}{
+		{a("POST", "/catalogs", `{"name":"a","name":"b"}`), `"name" appears twice`},
+		{a("POST", "/catalogs", `{"name":"a","NAME":"b"}`), `"NAME"`},
+		{a("POST", "/catalogs", `{"Name":"b"}`), `"Name" is not "name"`},
+		{a("POST", "/catalogs", `{"name":"c","properties":{"k":"1","k":"2"}}`), `"k" appears twice`},
+		{a("POST", "/catalogs", "{\"name\":\"caf\xff\"}"), "not UTF-8"},
+		{a("POST", "/catalogs", `{"name":"a\udc00"}`), "not UTF-8"},
+		{a("POST", "/catalogs", "{\"name\":\"c\",\"comment\":\"\xc3\"}"), "not UTF-8"},
+		{call{method: "POST", path: ml + "/objects/catalog/lake/tags", token: tokAlice, header: v2,
+			body: `{"tag\u017fToAdd":[{"name":"dept","value":"x"}]}`}, `"tagſToAdd" is not "tagsToAdd"`},
+		{call{method: "POST", path: ml + "/objects/catalog/lake/tags", token: tokAlice, header: v2,
+			body: `{"tagsToAdd":[{"name":"dept","value":"x","value":"y"}]}`}, `"value" appears twice`},
+		// Inside a value decoded later (a policy's content).
+		{a("POST", "/policies", `{"name":"p","policyType":"row_filter","content":{"expression":"region = 'EU'","expression":"true"}}`), `"expression" appears twice`},
+		{a("PUT", "/catalogs/lake", `{"updates":[{"@type":"setProperty","property":"k","value":"1","value":"2"}]}`), `"value" appears twice`},
+	} {
+		r := expect(t, n, tt.c, 400, 1001)
+		if msg, _ := r.body["message"].(string); !strings.Contains(msg, tt.want) {
+			t.Errorf("%s %s %q: message %q, want it to say %q", tt.c.method, tt.c.path, tt.c.body, msg, tt.want)
+		}
+	}
+	if g := must(t, n, a("GET", "/catalogs/lake", "")).gen(); g != gen {
+		t.Fatalf("generation moved from %d to %d after refused requests", gen, g)
+	}
+	// What stays accepted: U+FFFD written as such, a surrogate pair, the
+	// same member name in different objects, map keys differing in case.
+	must(t, n, a("POST", "/catalogs", `{"name":"ok","comment":"\ufffd \ud83d\ude00","properties":{"k":"1","K":"2"}}`))
+	must(t, n, call{method: "POST", path: ml + "/objects/catalog/ok/tags", token: tokAlice, header: v2,
+		body: `{"tagsToAdd":[{"name":"dept","value":"x"}],"tagsToRemove":[{"name":"dept","value":"y"}]}`})
+}

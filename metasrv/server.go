@@ -314,7 +314,7 @@ func (s *Server) clusterRemoveHandler() http.Handler {
 			return
 		}
 		var req RemoveRequest
-		if err := strictJSON(b, &req); err != nil || req.ID == "" {
+		if err := decodeRequest(b, &req); err != nil || req.ID == "" {
 			if err == nil {
 				err = errors.New("id is required")
 			}
