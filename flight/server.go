@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 
 	"lakegate/authz"
 	"lakegate/authz/sqlgate"
@@ -91,6 +92,12 @@ type Config struct {
 	// QueueTimeout bounds how long a request waits for a permit before it
 	// fails with ResourceExhausted. Zero means 5 seconds.
 	QueueTimeout time.Duration
+	// IdleConnTimeout is how long a client connection with no call in
+	// progress is kept: then the server sends GOAWAY, and a client opens a
+	// new connection at its next call. Anyone may open connections (tokens
+	// are checked per call), so they may not stay without end. Zero means
+	// 5 minutes.
+	IdleConnTimeout time.Duration
 	// Stage is the deployment's root stage descriptor. The
 	// StageDescribeActionType action answers each caller with its tenant's
 	// child of it. Nil means no stage: the action answers Unimplemented and is
@@ -153,6 +160,9 @@ func (c *Config) withDefaults() Config {
 	if out.QueueTimeout == 0 {
 		out.QueueTimeout = 5 * time.Second
 	}
+	if out.IdleConnTimeout == 0 {
+		out.IdleConnTimeout = 5 * time.Minute
+	}
 	if out.Version == "" {
 		out.Version = "dev"
 	}
@@ -183,7 +193,7 @@ func (c *Config) Validate() error {
 	if c.Files == nil {
 		errs = append(errs, errors.New("flight: Config.Files is required"))
 	}
-	for name, d := range map[string]time.Duration{"TicketTTL": c.TicketTTL, "PreparedTTL": c.PreparedTTL, "SessionTTL": c.SessionTTL, "QueueTimeout": c.QueueTimeout} {
+	for name, d := range map[string]time.Duration{"TicketTTL": c.TicketTTL, "PreparedTTL": c.PreparedTTL, "SessionTTL": c.SessionTTL, "QueueTimeout": c.QueueTimeout, "IdleConnTimeout": c.IdleConnTimeout} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("flight: Config.%s is negative (%s)", name, d))
 		}
@@ -275,6 +285,15 @@ func New(cfg Config) (*Server, error) {
 		grpc.MaxSendMsgSize(MaxMessageBytes),
 		grpc.MaxConcurrentStreams(MaxStreamsPerConn),
 		grpc.MaxHeaderListSize(MaxHeaderBytes),
+		grpc.KeepaliveParams(keepalive.ServerParameters{
+			MaxConnectionIdle: c.IdleConnTimeout,
+			// A client gone without closing its connection (a crashed
+			// host, a dropped route) is noticed within Time+Timeout
+			// instead of TCP's own timeout of many minutes, so its calls
+			// end and give back their admission permits.
+			Time:    time.Minute,
+			Timeout: 20 * time.Second,
+		}),
 		// Streams run on a pool of goroutines whose stacks have already
 		// grown to what a Flight call needs, instead of a new goroutine per
 		// stream growing its stack again (runtime.morestack: ~5 % of a

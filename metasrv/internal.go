@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -227,9 +226,9 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (*ResolveRespon
 	if err != nil {
 		return nil, nil, err
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	body, err := s.readBody(w, r)
 	if err != nil {
-		return nil, nil, s.rejectDelegation(tenant, p, "", op, badRequest("reading request body: %v", err))
+		return nil, nil, s.rejectDelegation(tenant, p, "", op, badRequest("%v", err))
 	}
 	var req ResolveRequest
 	if err := decodeRequest(body, &req); err != nil {
@@ -434,9 +433,9 @@ type FileRef struct {
 // internalBody reads and strictly decodes an internal API body into v,
 // auditing a rejection.
 func (s *Server) internalBody(w http.ResponseWriter, r *http.Request, p *authz.Principal, tenant, op string, v any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	body, err := s.readBody(w, r)
 	if err != nil {
-		return s.rejectDelegation(tenant, p, "", op, badRequest("reading request body: %v", err))
+		return s.rejectDelegation(tenant, p, "", op, badRequest("%v", err))
 	}
 	if err := decodeRequest(body, v); err != nil {
 		return s.rejectDelegation(tenant, p, "", op, badRequest("request body: %v", err))

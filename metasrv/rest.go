@@ -398,14 +398,9 @@ func (s *Server) writeRoute(method, pattern, op string, lakeOptional bool, fn wr
 
 func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeFunc) error {
 	r := rq.r
-	body, err := io.ReadAll(http.MaxBytesReader(rq.w, r.Body, s.cfg.MaxBodyBytes))
+	body, err := s.readBody(rq.w, r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			err = badRequest("request body larger than %d bytes", s.cfg.MaxBodyBytes)
-		} else {
-			err = badRequest("reading request body: %v", err)
-		}
+		err = badRequest("%v", err)
 		rq.reject(op, err)
 		return err
 	}

@@ -56,6 +56,14 @@ type Config struct {
 	PeerScheme string
 	// MaxBodyBytes bounds request bodies. Zero means 1 MiB.
 	MaxBodyBytes int64
+	// BodyTimeout bounds how long a request's body may take to arrive
+	// once its headers have: a client sending it a byte at a time would
+	// otherwise hold the connection and its goroutine for as long as it
+	// likes. Zero means 30s.
+	BodyTimeout time.Duration
+	// IdleTimeout is how long a kept-alive connection may wait for its
+	// next request before the node closes it. Zero means 2m.
+	IdleTimeout time.Duration
 	// ReadWaitTimeout bounds the wait of a read with minGeneration or
 	// consistent=true. Zero means 5s.
 	ReadWaitTimeout time.Duration
@@ -102,6 +110,8 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		MaxBodyBytes:      1 << 20,
+		BodyTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		ReadWaitTimeout:   5 * time.Second,
 		StaleReadBound:    5 * time.Second,
 		AuditRingSize:     DefaultAuditRing,
@@ -129,6 +139,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyBytes < 0 {
 		errs = append(errs, fmt.Errorf("MaxBodyBytes %d is negative", c.MaxBodyBytes))
+	}
+	if c.BodyTimeout < 0 || c.IdleTimeout < 0 {
+		errs = append(errs, fmt.Errorf("BodyTimeout %s and IdleTimeout %s must not be negative", c.BodyTimeout, c.IdleTimeout))
 	}
 	if c.StaleReadBound < 0 {
 		errs = append(errs, fmt.Errorf("StaleReadBound %s is negative", c.StaleReadBound))
@@ -182,6 +195,12 @@ type Server struct {
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.BodyTimeout == 0 {
+		cfg.BodyTimeout = 30 * time.Second
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = 2 * time.Minute
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 20
@@ -303,14 +322,13 @@ func (s *Server) clusterRemoveHandler() http.Handler {
 			fail(http.StatusMethodNotAllowed, "method not allowed")
 			return
 		}
-		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+		b, err := s.readBody(w, r)
 		if err != nil {
 			status := http.StatusBadRequest
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
+			if errors.Is(err, errBodyTooLarge) {
 				status = http.StatusRequestEntityTooLarge
 			}
-			fail(status, "reading body: "+err.Error())
+			fail(status, err.Error())
 			return
 		}
 		var req RemoveRequest
@@ -412,7 +430,10 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Serve serves the HTTP API on ln until Shutdown; it returns nil after
 // Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second,
+	// No ReadTimeout or WriteTimeout: they would also cut the long polls
+	// of /internal/v1/generations and GET /events; bodies have their own
+	// deadline (readBody).
+	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: s.cfg.IdleTimeout,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	s.mu.Lock()
 	s.servers = append(s.servers, hs)
@@ -482,4 +503,35 @@ func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return s.Shutdown(ctx)
+}
+
+// errBodyTooLarge is a request body over Config.MaxBodyBytes.
+var errBodyTooLarge = errors.New("request body too large")
+
+// readBody reads r's body: at most MaxBodyBytes, and within BodyTimeout
+// of the call. Once the body is in, the deadline is lifted, so a handler
+// may then hold the request (long polls do); after a failed read the
+// connection is closed with the answer instead (net/http would otherwise
+// wait, without a deadline, for the rest of the body before answering).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	// A writer without deadlines (httptest's recorder) still has the
+	// size bound.
+	timed := rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)) == nil
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err == nil {
+		if timed {
+			_ = rc.SetReadDeadline(time.Time{})
+		}
+		return b, nil
+	}
+	w.Header().Set("Connection", "close")
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, fmt.Errorf("%w: larger than %d bytes", errBodyTooLarge, s.cfg.MaxBodyBytes)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, fmt.Errorf("request body not received within %s", s.cfg.BodyTimeout)
+	}
+	return nil, fmt.Errorf("reading request body: %w", err)
 }

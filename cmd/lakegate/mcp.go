@@ -128,7 +128,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	// The server's own errors (TLS handshakes, mostly) go to stderr, not
 	// the process-wide log.
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsCfg,
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: tlsCfg,
 		ErrorLog: log.New(stderr, "lakegate mcp: ", log.LstdFlags)}
 	scheme := "http"
 	if serveTLS {

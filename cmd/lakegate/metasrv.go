@@ -173,7 +173,7 @@ func runMetasrv(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", srv.MetricsHandler())
-		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()

@@ -1,0 +1,45 @@
+package flight
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// TestIdleConnectionsClosed: a connection costs the gateway a file
+// descriptor and its HTTP/2 state, and anyone can open one (the token is
+// checked per call), so one with no call in progress is closed after
+// IdleConnTimeout: the server sends GOAWAY and a client reconnects at its
+// next call.
+func TestIdleConnectionsClosed(t *testing.T) {
+	s, _ := metricsServer(t, &metricsCatalog{}, func(c *Config) { c.IdleConnTimeout = 300 * time.Millisecond })
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(lis) }()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// The bound only fails the test; the server closes well before it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn.Connect()
+	want := []connectivity.State{connectivity.Ready, connectivity.Idle}
+	for st := conn.GetState(); len(want) > 0; st = conn.GetState() {
+		if st == want[0] {
+			want = want[1:]
+			continue
+		}
+		if !conn.WaitForStateChange(ctx, st) {
+			t.Fatalf("connection still %s, waiting for %s: the server kept a connection without calls open", st, want[0])
+		}
+	}
+}
