@@ -1,15 +1,19 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -464,5 +468,78 @@ func TestRequests(t *testing.T) {
 		"tags_to_add": []map[string]any{{"name": "pii"}}})
 	if res.IsError || !strings.HasPrefix(text(res), "table lake.sales.orders now carries 2 direct tags: dept, pii") {
 		t.Errorf("association answer: %v %q", res.IsError, text(res))
+	}
+}
+
+// TestHTTPHoldsNoSessions: the HTTP server checks only that a request
+// carries credentials (metasrv judges them at each call), so anyone who can
+// reach it could open sessions — each kept in memory for its timeout — with
+// made-up tokens, as fast as they like. The server keeps none: every
+// request stands alone, with its own Authorization.
+func TestHTTPHoldsNoSessions(t *testing.T) {
+	f := newFakeMetasrv(t)
+	h, err := NewHTTPHandler(Config{Server: f.URL, Metalake: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	for i := range 3 {
+		req, err := http.NewRequest("POST", ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", fmt.Sprintf("Bearer made-up-%d", i))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "serverInfo") {
+			t.Fatalf("initialize: HTTP %d: %s", resp.StatusCode, body)
+		}
+		if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+			t.Fatalf("initialize with a made-up token opened session %q", id)
+		}
+	}
+	if calls := f.recorded(); len(calls) != 0 {
+		t.Fatalf("initialize called metasrv: %+v", calls)
+	}
+}
+
+// TestHTTPSlowBodyRefused: a request with any Authorization header reaches
+// the MCP layer, so a body sent a byte at a time could hold a connection
+// and its goroutine without end. It must arrive within BodyTimeout.
+func TestHTTPSlowBodyRefused(t *testing.T) {
+	f := newFakeMetasrv(t)
+	h, err := NewHTTPHandler(Config{Server: f.URL, Metalake: "acme", BodyTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	c, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The bound only fails the test.
+	if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(c, "POST / HTTP/1.1\r\nHost: mcp\r\nAuthorization: Bearer anything\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout || !resp.Close {
+		t.Fatalf("HTTP %d (close %v), want 408 and the connection closed", resp.StatusCode, resp.Close)
 	}
 }

@@ -1,12 +1,15 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -46,6 +49,10 @@ type Config struct {
 	Tags []string
 	// Version is reported to clients as the server's version.
 	Version string
+	// BodyTimeout bounds how long the body of a streamable HTTP request
+	// may take to arrive once its headers have (408 and the connection
+	// closed after it). Zero means 30s.
+	BodyTimeout time.Duration
 }
 
 // check validates cfg and returns the REST client and the selected tags.
@@ -138,9 +145,64 @@ func NewHTTPHandler(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Stateless: no session outlives its request. The handler checks only
+	// that credentials are present, so sessions kept in memory could be
+	// opened by anyone, with made-up tokens, without bound; and no tool
+	// needs one (each call carries its own Authorization).
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute})
-	return http.NewCrossOriginProtection().Handler(requireAuthorization(h)), nil
+		&sdk.StreamableHTTPOptions{Stateless: true})
+	timeout := cfg.BodyTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	return http.NewCrossOriginProtection().Handler(requireAuthorization(bodyWithin(h, timeout))), nil
+}
+
+// maxBodyBytes bounds a streamable HTTP request's body (tool arguments are
+// small).
+const maxBodyBytes = 1 << 20
+
+// bodyWithin reads a request's body, at most maxBodyBytes, within timeout
+// of the call, before next sees it: anyone with an Authorization header
+// gets this far, and a body sent a byte at a time would otherwise hold the
+// connection and its goroutine without end. Too slow: 408, too large:
+// 413; either closes the connection.
+func bodyWithin(next http.Handler, timeout time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		timed := rc.SetReadDeadline(time.Now().Add(timeout)) == nil
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+		if err != nil {
+			status, msg := http.StatusBadRequest, "the request body could not be read"
+			var mbe *http.MaxBytesError
+			switch {
+			case errors.As(err, &mbe):
+				status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes)
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				status, msg = http.StatusRequestTimeout, fmt.Sprintf("the request body was not received within %s", timeout)
+			}
+			w.Header().Set("Connection", "close")
+			writeRPCError(w, status, -32600, msg)
+			return
+		}
+		if timed {
+			_ = rc.SetReadDeadline(time.Time{})
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// writeRPCError answers status with a JSON-RPC error without an id.
+func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
 }
 
 // requireAuthorization answers 401 to a request without exactly one
@@ -151,9 +213,7 @@ func requireAuthorization(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if vs := r.Header.Values("Authorization"); len(vs) != 1 || strings.TrimSpace(vs[0]) == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="lakegate"`)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","error":{"code":-32001,"message":"unauthenticated: send Authorization: Bearer <lakegate token>"},"id":null}` + "\n"))
+			writeRPCError(w, http.StatusUnauthorized, -32001, "unauthenticated: send Authorization: Bearer <lakegate token>")
 			return
 		}
 		next.ServeHTTP(w, r)
