@@ -2,7 +2,10 @@ package flight
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -41,5 +44,29 @@ func TestIdleConnectionsClosed(t *testing.T) {
 		if !conn.WaitForStateChange(ctx, st) {
 			t.Fatalf("connection still %s, waiting for %s: the server kept a connection without calls open", st, want[0])
 		}
+	}
+}
+
+// TestSilentConnectionsClosed: a connection that never completes the
+// HTTP/2 handshake (nor TLS, with TLS) is closed after HandshakeTimeout
+// rather than gRPC's default two minutes.
+func TestSilentConnectionsClosed(t *testing.T) {
+	s, _ := metricsServer(t, &metricsCatalog{}, func(c *Config) { c.HandshakeTimeout = 300 * time.Millisecond })
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(lis) }()
+	c, err := net.Dial("tcp", lis.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The bound only fails the test; the server closes well before it.
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(io.Discard, c); errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatal("a connection that sent nothing was still open after 10s")
 	}
 }

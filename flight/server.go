@@ -98,6 +98,10 @@ type Config struct {
 	// are checked per call), so they may not stay without end. Zero means
 	// 5 minutes.
 	IdleConnTimeout time.Duration
+	// HandshakeTimeout bounds a new connection's TLS and HTTP/2 handshake;
+	// a connection that has not completed it by then is closed. Zero means
+	// 10 seconds (gRPC's own default is two minutes).
+	HandshakeTimeout time.Duration
 	// Stage is the deployment's root stage descriptor. The
 	// StageDescribeActionType action answers each caller with its tenant's
 	// child of it. Nil means no stage: the action answers Unimplemented and is
@@ -163,6 +167,9 @@ func (c *Config) withDefaults() Config {
 	if out.IdleConnTimeout == 0 {
 		out.IdleConnTimeout = 5 * time.Minute
 	}
+	if out.HandshakeTimeout == 0 {
+		out.HandshakeTimeout = 10 * time.Second
+	}
 	if out.Version == "" {
 		out.Version = "dev"
 	}
@@ -193,7 +200,7 @@ func (c *Config) Validate() error {
 	if c.Files == nil {
 		errs = append(errs, errors.New("flight: Config.Files is required"))
 	}
-	for name, d := range map[string]time.Duration{"TicketTTL": c.TicketTTL, "PreparedTTL": c.PreparedTTL, "SessionTTL": c.SessionTTL, "QueueTimeout": c.QueueTimeout, "IdleConnTimeout": c.IdleConnTimeout} {
+	for name, d := range map[string]time.Duration{"TicketTTL": c.TicketTTL, "PreparedTTL": c.PreparedTTL, "SessionTTL": c.SessionTTL, "QueueTimeout": c.QueueTimeout, "IdleConnTimeout": c.IdleConnTimeout, "HandshakeTimeout": c.HandshakeTimeout} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("flight: Config.%s is negative (%s)", name, d))
 		}
@@ -285,6 +292,7 @@ func New(cfg Config) (*Server, error) {
 		grpc.MaxSendMsgSize(MaxMessageBytes),
 		grpc.MaxConcurrentStreams(MaxStreamsPerConn),
 		grpc.MaxHeaderListSize(MaxHeaderBytes),
+		grpc.ConnectionTimeout(c.HandshakeTimeout),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
 			MaxConnectionIdle: c.IdleConnTimeout,
 			// A client gone without closing its connection (a crashed
