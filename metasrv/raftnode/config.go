@@ -54,6 +54,10 @@ type Config struct {
 	// and MinVersion to at least TLS 1.2. Nil means plain TCP, for tests and
 	// single-host deployments only.
 	TLS *tls.Config
+	// HandshakeTimeout bounds the TLS handshake of a connection the
+	// transport accepts; one that has not completed it by then is closed.
+	// Zero means 10s. Without TLS it has no effect.
+	HandshakeTimeout time.Duration
 
 	// Logger receives Node and Raft logs, scoped with the node id. Nil
 	// discards them.
@@ -129,6 +133,7 @@ func DefaultConfig() Config {
 		LeaderLeaseTimeout: 500 * time.Millisecond,
 		CommitTimeout:      5 * time.Millisecond,
 		DefaultTimeout:     10 * time.Second,
+		HandshakeTimeout:   10 * time.Second,
 		MaxAppendEntries:   256,
 		SnapshotThreshold:  8192,
 		SnapshotInterval:   2 * time.Minute,
@@ -154,6 +159,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DefaultTimeout == 0 {
 		c.DefaultTimeout = 10 * time.Second
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = 10 * time.Second
 	}
 	if c.MaxAppendEntries == 0 {
 		c.MaxAppendEntries = 256
@@ -225,6 +233,9 @@ func (c Config) Validate() error {
 	}
 	if c.DefaultTimeout < 0 {
 		errs = append(errs, fmt.Errorf("DefaultTimeout %s is negative", c.DefaultTimeout))
+	}
+	if c.HandshakeTimeout < 0 {
+		errs = append(errs, fmt.Errorf("HandshakeTimeout %s is negative", c.HandshakeTimeout))
 	}
 	if c.MaxAppendEntries < 1 || c.MaxAppendEntries > 1024 {
 		errs = append(errs, fmt.Errorf("MaxAppendEntries %d must be within [1, 1024]", c.MaxAppendEntries))

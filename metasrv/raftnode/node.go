@@ -94,7 +94,7 @@ func New(ctx context.Context, cfg Config, sm StateMachine) (n *Node, err error) 
 		return nil, fmt.Errorf("raftnode: snapshot store: %w", err)
 	}
 
-	stream, err := listen(cfg.RaftAddr, peerTLS(cfg.TLS))
+	stream, err := listen(cfg.RaftAddr, peerTLS(cfg.TLS), cfg.HandshakeTimeout)
 	if err != nil {
 		return nil, err
 	}

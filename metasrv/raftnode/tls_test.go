@@ -5,6 +5,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
+	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -85,5 +88,30 @@ func TestMutualTLS(t *testing.T) {
 	bad.TLS = &tls.Config{Certificates: cfg3.TLS.Certificates}
 	if err := bad.Validate(); err == nil {
 		t.Fatal("TLS config without CAs validated")
+	}
+}
+
+// TestSilentPeerConnectionClosed: with TLS the transport handshakes on a
+// connection's first read, and the transport reads without a deadline, so
+// a connection that never sends its TLS hello held a goroutine and a file
+// descriptor for ever; anyone who can reach the Raft port could open them
+// without bound. It is closed after HandshakeTimeout.
+func TestSilentPeerConnectionClosed(t *testing.T) {
+	ca := pkitest.NewCA(t, "lakegate-test-ca")
+	cfg := nodeConfig(t, "t1", true)
+	cfg.TLS = peerConfig(leaf(t, ca, "t1"), ca.Pool())
+	cfg.HandshakeTimeout = 300 * time.Millisecond
+	n := start(t, cfg)
+	c, err := net.Dial("tcp", n.RaftAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The bound only fails the test; the node closes well before it.
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(io.Discard, c); errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatal("a connection that sent nothing was still open after 10s")
 	}
 }

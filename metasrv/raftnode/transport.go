@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -16,6 +17,63 @@ import (
 type streamLayer struct {
 	net.Listener
 	tls *tls.Config // nil: plain TCP
+}
+
+// tlsListener hands out accepted TLS connections whose handshake must
+// complete within timeout. raft's transport reads a connection without a
+// deadline and the handshake happens at the first read, so without one a
+// client that never sends its hello holds a goroutine and a descriptor for
+// ever. The handshake runs on the connection's own goroutine (its first
+// read), never in Accept, where one slow client would hold up the others.
+type tlsListener struct {
+	net.Listener
+	cfg     *tls.Config
+	timeout time.Duration
+}
+
+func (l *tlsListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &handshakeConn{Conn: tls.Server(c, l.cfg), timeout: l.timeout}, nil
+}
+
+// handshakeConn is a server-side TLS connection that completes its
+// handshake, within timeout, before its first read or write.
+type handshakeConn struct {
+	*tls.Conn
+	timeout time.Duration
+	once    sync.Once
+	err     error
+}
+
+func (c *handshakeConn) handshake() error {
+	c.once.Do(func() {
+		if c.err = c.Conn.SetDeadline(time.Now().Add(c.timeout)); c.err != nil {
+			return
+		}
+		if c.err = c.Conn.Handshake(); c.err != nil {
+			_ = c.Conn.Close()
+			return
+		}
+		c.err = c.Conn.SetDeadline(time.Time{})
+	})
+	return c.err
+}
+
+func (c *handshakeConn) Read(b []byte) (int, error) {
+	if err := c.handshake(); err != nil {
+		return 0, err
+	}
+	return c.Conn.Read(b)
+}
+
+func (c *handshakeConn) Write(b []byte) (int, error) {
+	if err := c.handshake(); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(b)
 }
 
 // peerTLS returns a copy of c hardened for peer-to-peer use.
@@ -31,14 +89,14 @@ func peerTLS(c *tls.Config) *tls.Config {
 	return c
 }
 
-func listen(addr string, tc *tls.Config) (*streamLayer, error) {
+func listen(addr string, tc *tls.Config, handshakeTimeout time.Duration) (*streamLayer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("raftnode: listen %s: %w", addr, err)
 	}
 	s := &streamLayer{Listener: ln, tls: tc}
 	if tc != nil {
-		s.Listener = tls.NewListener(ln, tc)
+		s.Listener = &tlsListener{Listener: ln, cfg: tc, timeout: handshakeTimeout}
 	}
 	return s, nil
 }
