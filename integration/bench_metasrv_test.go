@@ -31,13 +31,7 @@ func BenchmarkMetasrvWrites3Processes(b *testing.B) {
 
 func benchMetasrvWrites(b *testing.B, raftLog string) {
 	e := newMetasrvEnv(b)
-	logFlag := []string{"--raft-log", raftLog}
-	n1 := e.startMetasrv(b, "n1", b.TempDir(), append(logFlag, "--bootstrap")...)
-	e.waitConverged(b, 1, n1)
-	n2 := e.startMetasrv(b, "n2", b.TempDir(), append(logFlag, "--join", n1.httpAddr)...)
-	n3 := e.startMetasrv(b, "n3", b.TempDir(), append(logFlag, "--join", n1.httpAddr)...)
-	nodes := []*metasrvProc{n1, n2, n3}
-	leader := e.waitConverged(b, 3, nodes...)
+	nodes, leader := e.startCluster(b, raftLog)
 	e.must(b, leader, "POST", "/api/metalakes", map[string]any{"name": "bench"})
 
 	nodesCPU := func() float64 {

@@ -215,7 +215,7 @@ type msResp struct {
 	header http.Header
 }
 
-func (r msResp) gen(t *testing.T) uint64 {
+func (r msResp) gen(t testing.TB) uint64 {
 	t.Helper()
 	g, err := strconv.ParseUint(r.header.Get("Lakegate-Generation"), 10, 64)
 	if err != nil {
@@ -336,8 +336,21 @@ func (e *metasrvEnv) waitConverged(t testing.TB, servers int, nodes ...*metasrvP
 	}
 }
 
+// startCluster starts three nodes with the given --raft-log kind: n1
+// bootstraps, n2 and n3 join through it. It returns them and the leader.
+func (e *metasrvEnv) startCluster(t testing.TB, raftLog string) ([]*metasrvProc, *metasrvProc) {
+	t.Helper()
+	logFlag := []string{"--raft-log", raftLog}
+	n1 := e.startMetasrv(t, "n1", t.TempDir(), append(logFlag, "--bootstrap")...)
+	e.waitConverged(t, 1, n1)
+	n2 := e.startMetasrv(t, "n2", t.TempDir(), append(logFlag, "--join", n1.httpAddr)...)
+	n3 := e.startMetasrv(t, "n3", t.TempDir(), append(logFlag, "--join", n1.httpAddr)...)
+	nodes := []*metasrvProc{n1, n2, n3}
+	return nodes, e.waitConverged(t, 3, nodes...)
+}
+
 // schemaNames lists the schemas of acme.lake on p with the query q.
-func (e *metasrvEnv) schemaNames(t *testing.T, p *metasrvProc, q string) []string {
+func (e *metasrvEnv) schemaNames(t testing.TB, p *metasrvProc, q string) []string {
 	t.Helper()
 	r := e.must(t, p, "GET", "/api/metalakes/acme/catalogs/lake/schemas?"+q, nil)
 	ids, _ := r.body["identifiers"].([]any)

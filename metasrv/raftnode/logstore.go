@@ -54,9 +54,10 @@ func openLogStore(cfg Config, hl hclog.Logger) (logStore, error) {
 			unlock()
 			return nil, fmt.Errorf("raftnode: open log store: %w", err)
 		}
-		// The WAL does not close its metadata database (raft-wal v0.4.0):
-		// the node keeps it to close it, or a restart in the same process
-		// would wait forever for bbolt's lock on it.
+		// The node keeps the metadata database to close it when wal.Open
+		// fails (the WAL closes it itself since v0.4.2; v0.4.0 did not, and
+		// a restart in the same process then waited forever for bbolt's
+		// lock on it). Closing it twice is harmless.
 		meta := &metadb.BoltMetaDB{}
 		w, err := wal.Open(dir, wal.WithLogger(hl.Named("wal")), wal.WithMetaStore(meta))
 		if err != nil {

@@ -37,3 +37,64 @@ func TestLogStoreMonotonic(t *testing.T) {
 		})
 	}
 }
+
+// TestLogStoreTailTruncationSurvivesRestart: a follower whose uncommitted
+// tail a new leader overrides deletes that suffix, and must open its log
+// again after a restart. raft-wal v0.4.0 marked the truncated segment
+// sealed without writing its index, and the next open failed ("sealed
+// segment has no index block", a panic in raft.NewRaft); the crash soak
+// (integration BenchmarkMetasrvCrashSoak) found it after ten kills.
+func TestLogStoreTailTruncationSurvivesRestart(t *testing.T) {
+	for _, kind := range []string{LogStoreBolt, LogStoreWAL} {
+		t.Run(kind, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.DataDir, cfg.LogStore = t.TempDir(), kind
+			store, err := openLogStore(cfg, hclog.NewNullLogger())
+			if err != nil {
+				t.Fatal(err)
+			}
+			entry := func(i uint64, term uint64) *raft.Log {
+				return &raft.Log{Index: i, Term: term, Type: raft.LogCommand, Data: []byte{byte(i)}}
+			}
+			var logs []*raft.Log
+			for i := uint64(1); i <= 10; i++ {
+				logs = append(logs, entry(i, 1))
+			}
+			if err := store.StoreLogs(logs); err != nil {
+				t.Fatal(err)
+			}
+			// The new leader's entries replace 8..10.
+			if err := store.DeleteRange(8, 10); err != nil {
+				t.Fatal(err)
+			}
+			if err := store.StoreLogs([]*raft.Log{entry(8, 2), entry(9, 2)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := store.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			store, err = openLogStore(cfg, hclog.NewNullLogger())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			if last, err := store.LastIndex(); err != nil || last != 9 {
+				t.Fatalf("LastIndex = %d, %v; want 9", last, err)
+			}
+			for i := uint64(1); i <= 9; i++ {
+				var l raft.Log
+				if err := store.GetLog(i, &l); err != nil {
+					t.Fatalf("GetLog(%d) after the restart: %v", i, err)
+				}
+				want := uint64(1)
+				if i >= 8 {
+					want = 2
+				}
+				if l.Term != want {
+					t.Fatalf("entry %d has term %d, want %d", i, l.Term, want)
+				}
+			}
+		})
+	}
+}
