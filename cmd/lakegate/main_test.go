@@ -210,3 +210,31 @@ func FuzzPrintable(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONKeepsColumns: --format json prints each row's columns in the
+// result's order, and a column whose name an earlier one already took
+// under a suffix (_1, _2, … as DuckDB names such columns) instead of
+// overwriting it: a map lost `SELECT 1 AS x, 2 AS x`'s first x and sorted
+// the rest by name.
+func TestJSONKeepsColumns(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "z", Type: arrow.PrimitiveTypes.Int64}, {Name: "a", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "a", Type: arrow.PrimitiveTypes.Int64}, {Name: "a_1", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "a", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i := range 4 {
+		b.Field(i).(*array.Int64Builder).AppendValues([]int64{int64(i + 1)}, nil)
+	}
+	b.Field(4).(*array.StringBuilder).AppendNull()
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var out bytes.Buffer
+	if err := writeJSON(&out, schema, []arrow.RecordBatch{rec}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"z":1,"a":2,"a_2":3,"a_1":4,"a_3":null}` + "\n"; out.String() != want {
+		t.Fatalf("got  %swant %s", out.String(), want)
+	}
+}

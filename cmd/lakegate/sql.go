@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -158,21 +159,63 @@ func writeCSV(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) error
 	return cw.Error()
 }
 
-// writeJSON prints one JSON object per row, in column order.
+// writeJSON prints one JSON object per row, its members in column order
+// and named by jsonKeys.
 func writeJSON(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
-	enc := json.NewEncoder(w)
+	keys := make([][]byte, schema.NumFields())
+	for i, k := range jsonKeys(schema) {
+		b, err := json.Marshal(k)
+		if err != nil {
+			return err
+		}
+		keys[i] = b
+	}
+	var line []byte
 	for _, rec := range recs {
 		for r := 0; r < int(rec.NumRows()); r++ {
-			row := make(map[string]any, rec.NumCols())
+			line = append(line[:0], '{')
 			for c, col := range rec.Columns() {
-				row[schema.Field(c).Name] = col.GetOneForMarshal(r)
+				v, err := json.Marshal(col.GetOneForMarshal(r))
+				if err != nil {
+					return fmt.Errorf("column %d, row %d: %w", c+1, r+1, err)
+				}
+				if c > 0 {
+					line = append(line, ',')
+				}
+				line = append(append(append(line, keys[c]...), ':'), v...)
 			}
-			if err := enc.Encode(row); err != nil {
+			if _, err := w.Write(append(line, '}', '\n')); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// jsonKeys names each column's member: its name, or, for a name an
+// earlier column has, the name with the first suffix _1, _2, … that no
+// column has and no earlier member took (as DuckDB names such columns), so
+// that no value overwrites another.
+func jsonKeys(schema *arrow.Schema) []string {
+	taken := make(map[string]bool, schema.NumFields())
+	for _, f := range schema.Fields() {
+		taken[f.Name] = true
+	}
+	seen := make(map[string]bool, schema.NumFields())
+	keys := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		if !seen[f.Name] {
+			seen[f.Name], keys[i] = true, f.Name
+			continue
+		}
+		for k := 1; ; k++ {
+			if cand := f.Name + "_" + strconv.Itoa(k); !taken[cand] {
+				taken[cand], keys[i] = true, cand
+				break
+			}
+		}
+	}
+	return keys
 }
 
 var _ = array.NewRecordReader
