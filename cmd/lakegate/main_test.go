@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -236,5 +237,38 @@ func TestJSONKeepsColumns(t *testing.T) {
 	}
 	if want := `{"z":1,"a":2,"a_2":3,"a_1":4,"a_3":null}` + "\n"; out.String() != want {
 		t.Fatalf("got  %swant %s", out.String(), want)
+	}
+}
+
+// TestCSVEscapeFormulas: with --csv-escape-formulas a text cell (or column
+// name) that a spreadsheet would run as a formula is written with a
+// leading ' so that it shows as text; numbers, and text that is not a
+// formula, are left alone. Without the flag CSV stays faithful.
+func TestCSVEscapeFormulas(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "=n", Type: arrow.PrimitiveTypes.Int64}, {Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	vals := []string{`=HYPERLINK("http://x","y")`, "+1+2", "-2+3", "@SUM(A1)", "\tx", "\rx", "plain", "a=b", ""}
+	b.Field(0).(*array.Int64Builder).AppendValues([]int64{-1, 2, 3, 4, 5, 6, 7, 8, 9}, nil)
+	b.Field(1).(*array.StringBuilder).AppendValues(vals, []bool{true, true, true, true, true, true, true, true, false})
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	for _, tc := range []struct {
+		escape bool
+		want   string
+	}{
+		{true, "'=n,s\n-1,\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"\n2,'+1+2\n3,'-2+3\n4,'@SUM(A1)\n5,'\tx\n6,\"'\rx\"\n7,plain\n8,a=b\n9,\n"},
+		{false, "=n,s\n-1,\"=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"\n2,+1+2\n3,-2+3\n4,@SUM(A1)\n5,\"\tx\"\n6,\"\rx\"\n7,plain\n8,a=b\n9,\n"},
+	} {
+		var out bytes.Buffer
+		if err := csvWriter(tc.escape)(&out, schema, []arrow.RecordBatch{rec}); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != tc.want {
+			t.Errorf("escape %v:\n%q\nwant\n%q", tc.escape, out.String(), tc.want)
+		}
+	}
+	if err := run(context.Background(), []string{"sql", "--token", "t", "--csv-escape-formulas", "SELECT 1"}, io.Discard, io.Discard); !errors.Is(err, errUsage) {
+		t.Errorf("--csv-escape-formulas without --format csv: %v, want a usage error", err)
 	}
 }

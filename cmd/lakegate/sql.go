@@ -22,8 +22,12 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.SetOutput(stderr)
 	conn := addConnFlags(fs)
 	format := fs.String("format", "table", "output format: table, csv or json")
+	escapeFormulas := fs.Bool("csv-escape-formulas", false, "with --format csv: write a ' before text that a spreadsheet would run as a formula (=, +, -, @, tab, CR first)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *escapeFormulas && *format != "csv" {
+		return fmt.Errorf("%w: --csv-escape-formulas needs --format csv", errUsage)
 	}
 	if fs.NArg() != 1 {
 		return fmt.Errorf("%w: sql takes exactly one query argument", errUsage)
@@ -34,6 +38,9 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	write, err := writerFor(*format)
 	if err != nil {
 		return err
+	}
+	if *escapeFormulas {
+		write = csvWriter(true)
 	}
 	cl, ctx, err := conn.dial(ctx)
 	if err != nil {
@@ -91,7 +98,7 @@ func writerFor(format string) (resultWriter, error) {
 	case "table":
 		return writeTable, nil
 	case "csv":
-		return writeCSV, nil
+		return csvWriter(false), nil
 	case "json":
 		return writeJSON, nil
 	}
@@ -135,28 +142,45 @@ func writeTable(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) err
 	return err
 }
 
-func writeCSV(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
-	cw := csv.NewWriter(w)
-	names := make([]string, schema.NumFields())
-	for i, f := range schema.Fields() {
-		names[i] = f.Name
+// csvWriter returns a writer of CSV (RFC 4180, a header line of column
+// names). With escapeFormulas, a column name or text value that begins
+// with =, +, -, @, a tab or a carriage return — which spreadsheets run as
+// a formula — is written with a ' before it, as OWASP advises against CSV
+// injection; numbers and other values are written as they are.
+func csvWriter(escapeFormulas bool) resultWriter {
+	text := func(s string) string {
+		if escapeFormulas && s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+			return "'" + s
+		}
+		return s
 	}
-	if err := cw.Write(names); err != nil {
-		return err
-	}
-	for _, rec := range recs {
-		for r := 0; r < int(rec.NumRows()); r++ {
-			vals := make([]string, rec.NumCols())
-			for c, col := range rec.Columns() {
-				vals[c], _ = cell(col, r)
-			}
-			if err := cw.Write(vals); err != nil {
-				return err
+	return func(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+		cw := csv.NewWriter(w)
+		names := make([]string, schema.NumFields())
+		for i, f := range schema.Fields() {
+			names[i] = text(f.Name)
+		}
+		if err := cw.Write(names); err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			for r := 0; r < int(rec.NumRows()); r++ {
+				vals := make([]string, rec.NumCols())
+				for c, col := range rec.Columns() {
+					vals[c], _ = cell(col, r)
+					switch col.DataType().ID() {
+					case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW, arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW:
+						vals[c] = text(vals[c])
+					}
+				}
+				if err := cw.Write(vals); err != nil {
+					return err
+				}
 			}
 		}
+		cw.Flush()
+		return cw.Error()
 	}
-	cw.Flush()
-	return cw.Error()
 }
 
 // writeJSON prints one JSON object per row, its members in column order
