@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"lakegate/catalog"
 )
@@ -73,11 +74,13 @@ type AuditLog struct {
 	queue    chan auditBatch // nil: memory only, or closed
 	done     chan struct{}   // closed when the writer has closed the file
 	closeErr error           // the writer's flush, sync and close; read after done
-	maxIndex uint64
-	ring     []Event
-	next     int  // ring write position
-	full     bool // ring wrapped
-	log      *slog.Logger
+	// writeErrors counts failed writes to the file.
+	writeErrors atomic.Uint64
+	maxIndex    uint64
+	ring        []Event
+	next        int  // ring write position
+	full        bool // ring wrapped
+	log         *slog.Logger
 }
 
 // OpenAuditLog opens (creating) the audit file at path; an empty path keeps
@@ -112,10 +115,31 @@ func OpenAuditLog(path string, ringSize int, log *slog.Logger) (*AuditLog, error
 		f.Close()
 		return nil, fmt.Errorf("metasrv: audit log: reading %s: %w", path, err)
 	}
-	a.queue, a.done = make(chan auditBatch, auditQueue), make(chan struct{})
-	go a.write(f, a.queue)
+	a.startWriter(f)
 	return a, nil
 }
+
+// auditFile is where the writer appends: the audit file (a fake in tests).
+type auditFile interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+// startWriter starts the goroutine that appends recorded events to f.
+func (a *AuditLog) startWriter(f auditFile) {
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	a.queue, a.done = make(chan auditBatch, auditQueue), make(chan struct{})
+	go a.write(f, a.queue)
+}
+
+// WriteErrors returns how many writes to the audit file have failed since
+// it was opened. The events of a failed write are missing from the file
+// (they are still in the ring GET /events reads); the file takes events
+// again at the next write.
+func (a *AuditLog) WriteErrors() uint64 { return a.writeErrors.Load() }
 
 // auditBatch is one Record's events queued for the file. commandValid
 // says that their Commands are valid JSON (the FSM decoded them).
@@ -127,26 +151,43 @@ type auditBatch struct {
 // write appends the queued events to f until the queue is closed, then
 // flushes, syncs and closes f. Each event is written as json.Encoder writes
 // it: by appendEvent, or by the encoder itself when appendEvent declines.
-func (a *AuditLog) write(f *os.File, queue <-chan auditBatch) {
+//
+// A failed write (a full disk) is logged and counted, and the buffered
+// events are dropped — bufio.Writer keeps its first error for good, which
+// would drop every later event too — and the next write begins with a
+// newline, ending whatever part of a line the failed one left, so that the
+// events after it are whole lines again.
+func (a *AuditLog) write(f auditFile, queue <-chan auditBatch) {
 	defer close(a.done)
 	w := bufio.NewWriterSize(f, 64<<10)
 	enc := json.NewEncoder(w) // as json.Marshal, plus '\n'
+	torn := false
+	failed := func(err error) {
+		a.writeErrors.Add(1)
+		a.log.Error("metasrv: audit write failed; the events buffered for the file are lost from it (GET /events still has them)", "err", err)
+		w.Reset(f)
+		torn = true
+	}
 	for batch := range queue {
+		if torn {
+			torn = w.WriteByte('\n') != nil
+		}
 		for i := range batch.evs {
 			e := &batch.evs[i]
+			var err error
 			if line, ok := appendEvent(w.AvailableBuffer(), e, batch.commandValid); ok {
-				if _, err := w.Write(line); err != nil {
-					a.log.Error("metasrv: audit write failed", "err", err)
-				}
-				continue
+				_, err = w.Write(line)
+			} else {
+				err = enc.Encode(e)
 			}
-			if err := enc.Encode(e); err != nil {
-				a.log.Error("metasrv: audit write failed", "err", err)
+			if err != nil {
+				failed(err)
+				break
 			}
 		}
-		if len(queue) == 0 {
+		if len(queue) == 0 && w.Buffered() > 0 {
 			if err := w.Flush(); err != nil {
-				a.log.Error("metasrv: audit flush failed", "err", err)
+				failed(err)
 			}
 		}
 	}

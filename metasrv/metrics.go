@@ -30,8 +30,9 @@ const (
 	metricRaftLastIndex    = "metasrv_raft_last_index"
 	metricRaftCommitIndex  = "metasrv_raft_commit_index"
 	metricRaftAppliedIndex = "metasrv_raft_applied_index"
-	metricRaftServers      = "metasrv_raft_servers" // gauge {suffrage}
-	metricMetalakes        = "metasrv_metalakes"    // gauge: number of metalakes
+	metricRaftServers      = "metasrv_raft_servers"             // gauge {suffrage}
+	metricMetalakes        = "metasrv_metalakes"                // gauge: number of metalakes
+	metricAuditWriteErrors = "metasrv_audit_write_errors_total" // counter: failed writes to audit.jsonl
 )
 
 // Proposal outcomes (the outcome label of metasrv_proposal_duration_seconds).

@@ -35,7 +35,7 @@ func TestMetricsAfterWrites(t *testing.T) {
 		"metasrv_proposal_duration_seconds", "metasrv_fsm_apply_duration_seconds",
 		"metasrv_raft_log_write_duration_seconds", "metasrv_raft_leader_changes_total", "metasrv_raft_state", "metasrv_raft_term",
 		"metasrv_raft_last_index", "metasrv_raft_commit_index", "metasrv_raft_applied_index",
-		"metasrv_raft_servers", "metasrv_metalakes",
+		"metasrv_raft_servers", "metasrv_metalakes", "metasrv_audit_write_errors_total",
 	} {
 		if families[name] == nil {
 			t.Errorf("metric family %s missing", name)

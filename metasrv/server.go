@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"lakegate/authz"
 	"lakegate/catalog"
 	"lakegate/metasrv/raftnode"
@@ -283,7 +285,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.mux.Handle("/cluster/remove", s.clusterRemoveHandler())
 	s.handler = s.metrics.instrument(s.mux)
-	s.metrics.reg.MustRegister(newRaftCollector(node, s.fsm))
+	s.metrics.reg.MustRegister(newRaftCollector(node, s.fsm), prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: metricAuditWriteErrors,
+		Help: "Failed writes to the node's audit.jsonl; the events of a failed write are missing from the file.",
+	}, func() float64 { return float64(audit.WriteErrors()) }))
 	s.wg.Go(func() { s.watchLeader(s.stop) })
 	return s, nil
 }
