@@ -9,7 +9,8 @@
 //   - a small REST caller that sends every call to metasrv as the caller:
 //     with the configured token over stdio ([Config.Token]), or with the
 //     Authorization header of the MCP request that carried the call over
-//     streamable HTTP ([NewHTTPHandler]);
+//     streamable HTTP ([NewHTTPHandler], stateless: it keeps no session
+//     between requests, and reads each body within a deadline);
 //   - turning REST answers into tool results (the REST JSON without the
 //     envelope's "code" as structured content, plus a short summary) and
 //     REST errors into tool errors carrying metasrv's message.
