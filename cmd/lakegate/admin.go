@@ -27,6 +27,8 @@ global flags (accepted anywhere on the line):
   --metalake M     metalake (tenant) to work in (default $LAKEGATE_METALAKE)
   --json           print the raw response body instead of a table
   --tls-ca FILE    trust this CA (PEM) instead of the system roots
+  --insecure-no-tls  allow http:// to a non-loopback --server (a trusted network):
+                   the token crosses it in clear
 
 commands:
   cluster status
@@ -140,6 +142,7 @@ type admin struct {
 	server, token  string
 	metalake       string
 	tlsCA          string
+	insecure       bool // --insecure-no-tls
 	json           bool
 	hc             *http.Client
 	stdout, stderr io.Writer
@@ -191,6 +194,7 @@ func (a *admin) flags() *flag.FlagSet {
 	fs.StringVar(&a.metalake, "metalake", a.metalake, "metalake to work in (default $LAKEGATE_METALAKE)")
 	fs.BoolVar(&a.json, "json", a.json, "print the raw response body")
 	fs.StringVar(&a.tlsCA, "tls-ca", a.tlsCA, "trust this CA (PEM) instead of the system roots")
+	fs.BoolVar(&a.insecure, "insecure-no-tls", a.insecure, "allow http:// to a non-loopback --server (a trusted network): the token crosses it in clear")
 	return fs
 }
 
@@ -215,28 +219,48 @@ func (a *admin) parse(fs *flag.FlagSet, args []string, minArgs, maxArgs int, arg
 	if a.token == "" {
 		return nil, fmt.Errorf("%w: no token: pass --token or set LAKEGATE_TOKEN", errUsage)
 	}
-	if !strings.Contains(a.server, "://") {
+	var err error
+	if a.server, a.hc, err = metasrvClient(a.server, a.tlsCA, a.insecure); err != nil {
+		return nil, err
+	}
+	return pos, nil
+}
+
+// metasrvClient returns server as a base URL — http:// when it names no
+// scheme, https:// with a CA file — and a client for it trusting caFile
+// (the system roots when empty). Plain http:// beyond loopback is refused
+// unless insecure (--insecure-no-tls): every request carries a token.
+func metasrvClient(server, caFile string, insecure bool) (string, *http.Client, error) {
+	if !strings.Contains(server, "://") {
 		scheme := "http://"
-		if a.tlsCA != "" {
+		if caFile != "" {
 			scheme = "https://"
 		}
-		a.server = scheme + a.server
+		server = scheme + server
 	}
-	a.server = strings.TrimRight(a.server, "/")
+	server = strings.TrimRight(server, "/")
+	u, err := url.Parse(server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", nil, fmt.Errorf("%w: --server %q is not an http:// or https:// address", errUsage, server)
+	}
+	if u.Scheme == "http" {
+		if err := checkClearText("--server", u.Hostname(), "https:// (with --tls-ca)", insecure); err != nil {
+			return "", nil, err
+		}
+	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if a.tlsCA != "" {
-		pem, err := os.ReadFile(a.tlsCA)
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
 		if err != nil {
-			return nil, fmt.Errorf("reading --tls-ca: %w", err)
+			return "", nil, fmt.Errorf("reading --tls-ca: %w", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s holds no PEM certificate", a.tlsCA)
+			return "", nil, fmt.Errorf("%s holds no PEM certificate", caFile)
 		}
 		tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
 	}
-	a.hc = &http.Client{Timeout: 60 * time.Second, Transport: tr}
-	return pos, nil
+	return server, &http.Client{Timeout: 60 * time.Second, Transport: tr}, nil
 }
 
 // lake returns the path of segs (URL-encoded) under the metalake.

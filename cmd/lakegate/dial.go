@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
@@ -20,32 +21,55 @@ import (
 // connFlags are the connection flags shared by the client commands (sql,
 // ingest).
 type connFlags struct {
-	addr   *string
-	token  *string
-	useTLS *bool
-	caFile *string
+	addr     *string
+	token    *string
+	useTLS   *bool
+	caFile   *string
+	insecure *bool
 }
 
-// addConnFlags registers --addr, --token, --tls and --tls-ca on fs.
+// addConnFlags registers --addr, --token, --tls, --tls-ca and
+// --insecure-no-tls on fs.
 func addConnFlags(fs *flag.FlagSet) *connFlags {
 	return &connFlags{
-		addr:   fs.String("addr", "127.0.0.1:8815", "gateway address"),
-		token:  fs.String("token", "", "bearer token (default: $LAKEGATE_TOKEN)"),
-		useTLS: fs.Bool("tls", false, "connect with TLS"),
-		caFile: fs.String("tls-ca", "", "trust this CA (PEM) instead of the system roots"),
+		addr:     fs.String("addr", "127.0.0.1:8815", "gateway address"),
+		token:    fs.String("token", "", "bearer token (default: $LAKEGATE_TOKEN)"),
+		useTLS:   fs.Bool("tls", false, "connect with TLS"),
+		caFile:   fs.String("tls-ca", "", "trust this CA (PEM) instead of the system roots"),
+		insecure: fs.Bool("insecure-no-tls", false, "allow plaintext to a non-loopback --addr (a trusted network): the token crosses it in clear"),
 	}
 }
 
-// resolveToken fills the token from $LAKEGATE_TOKEN when --token is empty; no
-// token at all is a usage error.
-func (c *connFlags) resolveToken() error {
+// resolve fills the token from $LAKEGATE_TOKEN when --token is empty (no
+// token at all is a usage error) and refuses to send it in clear beyond
+// this machine.
+func (c *connFlags) resolve() error {
 	if *c.token == "" {
 		*c.token = os.Getenv("LAKEGATE_TOKEN")
 	}
 	if *c.token == "" {
 		return fmt.Errorf("%w: no token: pass --token or set LAKEGATE_TOKEN", errUsage)
 	}
-	return nil
+	if *c.useTLS || *c.caFile != "" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(*c.addr)
+	if err != nil {
+		return fmt.Errorf("%w: --addr %q: %v", errUsage, *c.addr, err)
+	}
+	return checkClearText("--addr", host, "--tls", *c.insecure)
+}
+
+// checkClearText refuses a plaintext connection that would carry a bearer
+// token beyond this machine — to host, the host of flagName — unless
+// insecure (--insecure-no-tls) says the network is trusted. useTLS says
+// how to ask for TLS instead.
+func checkClearText(flagName, host, useTLS string, insecure bool) error {
+	if insecure || isLoopback(host) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s %s is not a loopback address, and without TLS the token would cross the network in clear: "+
+		"use %s, or --insecure-no-tls on a network you trust", errUsage, flagName, host, useTLS)
 }
 
 // dial opens a Flight SQL client to the gateway and returns it with ctx

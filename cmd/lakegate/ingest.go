@@ -79,7 +79,7 @@ func ingestCmd(ctx context.Context, args []string, stdout, stderr io.Writer, ter
 	if err != nil {
 		return err
 	}
-	if err := conn.resolveToken(); err != nil {
+	if err := conn.resolve(); err != nil {
 		return err
 	}
 	// Open and check the file before connecting: a bad column name or an

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -46,6 +45,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	tlsCert := fs.String("tls-cert", "", "with --http-addr: serve HTTPS with this certificate chain (PEM); needs --tls-key")
 	tlsKey := fs.String("tls-key", "", "with --http-addr: the private key (PEM) of --tls-cert")
 	expose := fs.Bool("insecure-expose", false, "allow plain HTTP --http-addr on a non-loopback address (put TLS in front)")
+	insecureNoTLS := fs.Bool("insecure-no-tls", false, "allow http:// to a non-loopback --server (a trusted network): tokens cross it in clear")
 	tags := fs.String("include-tool-tags", strings.Join(lgmcp.AllTags, ","), "tool tags to serve, comma-separated")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -78,7 +78,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *httpAddr != "" && tokenSet {
 		return fmt.Errorf("%w: --token is for --stdio; over HTTP each caller's Authorization header is forwarded", errUsage)
 	}
-	base, hc, err := mcpMetasrvClient(*server, *tlsCA)
+	base, hc, err := metasrvClient(*server, *tlsCA, *insecureNoTLS)
 	if err != nil {
 		return err
 	}
@@ -175,10 +175,7 @@ func checkLoopback(addr string, expose bool) error {
 	if err != nil {
 		return fmt.Errorf("%w: --http-addr %q: %v", errUsage, addr, err)
 	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if isLoopback(host) {
 		return nil
 	}
 	return fmt.Errorf("%w: --http-addr %q is not a loopback address; without --tls-cert and --tls-key the MCP "+
@@ -194,31 +191,4 @@ func serverTLSConfig(certFile, keyFile string) (*tls.Config, error) {
 		return nil, fmt.Errorf("loading TLS certificate (--tls-cert %s, --tls-key %s): %w", certFile, keyFile, err)
 	}
 	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, nil
-}
-
-// mcpMetasrvClient returns metasrv's base URL (a bare host:port gets
-// http://, or https:// with a CA) and a client trusting caFile when set,
-// as `lakegate admin` does.
-func mcpMetasrvClient(server, caFile string) (string, *http.Client, error) {
-	if !strings.Contains(server, "://") {
-		scheme := "http://"
-		if caFile != "" {
-			scheme = "https://"
-		}
-		server = scheme + server
-	}
-	server = strings.TrimRight(server, "/")
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return "", nil, fmt.Errorf("reading --tls-ca: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return "", nil, fmt.Errorf("%s holds no PEM certificate", caFile)
-		}
-		tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
-	}
-	return server, &http.Client{Timeout: 60 * time.Second, Transport: tr}, nil
 }

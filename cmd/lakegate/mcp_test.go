@@ -66,19 +66,28 @@ func TestMCPUsageErrors(t *testing.T) {
 	}
 }
 
-func TestMCPMetasrvClient(t *testing.T) {
+func TestMetasrvClient(t *testing.T) {
 	for in, want := range map[string]string{
 		"127.0.0.1:8816":      "http://127.0.0.1:8816",
 		"https://ms:8816/":    "https://ms:8816",
 		"http://127.0.0.1:80": "http://127.0.0.1:80",
+		"http://localhost:80": "http://localhost:80",
 	} {
-		got, hc, err := mcpMetasrvClient(in, "")
+		got, hc, err := metasrvClient(in, "", false)
 		if err != nil || got != want || hc == nil {
-			t.Errorf("mcpMetasrvClient(%q) = %q, %v", in, got, err)
+			t.Errorf("metasrvClient(%q) = %q, %v", in, got, err)
 		}
 	}
-	if _, _, err := mcpMetasrvClient("ms:8816", "/nonexistent/ca.pem"); err == nil {
+	if _, _, err := metasrvClient("ms:8816", "/nonexistent/ca.pem", false); err == nil {
 		t.Error("missing CA file accepted")
+	}
+	for _, in := range []string{"ftp://ms", "http://", "://x", "ms:8816"} {
+		if _, _, err := metasrvClient(in, "", false); !errors.Is(err, errUsage) {
+			t.Errorf("metasrvClient(%q): %v, want a usage error", in, err)
+		}
+	}
+	if got, _, err := metasrvClient("ms:8816", "", true); err != nil || got != "http://ms:8816" {
+		t.Errorf("with --insecure-no-tls: %q, %v", got, err)
 	}
 }
 

@@ -32,7 +32,7 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if fs.NArg() != 1 {
 		return fmt.Errorf("%w: sql takes exactly one query argument", errUsage)
 	}
-	if err := conn.resolveToken(); err != nil {
+	if err := conn.resolve(); err != nil {
 		return err
 	}
 	write, err := writerFor(*format)
