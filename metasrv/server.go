@@ -436,8 +436,9 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
 	// No ReadTimeout or WriteTimeout: they would also cut the long polls
-	// of /internal/v1/generations and GET /events; bodies have their own
-	// deadline (readBody).
+	// of /internal/v1/generations (and ReadTimeout's deadline, left on the
+	// connection, cancels a request still running past it); bodies have
+	// their own deadline (readBody).
 	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: s.cfg.IdleTimeout,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	s.mu.Lock()
