@@ -2,12 +2,14 @@ package metasrv
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -100,23 +102,82 @@ func OpenAuditLog(path string, ringSize int, log *slog.Logger) (*AuditLog, error
 	if err != nil {
 		return nil, fmt.Errorf("metasrv: audit log: %w", err)
 	}
-	// Recover the highest applied index and the newest events.
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var e Event
-		if json.Unmarshal(sc.Bytes(), &e) != nil {
-			continue // a torn last line after a crash
-		}
-		a.maxIndex = max(a.maxIndex, e.Index)
-		a.push(e)
-	}
-	if err := sc.Err(); err != nil {
+	// Recover the highest applied index and the newest events from the
+	// file's end: the file only grows, and reading all of it made a
+	// node's start as slow as its history was long.
+	evs, maxIndex, err := readAuditTail(f, ringSize, auditTailChunk)
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("metasrv: audit log: reading %s: %w", path, err)
 	}
+	for _, e := range evs {
+		a.push(e)
+	}
+	a.maxIndex = maxIndex
 	a.startWriter(f)
 	return a, nil
+}
+
+// auditTailChunk is how much of the audit file readAuditTail reads at a
+// time, from the end backwards.
+const auditTailChunk = 1 << 20
+
+// maxAuditLine bounds an audit line readAuditTail will parse; a longer one
+// (none is written: request bodies are bounded far below it) is skipped.
+const maxAuditLine = 16 << 20
+
+// readAuditTail reads r backwards from its end, chunk bytes at a time,
+// until it has the last want events (in file order) and the highest Raft
+// index of the file, or reached the start. Events are appended in the order
+// they were applied, so the highest index is that of the last event that
+// has one; events without an index (rejected requests) may follow it. Lines
+// that do not parse — a torn last line after a crash — are skipped.
+func readAuditTail(r interface {
+	io.ReaderAt
+	Stat() (os.FileInfo, error)
+}, want, chunk int) ([]Event, uint64, error) {
+	fi, err := r.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	var (
+		newest   []Event // newest first
+		maxIndex uint64
+		carry    []byte // the start of a line whose beginning lies before pos
+	)
+	for pos := fi.Size(); pos > 0 && (len(newest) < want || maxIndex == 0); {
+		n := min(int64(chunk), pos)
+		pos -= n
+		buf := make([]byte, n, n+int64(len(carry)))
+		if _, err := r.ReadAt(buf, pos); err != nil && !errors.Is(err, io.EOF) {
+			return nil, 0, err
+		}
+		buf = append(buf, carry...)
+		lines := bytes.Split(buf, []byte{'\n'})
+		if pos > 0 {
+			// The first piece may be the end of a line that starts
+			// further back.
+			carry = lines[0]
+			if len(carry) > maxAuditLine {
+				carry = nil
+			}
+			lines = lines[1:]
+		}
+		for i := len(lines) - 1; i >= 0; i-- {
+			var e Event
+			if len(lines[i]) == 0 || json.Unmarshal(lines[i], &e) != nil {
+				continue
+			}
+			if maxIndex == 0 {
+				maxIndex = e.Index
+			}
+			if len(newest) < want {
+				newest = append(newest, e)
+			}
+		}
+	}
+	slices.Reverse(newest)
+	return newest, maxIndex, nil
 }
 
 // auditFile is where the writer appends: the audit file (a fake in tests).
