@@ -21,12 +21,8 @@ import (
 // next call.
 func TestIdleConnectionsClosed(t *testing.T) {
 	s, _ := metricsServer(t, &metricsCatalog{}, func(c *Config) { c.IdleConnTimeout = 300 * time.Millisecond })
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = s.Serve(lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	addr := serveLoopback(t, s)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,12 +48,8 @@ func TestIdleConnectionsClosed(t *testing.T) {
 // rather than gRPC's default two minutes.
 func TestSilentConnectionsClosed(t *testing.T) {
 	s, _ := metricsServer(t, &metricsCatalog{}, func(c *Config) { c.HandshakeTimeout = 300 * time.Millisecond })
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = s.Serve(lis) }()
-	c, err := net.Dial("tcp", lis.Addr().String())
+	addr := serveLoopback(t, s)
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,12 +13,8 @@ import (
 // unbounded calls or send unbounded metadata on one connection.
 func TestConnectionLimits(t *testing.T) {
 	s, _ := metricsServer(t, &metricsCatalog{}, nil)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = s.Serve(lis) }()
-	conn, err := net.Dial("tcp", lis.Addr().String())
+	addr := serveLoopback(t, s)
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

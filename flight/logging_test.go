@@ -74,17 +74,23 @@ func servedLogging(t *testing.T, cat backend.Catalog) (*flightsql.Client, *syncB
 func served(t *testing.T, cat backend.Catalog, mutate func(*Config)) (*Server, *flightsql.Client) {
 	t.Helper()
 	s, _ := metricsServer(t, cat, mutate)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = s.Serve(lis) }()
-	cl, err := flightsql.NewClient(lis.Addr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cl, err := flightsql.NewClient(serveLoopback(t, s), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cl.Close() })
 	return s, cl
+}
+
+// serveLoopback serves s on a loopback listener and returns its address.
+func serveLoopback(t *testing.T, s *Server) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(lis) }()
+	return lis.Addr().String()
 }
 
 func bearerCtx(token string, kv ...string) context.Context {
