@@ -28,7 +28,7 @@
 //     ErrUnauthenticated deliberately says nothing about why.
 //   - Principal.MayReadNamespace answers only for the principal's own tenant:
 //     callers always scope lookups with Principal.Tenant(), for every role
-//     including admin.
+//     including tenant_admin.
 //   - Tokens are secrets: never log them, never compare them with ==, and do
 //     not pass them to anything but Authenticate/AuthenticateBasic.
 //

@@ -2,6 +2,7 @@ package authz
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -21,6 +22,10 @@ var (
 	ErrInvalidNamespace = errors.New("authz: invalid namespace")
 	// ErrInvalidRole reports an unknown role name.
 	ErrInvalidRole = errors.New("authz: invalid role")
+	// ErrRetiredRole reports the role name "admin", which the map no
+	// longer accepts (ParseRole says which roles replace it). It wraps
+	// ErrInvalidRole.
+	ErrRetiredRole = fmt.Errorf("%w: retired role", ErrInvalidRole)
 	// ErrInvalidPrincipal reports an inconsistent principal (NewPrincipal).
 	ErrInvalidPrincipal = errors.New("authz: invalid principal")
 	// ErrInvalidMap reports a principal map whose content is rejected; the

@@ -78,17 +78,17 @@ func FuzzParsePrincipalMap(f *testing.F) {
 	f.Add([]byte(validMap))
 	f.Add([]byte(""))
 	f.Add([]byte("principals: []\n"))
-	f.Add([]byte("principals:\n  - {id: a, tenant: acme, role: admin, tokens: [{sha256: " + hAlice + "}]}\n"))
-	f.Add([]byte("principals:\n  - {id: a, tenant: acme, role: admin, tokens: [{sha256: " + hAlice + "}], " + hGW + ": 1}\n"))
-	f.Add([]byte("principals:\n  - {id: a, tenant: acme, role: admin, tokens: [{sha256: " + hAlice + "}, {sha256: " + strings.ToUpper(hAlice) + "}]}\n"))
+	f.Add([]byte("principals:\n  - {id: a, tenant: acme, role: operator, tokens: [{sha256: " + hAlice + "}]}\n"))
+	f.Add([]byte("principals:\n  - {id: a, tenant: acme, role: operator, tokens: [{sha256: " + hAlice + "}], " + hGW + ": 1}\n"))
+	f.Add([]byte("principals:\n  - {id: a, tenant: acme, role: operator, tokens: [{sha256: " + hAlice + "}, {sha256: " + strings.ToUpper(hAlice) + "}]}\n"))
 	f.Add([]byte(validMap + "---\n" + validMap))
 	f.Add([]byte("principals: *" + hAlice + "\n"))
-	f.Add([]byte("principals:\n  - &x {id: a, tenant: acme, role: admin, tokens: [{sha256: " + hAlice + "}]}\n  - *x\n"))
+	f.Add([]byte("principals:\n  - &x {id: a, tenant: acme, role: operator, tokens: [{sha256: " + hAlice + "}]}\n  - *x\n"))
 	// Scalars that YAML would resolve to non-strings unless quoted.
 	f.Add([]byte(`principals:
   - {id: "null", tenant: "1_000", role: user, namespaces: [.nan, "no", "1.0", -.inf, "0x1F"], tokens: [{sha256: ` + hAlice + `}]}
   - {id: "-", tenant: "0o17", role: query_service, delegate_tenants: ["true", "1e3"], tokens: [{sha256: ` + strings.Repeat("1", 64) + `}]}
-  - {id: ":", tenant: "y", role: admin, tokens: [{sha256: "` + strings.Repeat("0", 64) + `"}]}
+  - {id: ":", tenant: "y", role: operator, tokens: [{sha256: "` + strings.Repeat("0", 64) + `"}]}
   - {id: "@a", tenant: "Null", role: metadata_peer, tokens: [{sha256: ` + strings.Repeat("1", 63) + `e}]}
 `))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -14,13 +14,19 @@ const (
 )
 
 // PrincipalID identifies a principal: 1–128 characters of [A-Za-z0-9._@:-],
-// compared case-sensitively. The zero value is invalid. Comparable with ==.
+// neither "." nor "..", compared case-sensitively. The zero value is invalid. Comparable with ==.
 type PrincipalID struct{ s string }
 
 // ParsePrincipalID validates s as a PrincipalID. The error does not contain s.
 func ParsePrincipalID(s string) (PrincipalID, error) {
-	if err := checkChars(s, maxPrincipalIDLen, isPrincipalIDChar); err != nil {
-		return PrincipalID{}, fmt.Errorf("%w: %v (want 1–%d of [A-Za-z0-9._@:-])", ErrInvalidPrincipalID, err, maxPrincipalIDLen)
+	err := checkChars(s, maxPrincipalIDLen, isPrincipalIDChar)
+	if err == nil && (s == "." || s == "..") {
+		// A path segment's meaning, not a name: an id is written into
+		// paths and URLs (audit, REST), where these two would move.
+		err = fmt.Errorf(`"." and ".." are not ids`)
+	}
+	if err != nil {
+		return PrincipalID{}, fmt.Errorf("%w: %v (want 1–%d of [A-Za-z0-9._@:-], not . or ..)", ErrInvalidPrincipalID, err, maxPrincipalIDLen)
 	}
 	return PrincipalID{s}, nil
 }
@@ -110,28 +116,41 @@ const (
 	// RoleQueryService is a service that may act for the tenants it lists
 	// as delegate tenants.
 	RoleQueryService
-	// RoleMetadataPeer is a metasrv node forwarding to another.
+	// RoleMetadataPeer is a metasrv node forwarding to another, or joining
+	// a cluster that expects it.
 	RoleMetadataPeer
-	// RoleAdmin administers the deployment.
-	RoleAdmin
+	// RoleTenantAdmin administers its own tenant: every namespace and every
+	// governance action inside it, nothing outside it.
+	RoleTenantAdmin
+	// RoleOperator runs the deployment: metalake lifecycle and cluster
+	// membership. It has no data access through the gateway.
+	RoleOperator
 )
 
 var roleNames = [...]string{
 	RoleUser:         "user",
 	RoleQueryService: "query_service",
 	RoleMetadataPeer: "metadata_peer",
-	RoleAdmin:        "admin",
+	RoleTenantAdmin:  "tenant_admin",
+	RoleOperator:     "operator",
 }
 
-// ParseRole parses "user", "query_service", "metadata_peer" or "admin"
-// (exact, lower case). The error does not contain s.
+// ParseRole parses "user", "query_service", "metadata_peer", "tenant_admin"
+// or "operator" (exact, lower case). The error does not contain s. The
+// name "admin" is refused with ErrRetiredRole: read as either a tenant's
+// admin or the deployment's operator, it would make some principal written
+// for the other meaning silently more or less powerful.
 func ParseRole(s string) (Role, error) {
-	for r := RoleUser; r <= RoleAdmin; r++ {
+	for r := RoleUser; r <= RoleOperator; r++ {
 		if roleNames[r] == s {
 			return r, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: want one of user, query_service, metadata_peer, admin", ErrInvalidRole)
+	if s == "admin" {
+		return 0, fmt.Errorf("%w: role admin is no longer accepted: write tenant_admin for a principal that administers its own tenant, "+
+			"or operator for one that creates and drops metalakes and runs the cluster (no data access)", ErrRetiredRole)
+	}
+	return 0, fmt.Errorf("%w: want one of user, query_service, metadata_peer, tenant_admin, operator", ErrInvalidRole)
 }
 
 // String returns the role's name as written in the principal map, or
@@ -143,4 +162,4 @@ func (r Role) String() string {
 	return "Role(" + strconv.Itoa(int(r)) + ")"
 }
 
-func (r Role) valid() bool { return r >= RoleUser && r <= RoleAdmin }
+func (r Role) valid() bool { return r >= RoleUser && r <= RoleOperator }

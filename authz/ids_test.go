@@ -45,6 +45,10 @@ func TestParseValueObjects(t *testing.T) {
 				{"alice\n", ""},
 				{"a+b", ""},
 				{"lg_secret*", ""},
+				{".", ""},
+				{"..", ""},
+				{"...", "..."},
+				{".a", ".a"},
 			},
 		},
 		{
@@ -159,7 +163,8 @@ func TestParseRole(t *testing.T) {
 		{"user", authz.RoleUser},
 		{"query_service", authz.RoleQueryService},
 		{"metadata_peer", authz.RoleMetadataPeer},
-		{"admin", authz.RoleAdmin},
+		{"tenant_admin", authz.RoleTenantAdmin},
+		{"operator", authz.RoleOperator},
 	} {
 		got, err := authz.ParseRole(tt.in)
 		if err != nil || got != tt.want {
@@ -177,6 +182,15 @@ func TestParseRole(t *testing.T) {
 		if bad != "" && strings.Contains(err.Error(), bad) {
 			t.Errorf("ParseRole(%q) error %q echoes the input", bad, err)
 		}
+	}
+	// "admin" names no role: it is refused with a message that says which
+	// two roles to write instead, so an old map fails to load rather than
+	// load with a principal more or less powerful than its author meant.
+	_, err := authz.ParseRole("admin")
+	if !errors.Is(err, authz.ErrRetiredRole) || !errors.Is(err, authz.ErrInvalidRole) {
+		t.Errorf("ParseRole(admin) error = %v, want ErrRetiredRole", err)
+	} else if !strings.Contains(err.Error(), "tenant_admin") || !strings.Contains(err.Error(), "operator") {
+		t.Errorf("ParseRole(admin) error %q does not name the roles that replace it", err)
 	}
 	if got := authz.Role(0).String(); got != "Role(0)" {
 		t.Errorf("Role(0).String() = %q", got)

@@ -65,12 +65,12 @@ func TestLoadPrincipalMap(t *testing.T) {
 		{"missing", filepath.Join(dir, "missing.yaml"), fs.ErrNotExist, "no such file"},
 		{"oversized", write("big.yaml", validMap+"#"+strings.Repeat("x", 1<<20), 0o600), authz.ErrUnsafeMapFile, "larger than"},
 		{"unknown field", write("unknown.yaml", validMap+"extra: "+tokAlice+"\n", 0o600), authz.ErrInvalidMap, "field extra not found"},
-		{"duplicate hash same principal", write("dup1.yaml", "principals:\n  - {id: a, tenant: acme, role: admin, tokens: [{sha256: "+hAlice+"}, {sha256: "+hAlice+"}]}\n", 0o600), authz.ErrInvalidMap, "duplicate sha256"},
-		{"duplicate hash across principals", write("dup2.yaml", "principals:\n  - {id: a, tenant: acme, role: admin, tokens: [{sha256: "+hAlice+"}]}\n  - {id: b, tenant: acme, role: admin, tokens: [{sha256: "+strings.ToUpper(hAlice)+"}]}\n", 0o600), authz.ErrInvalidMap, "duplicate sha256"},
-		{"duplicate id", write("dupid.yaml", "principals:\n  - {id: a, tenant: acme, role: admin, tokens: [{sha256: "+hAlice+"}]}\n  - {id: a, tenant: acme, role: admin, tokens: [{sha256: "+hGW+"}]}\n", 0o600), authz.ErrInvalidMap, "duplicate id"},
+		{"duplicate hash same principal", write("dup1.yaml", "principals:\n  - {id: a, tenant: acme, role: operator, tokens: [{sha256: "+hAlice+"}, {sha256: "+hAlice+"}]}\n", 0o600), authz.ErrInvalidMap, "duplicate sha256"},
+		{"duplicate hash across principals", write("dup2.yaml", "principals:\n  - {id: a, tenant: acme, role: operator, tokens: [{sha256: "+hAlice+"}]}\n  - {id: b, tenant: acme, role: operator, tokens: [{sha256: "+strings.ToUpper(hAlice)+"}]}\n", 0o600), authz.ErrInvalidMap, "duplicate sha256"},
+		{"duplicate id", write("dupid.yaml", "principals:\n  - {id: a, tenant: acme, role: operator, tokens: [{sha256: "+hAlice+"}]}\n  - {id: a, tenant: acme, role: operator, tokens: [{sha256: "+hGW+"}]}\n", 0o600), authz.ErrInvalidMap, "duplicate id"},
 		{"user without namespaces", write("nons.yaml", "principals:\n  - {id: a, tenant: acme, role: user, tokens: [{sha256: "+hAlice+"}]}\n", 0o600), authz.ErrInvalidMap, "at least one namespace"},
-		{"bad hash hex", write("badhex.yaml", "principals:\n  - {id: a, tenant: acme, role: admin, tokens: [{sha256: "+"z"+hAlice[1:]+"}]}\n", 0o600), authz.ErrInvalidMap, "non-hex"},
-		{"token instead of hash", write("tok.yaml", "principals:\n  - {id: a, tenant: acme, role: admin, tokens: [{sha256: "+tokAlice+"}]}\n", 0o600), authz.ErrInvalidMap, "64 hex"},
+		{"bad hash hex", write("badhex.yaml", "principals:\n  - {id: a, tenant: acme, role: operator, tokens: [{sha256: "+"z"+hAlice[1:]+"}]}\n", 0o600), authz.ErrInvalidMap, "non-hex"},
+		{"token instead of hash", write("tok.yaml", "principals:\n  - {id: a, tenant: acme, role: operator, tokens: [{sha256: "+tokAlice+"}]}\n", 0o600), authz.ErrInvalidMap, "64 hex"},
 		{"multiple documents", write("multi.yaml", validMap+"---\n"+validMap, 0o600), authz.ErrInvalidMap, "exactly one YAML document"},
 		{"empty", write("empty.yaml", "", 0o600), authz.ErrInvalidMap, "empty"},
 	}
@@ -102,7 +102,7 @@ func TestWritePrincipalMapRefusesSymlink(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil { // dangling
 		t.Fatal(err)
 	}
-	specs := []authz.PrincipalSpec{{ID: "admin", Tenant: "platform", Role: "admin", TokenHashes: []string{hAlice}}}
+	specs := []authz.PrincipalSpec{{ID: "admin", Tenant: "platform", Role: "operator", TokenHashes: []string{hAlice}}}
 	if err := authz.WritePrincipalMap(link, specs); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("WritePrincipalMap through a symlink: err = %v, want ErrExist", err)
 	}

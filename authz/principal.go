@@ -74,13 +74,19 @@ func (p *Principal) Namespaces() []Namespace { return slices.Clone(p.namespaces)
 func (p *Principal) DelegateTenants() []TenantID { return slices.Clone(p.delegateTenants) }
 
 // MayQuery reports whether the principal may run SQL at all on the Flight
-// gateway: users and admins.
-func (p *Principal) MayQuery() bool { return p.role == RoleUser || p.role == RoleAdmin }
+// gateway: users and tenant admins (operators have no data access).
+func (p *Principal) MayQuery() bool { return p.role == RoleUser || p.role == RoleTenantAdmin }
+
+// AdministersTenant reports whether the principal is the tenant admin of
+// tenant t (its own tenant; a tenant admin administers no other).
+func (p *Principal) AdministersTenant(t string) bool {
+	return p.role == RoleTenantAdmin && p.tenant.s == t
+}
 
 // MayReadNamespace reports whether the principal may read the namespace
 // (schema) ns of its own tenant. ns is the raw schema name from SQL; it is
 // compared case-insensitively, and an invalid name is never readable. Users
-// may read their grants, admins any valid namespace, other roles none. The
+// may read their grants, tenant admins any valid namespace, other roles none. The
 // caller must scope the lookup to p.Tenant().
 func (p *Principal) MayReadNamespace(ns string) bool {
 	n, err := ParseNamespace(ns)
@@ -88,7 +94,7 @@ func (p *Principal) MayReadNamespace(ns string) bool {
 		return false
 	}
 	switch p.role {
-	case RoleAdmin:
+	case RoleTenantAdmin:
 		return true
 	case RoleUser:
 		_, found := slices.BinarySearchFunc(p.namespaces, n, func(a, b Namespace) int { return strings.Compare(a.s, b.s) })

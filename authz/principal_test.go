@@ -31,12 +31,16 @@ func TestNewPrincipal(t *testing.T) {
 		{"query service with namespaces", id, plat, authz.RoleQueryService, mustNS(t, "sales"), nil, false},
 		{"metadata peer", id, plat, authz.RoleMetadataPeer, nil, nil, true},
 		{"metadata peer with delegates", id, plat, authz.RoleMetadataPeer, nil, []authz.TenantID{acme}, false},
-		{"admin", id, plat, authz.RoleAdmin, nil, nil, true},
-		{"admin with namespaces", id, plat, authz.RoleAdmin, mustNS(t, "sales"), nil, false},
-		{"zero id", authz.PrincipalID{}, acme, authz.RoleAdmin, nil, nil, false},
-		{"zero tenant", id, authz.TenantID{}, authz.RoleAdmin, nil, nil, false},
+		{"tenant admin", id, acme, authz.RoleTenantAdmin, nil, nil, true},
+		{"tenant admin with namespaces", id, acme, authz.RoleTenantAdmin, mustNS(t, "sales"), nil, false},
+		{"tenant admin with delegates", id, acme, authz.RoleTenantAdmin, nil, []authz.TenantID{plat}, false},
+		{"operator", id, plat, authz.RoleOperator, nil, nil, true},
+		{"operator with namespaces", id, plat, authz.RoleOperator, mustNS(t, "sales"), nil, false},
+		{"operator with delegates", id, plat, authz.RoleOperator, nil, []authz.TenantID{acme}, false},
+		{"zero id", authz.PrincipalID{}, acme, authz.RoleTenantAdmin, nil, nil, false},
+		{"zero tenant", id, authz.TenantID{}, authz.RoleTenantAdmin, nil, nil, false},
 		{"zero role", id, acme, 0, nil, nil, false},
-		{"unknown role", id, acme, authz.RoleAdmin + 1, nil, nil, false},
+		{"unknown role", id, acme, authz.RoleOperator + 1, nil, nil, false},
 		{"zero namespace", id, acme, authz.RoleUser, []authz.Namespace{{}}, nil, false},
 		{"zero delegate", id, plat, authz.RoleQueryService, nil, []authz.TenantID{{}}, false},
 	}
@@ -102,7 +106,8 @@ func TestMayQueryAndReadNamespace(t *testing.T) {
 		return p
 	}
 	user := mk(authz.RoleUser, mustNS(t, "sales", "hr.eu"), nil)
-	admin := mk(authz.RoleAdmin, nil, nil)
+	admin := mk(authz.RoleTenantAdmin, nil, nil)
+	operator := mk(authz.RoleOperator, nil, nil)
 	qs := mk(authz.RoleQueryService, nil, []authz.TenantID{acme})
 	peer := mk(authz.RoleMetadataPeer, nil, nil)
 
@@ -115,6 +120,8 @@ func TestMayQueryAndReadNamespace(t *testing.T) {
 		{admin, true, map[string]bool{"sales": true, "anything": true, "": false, "..": false, "a/b": false}},
 		{qs, false, map[string]bool{"sales": false}},
 		{peer, false, map[string]bool{"sales": false}},
+		// An operator runs the deployment and reads no data.
+		{operator, false, map[string]bool{"sales": false, "anything": false}},
 	} {
 		if got := tt.p.MayQuery(); got != tt.query {
 			t.Errorf("%v MayQuery() = %v, want %v", tt.p.Role(), got, tt.query)
@@ -123,6 +130,38 @@ func TestMayQueryAndReadNamespace(t *testing.T) {
 			if got := tt.p.MayReadNamespace(ns); got != want {
 				t.Errorf("%v MayReadNamespace(%q) = %v, want %v", tt.p.Role(), ns, got, want)
 			}
+		}
+	}
+}
+
+// TestAdministersTenant: a tenant admin administers its own tenant and no
+// other; no other role administers any tenant, its own included.
+func TestAdministersTenant(t *testing.T) {
+	for _, tt := range []struct {
+		role   authz.Role
+		tenant string
+		want   bool
+	}{
+		{authz.RoleTenantAdmin, "acme", true},
+		{authz.RoleTenantAdmin, "globex", false},
+		{authz.RoleTenantAdmin, "", false},
+		{authz.RoleTenantAdmin, "ACME", false},
+		{authz.RoleOperator, "acme", false},
+		{authz.RoleOperator, "globex", false},
+		{authz.RoleUser, "acme", false},
+		{authz.RoleQueryService, "acme", false},
+		{authz.RoleMetadataPeer, "acme", false},
+	} {
+		var ns []authz.Namespace
+		if tt.role == authz.RoleUser {
+			ns = mustNS(t, "sales")
+		}
+		p, err := authz.NewPrincipal(mustID(t, "p"), mustTenant(t, "acme"), tt.role, ns, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.AdministersTenant(tt.tenant); got != tt.want {
+			t.Errorf("%v of acme AdministersTenant(%q) = %v, want %v", tt.role, tt.tenant, got, tt.want)
 		}
 	}
 }
@@ -150,7 +189,7 @@ func TestContext(t *testing.T) {
 	if p, ok := authz.PrincipalFrom(ctx); ok || p != nil {
 		t.Fatalf("PrincipalFrom(empty) = %v, %v", p, ok)
 	}
-	p, err := authz.NewPrincipal(mustID(t, "a"), mustTenant(t, "acme"), authz.RoleAdmin, nil, nil)
+	p, err := authz.NewPrincipal(mustID(t, "a"), mustTenant(t, "acme"), authz.RoleTenantAdmin, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,28 +99,32 @@ func TestParsePrincipalMapInvalid(t *testing.T) {
 		{"no principals", "principals: []\n", "empty"},
 		{"unknown top-level field", "principals: []\nextra: " + hAlice + "\n", "YAML"},
 		{"unknown principal field", p(user("a", hAlice) + "    password: " + tokAlice + "\n"), "not found"},
-		{"unknown token field", p("  - {id: a, tenant: acme, role: admin, tokens: [{sha256: " + hAlice + ", token: " + tokAlice + "}]}\n"), "not found"},
+		{"unknown token field", p("  - {id: a, tenant: acme, role: operator, tokens: [{sha256: " + hAlice + ", token: " + tokAlice + "}]}\n"), "not found"},
 		{"hash as field name", p(user("a", hAlice) + "    " + hGW + ": x\n"), "not found"},
 		{"token as field name", p(user("a", hAlice) + "    " + tokGW + ": x\n"), "not found"},
-		{"duplicate hash same principal", p("  - {id: a, tenant: acme, role: admin, tokens: [{sha256: " + hAlice + "}, {sha256: " + hAlice + "}]}\n"), "duplicate sha256"},
-		{"duplicate hash differing case", p("  - {id: a, tenant: acme, role: admin, tokens: [{sha256: " + hAlice + "}, {sha256: " + strings.ToUpper(hAlice) + "}]}\n"), "duplicate sha256"},
+		{"duplicate hash same principal", p("  - {id: a, tenant: acme, role: operator, tokens: [{sha256: " + hAlice + "}, {sha256: " + hAlice + "}]}\n"), "duplicate sha256"},
+		{"duplicate hash differing case", p("  - {id: a, tenant: acme, role: operator, tokens: [{sha256: " + hAlice + "}, {sha256: " + strings.ToUpper(hAlice) + "}]}\n"), "duplicate sha256"},
 		{"duplicate hash across principals", p(user("a", hAlice) + user("b", hAlice)), "duplicate sha256 (also principals[0].tokens[0])"},
 		{"duplicate id", p(user("a", hAlice) + user("a", hGW)), "duplicate id"},
 		{"user without namespaces", p("  - {id: a, tenant: acme, role: user, tokens: [{sha256: " + hAlice + "}]}\n"), "at least one namespace"},
-		{"no tokens", p("  - {id: a, tenant: acme, role: admin}\n"), "at least one token"},
-		{"empty tokens", p("  - {id: a, tenant: acme, role: admin, tokens: []}\n"), "at least one token"},
+		{"no tokens", p("  - {id: a, tenant: acme, role: operator}\n"), "at least one token"},
+		{"empty tokens", p("  - {id: a, tenant: acme, role: operator, tokens: []}\n"), "at least one token"},
 		{"hash too short", p(user("a", hAlice[:63])), "64 hex"},
 		{"hash too long", p(user("a", hAlice+"0")), "64 hex"},
 		{"hash not hex", p(user("a", "g"+hAlice[1:])), "non-hex"},
 		{"token instead of hash", p(user("a", tokAlice)), "64 hex"},
 		{"hash of empty token", p(user("a", authz.HashToken("").String())), "empty token"},
-		{"hash as sequence", p("  - {id: a, tenant: acme, role: admin, tokens: [{sha256: [" + hAlice + "]}]}\n"), "YAML"},
-		{"tokens as string", p("  - {id: a, tenant: acme, role: admin, tokens: " + hAlice + "}\n"), "YAML"},
+		{"hash as sequence", p("  - {id: a, tenant: acme, role: operator, tokens: [{sha256: [" + hAlice + "]}]}\n"), "YAML"},
+		{"tokens as string", p("  - {id: a, tenant: acme, role: operator, tokens: " + hAlice + "}\n"), "YAML"},
 		{"bad id", p(user("a/b", hAlice)), "principals[0]: id"},
 		{"hash as id is not echoed", p("  - {id: " + hGW + ", tenant: acme, role: root, tokens: [{sha256: " + hAlice + "}]}\n"), "principals[0]: role"},
 		{"token as id is not echoed", p("  - {id: " + tokGW + ", tenant: acme, role: root, tokens: [{sha256: " + hAlice + "}]}\n"), "principals[0]: role"},
-		{"bad tenant", p("  - {id: a, tenant: -acme, role: admin, tokens: [{sha256: " + hAlice + "}]}\n"), "(a): tenant"},
+		{"bad tenant", p("  - {id: a, tenant: -acme, role: operator, tokens: [{sha256: " + hAlice + "}]}\n"), "(a): tenant"},
 		{"bad role", p("  - {id: a, tenant: acme, role: root, tokens: [{sha256: " + hAlice + "}]}\n"), "(a): role"},
+		// The retired name: the map is refused, saying what to write.
+		{"retired admin role", p("  - {id: a, tenant: acme, role: admin, tokens: [{sha256: " + hAlice + "}]}\n"), "write tenant_admin for a principal that administers its own tenant, or operator"},
+		{"dot id", p("  - {id: '.', tenant: acme, role: operator, tokens: [{sha256: " + hAlice + "}]}\n"), "principals[0]: id"},
+		{"dot-dot id", p("  - {id: '..', tenant: acme, role: operator, tokens: [{sha256: " + hAlice + "}]}\n"), "principals[0]: id"},
 		{"bad namespace", p("  - {id: a, tenant: acme, role: user, namespaces: [..], tokens: [{sha256: " + hAlice + "}]}\n"), "namespaces[0]"},
 		{"delegates on user", p("  - {id: a, tenant: acme, role: user, namespaces: [s], delegate_tenants: [b], tokens: [{sha256: " + hAlice + "}]}\n"), "delegate tenants"},
 		{"multiple documents", validMap + "---\n" + validMap, "exactly one YAML document"},
@@ -155,7 +159,7 @@ func TestParsePrincipalMapInvalid(t *testing.T) {
 
 func TestEncodePrincipalMapRoundTrip(t *testing.T) {
 	specs := []authz.PrincipalSpec{
-		{ID: "zed", Tenant: "acme", Role: "admin", TokenHashes: []string{strings.ToUpper(hGW)}},
+		{ID: "zed", Tenant: "acme", Role: "operator", TokenHashes: []string{strings.ToUpper(hGW)}},
 		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales", "HR"}, TokenHashes: []string{hAlice, hAlice2}},
 		{ID: "123", Tenant: "007", Role: "query_service", DelegateTenants: []string{"acme", "true"}, TokenHashes: []string{strings.Repeat("1", 64)}},
 		{ID: "peer:1", Tenant: "platform", Role: "metadata_peer", TokenHashes: []string{strings.Repeat("e", 64)}},
@@ -176,7 +180,7 @@ func TestEncodePrincipalMapRoundTrip(t *testing.T) {
 		{ID: "123", Tenant: "007", Role: "query_service", DelegateTenants: []string{"acme", "true"}, TokenHashes: []string{strings.Repeat("1", 64)}},
 		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"hr", "sales"}, TokenHashes: []string{hAlice, hAlice2}},
 		{ID: "peer:1", Tenant: "platform", Role: "metadata_peer", TokenHashes: []string{strings.Repeat("e", 64)}},
-		{ID: "zed", Tenant: "acme", Role: "admin", TokenHashes: []string{hGW}},
+		{ID: "zed", Tenant: "acme", Role: "operator", TokenHashes: []string{hGW}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("round trip:\n got %+v\nwant %+v\n%s", got, want, data)
@@ -196,7 +200,7 @@ func TestEncodePrincipalMapRoundTrip(t *testing.T) {
 func TestWritePrincipalMap(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "principals.yaml")
-	specs := []authz.PrincipalSpec{{ID: "admin", Tenant: "platform", Role: "admin", TokenHashes: []string{hAlice}}}
+	specs := []authz.PrincipalSpec{{ID: "admin", Tenant: "platform", Role: "operator", TokenHashes: []string{hAlice}}}
 	if err := authz.WritePrincipalMap(path, specs); err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func startBenchMetasrv(b *testing.B, tenants ...string) *benchMetasrv {
 	adminTok, gwTok := benchToken(b), benchToken(b)
 	mapPath := filepath.Join(dir, "metasrv-principals.yaml")
 	if err := authz.WritePrincipalMap(mapPath, []authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: []string{authz.HashToken(adminTok).String()}},
+		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: []string{authz.HashToken(adminTok).String()}},
 		{ID: "gateway", Tenant: "platform", Role: "query_service", DelegateTenants: tenants, TokenHashes: []string{authz.HashToken(gwTok).String()}},
 	}); err != nil {
 		b.Fatal(err)

@@ -107,21 +107,19 @@ func waitExit(t *testing.T, s *server) *os.ProcessState {
 // (exit 0) or, past --shutdown-timeout, aborts a held stream (exit 1).
 func TestGateway(t *testing.T) {
 	dir := t.TempDir()
-	adminTok, peerTok, gwTok, aliceTok := newToken(t), newToken(t), newToken(t), newToken(t)
+	adminTok, gwTok, aliceTok := newToken(t), newToken(t), newToken(t)
 
 	// metasrv's map: the deployment admin, the node's peer identity and the
 	// gateways' query_service identity, a delegate for acme.
 	env := &metasrvEnv{
-		principals:    filepath.Join(dir, "metasrv-principals.yaml"),
-		peerTokenFile: writeSecret(t, dir, "peer.token", peerTok+"\n"),
-		adminTok:      adminTok,
-		client:        &http.Client{Timeout: 20 * time.Second},
+		principals: filepath.Join(dir, "metasrv-principals.yaml"),
+		adminTok:   adminTok,
+		client:     &http.Client{Timeout: 20 * time.Second},
 	}
-	if err := authz.WritePrincipalMap(env.principals, []authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: []string{authz.HashToken(adminTok).String()}},
-		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: []string{authz.HashToken(peerTok).String()}},
+	if err := authz.WritePrincipalMap(env.principals, append([]authz.PrincipalSpec{
+		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: []string{authz.HashToken(adminTok).String()}},
 		{ID: "gateway", Tenant: "platform", Role: "query_service", DelegateTenants: []string{"acme"}, TokenHashes: []string{authz.HashToken(gwTok).String()}},
-	}); err != nil {
+	}, env.peers(t, dir)...)); err != nil {
 		t.Fatal(err)
 	}
 	// The gateways' map: the end users.
@@ -309,7 +307,7 @@ func TestGateway(t *testing.T) {
 
 	// No secret reached the logs.
 	for name, out := range map[string]string{"gateway 1": gw1.stderr.String(), "gateway 2": gw2.stderr.String()} {
-		for _, secret := range []string{adminTok, peerTok, gwTok, aliceTok} {
+		for _, secret := range []string{adminTok, env.peerTokens["m1"], gwTok, aliceTok} {
 			if strings.Contains(out, secret) {
 				t.Errorf("%s logged a token", name)
 			}

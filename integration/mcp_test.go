@@ -42,7 +42,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestMCPServerOverREST(t *testing.T) {
 	dir := t.TempDir()
 	toks := map[string]string{}
-	for _, id := range []string{"root", "peer", "steward@acme", "bob@acme"} {
+	for _, id := range []string{"root", "steward@acme", "bob@acme"} {
 		tok, err := authz.NewToken(rand.Reader)
 		if err != nil {
 			t.Fatal(err)
@@ -50,17 +50,13 @@ func TestMCPServerOverREST(t *testing.T) {
 		toks[id] = tok
 	}
 	hash := func(id string) []string { return []string{authz.HashToken(toks[id]).String()} }
-	e := &metasrvEnv{principals: filepath.Join(dir, "principals.yaml"), peerTokenFile: filepath.Join(dir, "peer.token"),
+	e := &metasrvEnv{principals: filepath.Join(dir, "principals.yaml"),
 		adminTok: toks["root"], client: &http.Client{Timeout: 20 * time.Second}}
-	if err := authz.WritePrincipalMap(e.principals, []authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: hash("root")},
-		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: hash("peer")},
+	if err := authz.WritePrincipalMap(e.principals, append([]authz.PrincipalSpec{
+		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: hash("root")},
 		{ID: "steward@acme", Tenant: "acme", Role: "user", Namespaces: []string{"db"}, TokenHashes: hash("steward@acme")},
 		{ID: "bob@acme", Tenant: "acme", Role: "user", Namespaces: []string{"db"}, TokenHashes: hash("bob@acme")},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(e.peerTokenFile, []byte(toks["peer"]+"\n"), 0o600); err != nil {
+	}, e.peers(t, dir)...)); err != nil {
 		t.Fatal(err)
 	}
 	node := e.startMetasrv(t, "n1", t.TempDir(), "--bootstrap")

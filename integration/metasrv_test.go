@@ -29,9 +29,41 @@ const metasrvFailover = 15 * time.Second
 
 // metasrvEnv is what every node of one test cluster shares.
 type metasrvEnv struct {
-	principals, peerTokenFile string
-	adminTok                  string
-	client                    *http.Client
+	principals string
+	// peerTokens holds each node's metadata_peer token by node id: a node
+	// authenticates to the others as the principal named after it.
+	peerTokens map[string]string
+	peerDir    string // where the nodes' --peer-token-file files are
+	adminTok   string
+	client     *http.Client
+}
+
+// testNodeIDs are the node ids the tests' clusters use.
+var testNodeIDs = []string{"n1", "n2", "n3", "m1"}
+
+// peers makes a metadata_peer principal and token file for each of
+// testNodeIDs in dir and returns the principals for e's map.
+func (e *metasrvEnv) peers(t testing.TB, dir string) []authz.PrincipalSpec {
+	t.Helper()
+	e.peerDir, e.peerTokens = dir, map[string]string{}
+	var specs []authz.PrincipalSpec
+	for _, id := range testNodeIDs {
+		tok, err := authz.NewToken(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(e.peerTokenFile(id), []byte(tok+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		e.peerTokens[id] = tok
+		specs = append(specs, authz.PrincipalSpec{ID: id, Tenant: "platform", Role: "metadata_peer", TokenHashes: []string{authz.HashToken(tok).String()}})
+	}
+	return specs
+}
+
+// peerTokenFile is node id's --peer-token-file.
+func (e *metasrvEnv) peerTokenFile(id string) string {
+	return filepath.Join(e.peerDir, "peer-"+id+".token")
 }
 
 func newMetasrvEnv(t testing.TB) *metasrvEnv {
@@ -41,23 +73,14 @@ func newMetasrvEnv(t testing.TB) *metasrvEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	peerTok, err := authz.NewToken(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := &metasrvEnv{
-		principals:    filepath.Join(dir, "principals.yaml"),
-		peerTokenFile: filepath.Join(dir, "peer.token"),
-		adminTok:      adminTok,
-		client:        &http.Client{Timeout: 20 * time.Second},
+		principals: filepath.Join(dir, "principals.yaml"),
+		adminTok:   adminTok,
+		client:     &http.Client{Timeout: 20 * time.Second},
 	}
-	if err := authz.WritePrincipalMap(e.principals, []authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: []string{authz.HashToken(adminTok).String()}},
-		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: []string{authz.HashToken(peerTok).String()}},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(e.peerTokenFile, []byte(peerTok+"\n"), 0o600); err != nil {
+	if err := authz.WritePrincipalMap(e.principals, append([]authz.PrincipalSpec{
+		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: []string{authz.HashToken(adminTok).String()}},
+	}, e.peers(t, dir)...)); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -156,7 +179,7 @@ func (e *metasrvEnv) runMetasrv(t testing.TB, id, dataDir, httpAddr, raftAddr st
 	t.Helper()
 	args := append([]string{"metasrv", "--node-id", id, "--data-dir", dataDir,
 		"--http-addr", httpAddr, "--raft-addr", raftAddr,
-		"--principals", e.principals, "--peer-token-file", e.peerTokenFile, "--log-level", "warn",
+		"--principals", e.principals, "--peer-token-file", e.peerTokenFile(id), "--log-level", "warn",
 		"--metrics-addr", ""}, extra...)
 	p := &metasrvProc{id: id, dataDir: dataDir, httpAddr: httpAddr, raftAddr: raftAddr,
 		cmd: exec.Command(lakegateBin, args...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{},

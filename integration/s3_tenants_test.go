@@ -225,7 +225,7 @@ func TestS3TwoTenants(t *testing.T) {
 	tokens := map[string]string{}
 	var specs []authz.PrincipalSpec
 	for _, p := range []authz.PrincipalSpec{
-		{ID: "ops-admin", Tenant: "ops", Role: "admin"},
+		{ID: "ops-admin", Tenant: "ops", Role: "operator"},
 		{ID: "alice@a", Tenant: "a", Role: "user", Namespaces: []string{"sales"}},
 		{ID: "bob@b", Tenant: "b", Role: "user", Namespaces: []string{"sales"}},
 	} {

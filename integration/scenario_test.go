@@ -167,7 +167,7 @@ func TestScenario(t *testing.T) {
 	dir := t.TempDir()
 	s3 := newTenantsS3(t)
 
-	adminTok, peerTok, gwTok := newToken(t), newToken(t), newToken(t)
+	adminTok, gwTok := newToken(t), newToken(t)
 	ownerTok, aliceTok, bobTok := newToken(t), newToken(t), newToken(t)
 	hash := func(tok string) []string { return []string{authz.HashToken(tok).String()} }
 
@@ -175,18 +175,16 @@ func TestScenario(t *testing.T) {
 	// query_service identity (a delegate for acme) and the tenant's owner,
 	// who provisions over REST with its own token.
 	env := &metasrvEnv{
-		principals:    filepath.Join(dir, "metasrv-principals.yaml"),
-		peerTokenFile: writeSecret(t, dir, "peer.token", peerTok+"\n"),
-		adminTok:      adminTok,
-		client:        &http.Client{Timeout: 20 * time.Second},
+		principals: filepath.Join(dir, "metasrv-principals.yaml"),
+		adminTok:   adminTok,
+		client:     &http.Client{Timeout: 20 * time.Second},
 	}
 	allNS := []string{"sales", "finance", "hr", "many"}
-	if err := authz.WritePrincipalMap(env.principals, []authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: hash(adminTok)},
-		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: hash(peerTok)},
+	if err := authz.WritePrincipalMap(env.principals, append([]authz.PrincipalSpec{
+		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: hash(adminTok)},
 		{ID: "gateway", Tenant: "platform", Role: "query_service", DelegateTenants: []string{"acme"}, TokenHashes: hash(gwTok)},
 		{ID: "owner@acme", Tenant: "acme", Role: "user", Namespaces: allNS, TokenHashes: hash(ownerTok)},
-	}); err != nil {
+	}, env.peers(t, dir)...)); err != nil {
 		t.Fatal(err)
 	}
 	// The gateways' map: the end users.
@@ -744,7 +742,11 @@ func TestScenario(t *testing.T) {
 	// No secret reached the logs.
 	for name, out := range map[string]string{"gateway 1": gw1.stderr.String(), "gateway 2": gw2.stderr.String(),
 		"n1": n1.stderr.String(), "n2": n2.stderr.String(), "n3": n3.stderr.String()} {
-		for _, secret := range []string{adminTok, peerTok, gwTok, ownerTok, aliceTok, bobTok} {
+		secrets := []string{adminTok, gwTok, ownerTok, aliceTok, bobTok}
+		for _, tok := range env.peerTokens {
+			secrets = append(secrets, tok)
+		}
+		for _, secret := range secrets {
 			if strings.Contains(out, secret) {
 				t.Errorf("%s logged a token", name)
 			}

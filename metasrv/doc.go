@@ -15,7 +15,7 @@
 // The pieces: FSM is the raftnode.StateMachine (metalakes behind one atomic
 // pointer; Proposals carry catalog commands stamped by the leader with actor
 // and time, applied all or nothing; metalake create/alter/drop need a
-// leader-verified admin). AuditLog records every applied and rejected
+// leader-verified operator). AuditLog records every applied and rejected
 // command's events to an append-only JSON-lines file and a bounded ring
 // served by GET /events. Server authenticates with the principal map,
 // confines tenant principals to their own metalake (404 otherwise), maps

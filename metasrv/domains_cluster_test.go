@@ -152,9 +152,9 @@ func auditLines(t *testing.T, path string) []string {
 func domainPrincipals(t *testing.T, users ...string) *authz.PrincipalMap {
 	t.Helper()
 	specs := []authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: tokenHashes(tokAdmin)},
+		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: tokenHashes(tokAdmin)},
 		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: tokenHashes(tokAlice)},
-		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: tokenHashes(tokPeer)},
+		peerSpec("n1"), peerSpec("n2"), peerSpec("n3"),
 	}
 	for _, u := range users {
 		specs = append(specs, authz.PrincipalSpec{ID: u + "@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: tokenHashes("tok-" + u)})

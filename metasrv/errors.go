@@ -26,6 +26,9 @@ var (
 	ErrForbidden = errors.New("metasrv: forbidden")
 	// ErrNotFound: no such resource (or the caller may not see it).
 	ErrNotFound = errors.New("metasrv: not found")
+	// ErrJoinRefused: the cluster does not admit this node (Server.Join;
+	// the answer was 401 or 403, so retrying changes nothing).
+	ErrJoinRefused = errors.New("metasrv: join refused")
 	// ErrUnsupported: an operation metasrv does not support.
 	ErrUnsupported = errors.New("metasrv: unsupported operation")
 	// ErrUnavailable: no leader, or a bounded wait ran out; retry.

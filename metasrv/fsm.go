@@ -59,8 +59,8 @@ type Proposal struct {
 	V        int    `json:"v"`
 	Metalake string `json:"metalake"`
 	Actor    string `json:"actor"`
-	// Admin records that the leader authenticated Actor as a deployment
-	// admin; metalake operations (Lake) require it.
+	// Admin records that the leader authenticated Actor as an operator;
+	// metalake operations (Lake) require it.
 	Admin bool `json:"admin,omitempty"`
 	// Delegator is the query_service that acted for Actor (delegation),
 	// empty otherwise; it is recorded on the proposal's audit events.
@@ -538,7 +538,7 @@ func applyLake(st *state, p Proposal, m catalog.Meta) (*Result, error) {
 		return failed(ev, fmt.Errorf("%w: unknown metalake operation %q", ErrInvalidProposal, op))
 	}
 	if !p.Admin {
-		return failed(ev, fmt.Errorf("%w: metalake operations need an admin", ErrForbidden))
+		return failed(ev, fmt.Errorf("%w: metalake operations need an operator", ErrForbidden))
 	}
 	cur, exists := st.lakes[p.Metalake]
 	switch op {

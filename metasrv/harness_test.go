@@ -20,11 +20,20 @@ import (
 // Test tokens (the principal map holds their hashes).
 const (
 	tokAdmin = "tok-admin"
-	tokAlice = "tok-alice" // alice@acme, owner of metalake acme
-	tokBob   = "tok-bob"   // bob@acme
-	tokEve   = "tok-eve"   // eve@other
-	tokPeer  = "tok-peer"  // metadata_peer
+	tokAlice = "tok-alice"   // alice@acme, owner of metalake acme
+	tokBob   = "tok-bob"     // bob@acme
+	tokEve   = "tok-eve"     // eve@other
+	tokPeer  = "tok-peer-n1" // metadata_peer n1 (peerToken("n1"))
 )
+
+// peerToken is the token of node id's metadata_peer principal: each node
+// authenticates to the others as itself.
+func peerToken(id string) string { return "tok-peer-" + id }
+
+// peerSpec is the metadata_peer principal of node id.
+func peerSpec(id string) authz.PrincipalSpec {
+	return authz.PrincipalSpec{ID: id, Tenant: "platform", Role: "metadata_peer", TokenHashes: tokenHashes(peerToken(id))}
+}
 
 func principals(t testing.TB) *authz.PrincipalMap {
 	t.Helper()
@@ -34,11 +43,11 @@ func principals(t testing.TB) *authz.PrincipalMap {
 // harnessSpecs are the principals of principals().
 func harnessSpecs() []authz.PrincipalSpec {
 	return []authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: tokenHashes(tokAdmin)},
+		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: tokenHashes(tokAdmin)},
 		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: tokenHashes(tokAlice)},
 		{ID: "bob@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: tokenHashes(tokBob)},
 		{ID: "eve@other", Tenant: "other", Role: "user", Namespaces: []string{"x"}, TokenHashes: tokenHashes(tokEve)},
-		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: tokenHashes(tokPeer)},
+		peerSpec("n1"), peerSpec("n2"), peerSpec("n3"),
 	}
 }
 
@@ -110,7 +119,8 @@ func startNodeWith(t testing.TB, pm *authz.PrincipalMap, id, dir, raftAddr, http
 	cfg.NodeID, cfg.DataDir, cfg.RaftAddr, cfg.HTTPAddr = id, dir, raftAddr, ln.Addr().String()
 	cfg.Bootstrap = bootstrap
 	cfg.Principals = pm
-	cfg.PeerToken, cfg.PeerScheme = tokPeer, "http"
+	cfg.PeerToken, cfg.PeerScheme = peerToken(id), "http"
+	cfg.AllowJoins = true
 	cfg.Logger = slog.New(slog.NewTextHandler(tlogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg.Raft.HeartbeatTimeout = 200 * time.Millisecond
 	cfg.Raft.ElectionTimeout = 200 * time.Millisecond

@@ -68,7 +68,17 @@ func (rq *request) actor() string {
 	return rq.caller.ID().String()
 }
 
-func (rq *request) admin() bool { return rq.caller.Role() == authz.RoleAdmin }
+// operator reports whether the caller runs the deployment: metalake
+// lifecycle and cluster membership, on every metalake.
+func (rq *request) operator() bool { return rq.caller.Role() == authz.RoleOperator }
+
+// administers reports whether the caller may act on the addressed metalake
+// as a whole (see it whatever its grants, read its events): an operator, or
+// the tenant admin of that metalake. Inside it, what a caller may do to
+// objects is still decided by the catalog.
+func (rq *request) administers() bool {
+	return rq.operator() || (rq.tenant != "" && rq.delegator == nil && rq.caller.AdministersTenant(rq.tenant))
+}
 
 func (rq *request) param(name string) string { return rq.r.PathValue(name) }
 
@@ -144,12 +154,13 @@ func (s *Server) routes() error {
 			if err != nil {
 				return statusErr{http.StatusUnauthorized, err}
 			}
-			if p.Role() != authz.RoleMetadataPeer && p.Role() != authz.RoleAdmin {
+			if !clusterRole(p) {
 				return statusErr{http.StatusForbidden, ErrForbidden}
 			}
 			return nil
 		},
-		Forwarder: s.fwd,
+		AuthorizeJoin: s.authorizeJoin,
+		Forwarder:     s.fwd,
 		ForwardHeader: func(*http.Request) (http.Header, error) {
 			return s.peerHeader()
 		},
@@ -199,6 +210,12 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Allow", strings.Join(allow, ", "))
 	s.writeError(w, r, fmt.Errorf("%w: method %s on %s (allowed: %s)", ErrUnsupported, r.Method, r.URL.Path, strings.Join(allow, ", ")))
+}
+
+// clusterRole reports whether p may use the cluster endpoints at all:
+// nodes (metadata_peer) and operators. Joining needs more (authorizeJoin).
+func clusterRole(p *authz.Principal) bool {
+	return p.Role() == authz.RoleMetadataPeer || p.Role() == authz.RoleOperator
 }
 
 type statusErr struct {
@@ -278,6 +295,10 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*requ
 		err := fmt.Errorf("%w: forwarding headers from a %s principal", ErrForbidden, p.Role())
 		s.rejectEvent(rq.tenant, p.ID().String(), op, target, err)
 		return nil, err
+	case p.Role() == authz.RoleMetadataPeer && !s.forwardingMember(r, p):
+		err := fmt.Errorf("%w: a peer request must come from a member of the cluster, forwarding as itself", ErrForbidden)
+		s.rejectEvent(rq.tenant, p.ID().String(), op, target, err)
+		return nil, err
 	case p.Role() == authz.RoleMetadataPeer:
 		id := r.Header.Get(CallerHeader)
 		c, ok := s.byID[id]
@@ -291,10 +312,22 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*requ
 	if err := s.delegate(rq, op); err != nil {
 		return nil, err
 	}
-	if rq.tenant != "" && !rq.admin() && rq.delegator == nil && rq.caller.Tenant().String() != rq.tenant {
+	// Every caller but an operator is held to its own tenant; a delegated
+	// request was held to the delegate's tenants above.
+	if rq.tenant != "" && !rq.operator() && rq.delegator == nil && rq.caller.Tenant().String() != rq.tenant {
 		return nil, fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
 	}
 	return rq, nil
+}
+
+// forwardingMember reports whether a metadata_peer request comes from a
+// current voter of the cluster and names that same node as its forwarder:
+// a peer identity alone, without the cluster expecting that node, forwards
+// nothing.
+func (s *Server) forwardingMember(r *http.Request, p *authz.Principal) bool {
+	id := p.ID().String()
+	by := r.Header.Get(raftnode.ForwardedHeader)
+	return (by == "" || by == id) && s.node.IsVoter(id)
 }
 
 // writeError answers err through the one mapper.
@@ -363,7 +396,7 @@ func (s *Server) serveRead(rq *request, fn readFunc) error {
 		if l, ok = s.fsm.Lake(rq.tenant); !ok {
 			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
 		}
-		if !rq.admin() && !l.Snapshot.Visible(rq.actor(), catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}) {
+		if !rq.administers() && !l.Snapshot.Visible(rq.actor(), catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}) {
 			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
 		}
 	}
@@ -433,7 +466,7 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 	if pl.lake != nil && metalake == "" {
 		metalake = pl.lakeName
 	}
-	prop := Proposal{Metalake: metalake, Actor: rq.actor(), Admin: rq.admin(), Time: s.now(), Lake: pl.lake}
+	prop := Proposal{Metalake: metalake, Actor: rq.actor(), Admin: rq.operator(), Time: s.now(), Lake: pl.lake}
 	if rq.delegator != nil {
 		prop.Delegator = rq.delegator.ID().String()
 	}

@@ -351,8 +351,8 @@ func (s *Server) accessRoutes() {
 
 	// ---- events ----
 	s.read(base+"/events", "ListEvents", func(rq *request, l *Lake) (map[string]any, error) {
-		if !rq.admin() && l.Snapshot.MetalakeOwner() != (catalog.Owner{Type: catalog.OwnerUser, Name: rq.actor()}) {
-			return nil, fmt.Errorf("%w: events are for the metalake owner and admins", ErrForbidden)
+		if !rq.administers() && l.Snapshot.MetalakeOwner() != (catalog.Owner{Type: catalog.OwnerUser, Name: rq.actor()}) {
+			return nil, fmt.Errorf("%w: events are for the metalake owner, its tenant admins and operators", ErrForbidden)
 		}
 		var since, before uint64
 		limit := 100

@@ -28,10 +28,10 @@ const (
 func domainNode(t *testing.T) *node {
 	t.Helper()
 	specs := []authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: tokenHashes(tokAdmin)},
+		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: tokenHashes(tokAdmin)},
 		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: tokenHashes(tokAlice)},
 		{ID: "eve@other", Tenant: "other", Role: "user", Namespaces: []string{"x"}, TokenHashes: tokenHashes(tokEve)},
-		{ID: "peer", Tenant: "platform", Role: "metadata_peer", TokenHashes: tokenHashes(tokPeer)},
+		peerSpec("n1"), peerSpec("n2"), peerSpec("n3"),
 	}
 	for _, u := range []struct{ id, tok string }{{"steward@acme", tokSteward}, {"tom@acme", tokTom}, {"bea@acme", tokBea}, {"dave@acme", tokDave}} {
 		specs = append(specs, authz.PrincipalSpec{ID: u.id, Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: tokenHashes(u.tok)})

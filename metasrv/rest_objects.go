@@ -120,8 +120,8 @@ func visibleObject(rq *request, s *catalog.Snapshot, o catalog.Object) (catalog.
 
 func (s *Server) metalakeRoutes() {
 	s.write("POST", "/api/metalakes", "CreateMetalake", func(rq *request, _ *Lake) (*plan, error) {
-		if !rq.admin() {
-			return nil, fmt.Errorf("%w: only admins create metalakes", ErrForbidden)
+		if !rq.operator() {
+			return nil, fmt.Errorf("%w: only operators create metalakes", ErrForbidden)
 		}
 		var b struct {
 			Name       string            `json:"name"`
@@ -151,8 +151,8 @@ func (s *Server) metalakeRoutes() {
 			if !ok {
 				continue
 			}
-			if rq.admin() || (n == rq.caller.Tenant().String() &&
-				l.Snapshot.Visible(rq.actor(), catalog.Object{Type: catalog.ObjectMetalake, Name: n})) {
+			if rq.operator() || (n == rq.caller.Tenant().String() && (rq.caller.AdministersTenant(n) ||
+				l.Snapshot.Visible(rq.actor(), catalog.Object{Type: catalog.ObjectMetalake, Name: n}))) {
 				out = append(out, toMetalake(l))
 			}
 		}
@@ -162,8 +162,8 @@ func (s *Server) metalakeRoutes() {
 		return map[string]any{"metalake": toMetalake(l)}, nil
 	})
 	s.write("PUT", "/api/metalakes/{tenant}", "AlterMetalake", func(rq *request, l *Lake) (*plan, error) {
-		if !rq.admin() {
-			return nil, fmt.Errorf("%w: only admins alter metalakes", ErrForbidden)
+		if !rq.operator() {
+			return nil, fmt.Errorf("%w: only operators alter metalakes", ErrForbidden)
 		}
 		var b struct {
 			Updates []Update `json:"updates"`
@@ -177,8 +177,8 @@ func (s *Server) metalakeRoutes() {
 			}}, nil
 	})
 	s.writeRoute("DELETE", "/api/metalakes/{tenant}", "DropMetalake", true, func(rq *request, l *Lake) (*plan, error) {
-		if !rq.admin() {
-			return nil, fmt.Errorf("%w: only admins drop metalakes", ErrForbidden)
+		if !rq.operator() {
+			return nil, fmt.Errorf("%w: only operators drop metalakes", ErrForbidden)
 		}
 		dropped := map[string]any{"dropped": false}
 		if l == nil {

@@ -47,9 +47,18 @@ type Config struct {
 	// Principals authenticates every request. Required.
 	Principals *authz.PrincipalMap
 	// PeerToken is this node's metadata_peer bearer token, sent when it
-	// forwards a request to the leader or joins a cluster. Empty means the
-	// node cannot forward: writes on a follower answer 503.
+	// forwards a request to the leader or joins a cluster. It must
+	// authenticate as the metadata_peer principal whose id is NodeID (New
+	// refuses any other): that is how the other nodes know which node
+	// speaks. Empty means the node cannot forward: writes on a follower
+	// answer 503.
 	PeerToken string
+	// AllowJoins lets other nodes join the cluster through this node. A
+	// join is admitted only from the metadata_peer principal whose id is
+	// the joining node's id (or forwarded by a current member that checked
+	// it) and, with RaftTLS, only for a node whose Raft certificate names
+	// that id. False refuses every join (a single-node deployment).
+	AllowJoins bool
 	// PeerClient sends forwarded requests and joins; for https it carries
 	// the TLS client configuration. Nil means http.DefaultClient.
 	PeerClient *http.Client
@@ -138,6 +147,10 @@ func (c Config) Validate() error {
 	}
 	if c.Principals == nil {
 		errs = append(errs, errors.New("metasrv: Config.Principals is nil: metasrv never runs without a principal map"))
+	} else if c.PeerToken != "" {
+		if err := checkPeerIdentity(c.Principals, c.PeerToken, c.NodeID); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.MaxBodyBytes < 0 {
 		errs = append(errs, fmt.Errorf("MaxBodyBytes %d is negative", c.MaxBodyBytes))
@@ -293,13 +306,55 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// checkPeerIdentity checks that a node's peer token authenticates as the
+// metadata_peer principal named after the node: other nodes take the
+// principal id of a forwarded request or a join for the node that sends
+// it. The error names the fix, never the token.
+func checkPeerIdentity(m *authz.PrincipalMap, token, nodeID string) error {
+	p, err := authz.NewAuthenticator(m).Authenticate(token)
+	switch {
+	case err != nil:
+		return errors.New("metasrv: the peer token matches no principal of the map: add its hash to the metadata_peer principal whose id is this node's id")
+	case p.Role() != authz.RoleMetadataPeer:
+		return fmt.Errorf("metasrv: the peer token belongs to principal %q of role %s: a node's peer token must belong to the metadata_peer principal whose id is the node id %q", p.ID(), p.Role(), nodeID)
+	case p.ID().String() != nodeID:
+		return fmt.Errorf("metasrv: the peer token belongs to metadata_peer %q, not to one named after this node: give each node its own metadata_peer principal with id %q (the node id) and its own token", p.ID(), nodeID)
+	}
+	return nil
+}
+
+// authorizeJoin admits a join (raftnode.HTTPConfig.AuthorizeJoin): from
+// the metadata_peer principal whose id is the joining node's id, or
+// forwarded by a current member (which checked that before forwarding).
+// The Raft certificate check follows in raftnode's AddVoter.
+func (s *Server) authorizeJoin(r *http.Request, req raftnode.JoinRequest) error {
+	if !s.cfg.AllowJoins {
+		return statusErr{http.StatusForbidden, fmt.Errorf("%w: this node accepts no joins", ErrForbidden)}
+	}
+	p, err := s.authenticate(r)
+	if err != nil {
+		return statusErr{http.StatusUnauthorized, err}
+	}
+	if p.Role() == authz.RoleMetadataPeer {
+		id := p.ID().String()
+		if id == req.ID {
+			return nil
+		}
+		if by := r.Header.Get(raftnode.ForwardedHeader); by == id && s.node.IsVoter(id) {
+			return nil
+		}
+	}
+	s.rejectEvent("", p.ID().String(), "JoinCluster", catalog.Object{}, fmt.Errorf("%w: join as node %q", ErrForbidden, req.ID))
+	return statusErr{http.StatusForbidden, fmt.Errorf("%w: a node joins only as the metadata_peer principal whose id is its node id", ErrForbidden)}
+}
+
 // RemoveRequest is the body of POST /cluster/remove.
 type RemoveRequest struct {
 	ID string `json:"id"`
 }
 
 // clusterRemoveHandler serves POST /cluster/remove with a RemoveRequest
-// body, for admin and metadata_peer principals only (like /cluster/join).
+// body, for operator and metadata_peer principals only.
 // The leader removes the server from the Raft configuration (and its
 // membership record) and answers 200 with the cluster status; a follower
 // forwards the request to the leader once. Errors are {"error":…}: 401,
@@ -318,7 +373,7 @@ func (s *Server) clusterRemoveHandler() http.Handler {
 			fail(http.StatusUnauthorized, err.Error())
 			return
 		}
-		if p.Role() != authz.RoleMetadataPeer && p.Role() != authz.RoleAdmin {
+		if !clusterRole(p) {
 			fail(http.StatusForbidden, ErrForbidden.Error())
 			return
 		}
@@ -451,7 +506,8 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Join asks the cluster member whose HTTP address is addr (any member) to
-// add this node as a voter, authenticating with PeerToken.
+// add this node as a voter, authenticating with PeerToken. A join the
+// cluster does not admit fails with ErrJoinRefused.
 func (s *Server) Join(ctx context.Context, addr string) error {
 	body, _ := json.Marshal(raftnode.JoinRequest{ID: s.cfg.NodeID, RaftAddr: s.node.RaftAddr(), HTTPAddr: s.cfg.HTTPAddr})
 	u := addr
@@ -470,10 +526,14 @@ func (s *Server) Join(ctx context.Context, addr string) error {
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("metasrv: join via %s: HTTP %d: %s", addr, resp.StatusCode, bytes.TrimSpace(msg))
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return nil
+	case http.StatusUnauthorized, http.StatusForbidden:
+		// Not admitted: asking again changes nothing.
+		return fmt.Errorf("%w: join via %s: HTTP %d: %s", ErrJoinRefused, addr, resp.StatusCode, bytes.TrimSpace(msg))
 	}
-	return nil
+	return fmt.Errorf("metasrv: join via %s: HTTP %d: %s", addr, resp.StatusCode, bytes.TrimSpace(msg))
 }
 
 // Shutdown stops the HTTP servers (draining requests until ctx ends), Raft

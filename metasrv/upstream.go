@@ -188,7 +188,7 @@ func validUpstreamName(n string) bool {
 
 // upstreamCatalog returns the properties of catalog cat in snap and whether
 // it is an upstream catalog, as far as the request may know: a catalog the
-// caller may not see (and an admin's request sees every one) is reported as
+// caller may not see (an operator or the tenant admin sees every one) is reported as
 // not upstream, leaving the refusal to apply, which answers as for any
 // object the caller may not see.
 func upstreamCatalog(rq *request, snap *catalog.Snapshot, cat string) (map[string]string, bool) {
@@ -200,7 +200,7 @@ func upstreamCatalog(rq *request, snap *catalog.Snapshot, cat string) (map[strin
 	if !ok || info.Type != catalogUpstream {
 		return nil, false
 	}
-	if !rq.admin() && !snap.Visible(rq.actor(), o) {
+	if !rq.administers() && !snap.Visible(rq.actor(), o) {
 		return nil, false
 	}
 	return info.Properties, true
@@ -232,7 +232,7 @@ func checkPropertyAlter(rq *request, snap *catalog.Snapshot, o catalog.Object, a
 	switch o.Type {
 	case catalog.ObjectCatalog:
 		info, ok := snap.Object(o)
-		if !ok || (!rq.admin() && !snap.Visible(rq.actor(), o)) {
+		if !ok || (!rq.administers() && !snap.Visible(rq.actor(), o)) {
 			return nil
 		}
 		return checkCatalogProperties(info.Type, alteredProperties(info.Properties, a))

@@ -23,7 +23,7 @@ func startAdminMetasrv(t *testing.T) string {
 	t.Helper()
 	h := func(s string) []string { return []string{authz.HashToken(s).String()} }
 	b, err := authz.EncodePrincipalMap([]authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: h("tok-admin")},
+		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: h("tok-admin")},
 		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h("tok-alice")},
 	})
 	if err != nil {

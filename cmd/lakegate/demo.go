@@ -30,6 +30,7 @@ const (
 	demoTokensFile     = "tokens.txt"
 	demoTenant         = "demo"
 	demoAdmin          = "admin@demo" // owner of the demo metalake in the embedded metasrv
+	demoOperator       = "operator"   // the deployment's operator, who creates the demo metalake
 )
 
 // demoCredential is a generated principal and its token, shown once.
@@ -37,17 +38,24 @@ type demoCredential struct {
 	id, role, grants, token, example string
 }
 
-// demoPrincipals are the three principals of the demo tenant: an analyst who
-// may read sales, an HR user who may read hr, and the tenant's admin.
+// demoPrincipals are the principals serve generates: an analyst who may
+// read sales, an HR user who may read hr and the tenant's admin, all of
+// tenant demo, and the deployment's operator, who creates and drops
+// metalakes (tenants) and reads no data.
 var demoPrincipals = []struct {
-	id, role   string
-	namespaces []string
-	example    string // a query the banner suggests
+	id, tenant, role string
+	namespaces       []string
+	example          string // a query the banner suggests
 }{
-	{"analyst@demo", "user", []string{"sales"}, "SELECT status, count(*) FROM sales.orders GROUP BY status"},
-	{"hr@demo", "user", []string{"hr"}, "SELECT department, avg(salary) FROM hr.employees GROUP BY department"},
-	{"admin@demo", "admin", nil, "SELECT count(*) FROM sales.customers"},
+	{"analyst@demo", demoTenant, "user", []string{"sales"}, "SELECT status, count(*) FROM sales.orders GROUP BY status"},
+	{"hr@demo", demoTenant, "user", []string{"hr"}, "SELECT department, avg(salary) FROM hr.employees GROUP BY department"},
+	{"admin@demo", demoTenant, "tenant_admin", nil, "SELECT count(*) FROM sales.customers"},
+	{demoOperator, demoOperatorTenant, "operator", nil, ""},
 }
+
+// demoOperatorTenant is the demo operator's own tenant: every principal
+// has one, and an operator's is none of the tenants it provisions.
+const demoOperatorTenant = "platform"
 
 // ensureDemoPrincipals creates the demo principal map and the tokens file on
 // first start and returns the new credentials; on later starts it returns nil.
@@ -70,12 +78,15 @@ func ensureDemoPrincipals(dataDir string) ([]demoCredential, error) {
 			return nil, err
 		}
 		specs = append(specs, authz.PrincipalSpec{
-			ID: d.id, Tenant: demoTenant, Role: d.role, Namespaces: d.namespaces,
+			ID: d.id, Tenant: d.tenant, Role: d.role, Namespaces: d.namespaces,
 			TokenHashes: []string{authz.HashToken(tok).String()},
 		})
 		grants := strings.Join(d.namespaces, ",")
-		if d.role == "admin" {
-			grants = "all namespaces of " + demoTenant
+		switch d.role {
+		case "tenant_admin":
+			grants = "all namespaces and governance of " + demoTenant
+		case "operator":
+			grants = "metalakes and the cluster; no data"
 		}
 		creds = append(creds, demoCredential{id: d.id, role: d.role, grants: grants, token: tok, example: d.example})
 		fmt.Fprintf(&lines, "%s %s\n", d.id, tok)
@@ -268,7 +279,7 @@ func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir str
 	if tls {
 		adminTLS = " --tls-ca <CA of the server certificate>"
 	}
-	fmt.Fprintf(w, "metadata:    ./bin/lakegate admin --server %s%s --token <admin token> metalake list\n", metaURL, adminTLS)
+	fmt.Fprintf(w, "metadata:    ./bin/lakegate admin --server %s%s --token <operator or tenant admin token> metalake list\n", metaURL, adminTLS)
 	if !demo {
 		return
 	}
@@ -282,19 +293,25 @@ func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir str
 	for _, c := range creds {
 		fmt.Fprintf(w, "  %s (%s: %s)\n", c.id, c.role, c.grants)
 		fmt.Fprintf(w, "    token: %s\n", c.token)
+		if c.role == "operator" {
+			// No SQL: an operator provisions tenants and runs the cluster.
+			fmt.Fprintf(w, "    admin: ./bin/lakegate admin --server %s%s --token %s metalake create <tenant> --owner <user>@<tenant>\n", metaURL, adminTLS, c.token)
+			continue
+		}
 		fmt.Fprintf(w, "    ADBC:  uri=%s://%s  adbc.flight.sql.authorization_header=\"Bearer %s\"\n", scheme, addr, c.token)
 		fmt.Fprintf(w, "    JDBC:  jdbc:arrow-flight-sql://%s?%s&token=%s\n", addr, jdbcTLS, c.token)
 		fmt.Fprintf(w, "    shell: ./bin/lakegate sql%s --addr %s --token %s '%s'\n", shellTLS, addr, c.token, c.example)
-		if c.role == "admin" {
-			fmt.Fprintf(w, "    admin: ./bin/lakegate admin --server %s%s --token %s metalake list\n", metaURL, adminTLS, c.token)
+		if c.role == "tenant_admin" {
+			fmt.Fprintf(w, "    admin: ./bin/lakegate admin --server %s%s --token %s metalake get %s\n", metaURL, adminTLS, c.token, demoTenant)
 		}
 		fmt.Fprintln(w)
 	}
 }
 
-// ensureDemoMetalake creates the demo metalake, owned by the demo admin,
-// and its governance (demoGovernance) unless they exist. The proposals
-// carry what the REST API stamps on an admin's requests.
+// ensureDemoMetalake creates the demo metalake, owned by the demo tenant
+// admin, and its governance (demoGovernance) unless they exist. The
+// proposals carry what the REST API stamps on the requests: the metalake
+// is created by the operator, its governance by its owner.
 func ensureDemoMetalake(ctx context.Context, srv *metasrv.Server) error {
 	node := srv.Node()
 	propose := func(p metasrv.Proposal) error {
@@ -306,7 +323,7 @@ func ensureDemoMetalake(ctx context.Context, srv *metasrv.Server) error {
 		return err
 	}
 	if _, ok := srv.FSM().Lake(demoTenant); !ok {
-		err := propose(metasrv.Proposal{Metalake: demoTenant, Actor: demoAdmin, Admin: true, Time: time.Now(),
+		err := propose(metasrv.Proposal{Metalake: demoTenant, Actor: demoOperator, Admin: true, Time: time.Now(),
 			Lake: &metasrv.LakeOp{Op: metasrv.LakeCreate, Owner: demoAdmin, Comment: "lakegate serve demo tenant"}})
 		if err != nil && !errors.Is(err, catalog.ErrAlreadyExists) {
 			return fmt.Errorf("creating the demo metalake: %w", err)

@@ -46,7 +46,7 @@ func parseMetasrvFlags(args []string, stderr io.Writer) (metasrvConfig, error) {
 	fs.BoolVar(&c.bootstrap, "bootstrap", false, "form a new cluster with this node as its first voter (ignored once state exists)")
 	fs.StringVar(&c.join, "join", "", "HTTP address of any cluster member to join through")
 	fs.StringVar(&c.principals, "principals", "", "principal map (YAML, mode 0600; required)")
-	fs.StringVar(&c.peerTokenFile, "peer-token-file", "", "file holding this node's metadata_peer bearer token (needed to forward writes and to join)")
+	fs.StringVar(&c.peerTokenFile, "peer-token-file", "", "file holding the bearer token of this node's own metadata_peer principal, whose id is --node-id (needed to forward writes and to join)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate chain (PEM) for the REST API and the Raft transport")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "private key (PEM)")
 	fs.StringVar(&c.tlsCA, "tls-ca", "", "CA (PEM) that signs every member's certificate: mutual TLS between nodes")
@@ -130,6 +130,7 @@ func runMetasrv(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cfg.NodeID, cfg.DataDir, cfg.RaftAddr, cfg.HTTPAddr = c.nodeID, c.dataDir, c.raftAddr, c.httpAddr
 	cfg.Raft.LogStore = c.raftLog
 	cfg.Bootstrap, cfg.Principals, cfg.Logger = c.bootstrap, principals, log.With("component", "metasrv")
+	cfg.AllowJoins = true // a cluster node; admission is checked per join
 	cfg.CheckPolicy = policyChecker()
 	if c.peerTokenFile != "" {
 		b, err := os.ReadFile(c.peerTokenFile)
@@ -212,8 +213,8 @@ func joinWithRetry(ctx context.Context, srv *metasrv.Server, addr string) error 
 	defer t.Stop()
 	for {
 		err := srv.Join(ctx, addr)
-		if err == nil {
-			return nil
+		if err == nil || errors.Is(err, metasrv.ErrJoinRefused) {
+			return err
 		}
 		select {
 		case <-ctx.Done():

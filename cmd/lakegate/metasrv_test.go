@@ -38,7 +38,7 @@ func TestMetasrvServes(t *testing.T) {
 	dir := t.TempDir()
 	pm := filepath.Join(dir, "principals.yaml")
 	if err := authz.WritePrincipalMap(pm, []authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "admin", TokenHashes: []string{authz.HashToken("tok-admin").String()}},
+		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: []string{authz.HashToken("tok-admin").String()}},
 	}); err != nil {
 		t.Fatal(err)
 	}

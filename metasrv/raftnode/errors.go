@@ -21,6 +21,9 @@ var (
 	// ErrPeerUnreachable: a server being added did not answer on its Raft
 	// address (or failed the mutual-TLS handshake), so it was not added.
 	ErrPeerUnreachable = errors.New("raftnode: peer unreachable")
+	// ErrPeerIdentity: with TLS, a server being added presented a
+	// certificate of the cluster's CA that does not name its node id.
+	ErrPeerIdentity = errors.New("raftnode: peer certificate names another node")
 
 	// ErrOutcomeUnknown: leadership was lost or the node shut down while a
 	// proposal was in flight; it may or may not be applied eventually.

@@ -55,6 +55,12 @@ type HTTPConfig struct {
 	// HTTPStatus() int method. Required: authentication is the caller's.
 	Authorize func(*http.Request) error
 
+	// AuthorizeJoin is called on a join request after Authorize and after
+	// its body is read, before it is forwarded or carried out: whether the
+	// caller may add the node req names. Its error rejects the join like
+	// Authorize's. Nil admits every join that Authorize let through.
+	AuthorizeJoin func(r *http.Request, req JoinRequest) error
+
 	// Forwarder forwards joins that arrive at a follower to the leader. Nil
 	// means followers answer 503 naming the leader.
 	Forwarder *Forwarder
@@ -148,6 +154,8 @@ func (h *Handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
 		status, resp.Index, resp.Error = http.StatusUnprocessableEntity, rej.Index, rej.Message
 	case errors.Is(err, ErrPeerUnreachable):
 		status = http.StatusBadGateway
+	case errors.Is(err, ErrPeerIdentity):
+		status, resp.Error = http.StatusForbidden, err.Error()
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		status = http.StatusGatewayTimeout
 	default:
@@ -210,6 +218,12 @@ func (h *Handlers) JoinHandler() http.Handler {
 			}
 			writeJSON(w, http.StatusBadRequest, ProposeResponse{Error: "bad join request: " + err.Error()})
 			return
+		}
+		if h.cfg.AuthorizeJoin != nil {
+			if err := h.cfg.AuthorizeJoin(r, req); err != nil {
+				writeJSON(w, errStatus(err, http.StatusForbidden), ProposeResponse{Error: err.Error()})
+				return
+			}
 		}
 		n := h.cfg.Node
 		if !n.IsLeader() {

@@ -245,6 +245,21 @@ func (n *Node) Leader() (p Peer, ok bool) {
 // carry each member's HTTP address. The map must not be modified.
 func (n *Node) Members() map[string]Peer { return n.fsm.memberMap() }
 
+// IsVoter reports whether id is a server of the cluster's current Raft
+// configuration, as this node knows it.
+func (n *Node) IsVoter(id string) bool {
+	cf := n.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return false
+	}
+	for _, srv := range cf.Configuration().Servers {
+		if string(srv.ID) == id {
+			return true
+		}
+	}
+	return false
+}
+
 func (n *Node) notLeader() error {
 	p, _ := n.Leader()
 	return &NotLeaderError{Leader: p}
@@ -408,7 +423,8 @@ func (n *Node) visibleIndex(target uint64) uint64 {
 // leader only. It first dials the address through the Raft transport —
 // completing the mutual-TLS handshake when TLS is configured — and adds
 // nothing if that fails (ErrPeerUnreachable): an unreachable or untrusted
-// voter would only cost the cluster fault tolerance.
+// voter would only cost the cluster fault tolerance. With TLS the
+// certificate presented there must also name id (ErrPeerIdentity).
 func (n *Node) AddVoter(ctx context.Context, id, raftAddr string) error {
 	ctx, cancel := n.bound(ctx)
 	defer cancel()
@@ -418,7 +434,7 @@ func (n *Node) AddVoter(ctx context.Context, id, raftAddr string) error {
 	if n.raft.State() != raft.Leader {
 		return n.notLeader()
 	}
-	if err := n.stream.probe(ctx, raftAddr); err != nil {
+	if err := n.stream.probe(ctx, raftAddr, id); err != nil {
 		return fmt.Errorf("raftnode: add voter %s: %w", id, err)
 	}
 	f := n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(raftAddr), 0, n.raftTimeout(ctx))

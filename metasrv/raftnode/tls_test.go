@@ -91,6 +91,36 @@ func TestMutualTLS(t *testing.T) {
 	}
 }
 
+// TestJoinNeedsCertificateNamingTheNode: a certificate of the cluster's
+// own CA is not enough to join under any id; it must name the node id
+// being added. Otherwise any holder of a CA-signed certificate (another
+// node's, a gateway's) could join as a node the cluster expects.
+func TestJoinNeedsCertificateNamingTheNode(t *testing.T) {
+	ca := pkitest.NewCA(t, "lakegate-test-ca")
+	cfg1 := nodeConfig(t, "t1", true)
+	cfg1.TLS = peerConfig(leaf(t, ca, "t1"), ca.Pool())
+	n1 := start(t, cfg1)
+	waitLeader(t, 10*time.Second, n1)
+
+	// Valid certificate of the right CA, issued for another node.
+	cfg2 := nodeConfig(t, "t2", false)
+	cfg2.TLS = peerConfig(leaf(t, ca, "someone-else"), ca.Pool())
+	n2 := start(t, cfg2)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := n1.Join(ctx, raftnode.Peer{ID: "t2", RaftAddr: n2.RaftAddr()})
+	if !errors.Is(err, raftnode.ErrPeerIdentity) {
+		t.Fatalf("join with a certificate naming another node: %v, want ErrPeerIdentity", err)
+	}
+	if st := n1.Status(); len(st.Servers) != 1 {
+		t.Fatalf("configuration changed: %+v", st.Servers)
+	}
+
+	if !n1.IsVoter("t1") || n1.IsVoter("t2") {
+		t.Fatalf("IsVoter: %+v", n1.Status().Servers)
+	}
+}
+
 // TestSilentPeerConnectionClosed: with TLS the transport handshakes on a
 // connection's first read, and the transport reads without a deadline, so
 // a connection that never sends its TLS hello held a goroutine and a file

@@ -3,8 +3,10 @@ package raftnode
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -128,12 +130,30 @@ func (s *streamLayer) dial(ctx context.Context, addr string) (net.Conn, error) {
 }
 
 // probe checks that addr answers on the Raft transport and, with TLS, proves
-// a certificate our CAs accept. It sends nothing: the peer's transport sees
-// a connection closed before its first RPC.
-func (s *streamLayer) probe(ctx context.Context, addr string) error {
+// a certificate our CAs accept that names id (see certNames). It sends
+// nothing: the peer's transport sees a connection closed before its first
+// RPC.
+func (s *streamLayer) probe(ctx context.Context, addr, id string) error {
 	c, err := s.dial(ctx, addr)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrPeerUnreachable, addr, err)
 	}
-	return c.Close()
+	defer c.Close()
+	tc, ok := c.(*tls.Conn)
+	if !ok {
+		return nil
+	}
+	certs := tc.ConnectionState().PeerCertificates
+	if len(certs) == 0 || !certNames(certs[0], id) {
+		return fmt.Errorf("%w: the certificate at %s does not name node %q (as its common name or a DNS name)", ErrPeerIdentity, addr, id)
+	}
+	return nil
+}
+
+// certNames reports whether a node certificate names the node id id, as
+// its subject common name or one of its DNS names. The CA vouches for the
+// name; without this check any certificate of the cluster's CA (a
+// gateway's, another node's) would let its holder join under any id.
+func certNames(c *x509.Certificate, id string) bool {
+	return c.Subject.CommonName == id || slices.Contains(c.DNSNames, id)
 }
