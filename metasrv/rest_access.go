@@ -167,6 +167,12 @@ func (s *Server) accessRoutes() {
 				c.Grants = append(c.Grants, catalog.Grant{Object: catalog.Object{Type: t, Name: so.FullName}, Privilege: pc.Name, Condition: pc.Condition})
 			}
 		}
+		// Each initial grant needs what granting it directly needs. Checked
+		// here, where requests enter, not by the FSM: roles logged before
+		// the rule replay as they were applied.
+		if err := catalog.CheckEntry(l.Snapshot, rq.actor(), c); err != nil {
+			return nil, err
+		}
 		return &plan{cmds: []catalog.Command{c}, render: renderRole(b.Name)}, nil
 	})
 	s.read(base+"/roles", "ListRoles", func(rq *request, l *Lake) (map[string]any, error) {
