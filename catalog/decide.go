@@ -789,7 +789,12 @@ func (s *Snapshot) sacRules(id uint64) []sacRule {
 		if !ok || !p.enabled || p.typ != PolicySystemAccessControl {
 			continue
 		}
-		r := sacRule{value: at.sel.Value, privs: p.privs}
+		// Only TagPrivileges take effect through a tag, whatever a stored
+		// policy lists (CheckEntry keeps others out of new ones).
+		r := sacRule{value: at.sel.Value, privs: p.privs & tagPrivileges}
+		if r.privs == 0 {
+			continue
+		}
 		for _, rn := range p.content.ApplicableRoles {
 			if ro, ok := s.roles.Get(rn); ok {
 				r.roles = append(r.roles, ro.id)

@@ -1,5 +1,7 @@
 package catalog
 
+import "strings"
+
 // CheckEntry checks the rules a server applies to cmd where the request
 // enters, before proposing it, and that Apply does not check: rules added
 // after commands that break them may have been logged, and a replica
@@ -13,6 +15,8 @@ package catalog
 //     the metalake). An object the actor may not see answers ErrNotFound,
 //     exactly as a missing one; without this, a role created with grants
 //     would confer what its creator could not grant.
+//   - CreatePolicy and AlterPolicy (updateContent): a system_access_control
+//     policy lists only TagPrivileges.
 //
 // The error is an *Error as Apply returns it (the command's operation and
 // target, the cause wrapping a sentinel). Checked against s, the state the
@@ -45,6 +49,58 @@ func CheckEntry(s *Snapshot, actor string, cmd Command) error {
 			if err := s.permitGrant(&w, g.Object); err != nil {
 				return wrap(err)
 			}
+		}
+	case CreatePolicy:
+		return wrap(checkTagPrivileges(c.Type, c.Content))
+	case AlterPolicy:
+		for _, u := range c.Updates {
+			if u.Type == "updateContent" && u.NewContent != nil {
+				if err := checkTagPrivileges(u.PolicyType, *u.NewContent); err != nil {
+					return wrap(err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// tagPrivileges is the set TagPrivileges lists.
+const tagPrivileges = privSet(1<<PrivCreateSchema | 1<<PrivCreateTable | 1<<PrivSelectTable | 1<<PrivModifyTable)
+
+// TagPrivileges returns the privileges a system_access_control policy may
+// confer, in privilege order: those that take effect on the objects a tag
+// is attached to (catalogs, schemas and tables) — CREATE_SCHEMA,
+// CREATE_TABLE, SELECT_TABLE and MODIFY_TABLE. USE_CATALOG and USE_SCHEMA
+// are left out on purpose (a tag widens access only inside what grants
+// already open), and so is every privilege that takes effect on the
+// metalake, tags, policies, roles or domains, where no tag reaches. The list
+// is explicit: a privilege added later confers nothing through a tag until
+// it is listed here. Policies logged with other privileges keep them, and
+// decisions ignore them.
+func TagPrivileges() []Privilege {
+	var out []Privilege
+	for p := Privilege(1); p <= numPrivileges; p++ {
+		if tagPrivileges.has(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// checkTagPrivileges refuses a system_access_control content listing a
+// privilege outside TagPrivileges; other types and contents are Apply's.
+func checkTagPrivileges(typ PolicyType, c PolicyContent) error {
+	if typ != PolicySystemAccessControl {
+		return nil
+	}
+	for _, p := range c.Privileges {
+		if p.Valid() && !tagPrivileges.has(p) {
+			var allowed []string
+			for _, a := range TagPrivileges() {
+				allowed = append(allowed, a.String())
+			}
+			return errf(ErrInvalidArgument, string(typ)+" policy: "+p.String()+
+				" cannot be conferred by a policy (allowed: "+strings.Join(allowed, ", ")+")")
 		}
 	}
 	return nil

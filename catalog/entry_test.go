@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	. "lakegate/catalog"
@@ -128,5 +129,54 @@ func TestCreateRoleGrantsCheckedAsGrants(t *testing.T) {
 	// was applied.
 	if _, _, err := Apply(s, attack, catalogtest.Meta(s, "carol")); err != nil {
 		t.Fatalf("Apply must replay logged roles unchanged: %v", err)
+	}
+}
+
+// TestTagPrivileges: a system_access_control policy may list only the
+// privileges that take effect on the objects a tag is attached to (never
+// USE_CATALOG or USE_SCHEMA); logged policies listing others keep them, and
+// decisions ignore them. Before, CREATE_CATALOG and MANAGE_GRANTS were
+// accepted, and MANAGE_GRANTS was conferred on tagged tables.
+func TestTagPrivileges(t *testing.T) {
+	want := []Privilege{PrivCreateSchema, PrivCreateTable, PrivSelectTable, PrivModifyTable}
+	if got := TagPrivileges(); !slices.Equal(got, want) {
+		t.Fatalf("TagPrivileges = %v, want %v", got, want)
+	}
+	// The list is what binds to the taggable securables, less USE_*.
+	for p := Privilege(1); p.Valid(); p++ {
+		onTagged := p.CanBindTo(ObjectCatalog) || p.CanBindTo(ObjectSchema) || p.CanBindTo(ObjectTable)
+		if onTagged != slices.Contains(want, p) && p != PrivUseCatalog && p != PrivUseSchema {
+			t.Errorf("%v: binds to a taggable securable = %v, listed = %v", p, onTagged, !onTagged)
+		}
+	}
+	s := sac(t)
+	for p := Privilege(1); p.Valid(); p++ {
+		content := PolicyContent{Privileges: []Privilege{PrivSelectTable, p}, ApplicableRoles: []string{"analyst"}}
+		create := CreatePolicy{Name: "p", Type: PolicySystemAccessControl, Enabled: true, Content: content}
+		alter := AlterPolicy{Name: "analysts-read-pii", Updates: []PolicyUpdate{{Type: "updateContent", PolicyType: PolicySystemAccessControl, NewContent: &content}}}
+		for _, cmd := range []Command{create, alter} {
+			err := CheckEntry(s, admin, cmd)
+			if ok := slices.Contains(want, p); ok != (err == nil) {
+				t.Errorf("%s with %v: %v", cmd.Op(), p, err)
+			} else if err != nil && !errors.Is(err, ErrInvalidArgument) {
+				t.Errorf("%s with %v: %v, want ErrInvalidArgument", cmd.Op(), p, err)
+			}
+		}
+	}
+	// Other policy types are not concerned.
+	if err := CheckEntry(s, admin, CreatePolicy{Name: "c", Type: PolicyCustom, Content: PolicyContent{Custom: []byte(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	// A policy logged before the rule applies, and confers only
+	// TagPrivileges.
+	old := CreatePolicy{Name: "old", Type: PolicySystemAccessControl, Enabled: true,
+		Content: PolicyContent{Privileges: []Privilege{PrivManageGrants, PrivModifyTable}, ApplicableRoles: []string{"analyst"}}}
+	s = catalogtest.Apply(t, s, admin, old, AttachPolicy{Tag: "pii", Policy: "old"})
+	ledger := Table("lake.fin.ledger")
+	if d := s.Authorize("alice", PrivModifyTable, ledger); !d.Allowed || d.Reason != ReasonTagPolicy {
+		t.Fatalf("MODIFY_TABLE through the logged policy: %+v", d)
+	}
+	if d := s.Authorize("alice", PrivManageGrants, ledger); d.Allowed {
+		t.Fatalf("MANAGE_GRANTS through a tag: %+v", d)
 	}
 }

@@ -112,3 +112,32 @@ func TestCreateRoleChecksGrants(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemAccessControlPrivileges: a system_access_control policy lists
+// only the privileges a tag can confer (CREATE_SCHEMA, CREATE_TABLE,
+// SELECT_TABLE, MODIFY_TABLE), on create and on updateContent; others are
+// 400 and nothing changes. Before, create_catalog was accepted.
+func TestSystemAccessControlPrivileges(t *testing.T) {
+	n := single(t)
+	a := func(method, path string, body any) call { return as(tokAlice, method, path, body) }
+	must(t, n, a("POST", "/roles", `{"name":"analyst"}`))
+	body := func(name, priv string) string {
+		return fmt.Sprintf(`{"name":%q,"policyType":"system_access_control","content":{"privileges":[%q],"applicable_roles":["analyst"]}}`, name, priv)
+	}
+	for i, p := range []string{"create_schema", "CREATE_TABLE", "select_table", "modify_table"} {
+		must(t, n, a("POST", "/policies", body(fmt.Sprintf("ok%d", i), p)))
+	}
+	for _, p := range []string{"create_catalog", "manage_grants", "manage_users", "create_role", "apply_tag", "view_policy", "use_domain", "use_catalog", "use_schema"} {
+		r := expect(t, n, a("POST", "/policies", body("bad", p)), 400, 1001)
+		if r.body["type"] != "IllegalArgumentException" {
+			t.Fatalf("%s: %s", p, r.raw)
+		}
+	}
+	expect(t, n, a("GET", "/policies/bad", nil), 404, 1003)
+	expect(t, n, a("PUT", "/policies/ok0", `{"updates":[{"@type":"updateContent","policyType":"system_access_control","newContent":{"privileges":["select_table","create_catalog"],"applicable_roles":["analyst"]}}]}`), 400, 1001)
+	r := must(t, n, a("GET", "/policies/ok0", nil))
+	if got := r.body["policy"].(map[string]any)["content"].(map[string]any)["privileges"].([]any); len(got) != 1 || got[0] != "create_schema" {
+		t.Fatalf("content changed: %s", r.raw)
+	}
+	must(t, n, a("PUT", "/policies/ok0", `{"updates":[{"@type":"updateContent","policyType":"system_access_control","newContent":{"privileges":["select_table","modify_table"],"applicable_roles":["analyst"]}}]}`))
+}

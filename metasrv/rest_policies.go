@@ -154,6 +154,9 @@ func (s *Server) policyRoutes() {
 			return nil, err
 		}
 		c := catalog.CreatePolicy{Name: b.Name, Comment: b.Comment, Type: typ, Enabled: b.Enabled == nil || *b.Enabled, Content: b.Content}
+		if err := catalog.CheckEntry(l.Snapshot, rq.actor(), c); err != nil {
+			return nil, err
+		}
 		return &plan{cmds: []catalog.Command{c}, render: renderPolicy(b.Name)}, nil
 	})
 	s.read(base+"/policies/{policy}", "GetPolicy", func(rq *request, l *Lake) (map[string]any, error) {
@@ -213,6 +216,9 @@ func (s *Server) policyRoutes() {
 			if err := s.checkPolicyContent(last.PolicyType, *last.NewContent); err != nil {
 				return nil, err
 			}
+		}
+		if err := catalog.CheckEntry(l.Snapshot, rq.actor(), c); err != nil {
+			return nil, err
 		}
 		return &plan{cmds: []catalog.Command{c}, render: renderPolicy(name)}, nil
 	})
