@@ -481,7 +481,8 @@ func TestDomainScopes(t *testing.T) {
 	}{
 		{MemberQuery{}, all},
 		{MemberQuery{Scopes: []string{"F", "F/a", "F/b"}}, all},
-		{MemberQuery{Scopes: []string{"F"}}, all[1:2]},
+		{MemberQuery{Scopes: []string{"F"}}, all}, // the domain itself: its whole scope
+		{MemberQuery{Scopes: []string{"F", "nope"}}, all},
 		{MemberQuery{Scopes: []string{"F/a", "nope"}}, all[:1]},
 		{MemberQuery{Scopes: []string{"G", "nope"}}, []string{}}, // all ignored: empty, never everything
 		{MemberQuery{Types: []ObjectType{ObjectTable}, NameContains: "LEDG"}, all[1:2]},

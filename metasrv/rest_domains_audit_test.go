@@ -31,3 +31,37 @@ func TestBackingTagConflictHidesDraft(t *testing.T) {
 	expectErr(t, n, alice("PUT", "/domains/Mine/backingTag", set), 409, 1004, "BackingTagAlreadyBoundException",
 		"TAG sec already backs DOMAIN SecretProject")
 }
+
+// TestDomainObjectsScopeIncludesSubdomains: domains= naming the domain
+// itself selects its whole scope, the members of its visible subdomains
+// included; naming a subdomain selects that subdomain. Before,
+// domains=Finance listed only Finance's own members.
+func TestDomainObjectsScopeIncludesSubdomains(t *testing.T) {
+	n := domainNode(t)
+	alice := func(method, path string, body any) call { return as(tokAlice, method, path, body) }
+	steward := func(method, path string, body any) call { return as(tokSteward, method, path, body) }
+	must(t, n, alice("POST", "/catalogs", map[string]any{"name": "cat"}))
+	must(t, n, alice("POST", "/catalogs/cat/schemas", map[string]any{"name": "db"}))
+	for _, tb := range []string{"ledger", "trades", "other"} {
+		must(t, n, alice("POST", "/catalogs/cat/schemas/db/tables", map[string]any{"name": tb, "columns": []any{map[string]any{"name": "id", "type": "int"}}}))
+	}
+	must(t, n, steward("POST", "/domains", `{"name":"Finance","backingTag":{"name":"finance","create":true}}`))
+	must(t, n, steward("POST", "/domains", `{"name":"Trading","backingTag":{"name":"trading","create":true},"parent":"Finance"}`))
+	must(t, n, alice("POST", "/objects/table/cat.db.ledger/tags", `{"tagsToAdd":["finance"]}`))
+	must(t, n, alice("POST", "/objects/table/cat.db.trades/tags", `{"tagsToAdd":["trading"]}`))
+	whole := []string{"cat.db.ledger: direct", "cat.db.trades: via_subdomain domain:Trading"}
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{"/domains/Finance/objects", whole},
+		{"/domains/Finance/objects?domains=Finance", whole},
+		{"/domains/Finance/objects?domains=Finance&domains=nope", whole},
+		{"/domains/Finance/objects?domains=Trading", whole[1:]},
+		{"/domains/Finance/objects?domains=nope", []string{}},
+		{"/domains/Trading/objects?domains=Trading", []string{"cat.db.trades: direct"}},
+		{"/domains/Trading/objects?domains=Finance", []string{}},
+	} {
+		wantList(t, tc.path, fmtMembers(t, must(t, n, alice("GET", tc.path, nil))), tc.want)
+	}
+}
