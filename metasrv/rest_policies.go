@@ -325,9 +325,12 @@ func (s *Server) policyRoutes() {
 				continue
 			}
 			d := toPolicy(p)
-			inh := dp.Source != o
-			src := metadataObjectDTO{FullName: dp.Source.Name, Type: lower(dp.Source.Type)}
-			d.Inherited, d.Tag, d.Selector, d.Source = &inh, dp.Tag, toSelector(dp.Selector), &src
+			inh := dp.Inherited
+			d.Inherited = &inh
+			if dp.Tag != "" { // empty: reached through tags the caller may not view
+				src := metadataObjectDTO{FullName: dp.Source.Name, Type: lower(dp.Source.Type)}
+				d.Tag, d.Selector, d.Source = dp.Tag, toSelector(dp.Selector), &src
+			}
 			out = append(out, d)
 		}
 		return map[string]any{"policies": out}, nil
