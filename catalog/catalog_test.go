@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -588,4 +589,46 @@ func TestTimeOutsideEncodableYears(t *testing.T) {
 	if _, _, err := Apply(s, CreateCatalog{Name: "later"}, m); err != nil {
 		t.Fatalf("last encodable year: %v", err)
 	}
+}
+
+// TestPoliciesOfRedactsHiddenTags: the policies of an object name the tag
+// they come through only to a caller who may view it (VIEW_TAG), through
+// the nearest such tag; a policy reached only through hidden tags keeps no
+// tag, selector or source. Before, ViewPoliciesOf named the hidden tag.
+func TestPoliciesOfRedactsHiddenTags(t *testing.T) {
+	s := catalogtest.Apply(t, base(t), admin,
+		CreateTag{Name: "hid", AllowedValues: []string{"x"}}, CreateTag{Name: "vis"},
+		CreatePolicy{Name: "only-hidden", Type: PolicyCustom, Enabled: true, Content: PolicyContent{Custom: []byte(`1`)}},
+		CreatePolicy{Name: "both", Type: PolicyCustom, Enabled: true, Content: PolicyContent{Custom: []byte(`2`)}},
+		AttachPolicy{Tag: "hid", Policy: "only-hidden", Selector: Selector{Value: "x"}},
+		AttachPolicy{Tag: "hid", Policy: "both"}, AttachPolicy{Tag: "vis", Policy: "both"},
+		AssociateTagsV2{Object: Table("lake.fin.ledger"), TagsToAdd: []TagValue{{Name: "hid", Value: "x"}}},
+		AssociateTagsV2{Object: Schema("lake.fin"), TagsToAdd: []TagValue{{Name: "vis"}}},
+		CreateRole{Name: "look", Grants: []Grant{
+			{Table("lake.fin.ledger"), PrivSelectTable, Allow}, {Tag("vis"), PrivViewTag, Allow},
+			{Policy("only-hidden"), PrivViewPolicy, Allow}, {Policy("both"), PrivViewPolicy, Allow}}},
+		roles("alice", "look"))
+	format := func(ps []DerivedPolicy) []string {
+		out := []string{}
+		for _, p := range ps {
+			out = append(out, fmt.Sprintf("%s tag=%q sel=%q src=%q inherited=%v", p.Policy, p.Tag, p.Selector.Value, p.Source.Name, p.Inherited))
+		}
+		return out
+	}
+	got, err := s.ViewPoliciesOf("alice", Table("lake.fin.ledger"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, "alice", format(got), []string{
+		`both tag="vis" sel="" src="lake.fin" inherited=true`,
+		`only-hidden tag="" sel="" src="" inherited=false`,
+	})
+	got, _ = s.ViewPoliciesOf(admin, Table("lake.fin.ledger"))
+	want(t, "admin", format(got), []string{
+		`both tag="hid" sel="" src="lake.fin.ledger" inherited=false`,
+		`only-hidden tag="hid" sel="x" src="lake.fin.ledger" inherited=false`,
+	})
+	// Enforcement reads the nearest tag, whoever asks.
+	all, _ := s.PoliciesOf(Table("lake.fin.ledger"))
+	want(t, "PoliciesOf", format(all), format(got))
 }

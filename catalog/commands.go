@@ -173,7 +173,8 @@ type RemoveGroupMembers struct {
 }
 
 // CreateRole creates a role owned by the actor, with initial grants (checked
-// like GrantPrivileges). Requires CREATE_ROLE.
+// like GrantPrivileges). Requires CREATE_ROLE; that the actor may make each
+// grant is CheckEntry's rule, checked before proposing.
 type CreateRole struct {
 	Name       string            `json:"name"`
 	Properties map[string]string `json:"properties,omitempty"`

@@ -641,12 +641,17 @@ func (s *Snapshot) effectiveTags(p *path) []EffectiveTag {
 
 // DerivedPolicy is a policy in effect on an object, derived from its effective
 // tags.
+//
+// In ViewPoliciesOf's answer, a policy reached only through tags the caller
+// may not view (VIEW_TAG) has Tag empty and Selector and Source zero.
 type DerivedPolicy struct {
 	Policy   string     `json:"policy"`
 	Type     PolicyType `json:"policyType"`
 	Tag      string     `json:"tag"`      // the tag it is reached through
 	Selector Selector   `json:"selector"` // the attachment's selector
 	Source   Object     `json:"source"`   // where that tag is assigned
+	// Inherited: the tag is assigned to an ancestor, not to the object.
+	Inherited bool `json:"inherited"`
 }
 
 // PoliciesOf returns the enabled policies in effect on a catalog, schema,
@@ -664,9 +669,24 @@ func (s *Snapshot) PoliciesOf(object Object) ([]DerivedPolicy, error) {
 
 // policiesOf derives the policies of p's leaf; typ filters when non-empty.
 func (s *Snapshot) policiesOf(p *path, typ PolicyType) []DerivedPolicy {
+	return s.policiesOfFor(p, typ, nil)
+}
+
+// policiesOfFor is policiesOf; with view set, a policy is reached through
+// the nearest tag view accepts when there is one, and otherwise through
+// the nearest tag.
+func (s *Snapshot) policiesOfFor(p *path, typ PolicyType, view func(tag string) bool) []DerivedPolicy {
 	eff := s.effectiveTags(p)
-	// nearest first, then tag name
+	// viewable first (with view), then nearest first, then tag name
 	slices.SortStableFunc(eff, func(a, b EffectiveTag) int {
+		if view != nil {
+			if va, vb := view(a.Name), view(b.Name); va != vb {
+				if va {
+					return -1
+				}
+				return 1
+			}
+		}
 		la, lb := strings.Count(a.Source.Name, "."), strings.Count(b.Source.Name, ".")
 		if la != lb {
 			return lb - la
@@ -687,7 +707,8 @@ func (s *Snapshot) policiesOf(p *path, typ PolicyType) []DerivedPolicy {
 				continue
 			}
 			seen[pl.id] = true
-			out = append(out, DerivedPolicy{Policy: pl.name, Type: pl.typ, Tag: t.name, Selector: at.sel, Source: et.Source})
+			out = append(out, DerivedPolicy{Policy: pl.name, Type: pl.typ, Tag: t.name, Selector: at.sel, Source: et.Source,
+				Inherited: et.Inherited})
 		}
 	}
 	slices.SortFunc(out, func(a, b DerivedPolicy) int { return strings.Compare(a.Policy, b.Policy) })
@@ -789,7 +810,12 @@ func (s *Snapshot) sacRules(id uint64) []sacRule {
 		if !ok || !p.enabled || p.typ != PolicySystemAccessControl {
 			continue
 		}
-		r := sacRule{value: at.sel.Value, privs: p.privs}
+		// Only TagPrivileges take effect through a tag, whatever a stored
+		// policy lists (CheckEntry keeps others out of new ones).
+		r := sacRule{value: at.sel.Value, privs: p.privs & tagPrivileges}
+		if r.privs == 0 {
+			continue
+		}
 		for _, rn := range p.content.ApplicableRoles {
 			if ro, ok := s.roles.Get(rn); ok {
 				r.roles = append(r.roles, ro.id)

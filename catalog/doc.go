@@ -55,6 +55,10 @@
 //     follower: the time is part of the state.
 //   - Keep the current snapshot behind an atomic pointer; a request loads it
 //     once and decides everything against that one snapshot.
+//   - Run CheckEntry on every command a client sends before proposing it:
+//     it holds the rules Apply leaves out so that logged commands replay
+//     unchanged (who may make a role's initial grants, which privileges a
+//     tag policy may confer).
 //   - Answer for an object that is not Visible exactly as for a missing one.
 //   - Treat an error from RowFiltersAndMasks as a refusal (fail closed).
 //   - Snapshot reads without a principal (Object, Tag, Role, …) do not check

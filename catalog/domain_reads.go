@@ -60,10 +60,12 @@ type DomainMembership struct {
 
 // MemberQuery selects and filters the members of DomainMembers.
 type MemberQuery struct {
-	// Scopes selects the scopes to list (REST's repeatable domains=): each
-	// the domain itself or one of its subdomains visible to the caller;
-	// other names are ignored, and when every name is ignored the result is
-	// empty. Empty: the domain and every subdomain the caller can see.
+	// Scopes selects the scopes to list (REST's repeatable domains=): the
+	// domain itself, which stands for its whole scope (its own members and,
+	// for a top-level domain, those of every subdomain the caller can see),
+	// or one of its subdomains visible to the caller, which stands for that
+	// subdomain's members; other names are ignored, and when every name is
+	// ignored the result is empty. Empty: the domain's whole scope.
 	Scopes []string
 	// Types keeps members of these types (empty: all leaf types).
 	Types []ObjectType
@@ -230,7 +232,9 @@ func (s *Snapshot) DomainMembers(principal, name string, q MemberQuery) ([]Domai
 	if d.parent == 0 {
 		scope = append(scope, s.visibleSubs(&w, d)...)
 	}
-	if len(q.Scopes) > 0 {
+	// Naming the domain itself selects its whole scope, its visible
+	// subdomains included; naming a subdomain selects that subdomain.
+	if len(q.Scopes) > 0 && !slices.Contains(q.Scopes, d.name) {
 		scope = slices.DeleteFunc(scope, func(sd *domain) bool { return !slices.Contains(q.Scopes, sd.name) })
 	}
 	if len(q.Types) > 0 && !slices.Contains(q.Types, ObjectTable) {

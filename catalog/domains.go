@@ -458,23 +458,32 @@ func (tx *txn) setSub(parent, child uint64, on bool) {
 }
 
 // checkBinding validates binding tag t with value v for domain self (0: a
-// new domain): the tag's value rules and no sharing.
-func (s *Snapshot) checkBinding(self uint64, t *tag, v string) error {
+// new domain) on behalf of w: the tag's value rules and no sharing. The
+// conflict names the first conflicting domain w may see, and no domain
+// when w may see none of them.
+func (s *Snapshot) checkBinding(w *who, self uint64, t *tag, v string) error {
 	if err := checkAssignValue(t, v); err != nil {
 		return err
 	}
-	var conflict string
+	var conflict, shown string
 	s.domains.Range(func(id uint64, d *domain) bool {
 		if id != self && d.tag == t.id && (d.value == "" || v == "" || d.value == v) {
 			if conflict == "" || d.name < conflict {
 				conflict = d.name
 			}
+			if (shown == "" || d.name < shown) && s.domainVisible(w, d) {
+				shown = d.name
+			}
 		}
 		return true
 	})
-	if conflict != "" {
+	switch {
+	case shown != "":
 		return domainErr(ErrAlreadyExists, RuleBackingTagAlreadyBound,
-			Tag(t.name).String()+" already backs "+Domain(conflict).String())
+			Tag(t.name).String()+" already backs "+Domain(shown).String())
+	case conflict != "":
+		return domainErr(ErrAlreadyExists, RuleBackingTagAlreadyBound,
+			Tag(t.name).String()+" already backs another domain")
 	}
 	return nil
 }
@@ -525,7 +534,7 @@ func (c CreateDomain) apply(tx *txn) error {
 		if !ok {
 			return noSuchTag(bt.Name)
 		}
-		if err := tx.s.checkBinding(0, t, bt.Value); err != nil {
+		if err := tx.s.checkBinding(tx.w, 0, t, bt.Value); err != nil {
 			return err
 		}
 		tagID = t.id
@@ -708,7 +717,7 @@ func (c SetDomainBackingTag) apply(tx *txn) error {
 		if id == d.tag && v == d.value {
 			return nil
 		}
-		if err := tx.s.checkBinding(d.id, t, v); err != nil {
+		if err := tx.s.checkBinding(tx.w, d.id, t, v); err != nil {
 			return err
 		}
 	} else if d.tag == 0 {

@@ -481,7 +481,8 @@ func TestDomainScopes(t *testing.T) {
 	}{
 		{MemberQuery{}, all},
 		{MemberQuery{Scopes: []string{"F", "F/a", "F/b"}}, all},
-		{MemberQuery{Scopes: []string{"F"}}, all[1:2]},
+		{MemberQuery{Scopes: []string{"F"}}, all}, // the domain itself: its whole scope
+		{MemberQuery{Scopes: []string{"F", "nope"}}, all},
 		{MemberQuery{Scopes: []string{"F/a", "nope"}}, all[:1]},
 		{MemberQuery{Scopes: []string{"G", "nope"}}, []string{}}, // all ignored: empty, never everything
 		{MemberQuery{Types: []ObjectType{ObjectTable}, NameContains: "LEDG"}, all[1:2]},
@@ -744,6 +745,33 @@ func TestDomainSnapshotFormats(t *testing.T) {
 					t.Fatalf("%s %v %s: restored Authorize differs", u, p, n)
 				}
 			}
+		}
+	}
+}
+
+// TestBackingTagConflictNamesOnlyVisible: a conflicting binding names the
+// domain holding the tag only to a caller who may see it. Before, bob
+// learned the name of a DRAFT domain he cannot see.
+func TestBackingTagConflictNamesOnlyVisible(t *testing.T) {
+	s := catalogtest.Apply(t, domainBase(t), admin,
+		CreateTag{Name: "sec"}, SetOwner{Object: Tag("sec"), Owner: Owner{OwnerUser, "bob"}},
+		CreateDomain{Name: "SecretProject", BackingTag: DomainTag{Name: "sec"}},
+		CreateDomain{Name: "Mine", BackingTag: newTag("mine")},
+		CreateRole{Name: "mine-steward", Grants: []Grant{{Domain("Mine"), PrivManageDomain, Allow}}},
+		roles("bob", "mine-steward"))
+	set := SetDomainBackingTag{Name: "Mine", BackingTag: &DomainTag{Name: "sec"}}
+	for _, tc := range []struct {
+		actor, want string
+	}{
+		{"bob", "BackingTagAlreadyBound: TAG sec already backs another domain"},
+		{admin, "BackingTagAlreadyBound: TAG sec already backs DOMAIN SecretProject"},
+	} {
+		_, _, err := Apply(s, set, catalogtest.Meta(s, tc.actor))
+		if ruleOf(err) != RuleBackingTagAlreadyBound || !errors.Is(err, ErrAlreadyExists) {
+			t.Fatalf("%s: %v", tc.actor, err)
+		}
+		if got := err.Error(); got != "catalog: SetDomainBackingTag DOMAIN Mine: already exists: "+tc.want {
+			t.Fatalf("%s: %q, want it to end %q", tc.actor, got, tc.want)
 		}
 	}
 }

@@ -40,8 +40,10 @@ const (
 // on the policy type:
 //
 //   - system_access_control: Privileges (non-empty, never USE_CATALOG or
-//     USE_SCHEMA) and ApplicableRoles (non-empty): a caller holding any of
-//     the roles gets every listed privilege on objects carrying the tag.
+//     USE_SCHEMA; a client's may list only TagPrivileges, see CheckEntry)
+//     and ApplicableRoles (non-empty): a caller holding any of the roles
+//     gets every listed privilege of TagPrivileges on objects carrying the
+//     tag.
 //   - row_filter: Expression (a SQL boolean expression), and at most one of
 //     ApplicableRoles (the filter applies to holders of any) or ExemptRoles
 //     (it applies to everyone except holders of any); with neither, it

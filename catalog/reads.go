@@ -369,16 +369,35 @@ func (s *Snapshot) ViewEffectiveTags(principal string, o Object) ([]EffectiveTag
 
 // ViewPoliciesOf returns the derived policies of an object visible to
 // principal, leaving out policies it may not view (they are still
-// enforced); an invisible object is ErrNotFound.
+// enforced); an invisible object is ErrNotFound. Each policy is reached
+// through the nearest tag principal may view (VIEW_TAG); one reached only
+// through tags it may not view is redacted: Tag empty, Selector and Source
+// zero (the selector's value is the tag's, and the source shows where the
+// tag is assigned).
 func (s *Snapshot) ViewPoliciesOf(principal string, o Object) ([]DerivedPolicy, error) {
 	if !s.Visible(principal, o) {
 		return nil, s.notFound("ViewPoliciesOf", o)
 	}
-	ps, err := s.PoliciesOf(o)
-	if err != nil {
-		return nil, err
+	p, ok := s.resolve(o)
+	if !ok || p.n < 2 {
+		return nil, &Error{Op: "PoliciesOf", Target: o.String(), Err: ErrNotFound}
 	}
-	return slices.DeleteFunc(ps, func(p DerivedPolicy) bool { return !s.Visible(principal, Policy(p.Policy)) }), nil
+	seen := map[string]bool{}
+	view := func(tag string) bool {
+		v, ok := seen[tag]
+		if !ok {
+			v = s.Visible(principal, Tag(tag))
+			seen[tag] = v
+		}
+		return v
+	}
+	ps := slices.DeleteFunc(s.policiesOfFor(&p, "", view), func(p DerivedPolicy) bool { return !s.Visible(principal, Policy(p.Policy)) })
+	for i := range ps {
+		if !view(ps[i].Tag) {
+			ps[i].Tag, ps[i].Selector, ps[i].Source = "", Selector{}, Object{}
+		}
+	}
+	return ps, nil
 }
 
 // ViewObjectsWithTag returns the objects carrying tag name (with value when

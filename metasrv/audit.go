@@ -49,6 +49,14 @@ type Event struct {
 	Lake *LakeOp `json:"lake,omitempty"`
 }
 
+// OutcomePre is the outcome of a pre-event: the record, made before
+// anything about a request is decided, that an actor asked for an
+// operation on a target. The node that decides the request (the leader; a
+// follower forwards first) records it with index 0 when the request
+// reaches it, and the request's success or failure events follow it. Domain
+// operations have them (see preEvents).
+const OutcomePre catalog.Outcome = "pre"
+
 // DefaultAuditRing is the number of events kept in memory for GET /events
 // when AuditConfig.RingSize is zero.
 const DefaultAuditRing = 4096

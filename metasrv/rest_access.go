@@ -167,6 +167,12 @@ func (s *Server) accessRoutes() {
 				c.Grants = append(c.Grants, catalog.Grant{Object: catalog.Object{Type: t, Name: so.FullName}, Privilege: pc.Name, Condition: pc.Condition})
 			}
 		}
+		// Each initial grant needs what granting it directly needs. Checked
+		// here, where requests enter, not by the FSM: roles logged before
+		// the rule replay as they were applied.
+		if err := catalog.CheckEntry(l.Snapshot, rq.actor(), c); err != nil {
+			return nil, err
+		}
 		return &plan{cmds: []catalog.Command{c}, render: renderRole(b.Name)}, nil
 	})
 	s.read(base+"/roles", "ListRoles", func(rq *request, l *Lake) (map[string]any, error) {
@@ -191,7 +197,7 @@ func (s *Server) accessRoutes() {
 		return dropPlan(l.Snapshot.Visible(rq.actor(), catalog.Role(name)), catalog.DropRole{Name: name}), nil
 	})
 	for _, action := range []string{"grant", "revoke"} {
-		s.write("PUT", base+"/permissions/roles/{role}/{type}/{fullName}/"+action, "Privileges", func(rq *request, l *Lake) (*plan, error) {
+		s.write("PUT", base+"/permissions/roles/{role}/{type}/{fullName}/"+action, "Privileges", s.preEventsOnDomain("Privileges", func(rq *request, l *Lake) (*plan, error) {
 			o, err := parseObject(rq)
 			if err != nil {
 				return nil, err
@@ -212,7 +218,7 @@ func (s *Server) accessRoutes() {
 				c = catalog.RevokePrivileges{Role: role, Object: o, Privileges: pcs}
 			}
 			return &plan{cmds: []catalog.Command{c}, render: renderRole(role)}, nil
-		})
+		}))
 		for _, kind := range []string{"users", "groups"} {
 			s.write("PUT", base+"/permissions/"+kind+"/{name}/"+action, "Roles", func(rq *request, l *Lake) (*plan, error) {
 				var b struct {
@@ -330,7 +336,7 @@ func (s *Server) accessRoutes() {
 		}
 		return map[string]any{"owner": ownerDTO{Name: ow.Name, Type: lower(ow.Type)}}, nil
 	})
-	s.write("PUT", base+"/owners/{type}/{fullName}", "SetOwner", func(rq *request, l *Lake) (*plan, error) {
+	s.write("PUT", base+"/owners/{type}/{fullName}", "SetOwner", s.preEventsOnDomain("SetOwner", func(rq *request, l *Lake) (*plan, error) {
 		o, err := parseObject(rq)
 		if err != nil {
 			return nil, err
@@ -347,7 +353,7 @@ func (s *Server) accessRoutes() {
 		}
 		return &plan{cmds: []catalog.Command{catalog.SetOwner{Object: o, Owner: catalog.Owner{Type: b.Type, Name: b.Name}}},
 			render: func(*Result) (map[string]any, error) { return map[string]any{"set": true}, nil }}, nil
-	})
+	}))
 
 	// ---- events ----
 	s.read(base+"/events", "ListEvents", func(rq *request, l *Lake) (map[string]any, error) {

@@ -8,11 +8,11 @@ import (
 	"lakegate/catalog"
 )
 
-// Domains (see ../shared/DOMAINS.md and catalog.CreateDomain): every write
-// is one proposal, validated by the state machine at its log position
-// (C1–C6, visibility, privileges); reads answer from the snapshot for the
-// caller. A domain the caller may not see answers 404 exactly like a
-// missing one.
+// Domains (see catalog.CreateDomain): every write is one proposal,
+// validated by the state machine at its log position (C1–C6, visibility,
+// privileges); reads answer from the snapshot for the caller. A domain the
+// caller may not see answers 404 exactly like a missing one. Every write
+// records a pre-event before it is decided (domainWrite).
 
 // backingTagDTO is a domain's backing tag on the wire.
 type backingTagDTO struct {
@@ -142,12 +142,82 @@ func parseMemberTypes(vals []string) ([]catalog.ObjectType, error) {
 	return out, nil
 }
 
+// recordPre records the pre-event (OutcomePre) of op on target by the
+// request's actor.
+func (s *Server) recordPre(rq *request, op string, target catalog.Object, detail string) {
+	ev := Event{Metalake: rq.tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
+		Operation: op, Target: target, Outcome: OutcomePre, Detail: detail}}
+	if rq.delegator != nil {
+		ev.Delegator = rq.delegator.ID().String()
+	}
+	s.audit.Record(ev)
+}
+
+// preDetail is what a pre-event says about the change cmd asks for: the
+// new parent or backing tag (the success event then has the old one too).
+func preDetail(cmd catalog.Command) string {
+	switch c := cmd.(type) {
+	case catalog.SetDomainParent:
+		return fmt.Sprintf("parent -> %q", c.Parent)
+	case catalog.DetachDomain:
+		return "parent -> (none)"
+	case catalog.SetDomainBackingTag:
+		if c.BackingTag == nil {
+			return "backing tag -> (none)"
+		}
+		if c.BackingTag.Value != "" {
+			return fmt.Sprintf("backing tag -> %q", c.BackingTag.Name+"="+c.BackingTag.Value)
+		}
+		return fmt.Sprintf("backing tag -> %q", c.BackingTag.Name)
+	}
+	return ""
+}
+
+// preEvents wraps a write so that a pre-event precedes its outcome: one per
+// command it proposes, with the command's operation and target (those of
+// its success or failure events); for a request refused before that (a bad
+// body, a name that does not look like itself), one with op and the
+// metalake as target, as its failure event has.
+func (s *Server) preEvents(op string, fn writeFunc) writeFunc {
+	return func(rq *request, l *Lake) (*plan, error) {
+		pl, err := fn(rq, l)
+		if err == nil {
+			err = checkDisplay(pl) // checked again by serveWrite, which answers it
+		}
+		if err != nil {
+			s.recordPre(rq, op, catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}, "")
+			return nil, err
+		}
+		for _, c := range pl.cmds {
+			s.recordPre(rq, c.Op(), c.Target(), preDetail(c))
+		}
+		return pl, nil
+	}
+}
+
+// preEventsOnDomain is preEvents for the generic owner and grant endpoints
+// when they address a domain, and fn unchanged otherwise.
+func (s *Server) preEventsOnDomain(op string, fn writeFunc) writeFunc {
+	pre := s.preEvents(op, fn)
+	return func(rq *request, l *Lake) (*plan, error) {
+		if t, err := catalog.ParseObjectType(rq.param("type")); err == nil && t == catalog.ObjectDomain {
+			return pre(rq, l)
+		}
+		return fn(rq, l)
+	}
+}
+
+// domainWrite registers a domain write with its pre-events.
+func (s *Server) domainWrite(method, pattern, op string, fn writeFunc) {
+	s.write(method, pattern, op, s.preEvents(op, fn))
+}
+
 func (s *Server) domainRoutes() {
 	const base = "/api/metalakes/{tenant}"
 	s.read(base+"/domains", "ListDomains", func(rq *request, l *Lake) (map[string]any, error) {
 		return domainList(rq, l.Snapshot.ViewDomains(rq.actor())), nil
 	})
-	s.write("POST", base+"/domains", "CreateDomain", func(rq *request, l *Lake) (*plan, error) {
+	s.domainWrite("POST", base+"/domains", "CreateDomain", func(rq *request, l *Lake) (*plan, error) {
 		var b struct {
 			Name       string            `json:"name"`
 			Comment    string            `json:"comment"`
@@ -181,7 +251,7 @@ func (s *Server) domainRoutes() {
 		}
 		return map[string]any{"domain": toDomain(d)}, nil
 	})
-	s.write("PUT", base+"/domains/{domain}", "AlterDomain", func(rq *request, l *Lake) (*plan, error) {
+	s.domainWrite("PUT", base+"/domains/{domain}", "AlterDomain", func(rq *request, l *Lake) (*plan, error) {
 		var b struct {
 			Updates []struct {
 				Type       string `json:"@type"`
@@ -219,7 +289,7 @@ func (s *Server) domainRoutes() {
 		}
 		return &plan{cmds: []catalog.Command{c}, render: renderDomain(name)}, nil
 	})
-	s.write("PATCH", base+"/domains/{domain}", "SetDomainStatus", func(rq *request, l *Lake) (*plan, error) {
+	s.domainWrite("PATCH", base+"/domains/{domain}", "SetDomainStatus", func(rq *request, l *Lake) (*plan, error) {
 		var b struct {
 			Status *string `json:"status"`
 		}
@@ -241,11 +311,28 @@ func (s *Server) domainRoutes() {
 		name := rq.param("domain")
 		return &plan{cmds: []catalog.Command{catalog.SetDomainStatus{Name: name, Status: st}}, render: renderDomain(name)}, nil
 	})
-	s.write("DELETE", base+"/domains/{domain}", "DropDomain", func(rq *request, l *Lake) (*plan, error) {
-		name := rq.param("domain")
-		return dropPlan(l.Snapshot.Visible(rq.actor(), catalog.Domain(name)), catalog.DropDomain{Name: name}), nil
+	s.domainWrite("DELETE", base+"/domains/{domain}", "DropDomain", func(rq *request, l *Lake) (*plan, error) {
+		c := catalog.DropDomain{Name: rq.param("domain")}
+		pl := dropPlan(l.Snapshot.Visible(rq.actor(), c.Target()), c)
+		if pl.now != nil {
+			// Answered without proposing: audited as the state machine
+			// would have audited the refusal.
+			s.recordPre(rq, c.Op(), c.Target(), "")
+			err := catalog.Permit(l.Snapshot, rq.actor(), c)
+			if err == nil {
+				err = fmt.Errorf("%w: %s", catalog.ErrNotFound, c.Target())
+			}
+			err = &catalog.Error{Op: c.Op(), Target: c.Target().String(), Err: err}
+			ev := Event{Metalake: rq.tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
+				Operation: c.Op(), Target: c.Target(), Outcome: catalog.Failure, Detail: err.Error()}}
+			if rq.delegator != nil {
+				ev.Delegator = rq.delegator.ID().String()
+			}
+			s.audit.Record(ev)
+		}
+		return pl, nil
 	})
-	s.write("PUT", base+"/domains/{domain}/parent", "SetDomainParent", func(rq *request, l *Lake) (*plan, error) {
+	s.domainWrite("PUT", base+"/domains/{domain}/parent", "SetDomainParent", func(rq *request, l *Lake) (*plan, error) {
 		var b struct {
 			Parent string `json:"parent"`
 		}
@@ -258,11 +345,11 @@ func (s *Server) domainRoutes() {
 		name := rq.param("domain")
 		return &plan{cmds: []catalog.Command{catalog.SetDomainParent{Name: name, Parent: b.Parent}}, render: renderDomain(name)}, nil
 	})
-	s.write("DELETE", base+"/domains/{domain}/parent", "DetachDomain", func(rq *request, l *Lake) (*plan, error) {
+	s.domainWrite("DELETE", base+"/domains/{domain}/parent", "DetachDomain", func(rq *request, l *Lake) (*plan, error) {
 		name := rq.param("domain")
 		return &plan{cmds: []catalog.Command{catalog.DetachDomain{Name: name}}, render: renderDomain(name)}, nil
 	})
-	s.write("PUT", base+"/domains/{domain}/backingTag", "SetDomainBackingTag", func(rq *request, l *Lake) (*plan, error) {
+	s.domainWrite("PUT", base+"/domains/{domain}/backingTag", "SetDomainBackingTag", func(rq *request, l *Lake) (*plan, error) {
 		var b struct {
 			BackingTag json.RawMessage `json:"backingTag"`
 		}

@@ -154,6 +154,9 @@ func (s *Server) policyRoutes() {
 			return nil, err
 		}
 		c := catalog.CreatePolicy{Name: b.Name, Comment: b.Comment, Type: typ, Enabled: b.Enabled == nil || *b.Enabled, Content: b.Content}
+		if err := catalog.CheckEntry(l.Snapshot, rq.actor(), c); err != nil {
+			return nil, err
+		}
 		return &plan{cmds: []catalog.Command{c}, render: renderPolicy(b.Name)}, nil
 	})
 	s.read(base+"/policies/{policy}", "GetPolicy", func(rq *request, l *Lake) (map[string]any, error) {
@@ -213,6 +216,9 @@ func (s *Server) policyRoutes() {
 			if err := s.checkPolicyContent(last.PolicyType, *last.NewContent); err != nil {
 				return nil, err
 			}
+		}
+		if err := catalog.CheckEntry(l.Snapshot, rq.actor(), c); err != nil {
+			return nil, err
 		}
 		return &plan{cmds: []catalog.Command{c}, render: renderPolicy(name)}, nil
 	})
@@ -319,9 +325,12 @@ func (s *Server) policyRoutes() {
 				continue
 			}
 			d := toPolicy(p)
-			inh := dp.Source != o
-			src := metadataObjectDTO{FullName: dp.Source.Name, Type: lower(dp.Source.Type)}
-			d.Inherited, d.Tag, d.Selector, d.Source = &inh, dp.Tag, toSelector(dp.Selector), &src
+			inh := dp.Inherited
+			d.Inherited = &inh
+			if dp.Tag != "" { // empty: reached through tags the caller may not view
+				src := metadataObjectDTO{FullName: dp.Source.Name, Type: lower(dp.Source.Type)}
+				d.Tag, d.Selector, d.Source = dp.Tag, toSelector(dp.Selector), &src
+			}
 			out = append(out, d)
 		}
 		return map[string]any{"policies": out}, nil

@@ -344,3 +344,61 @@ func TestPolicyContentCheck(t *testing.T) {
 	must(t, n2, a("POST", "/policies", `{"name":"bad_rows","policyType":"row_filter","content":{"expression":"forbidden = 1"}}`))
 	must(t, n2, a("PUT", "/policies/bad_rows", `{"updates":[{"@type":"updateContent","policyType":"row_filter","newContent":{"expression":"forbidden = 2"}}]}`))
 }
+
+// TestObjectPoliciesRedactHiddenTags: with details, the policies of an
+// object name the tag they come through (with its selector and source) only
+// to a caller who may view the tag, through the nearest such tag; a policy
+// reached only through tags the caller may not view keeps its inherited
+// flag and nothing of the tag. Before, bob, without VIEW_TAG on ztag, read
+// "tag":"ztag" and its selector value.
+func TestObjectPoliciesRedactHiddenTags(t *testing.T) {
+	n := single(t)
+	a := func(method, path string, body any) call { return as(tokAlice, method, path, body) }
+	createLakeSalesOrders(t, n)
+	must(t, n, a("POST", "/tags", map[string]any{"name": "ztag", "allowedValues": []string{"xsecret"}}))
+	must(t, n, a("POST", "/tags", map[string]any{"name": "vis"}))
+	for _, p := range []string{"only-hidden", "both"} {
+		must(t, n, a("POST", "/policies", map[string]any{"name": p, "policyType": "custom", "content": map[string]any{"custom": 1}}))
+	}
+	must(t, n, a("PUT", "/tags/ztag/policies/only-hidden", `{"selector":{"type":"TAG_VALUE","value":"xsecret"}}`))
+	must(t, n, a("PUT", "/tags/ztag/policies/both", nil))
+	must(t, n, a("PUT", "/tags/vis/policies/both", nil))
+	c := a("POST", "/objects/table/lake.sales.orders/tags", `{"tagsToAdd":[{"name":"ztag","value":"xsecret"}]}`)
+	c.header = map[string]string{"Content-Type": "application/vnd.gravitino.v2+json", "Accept": "application/vnd.gravitino.v2+json"}
+	must(t, n, c)
+	must(t, n, a("POST", "/objects/schema/lake.sales/tags", `{"tagsToAdd":["vis"]}`))
+	must(t, n, a("POST", "/users", map[string]any{"name": "bob@acme"}))
+	must(t, n, a("POST", "/roles", `{"name":"look","securableObjects":[
+		{"fullName":"lake","type":"catalog","privileges":[{"name":"USE_CATALOG","condition":"ALLOW"}]},
+		{"fullName":"lake.sales","type":"schema","privileges":[{"name":"USE_SCHEMA","condition":"ALLOW"},{"name":"SELECT_TABLE","condition":"ALLOW"}]},
+		{"fullName":"vis","type":"tag","privileges":[{"name":"VIEW_TAG","condition":"ALLOW"}]},
+		{"fullName":"only-hidden","type":"policy","privileges":[{"name":"VIEW_POLICY","condition":"ALLOW"}]},
+		{"fullName":"both","type":"policy","privileges":[{"name":"VIEW_POLICY","condition":"ALLOW"}]}]}`))
+	must(t, n, a("PUT", "/permissions/users/bob@acme/grant", `{"roleNames":["look"]}`))
+
+	format := func(r resp) []string {
+		out := []string{}
+		for _, x := range r.body["policies"].([]any) {
+			p := x.(map[string]any)
+			out = append(out, fmt.Sprintf("%v inherited=%v tag=%v selector=%v source=%v", p["name"], p["inherited"], p["tag"], p["selector"], p["source"]))
+		}
+		return out
+	}
+	const path = "/objects/table/lake.sales.orders/policies?details=true"
+	r := must(t, n, call{method: "GET", path: ml + path, token: tokBob})
+	if got, want := format(r), []string{
+		"both inherited=true tag=vis selector=<nil> source=map[fullName:lake.sales type:schema]",
+		"only-hidden inherited=false tag=<nil> selector=<nil> source=<nil>",
+	}; !slices.Equal(got, want) {
+		t.Fatalf("bob:\ngot  %q\nwant %q", got, want)
+	}
+	if strings.Contains(string(r.raw), "ztag") || strings.Contains(string(r.raw), "xsecret") {
+		t.Fatalf("the hidden tag shows: %s", r.raw)
+	}
+	if got, want := format(must(t, n, a("GET", path, nil))), []string{
+		"both inherited=false tag=ztag selector=<nil> source=map[fullName:lake.sales.orders type:table]",
+		"only-hidden inherited=false tag=ztag selector=map[type:tag_value value:xsecret] source=map[fullName:lake.sales.orders type:table]",
+	}; !slices.Equal(got, want) {
+		t.Fatalf("alice:\ngot  %q\nwant %q", got, want)
+	}
+}
