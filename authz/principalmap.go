@@ -17,7 +17,7 @@ import (
 // maxMapSize is the largest principal map accepted, in bytes.
 const maxMapSize = 1 << 20
 
-// The principal map file shape (DESIGN.md, "Identity and the principal map").
+// The principal map file shape (README, "Principal map").
 // Field names are part of the contract.
 type mapFile struct {
 	Principals []mapPrincipal `yaml:"principals"`

@@ -94,8 +94,7 @@ func mapError(err error) (status int, body errorBody) {
 	return http.StatusInternalServerError, errorBody{codeInternal, "RuntimeException", "internal error"}
 }
 
-// mapDomainError maps a *catalog.DomainError to the answer DOMAINS.md names
-// for its rule: NoSuchDomain and NoSuchTag 404 / 1003; DomainAlreadyExists,
+// mapDomainError maps a *catalog.DomainError to the answer of its rule: NoSuchDomain and NoSuchTag 404 / 1003; DomainAlreadyExists,
 // TagAlreadyExists and BackingTagAlreadyBound 409 / 1004; NonEmptyDomain
 // 409 / 1005; C1–C6 400 / 1001 (the message names the rule). The type is
 // the rule's Gravitino exception name.

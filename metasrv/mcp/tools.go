@@ -437,7 +437,8 @@ func (s *server) register() {
 		})
 	addTool(s, toolSpec{tag: TagPolicy, name: "list_policies_of_metadata", title: "List an object's policies",
 		desc: "List the enabled policies in effect on an object, derived from its effective tags. With details, each also " +
-			"has the tag it comes through, whether that tag is inherited, the selector and the object carrying the tag. " +
+			"has the tag it comes through, whether that tag is inherited, the selector and the object carrying the tag; " +
+			"the tag, selector and object are left out when the caller may view none of the policy's tags. " +
 			"Policies the caller may not view are left out (they are still enforced).",
 		schema: objectSchema("catalog", "schema", "table", "column")},
 		func(ctx context.Context, auth string, in objectIn) (answer, error) {
