@@ -140,16 +140,15 @@ func exprText(f *ast.SelectField) string {
 // */: their content is code) and the comments and spaces at the end of s,
 // the text of one expression. Comments inside it stay, as in MySQL's names.
 func stripComments(s string) string {
-	var b strings.Builder
-	end := 0 // b's length after the last character of a token
+	end := 0          // offset after the last character of a token
+	var markers []int // start and end offsets of executable-comment markers
 	inExec := false
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
 		case c == '\'' || c == '"' || c == '`':
-			j := quoteEnd(s, i)
-			b.WriteString(s[i:j])
-			end, i = b.Len(), j
+			i = quoteEnd(s, i)
+			end = i
 		case strings.HasPrefix(s[i:], "/*!"):
 			j := i + 3
 			if j < len(s) && s[j] == 'M' {
@@ -158,40 +157,46 @@ func stripComments(s string) string {
 			for k := 0; k < 6 && j < len(s) && s[j] >= '0' && s[j] <= '9'; k++ {
 				j++
 			}
+			markers = append(markers, i, j)
 			inExec, i = true, j
 		case strings.HasPrefix(s[i:], "*/") && (inExec || !strings.HasPrefix(s[i+2:], "*")):
 			// The end of an executable comment, which may have begun
 			// before the expression ("*/" is no operator, but "*/*" is
 			// "*" and a comment).
+			markers = append(markers, i, i+2)
 			inExec, i = false, i+2
 		case strings.HasPrefix(s[i:], "/*"):
-			j := strings.Index(s[i+2:], "*/")
-			if j < 0 {
-				j = len(s)
+			if j := strings.Index(s[i+2:], "*/"); j >= 0 {
+				i += j + 4
 			} else {
-				j += i + 4
+				i = len(s)
 			}
-			b.WriteString(s[i:j])
-			i = j
 		case c == '#' || strings.HasPrefix(s[i:], "--") && (i+2 == len(s) || s[i+2] <= ' '):
-			j := strings.IndexByte(s[i:], '\n')
-			if j < 0 {
-				j = len(s)
+			if j := strings.IndexByte(s[i:], '\n'); j >= 0 {
+				i += j
 			} else {
-				j += i
+				i = len(s)
 			}
-			b.WriteString(s[i:j])
-			i = j
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			b.WriteByte(c)
 			i++
 		default:
-			b.WriteByte(c)
-			end = b.Len()
 			i++
+			end = i
 		}
 	}
-	return b.String()[:end]
+	if len(markers) == 0 {
+		return s[:end]
+	}
+	var b strings.Builder
+	from := 0
+	for k := 0; k < len(markers) && markers[k] < end; k += 2 {
+		b.WriteString(s[from:markers[k]])
+		from = markers[k+1]
+	}
+	if from < end {
+		b.WriteString(s[from:end])
+	}
+	return b.String()
 }
 
 // quoteEnd returns the index after the quoted token that starts at s[i]: a
