@@ -71,8 +71,12 @@
 // (LIMIT a,b, DIV, <=>, division by zero, CAST types, JOIN without ON, LIKE's
 // backslash escape, WITH ROLLUP, row equality, IS TRUE, XOR, bit operators,
 // and the function table of funcs.go with its rewrites in translate.go),
-// optimizer and index hints and SQL_CALC_FOUND_ROWS are dropped, and the
-// output must pass CheckLexical before it is returned.
+// optimizer and index hints and SQL_CALC_FOUND_ROWS are dropped, every
+// select field without an alias gets MySQL's name for it, taken from the
+// client's text, as an explicit alias (names.go: no rewritten text, row
+// filter, mask or relation name becomes a result column name; not in INSERT,
+// whose rows are never shown), and the output must pass CheckLexical before
+// it is returned.
 //
 // MySQL's default collation is case- and accent-insensitive; the engine
 // carries it with default_collation='nocase.noaccent', and the gate covers

@@ -65,8 +65,9 @@ type walker struct {
 	aliases   map[string]struct{} // every table alias in the statement
 	pending   []colCheck          // bare column references
 	anchors   map[ast.Node]*cteDef
-	pol       *policyScope // walking a row filter or mask (policy.go)
-	dialect   Dialect      // an upstream dialect walks the portable core (dialect.go)
+	named     []*ast.SelectField // fields given their MySQL name (names.go)
+	pol       *policyScope       // walking a row filter or mask (policy.go)
+	dialect   Dialect            // an upstream dialect walks the portable core (dialect.go)
 }
 
 func newWalker(defSchema string) *walker {
@@ -97,6 +98,15 @@ func (w *walker) numberParams() int {
 }
 
 func (w *walker) statement(kind Kind, root ast.Node) *Statement {
+	if kind == KindInsert {
+		// The rows of an INSERT are never shown, and the caller aligns
+		// them to the target by name when every name is one of its
+		// columns: a string literal named by its value must not make
+		// 'b', 'a' fill columns b and a rather than a and b.
+		for _, f := range w.named {
+			f.AsName = ast.CIStr{}
+		}
+	}
 	st := &Statement{kind: kind, numParams: w.numberParams(), root: root}
 	st.tables = make([]TableRef, 0, len(w.tables))
 	for t := range w.tables {
@@ -640,10 +650,23 @@ func (w *walker) qualified(schema, table string) (string, error) {
 
 // ---- select list, ORDER BY, LIMIT, windows ----
 
+// field walks one select field. An expression without an alias gets its
+// MySQL name as one (names.go), taken before the expression is rewritten.
 func (w *walker) field(f *ast.SelectField) error {
 	as, err := optIdent(f.AsName.O)
 	if err != nil {
 		return err
+	}
+	if err := checkAlias(as); err != nil {
+		return err
+	}
+	if as == "" && f.WildCard == nil && f.Expr != nil {
+		if as, err = fieldName(f); err != nil {
+			return err
+		}
+		if as != "" {
+			w.named = append(w.named, f)
+		}
 	}
 	f.AsName = cistr(as)
 	if wc := f.WildCard; wc != nil {
