@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -245,9 +246,12 @@ func (e *policyError) Unwrap() error { return e.err }
 // withheld hides the engine's message of a failed query that reads a table
 // through a policy: it could quote a filter or mask expression, or a value
 // from a row the filter hides. The error class ("Conversion Error") stays.
+// A message naming one of the gate's internal relations or names (a table's
+// storage relation, a renamed CTE) is withheld the same way, whatever the
+// statement reads: those names are the gateway's, not the client's.
 func withheld(tables []backend.TableVersion, err error) error {
 	if err == nil || !errors.Is(err, backend.ErrQuery) ||
-		!slices.ContainsFunc(tables, func(v backend.TableVersion) bool { return v.Policy != nil }) {
+		!slices.ContainsFunc(tables, func(v backend.TableVersion) bool { return v.Policy != nil }) && !namesInternals(err.Error()) {
 		return err
 	}
 	class := "error"
@@ -257,3 +261,13 @@ func withheld(tables []backend.TableVersion, err error) error {
 	}
 	return fmt.Errorf("%w: %s (details withheld: the statement reads a table through a row filter or column mask)", backend.ErrQuery, class)
 }
+
+// internalNames are markers of names the engine sees and clients never
+// write: the schemas of table relations and of the empty default, the
+// prefixes of renamed CTEs and of the gate's own aliases, and the
+// relation of a table version (v_ and its storage id).
+var internalNames = regexp.MustCompile(`(?i)lg_rel|lg_empty|__lg|__cte|\bv_[0-9a-f]{16,}`)
+
+// namesInternals reports whether an engine message names something of the
+// gateway's own (internalNames).
+func namesInternals(msg string) bool { return internalNames.MatchString(msg) }

@@ -235,6 +235,10 @@ func TestWithheld(t *testing.T) {
 		{governed, engine, "query failed: Conversion Error (details withheld: the statement reads a table through a row filter or column mask)", codes.InvalidArgument},
 		{governed, fmt.Errorf("%w: it's 'bad' Error: x", backend.ErrQuery), "query failed: error (details withheld", codes.InvalidArgument},
 		{plain, engine, "hidden-value", codes.InvalidArgument},
+		// The gateway's own names are withheld from any statement's message.
+		{plain, fmt.Errorf("%w: Binder Error: column x not in lg_rel.\"v_03d470a8ac606d2e84e019b0f19c35ff\"", backend.ErrQuery), "query failed: Binder Error (details withheld", codes.InvalidArgument},
+		{plain, fmt.Errorf("%w: Binder Error: Table \"__cte0_a\" does not have a column named \"y\"", backend.ErrQuery), "query failed: Binder Error (details withheld", codes.InvalidArgument},
+		{plain, fmt.Errorf("%w: Catalog Error: Table with name v_03d470a8ac606d2e does not exist", backend.ErrQuery), "query failed: Catalog Error (details withheld", codes.InvalidArgument},
 		{governed, backend.ErrCatalogUnavailable, "metadata service is unavailable", codes.Unavailable},
 		{nil, &policyError{table: "hr.t", err: errors.New("column \"x\" is not a column of the table")}, "a row filter or column mask on table hr.t cannot be applied", codes.FailedPrecondition},
 		{nil, fmt.Errorf("%w: table hr.t", backend.ErrPolicyConflict), "conflicting policies: table hr.t; ask its owner", codes.FailedPrecondition},
@@ -246,6 +250,9 @@ func TestWithheld(t *testing.T) {
 		}
 		if c.tables != nil && c.tables[len(c.tables)-1].Policy != nil && (strings.Contains(st.Message(), "hidden-value") || strings.Contains(st.Message(), "secret_col")) {
 			t.Errorf("%q leaks the engine's message", st.Message())
+		}
+		if namesInternals(st.Message()) {
+			t.Errorf("%q names one of the gateway's internal relations", st.Message())
 		}
 	}
 }
