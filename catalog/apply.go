@@ -390,7 +390,20 @@ func (c AddColumn) permit(s *Snapshot, w *who) error {
 	if !ok {
 		return errf(ErrNotFound, Table(c.Table).String())
 	}
-	return s.need(w, s.authorizePath(w, PrivModifyTable, &p), Table(c.Table), "MODIFY_TABLE")
+	return s.permitColumnChange(w, &p)
+}
+
+// permitColumnChange checks that w may change the columns of the table at
+// p: ownership of it or an ancestor under RulesColumnGovernance,
+// MODIFY_TABLE before.
+func (s *Snapshot) permitColumnChange(w *who, p *path) error {
+	if s.columnGovernance() {
+		if ownsChain(w, p) {
+			return nil
+		}
+		return s.need(w, Decision{}, p.object(), "ownership of "+p.object().String()+" or an ancestor")
+	}
+	return s.need(w, s.authorizePath(w, PrivModifyTable, p), p.object(), "MODIFY_TABLE")
 }
 
 func (c AddColumn) apply(tx *txn) error {
@@ -401,13 +414,21 @@ func (c AddColumn) apply(tx *txn) error {
 	if !ok {
 		return errf(ErrNotFound, Table(c.Table).String())
 	}
+	if tp.leaf().children.Has(c.Column.Name) {
+		return errf(ErrAlreadyExists, ObjectColumn.String()+" "+quote(c.Column.Name))
+	}
+	if err := tx.reintroduce(c.Table, c.Column.Name); err != nil {
+		return err
+	}
+	tp, _ = tx.s.resolve(Table(c.Table))
 	return tx.createChild(tp, &object{typ: ObjectColumn, name: c.Column.Name, comment: c.Column.Comment,
 		kind: c.Column.Type, nullable: c.Column.Nullable})
 }
 
 func (c DropObject) permit(s *Snapshot, w *who) error { return s.permitTreeChange(w, c.Object) }
 
-// permitTreeChange: ownership on the chain; for columns MODIFY_TABLE.
+// permitTreeChange: ownership on the chain; for columns see
+// permitColumnChange.
 func (s *Snapshot) permitTreeChange(w *who, o Object) error {
 	switch o.Type {
 	case ObjectCatalog, ObjectSchema, ObjectTable:
@@ -418,7 +439,7 @@ func (s *Snapshot) permitTreeChange(w *who, o Object) error {
 			return errf(ErrNotFound, o.String())
 		}
 		p.n--
-		return s.need(w, s.authorizePath(w, PrivModifyTable, &p), p.object(), "MODIFY_TABLE")
+		return s.permitColumnChange(w, &p)
 	}
 	return errf(ErrInvalidArgument, "cannot drop or rename a "+o.Type.String())
 }
@@ -431,6 +452,11 @@ func (c DropObject) apply(tx *txn) error {
 	o := p.leaf()
 	if (o.typ == ObjectCatalog || o.typ == ObjectSchema) && o.children.Len() > 0 && !c.Cascade {
 		return errf(ErrNonEmpty, c.Object.String())
+	}
+	if o.typ == ObjectColumn {
+		if err := tx.s.checkColumnHoldsNoData(p.objs[p.n-2], o.name); err != nil {
+			return err
+		}
 	}
 	tagged := hasTags(&p)
 	tx.dropLeaf(p)
@@ -548,6 +574,16 @@ func (c RenameObject) apply(tx *txn) error {
 	newName := parts[len(parts)-1]
 	if np.leaf().children.Has(newName) {
 		return errf(ErrAlreadyExists, Object{c.Object.Type, c.NewName}.String())
+	}
+	if o.typ == ObjectColumn {
+		if err := tx.s.checkColumnHoldsNoData(np.leaf(), o.name); err != nil {
+			return err
+		}
+		if err := tx.reintroduce(newParent.Name, newName); err != nil {
+			return err
+		}
+		p, _ = tx.s.resolve(c.Object)
+		np, _ = tx.s.resolve(newParent)
 	}
 	// Detach from the old parent.
 	parent := p

@@ -199,6 +199,8 @@ func decodeBodyOf(t CommandType, b []byte, closing bool) (Command, error) {
 		return decodeBody[SetDomainBackingTag](b, closing)
 	case TypeDropDomain:
 		return decodeBody[DropDomain](b, closing)
+	case TypeSetRules:
+		return decodeBody[SetRules](b, closing)
 	}
 	return nil, errUnknownType
 }

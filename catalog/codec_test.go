@@ -58,6 +58,7 @@ func samples() map[int]Command {
 		38: DetachDomain{Name: "d"},
 		39: SetDomainBackingTag{Name: "d", BackingTag: &DomainTag{Name: "t", Create: true}},
 		40: DropDomain{Name: "d"},
+		41: SetRules{Level: RulesColumnGovernance},
 	}
 }
 
@@ -82,7 +83,7 @@ func TestCommandTypeNumbersPinned(t *testing.T) {
 			t.Errorf("%T: round trip = %#v, %v", c, d, err)
 		}
 	}
-	if len(samples()) != 40 {
+	if len(samples()) != 41 {
 		t.Fatal("every command type needs a pinned sample")
 	}
 }

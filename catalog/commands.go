@@ -59,6 +59,7 @@ const (
 	TypeDetachDomain        CommandType = 38
 	TypeSetDomainBackingTag CommandType = 39
 	TypeDropDomain          CommandType = 40
+	TypeSetRules            CommandType = 41
 )
 
 // CreateCatalog creates a catalog owned by the actor. Requires CREATE_CATALOG
@@ -85,11 +86,15 @@ type CreateSchema struct {
 // StorageID names the table's directory "tables/<StorageID>/" in the
 // tenant's stage: 1 to 64 characters of [a-z0-9-], alphanumeric at both
 // ends, unique among the metalake's tables, and not of the reserved form
-// "t" plus 16 hex digits. Without it the table gets the storage id "t" plus
-// its object id in 16 hex digits. When StorageID or Files (even empty, but
-// not nil) is given, the table starts at version 1 made of Files (see
-// CommitTableVersion for the rules on files); otherwise at version 0, with
-// no data committed.
+// "t" plus 16 hex digits. Without it the table gets a storage id of that
+// form: under RulesColumnGovernance one minted from the generation the
+// table is created at, which never repeats (Files must then be empty);
+// before, "t" plus its object id in 16 hex digits. metasrv accepts a
+// StorageID (and Files) only from a gateway, which writes the files under
+// a fresh random id before it creates the table. When StorageID or Files
+// (even empty, but not nil) is given, the table starts at version 1 made of
+// Files (see CommitTableVersion for the rules on files); otherwise at
+// version 0, with no data committed.
 type CreateTable struct {
 	Name       string            `json:"name"`
 	Comment    string            `json:"comment,omitempty"`
@@ -101,9 +106,11 @@ type CreateTable struct {
 
 // DropObject drops a catalog, schema, table or column. A catalog or schema
 // with children needs Cascade. A dropped table's data files are no longer
-// referenced (see Snapshot.ReferencedFiles) and its storage id is free
-// again. Requires ownership of the object or an ancestor (MODIFY_TABLE on
-// the table for a column).
+// referenced (see Snapshot.ReferencedFiles); under RulesColumnGovernance no
+// table gets its storage id again. Requires ownership of the object or an
+// ancestor; for a column, see RulesColumnGovernance (ownership of the
+// table, and a column the current version lists is not dropped; before,
+// MODIFY_TABLE).
 type DropObject struct {
 	Object  Object `json:"object"`
 	Cascade bool   `json:"cascade,omitempty"`
@@ -113,15 +120,19 @@ type DropObject struct {
 // name NewName of the same type: a schema may move to another catalog, a
 // table to another schema; a column stays in its table. Grants, owners and
 // tag assignments follow the object, and so do a table's storage id and
-// versions. Requires ownership of the object or an
-// ancestor (MODIFY_TABLE for a column), and for a move CREATE_SCHEMA or
+// versions. Requires ownership of the object or an ancestor (for a column,
+// see RulesColumnGovernance: a column the current version lists is not
+// renamed; before that level MODIFY_TABLE), and for a move CREATE_SCHEMA or
 // CREATE_TABLE on the new parent.
 type RenameObject struct {
 	Object  Object `json:"object"`
 	NewName string `json:"newName"`
 }
 
-// AddColumn appends a column to Table ("c.s.t"). Requires MODIFY_TABLE.
+// AddColumn appends a column to Table ("c.s.t"). Requires ownership of the
+// table or an ancestor under RulesColumnGovernance (which also forgets the
+// retained versions holding data of an earlier column of that name),
+// MODIFY_TABLE before.
 type AddColumn struct {
 	Table  string    `json:"table"`
 	Column ColumnDef `json:"column"`

@@ -234,7 +234,7 @@ func introducedNames(cmd Command) (names []string, known bool) {
 		GrantPrivileges, RevokePrivileges, GrantRoles, RevokeRoles, DropTag,
 		AssociateTagsV1, EnablePolicy, DisablePolicy, DropPolicy, DetachPolicy,
 		CommitTableVersion, AlterObject, SetDomainStatus, SetDomainParent,
-		DetachDomain, DropDomain:
+		DetachDomain, DropDomain, SetRules:
 		return nil, true
 	}
 	return nil, false

@@ -35,6 +35,13 @@
 // TableVersion and TableVersions read them and ReferencedFiles lists every
 // file a garbage collector must keep.
 //
+// Rules change over time, logs do not: a snapshot carries the rule level
+// Apply enforces on it (Snapshot.Rules), raised only by the logged command
+// SetRules, so a log replays to the state it produced when it was written.
+// At RulesColumnGovernance a column's governance cannot be shed by changing
+// the table's columns, and storage ids are minted and never repeat (see
+// that constant).
+//
 // Domains (see CreateDomain) group tables under a business name: a domain
 // is backed by a tag and its members are computed from the snapshot, never
 // stored — the tables whose effective tags match the binding, directly or

@@ -25,6 +25,7 @@ type snapFile struct {
 	Generation uint64      `json:"generation"`
 	Index      uint64      `json:"index"`
 	NextID     uint64      `json:"nextId"`
+	Rules      int         `json:"rules,omitempty"` // rule level; absent: RulesOriginal
 	Objects    []objRec    `json:"objects"`
 	Users      []userRec   `json:"users"`
 	Groups     []groupRec  `json:"groups"`
@@ -162,7 +163,7 @@ func privBits(ps []Privilege) (privSet, bool) {
 // snapshot's content (equal snapshots give equal bytes); UnmarshalSnapshot
 // restores it losslessly.
 func (s *Snapshot) MarshalBinary() ([]byte, error) {
-	f := snapFile{Metalake: s.root.name, Generation: s.gen, Index: s.index, NextID: s.nextID}
+	f := snapFile{Metalake: s.root.name, Generation: s.gen, Index: s.index, NextID: s.nextID, Rules: int(s.rules)}
 	var walk func(o *object)
 	walk = func(o *object) {
 		r := objRec{ID: o.id, Parent: o.parent, Type: o.typ, Name: o.name, Comment: o.comment,
@@ -268,6 +269,10 @@ func restore(f *snapFile) (*Snapshot, error) {
 	bad := func(msg string) (*Snapshot, error) { return nil, errf(ErrInvalidSnapshot, msg) }
 	s := emptySnapshot()
 	s.gen, s.index, s.nextID = f.Generation, f.Index, f.NextID
+	if f.Rules < RulesOriginal || f.Rules > CurrentRules {
+		return bad("unknown rule level " + itoa(uint64(max(f.Rules, 0))))
+	}
+	s.rules = uint8(f.Rules)
 	objs := make(map[uint64]*object, len(f.Objects))
 	byDepth := [5][]*object{}
 	for _, r := range f.Objects {

@@ -19,6 +19,7 @@ type Snapshot struct {
 	gen    uint64
 	index  uint64
 	nextID uint64
+	rules  uint8 // rule level (see RulesOriginal)
 
 	root      *object // the metalake; children are catalogs
 	locs      pmap.Map[uint64, loc]

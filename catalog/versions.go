@@ -74,7 +74,9 @@ type TableVersionInfo struct {
 // DataFile), and no path may appear twice in the new version. The table
 // keeps its current version and RetainedVersions older ones. Requires
 // MODIFY_TABLE on the table (with USE_CATALOG and USE_SCHEMA), or
-// ownership of it or an ancestor.
+// ownership of it or an ancestor; under RulesColumnGovernance a replace
+// whose Columns add or remove a column name requires ownership, and forgets
+// the retained versions up to the newest one listing a name it adds.
 type CommitTableVersion struct {
 	Table   string      `json:"table"`
 	Base    uint64      `json:"base"`
@@ -268,7 +270,13 @@ func (tx *txn) initTableData(c CreateTable) error {
 	tp, _ := tx.s.resolve(Table(c.Name))
 	t := tp.leaf()
 	storage := c.StorageID
-	if storage == "" {
+	switch {
+	case storage == "" && tx.s.columnGovernance():
+		if len(c.Files) > 0 {
+			return errf(ErrInvalidArgument, "data files need the storage id they were written under")
+		}
+		storage = mintedStorageID(tx.s.gen + 1)
+	case storage == "":
 		storage = derivedStorageID(t.id)
 	}
 	if tx.s.storageIDs.Has(storage) {
@@ -311,6 +319,11 @@ func (c CommitTableVersion) permit(s *Snapshot, w *who) error {
 	p, ok := s.resolve(Table(c.Table))
 	if !ok {
 		return errf(ErrNotFound, Table(c.Table).String())
+	}
+	if c.Replace && s.columnGovernance() && !sameNames(c.Columns, p.leaf().columns) {
+		// A replace that adds or removes columns changes the table's
+		// columns like AddColumn or DropObject would.
+		return s.permitColumnChange(w, &p)
 	}
 	return s.need(w, s.authorizePath(w, PrivModifyTable, &p), Table(c.Table), "MODIFY_TABLE")
 }
@@ -359,6 +372,17 @@ func (c CommitTableVersion) apply(tx *txn) error {
 		return err
 	}
 	if c.Replace {
+		if tx.s.columnGovernance() {
+			// Names that become columns again must not be read, in the
+			// versions retained before, as the new columns.
+			var added []string
+			for _, cd := range c.Columns {
+				if !slices.Contains(t.columns, cd.Name) {
+					added = append(added, cd.Name)
+				}
+			}
+			d = d.forgetListing(added...)
+		}
 		if err := tx.rebuildColumns(c.Table, c.Columns); err != nil {
 			return err
 		}

@@ -56,7 +56,13 @@ type writeRequest struct {
 	columns     []string // insert: the listed target columns; nil = all in order
 }
 
-// newStorageID returns a fresh storage id for a table: 32 hex characters.
+// newStorageID returns a fresh storage id for a table the gateway creates
+// with data: 32 hex characters from 128 bits of crypto/rand, so that no two
+// tables, dropped or not, ever share one (and with it their files or the
+// engine's cached views, keyed "<storage id>@<version>"). The gateway draws
+// it because it writes the files before the table exists; metasrv takes a
+// storage id from no one else, and mints its own for tables created
+// without data.
 func newStorageID() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -132,6 +138,12 @@ func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordRe
 	if time.Since(started) > stage.MaxWriteAge {
 		s.discard(ctx, tenant, store, dfs)
 		return 0, fmt.Errorf("%w: the write took longer than %s; split it", errBadRequest, stage.MaxWriteAge)
+	}
+	// metasrv registers the files on the gateway's word: they must be in
+	// the stage, under the table's storage id, as written.
+	if err := ingest.Verify(ctx, store, storageID, files); err != nil {
+		s.discard(ctx, tenant, store, dfs)
+		return 0, fmt.Errorf("writing %s: %w", req.target, err)
 	}
 	if err := s.commit(ctx, c, req, cur, storageID, cols, dfs); err != nil {
 		s.discard(ctx, tenant, store, dfs)

@@ -304,7 +304,8 @@ func (s *Server) objectRoutes() {
 					Columns    []columnDTO       `json:"columns"`
 					Properties map[string]string `json:"properties"`
 					// lakegate: the table's storage id and its first
-					// version's data files (either starts it at version 1).
+					// version's data files (either starts it at version 1),
+					// from a gateway only (see checkDataFrom).
 					StorageID string        `json:"storageId"`
 					Files     []dataFileDTO `json:"files"`
 				}
@@ -320,6 +321,11 @@ func (s *Server) objectRoutes() {
 						return nil, err
 					}
 				}
+				if b.StorageID != "" || b.Files != nil {
+					if err := checkDataFrom(rq); err != nil {
+						return nil, err
+					}
+				}
 				c := catalog.CreateTable{Name: prefixOf(rq) + b.Name, Comment: b.Comment, Properties: b.Properties,
 					StorageID: b.StorageID, Files: toDataFiles(b.Files)}
 				for _, col := range b.Columns {
@@ -331,7 +337,11 @@ func (s *Server) objectRoutes() {
 				return nil, err
 			}
 			target := catalog.Object{Type: lv.typ, Name: prefixOf(rq) + name}
-			return &plan{cmds: []catalog.Command{cmd}, render: renderObject(target)}, nil
+			cmds := []catalog.Command{cmd}
+			if lv.typ == catalog.ObjectTable {
+				cmds = withRules(snapOf(l), cmds) // storage ids minted
+			}
+			return &plan{cmds: cmds, render: renderObject(target)}, nil
 		})
 
 		s.read(lv.item, "Get"+op, func(rq *request, l *Lake) (map[string]any, error) {
@@ -360,6 +370,7 @@ func (s *Server) objectRoutes() {
 			// updates follow in order. One proposal: all or nothing.
 			var alter *propertyAlter
 			var cmds []catalog.Command
+			columns := false
 			for _, u := range b.Updates {
 				if u.NewSchemaName != "" && u.Type != "rename" {
 					return nil, badRequest("newSchemaName applies to rename only")
@@ -393,6 +404,7 @@ func (s *Server) objectRoutes() {
 						return nil, err
 					}
 					cmds = append(cmds, c)
+					columns = true
 				case "updateComment", "setProperty", "removeProperty":
 					if alter == nil {
 						alter = &propertyAlter{}
@@ -409,6 +421,9 @@ func (s *Server) objectRoutes() {
 					return nil, err
 				}
 				cmds = append([]catalog.Command{alter.command(o)}, cmds...)
+			}
+			if columns {
+				cmds = withRules(snapOf(l), cmds) // column governance
 			}
 			return &plan{cmds: cmds, render: renderObject(cur)}, nil
 		})
@@ -503,6 +518,33 @@ func columnUpdate(table string, u Update) (catalog.Command, error) {
 		return nil, err
 	}
 	return catalog.RenameObject{Object: catalog.Column(table + "." + field[0]), NewName: table + "." + u.NewFieldName}, nil
+}
+
+// withRules puts catalog.SetRules{CurrentRules} ahead of cmds when snap (nil
+// for a missing metalake) is at a lower rule level: the commands of this
+// file are the ones the levels govern (column changes, table creates and
+// version commits), and the level must be in the log before the first
+// command proposed under it, so that the log replays as it was applied.
+func withRules(snap *catalog.Snapshot, cmds []catalog.Command) []catalog.Command {
+	if snap == nil || snap.Rules() >= catalog.CurrentRules {
+		return cmds
+	}
+	return append([]catalog.Command{catalog.SetRules{Level: catalog.CurrentRules}}, cmds...)
+}
+
+// checkDataFrom refuses data files and storage ids from anyone but a
+// gateway acting for a user (a query_service principal delegating): a
+// gateway registers only files it wrote itself, under a storage id it drew
+// at random, and checked in the stage before committing them (size and
+// SHA-256); metasrv cannot read the stage to check anyone else's claim, and
+// a caller choosing a storage id could point a table at files it never
+// wrote (those of a dropped table, say, which its masks no longer cover).
+func checkDataFrom(rq *request) error {
+	if rq.delegator != nil {
+		return nil
+	}
+	return badRequest("storageId and files are registered by a lakegate gateway, which writes and checks the files; " +
+		"create the table without them (metasrv assigns its storage id) and load its data through a gateway")
 }
 
 func renderObject(o catalog.Object) func(*Result) (map[string]any, error) {

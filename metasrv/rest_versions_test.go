@@ -100,7 +100,10 @@ func TestTableVersions(t *testing.T) {
 	} else if errors.Is(err, client.ErrAlreadyExists) {
 		t.Fatalf("conflict matches ErrAlreadyExists: %v", err)
 	}
-	raw := expect(t, n, call{method: "POST", path: tbl + "/versions", token: tokAlice,
+	// (Files come from a gateway acting for alice: only a gateway
+	// registers files.)
+	asGW := map[string]string{metasrv.DelegateTenantHeader: "acme", metasrv.DelegateUserHeader: alice}
+	raw := expect(t, n, call{method: "POST", path: tbl + "/versions", token: tokGW, header: asGW,
 		body: map[string]any{"base": 1, "files": []client.DataFile{f3}}}, http.StatusConflict, 1012)
 	if raw.body["type"] != "ConcurrentModificationException" || raw.gen() != g2 {
 		t.Fatalf("conflict answer (generation %d, want %d): %s", raw.gen(), g2, raw.raw)
@@ -111,7 +114,7 @@ func TestTableVersions(t *testing.T) {
 
 	// Replace: exactly the new files and columns; the REST answer carries
 	// the version and generation.
-	rep := must(t, n, call{method: "POST", path: tbl + "/versions", token: tokAlice,
+	rep := must(t, n, call{method: "POST", path: tbl + "/versions", token: tokGW, header: asGW,
 		body: map[string]any{"base": 2, "replace": true, "columns": []any{map[string]any{"name": "id", "type": "bigint", "nullable": false},
 			map[string]any{"name": "v", "type": "varchar"}, map[string]any{"name": "w", "type": "int"}},
 			"files": []client.DataFile{f3}}})
@@ -273,10 +276,12 @@ func TestTableVersions(t *testing.T) {
 	}
 }
 
-// TestTableVersionsRetainedColumns: a version holding a column the table
-// no longer has (renamed or dropped since) is refused, current or not, so
-// a mask decided on the current names cannot be bypassed; a replace commit
-// with the current columns makes the table readable again.
+// TestTableVersionsRetainedColumns: renaming or dropping a column whose data
+// the current version holds is refused over REST, saying why (409), and the
+// table stays readable; a rewrite (replace commit) renames it; the versions
+// retained before, holding a column the table no longer has, are refused
+// (a mask decided on the current names would not cover it), and adding a
+// column of the old name again makes the table forget them.
 func TestTableVersionsRetainedColumns(t *testing.T) {
 	n := startDelegationNode(t)
 	governedLake(t, n)
@@ -287,18 +292,27 @@ func TestTableVersionsRetainedColumns(t *testing.T) {
 	if _, err := c.CreateTable(ctx, "acme", alice, "lake", "sales", "people", cols, "people", []client.DataFile{dataFile("people", "a", 1)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := c.CommitVersion(ctx, "acme", alice, "lake", "sales", "people", 1, false, nil, []client.DataFile{dataFile("people", "b", 1)}); err != nil {
+	_, g, err := c.CommitVersion(ctx, "acme", alice, "lake", "sales", "people", 1, false, nil, []client.DataFile{dataFile("people", "b", 1)})
+	if err != nil {
 		t.Fatal(err)
 	}
-	r := must(t, n, call{method: "PUT", path: ml + "/catalogs/lake/schemas/sales/tables/people", token: tokAlice,
-		body: `{"updates":[{"@type":"renameColumn","oldFieldName":["ssn"],"newFieldName":"ssn2"}]}`})
+	tbl := ml + "/catalogs/lake/schemas/sales/tables/people"
+	for _, u := range []string{
+		`{"@type":"renameColumn","oldFieldName":["ssn"],"newFieldName":"ssn2"}`,
+		`{"@type":"deleteColumn","fieldName":["ssn"]}`,
+	} {
+		r := expect(t, n, call{method: "PUT", path: tbl, token: tokAlice, body: `{"updates":[` + u + `]}`}, http.StatusConflict, 1010)
+		if msg, _ := r.body["message"].(string); !strings.Contains(msg, `column "ssn" holds data in version 2`) {
+			t.Fatalf("%s: refusal does not say why: %s", u, r.raw)
+		}
+	}
 	for _, v := range []uint64{0, 1, 2} {
-		if res := resolveOne(t, c, alice, r.gen(), client.Ref{Schema: "sales", Table: "people", Version: v}); !res.Unavailable {
-			t.Fatalf("version %d with a renamed column: %+v", v, res.Table)
+		if res := resolveOne(t, c, alice, g, client.Ref{Schema: "sales", Table: "people", Version: v}); res.Table == nil {
+			t.Fatalf("version %d after the refused changes: unavailable", v)
 		}
 	}
 	cols[1].Name = "ssn2"
-	_, g, err := c.CommitVersion(ctx, "acme", alice, "lake", "sales", "people", 2, true, cols, []client.DataFile{dataFile("people", "c", 2)})
+	_, g, err = c.CommitVersion(ctx, "acme", alice, "lake", "sales", "people", 2, true, cols, []client.DataFile{dataFile("people", "c", 2)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,8 +320,15 @@ func TestTableVersionsRetainedColumns(t *testing.T) {
 		res.Table.Columns[1].Name != "ssn2" || len(res.Table.Files) != 1 {
 		t.Fatalf("after the rewrite: %+v", res.Table)
 	}
-	if res := resolveOne(t, c, alice, g, client.Ref{Schema: "sales", Table: "people", Version: 2}); !res.Unavailable {
-		t.Fatalf("old version after the rewrite: %+v", res.Table)
+	for _, v := range []uint64{1, 2} {
+		if res := resolveOne(t, c, alice, g, client.Ref{Schema: "sales", Table: "people", Version: v}); !res.Unavailable {
+			t.Fatalf("version %d, holding the old ssn, after the rewrite: %+v", v, res.Table)
+		}
+	}
+	r := must(t, n, call{method: "PUT", path: tbl, token: tokAlice, body: `{"updates":[{"@type":"addColumn","fieldName":["ssn"],"type":"varchar"}]}`})
+	vs := must(t, n, call{method: "GET", path: tbl + "/versions", token: tokAlice, header: map[string]string{}}).body["versions"].([]any)
+	if len(vs) != 1 || vs[0].(map[string]any)["version"] != float64(3) {
+		t.Fatalf("versions after ssn is a column again (generation %d): %v", r.gen(), vs)
 	}
 }
 

@@ -13,11 +13,12 @@ import (
 //	GET  /api/metalakes/{m}/catalogs/{c}/schemas/{s}/tables/{t}/versions
 //
 // A commit is catalog.CommitTableVersion applied as the caller (delegation
-// and forwarding work as for every REST write); a stale base is rejected
-// with catalog.ErrVersionConflict (409 / 1012). The listing answers the
-// retained versions, newest first, to callers that may see the table. A
-// table of an upstream catalog holds no data in lakegate: commits to it are
-// refused (400).
+// and forwarding work as for every REST write), at catalog.CurrentRules; a
+// stale base is rejected with catalog.ErrVersionConflict (409 / 1012). Only
+// a gateway registers files (checkDataFrom): anyone else's commit naming
+// files is refused (400). The listing answers the retained versions, newest
+// first, to callers that may see the table. A table of an upstream catalog
+// holds no data in lakegate: commits to it are refused (400).
 
 // dataFileDTO is one data file of a table version on the wire (the same
 // shape as catalog.DataFile). Path is relative to the tenant's child stage
@@ -131,11 +132,16 @@ func (s *Server) versionRoutes() {
 		if _, up := upstreamCatalog(rq, snapOf(l), rq.param("catalog")); up {
 			return nil, badRequest(errUpstreamNoData)
 		}
+		if len(b.Files) > 0 {
+			if err := checkDataFrom(rq); err != nil {
+				return nil, err
+			}
+		}
 		cmd := catalog.CommitTableVersion{Table: o.Name, Base: *b.Base, Replace: b.Replace, Files: toDataFiles(b.Files)}
 		for _, c := range b.Columns {
 			cmd.Columns = append(cmd.Columns, colDef(c))
 		}
-		return &plan{cmds: []catalog.Command{cmd}, render: func(res *Result) (map[string]any, error) {
+		return &plan{cmds: withRules(snapOf(l), []catalog.Command{cmd}), render: func(res *Result) (map[string]any, error) {
 			_, v, ok := res.Lake.Snapshot.TableVersion(o.Name, 0)
 			if !ok {
 				return nil, fmt.Errorf("metasrv: %s has no version after a commit", o)

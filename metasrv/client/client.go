@@ -480,9 +480,11 @@ func (c *Client) CreateSchema(ctx context.Context, tenant, subject, catalog, sch
 // CreateTable creates catalog.schema.table with columns as subject (who
 // needs CREATE_TABLE on the schema) and returns the generation it was
 // applied at. storageID names the table's directory "tables/<storageID>/"
-// in the tenant's stage (empty: metasrv derives one). With a storageID or
-// non-nil files (even empty) the table starts at version 1 made of files;
-// otherwise at version 0. An existing table (or a storage id in use) gives
+// in the tenant's stage: one the gateway drew at random for files it wrote
+// (metasrv takes a storage id and files from a query_service only), or
+// empty for metasrv to mint one no table of the metalake ever had. With a
+// storageID or non-nil files (even empty) the table starts at version 1
+// made of files; otherwise at version 0. An existing table (or a storage id in use) gives
 // ErrAlreadyExists.
 func (c *Client) CreateTable(ctx context.Context, tenant, subject, catalog, schema, table string, columns []Column, storageID string, files []DataFile) (generation uint64, err error) {
 	if columns == nil {
