@@ -54,6 +54,10 @@ type writeRequest struct {
 	mode        writeMode
 	ifNotExists bool     // create: an existing table is not an error (0 rows)
 	columns     []string // insert: the listed target columns; nil = all in order
+	// byPosition: without a column list, the source's columns fill the
+	// table's in order (SQL's INSERT … SELECT); otherwise they are matched
+	// by name where they can be (ingest).
+	byPosition bool
 }
 
 // newStorageID returns a fresh storage id for a table the gateway creates
@@ -96,7 +100,7 @@ func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordRe
 	rows := src
 	var cols []backend.Column
 	if cur != nil && req.mode != modeReplace {
-		rows, err = alignRows(src, cur.Columns, req.columns)
+		rows, err = alignRows(src, cur.Columns, req.columns, req.byPosition)
 		if err != nil {
 			return 0, err
 		}
@@ -228,11 +232,12 @@ func sameColumns(a, b []backend.Column) bool {
 
 // alignRows returns a reader of src's rows shaped as the table's columns:
 // with listed (an INSERT column list), src's i-th column fills column
-// listed[i] and the others are NULL; without, src's columns are matched to
-// the table's by name (ingest) or, when the names differ, by position
-// (INSERT … SELECT). Values are cast to the table's types; a cast that
-// would lose data fails.
-func alignRows(src array.RecordReader, cols []backend.Column, listed []string) (array.RecordReader, error) {
+// listed[i] and the others are NULL; without, src's columns fill the
+// table's in order when byPosition (INSERT … SELECT, one value per column,
+// as in MySQL) and are otherwise matched to the table's by name (ingest)
+// or, when the names differ, by position. Values are cast to the table's
+// types; a cast that would lose data fails.
+func alignRows(src array.RecordReader, cols []backend.Column, listed []string, byPosition bool) (array.RecordReader, error) {
 	in := src.Schema()
 	index := make(map[string]int, len(cols))
 	for i, c := range cols {
@@ -254,7 +259,7 @@ func alignRows(src array.RecordReader, cols []backend.Column, listed []string) (
 			}
 			from[j] = i
 		}
-	case byName(in, index):
+	case !byPosition && byName(in, index):
 		for i, f := range in.Fields() {
 			from[index[lowerASCII(f.Name)]] = i
 		}
@@ -491,7 +496,7 @@ func (s *Server) executeWrite(ctx context.Context, p *authz.Principal, stmt *sql
 		return 0, withheld(tables, err)
 	}
 	defer rows.Release()
-	req := writeRequest{p: p, target: target, mode: modeAppend, columns: stmt.Columns()}
+	req := writeRequest{p: p, target: target, mode: modeAppend, columns: stmt.Columns(), byPosition: true}
 	if stmt.Kind() == sqlgate.KindCreateTableAs {
 		req.mode, req.ifNotExists = modeCreate, stmt.IfNotExists()
 	}
