@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -130,6 +131,34 @@ func TestFlagsAfterArguments(t *testing.T) {
 		err := run(context.Background(), c.args, &bytes.Buffer{}, &bytes.Buffer{})
 		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want a usage error about %s", c.args, err, c.want)
+		}
+	}
+}
+
+// TestVersion: `lakegate version` and `--version` print the module
+// version, then the VCS revision (marked when modified), commit time and
+// Go version the build recorded; "(devel)" without a version.
+func TestVersion(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "lakegate", Version: "v0.4.0"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "3726099abcdef"}, {Key: "vcs.time", Value: "2026-12-01T10:00:00Z"}, {Key: "vcs.modified", Value: "true"},
+	}}
+	for _, c := range []struct {
+		bi   *debug.BuildInfo
+		ok   bool
+		want string
+	}{
+		{bi, true, "lakegate v0.4.0\nrevision: 3726099abcdef (modified)\ncommit time: 2026-12-01T10:00:00Z\ngo: go1.26.8\n"},
+		{&debug.BuildInfo{Main: debug.Module{Path: "lakegate", Version: "(devel)"}}, true, "lakegate (devel)\n"},
+		{nil, false, "lakegate (devel)\n"},
+	} {
+		if got := versionText(buildVersion(c.bi, c.ok), c.bi, c.ok); got != c.want {
+			t.Errorf("versionText:\n%q\nwant\n%q", got, c.want)
+		}
+	}
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-version"}} {
+		var out bytes.Buffer
+		if err := run(context.Background(), args, &out, &out); err != nil || !strings.HasPrefix(out.String(), "lakegate "+version+"\n") {
+			t.Errorf("%q: %v, %q", args, err, out.String())
 		}
 	}
 }
