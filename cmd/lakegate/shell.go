@@ -136,6 +136,7 @@ func (s *shell) setOptions(opts map[string]any) error {
 	}
 	s.sessionOpen = true
 	errs := r.GetErrors()
+	var refused []string
 	for _, name := range sortedKeys(errs) {
 		why := "refused"
 		switch errs[name].GetValue() {
@@ -144,7 +145,10 @@ func (s *shell) setOptions(opts map[string]any) error {
 		case flight.SetSessionOptionsResultErrorInvalidValue:
 			why = "invalid value"
 		}
-		return fmt.Errorf("session option %s: %s", name, why)
+		refused = append(refused, "session option "+name+": "+why)
+	}
+	if len(refused) > 0 {
+		return errors.New(strings.Join(refused, "; "))
 	}
 	return nil
 }
