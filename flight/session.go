@@ -25,6 +25,7 @@ const sessionCookie = "lakegate_session"
 const (
 	optCatalog = "catalog"
 	optSchema  = "schema"
+	optTenant  = "tenant" // read-only
 )
 
 // maxSessions bounds the session table so unauthenticated-looking churn from
@@ -228,7 +229,9 @@ func (s *Server) validOption(name, value string) bool {
 	return false
 }
 
-// GetSessionOptions returns the caller's effective options.
+// GetSessionOptions returns the caller's effective options, and its own
+// tenant as the read-only option "tenant" (clients show it, as lakegate
+// sql's prompt does; SetSessionOptions refuses the name).
 func (s *Server) GetSessionOptions(ctx context.Context, _ *flight.GetSessionOptionsRequest) (*flight.GetSessionOptionsResult, error) {
 	p, err := principalOf(ctx)
 	if err != nil {
@@ -239,7 +242,7 @@ func (s *Server) GetSessionOptions(ctx context.Context, _ *flight.GetSessionOpti
 	if catalog == "" {
 		catalog = s.cfg.DefaultCatalog
 	}
-	opts := map[string]any{optCatalog: catalog}
+	opts := map[string]any{optCatalog: catalog, optTenant: p.Tenant().String()}
 	if st.schema != "" {
 		opts[optSchema] = st.schema
 	}

@@ -156,26 +156,34 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		a.server = "http://127.0.0.1:8816"
 	}
 	fs := a.flags()
-	fs.Usage = func() { fmt.Fprint(stderr, adminUsage) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil
+			return &helpRequest{text: adminHelp()}
 		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %s", errUsage, flagMessage(err))
 	}
 	rest := fs.Args()
 	if len(rest) == 0 || rest[0] == "help" {
-		fmt.Fprint(stderr, adminUsage)
 		if len(rest) == 0 {
+			fmt.Fprint(stderr, adminUsage)
 			return fmt.Errorf("%w: admin needs a command", errUsage)
 		}
-		return nil
+		return &helpRequest{text: adminHelp()}
 	}
 	key, rest := rest[0], rest[1:]
 	cmd, ok := adminCommands[key]
-	if !ok && len(rest) > 0 {
+	if !ok && len(rest) > 0 && !isHelpFlag(rest[0]) {
 		key, rest = key+" "+rest[0], rest[1:]
 		cmd, ok = adminCommands[key]
+	}
+	if !ok && (len(rest) == 0 || isHelpFlag(rest[0])) {
+		if help, isGroup := adminGroupHelp(key); isGroup {
+			if len(rest) == 0 {
+				fmt.Fprint(stderr, help)
+				return fmt.Errorf("%w: admin %s needs a verb", errUsage, key)
+			}
+			return &helpRequest{text: help}
+		}
 	}
 	if !ok {
 		fmt.Fprint(stderr, adminUsage)
@@ -187,8 +195,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // flags returns a FlagSet holding the global flags, bound to a.
 func (a *admin) flags() *flag.FlagSet {
-	fs := flag.NewFlagSet(a.name, flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
+	fs := newFlagSet(a.name)
 	fs.StringVar(&a.server, "server", a.server, "metasrv REST address (default $LAKEGATE_METASRV or http://127.0.0.1:8816)")
 	fs.StringVar(&a.token, "token", a.token, "bearer token (default $LAKEGATE_TOKEN)")
 	fs.StringVar(&a.metalake, "metalake", a.metalake, "metalake to work in (default $LAKEGATE_METALAKE)")
@@ -205,7 +212,10 @@ func (a *admin) parse(fs *flag.FlagSet, args []string, minArgs, maxArgs int, arg
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", errUsage, a.name, err)
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, &helpRequest{text: adminCommandHelp(a.name, argsUsage, fs)}
+			}
+			return nil, fmt.Errorf("%w: %s: %s (see \"lakegate %s --help\")", errUsage, a.name, flagMessage(err), a.name)
 		}
 		args = fs.Args()
 		if len(args) == 0 {

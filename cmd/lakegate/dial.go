@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -73,7 +74,9 @@ func checkClearText(flagName, host, useTLS string, insecure bool) error {
 }
 
 // dial opens a Flight SQL client to the gateway and returns it with ctx
-// carrying the bearer token. Call resolveToken first.
+// carrying the bearer token. Call resolve first. The client keeps the
+// gateway's session cookie, so that the session (USE, the catalog and
+// schema options) lasts as long as the client.
 func (c *connFlags) dial(ctx context.Context) (*flightsql.Client, context.Context, error) {
 	creds := insecure.NewCredentials()
 	if *c.useTLS || *c.caFile != "" {
@@ -90,7 +93,7 @@ func (c *connFlags) dial(ctx context.Context) (*flightsql.Client, context.Contex
 		}
 		creds = credentials.NewTLS(cfg)
 	}
-	cl, err := flightsql.NewClient(*c.addr, nil, nil,
+	cl, err := flightsql.NewClient(*c.addr, nil, []flight.ClientMiddleware{flight.NewClientCookieMiddleware()},
 		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(lgflight.MaxMessageBytes)))
 	if err != nil {

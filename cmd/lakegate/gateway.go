@@ -329,8 +329,7 @@ type gatewayConfig struct {
 func parseGatewayFlags(args []string, stderr io.Writer) (gatewayConfig, error) {
 	var c gatewayConfig
 	var metasrvAddrs string
-	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("gateway")
 	c.register(fs, 0, "how often orphaned table files are collected; 0 (the default) disables. Exactly one gateway of a deployment should set it")
 	fs.StringVar(&c.principals, "principals", "", "principal map (YAML, mode 0600; required)")
 	fs.StringVar(&c.ticketKeys, "ticket-keys", "", "ticket key ring file (required; every replica loads the same ring)")
@@ -341,7 +340,7 @@ func parseGatewayFlags(args []string, stderr io.Writer) (gatewayConfig, error) {
 	fs.StringVar(&c.metasrvCA, "metasrv-ca", "", "CA (PEM) that signs the metasrv nodes' certificates; default: the system roots")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long in-flight calls may drain before they are aborted (then the exit status is 1)")
 	if err := fs.Parse(args); err != nil {
-		return c, fmt.Errorf("%w: %v", errUsage, err)
+		return c, flagError(fs, err)
 	}
 	switch {
 	case fs.NArg() > 0:

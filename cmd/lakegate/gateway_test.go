@@ -73,7 +73,7 @@ func TestParseGatewayFlags(t *testing.T) {
 		{"negative gc interval", args("--gc-interval", "-1s"), "--gc-interval must not be negative"},
 		{"gc grace too short", args("--gc-grace", "1h"), "--gc-grace must exceed"},
 		{"per-tenant above global", args("--max-concurrent-per-tenant", "8", "--max-concurrent", "4"), "exceeds --max-concurrent"},
-		{"unknown flag", args("--metasrv-addr", "x:1"), "flag provided but not defined"},
+		{"unknown flag", args("--metasrv-addr", "x:1"), "unknown flag --metasrv-addr"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -44,12 +43,7 @@ func stderrIsTerminal() bool {
 // ingestCmd is runIngest with the terminal check injected (tests pass a
 // fake terminal).
 func ingestCmd(ctx context.Context, args []string, stdout, stderr io.Writer, terminal bool) error {
-	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: lakegate ingest [flags] FILE SCHEMA.TABLE")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("ingest")
 	conn := addConnFlags(fs)
 	mode := fs.String("mode", "create", "create, append, replace or create_append")
 	format := fs.String("format", "auto", "input format: auto (from the file extension), parquet or csv")
@@ -57,13 +51,14 @@ func ingestCmd(ctx context.Context, args []string, stdout, stderr io.Writer, ter
 	csvHeader := fs.Bool("csv-header", true, "the CSV file's first line names the columns")
 	csvDelim := fs.String("csv-delimiter", ",", "CSV field delimiter (one character; \\t for tab)")
 	noProgress := fs.Bool("no-progress", false, "never draw the progress line")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() != 2 {
+	if len(pos) != 2 {
 		return fmt.Errorf("%w: ingest takes FILE and SCHEMA.TABLE", errUsage)
 	}
-	path, target := fs.Arg(0), fs.Arg(1)
+	path, target := pos[0], pos[1]
 	schema, table, ok := strings.Cut(target, ".")
 	if !ok || schema == "" || table == "" || strings.Contains(table, ".") {
 		return fmt.Errorf("%w: the target must be SCHEMA.TABLE, not %q", errUsage, target)

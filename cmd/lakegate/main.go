@@ -11,15 +11,24 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 // errUsage marks errors caused by the command line; main exits with 2.
 var errUsage = errors.New("usage")
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(ctx)
+	// Ctrl-C cancels the command, unless the interactive shell routes it
+	// to the statement it runs (interrupts).
+	sigint := make(chan os.Signal, 1)
+	signal.Notify(sigint, os.Interrupt)
+	go func() {
+		for range sigint {
+			interrupts.fire(cancel)
+		}
+	}()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	signal.Stop(sigint)
+	cancel()
 	stop()
 	if err != nil {
 		printError(os.Stderr, err)
@@ -41,25 +50,19 @@ func printError(w io.Writer, err error) {
 	fmt.Fprintln(w, "lakegate:", strings.Join(lines, "\n"))
 }
 
-const usage = `usage: lakegate <command> [flags]
-
-commands:
-  serve      run the all-in-one gateway (embedded engine, demo tenant)
-  gateway    run a stateless Flight SQL gateway replica against a metasrv cluster
-  metasrv    run a metadata service node (Raft-replicated catalog, REST API)
-  sql        run a query against a gateway and print the result
-  ingest     load a local Parquet or CSV file into a table (Flight SQL bulk ingest)
-  admin      manage metasrv over its REST API (cluster, metalakes, tags, grants, …)
-  mcp        serve MCP tools over metasrv's REST API for agents (stdio or streamable HTTP)
-  token new  print a new bearer token and its principal-map hash line
-  version    print the version
-
-Run "lakegate <command> -h" for a command's flags.
-`
-
 // run dispatches a command line; it is main without the process exits, so
-// tests can call it.
+// tests can call it. A command asked for its help returns *helpRequest,
+// printed here on stdout.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := dispatch(ctx, args, stdout, stderr)
+	var h *helpRequest
+	if errors.As(err, &h) {
+		_, err = io.WriteString(stdout, h.text)
+	}
+	return err
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("%w: no command", errUsage)
@@ -80,16 +83,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "mcp":
 		return runMCP(ctx, args[1:], stdout, stderr)
 	case "token":
+		if len(args) > 1 && (args[1] == "-h" || args[1] == "--help" || args[1] == "-help") {
+			return &helpRequest{text: commandHelp(newFlagSet("token new"))}
+		}
 		if len(args) < 2 || args[1] != "new" {
-			return fmt.Errorf("%w: token needs the subcommand \"new\"", errUsage)
+			return fmt.Errorf("%w: token needs the subcommand \"new\" (see \"lakegate token new --help\")", errUsage)
 		}
 		return runTokenNew(args[2:], stdout)
-	case "version":
-		fmt.Fprintln(stdout, "lakegate", version)
-		return nil
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return nil
+	case "version", "--version", "-version":
+		text, err := runVersion(args[1:])
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(stdout, text)
+		return err
+	case "help":
+		if len(args) > 1 {
+			return dispatch(ctx, append(args[1:], "--help"), stdout, stderr)
+		}
+		return &helpRequest{text: usage}
+	case "-h", "--help", "-help":
+		return &helpRequest{text: usage}
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("%w: unknown command %q", errUsage, args[0])

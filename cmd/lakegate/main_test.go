@@ -49,7 +49,11 @@ func TestCheckExposure(t *testing.T) {
 }
 
 func TestRunUsage(t *testing.T) {
-	for _, args := range [][]string{nil, {"nope"}, {"token"}, {"token", "old"}, {"serve", "--flight-addr", "0.0.0.0:1"}, {"serve", "--tls-client-ca", "x"}, {"serve", "--raft-log", "sqlite"}, {"sql"}, {"sql", "--format", "xml", "--token", "t", "SELECT 1"}} {
+	t.Setenv("LAKEGATE_TOKEN", "")
+	for _, args := range [][]string{nil, {"nope"}, {"token"}, {"token", "old"}, {"token", "new", "extra"}, {"version", "extra"},
+		{"serve", "--flight-addr", "0.0.0.0:1"}, {"serve", "--tls-client-ca", "x"}, {"serve", "--raft-log", "sqlite"},
+		{"sql"}, {"sql", "--format", "xml", "--token", "t", "SELECT 1"}, {"sql", "--token", "t", "SELECT 1", "SELECT 2"},
+		{"sql", "--token", "t", "-f", "x.sql", "SELECT 1"}, {"sql", "--token", "t", "--format", "json", "--csv-escape-formulas", "SELECT 1"}} {
 		var out, errOut bytes.Buffer
 		if err := run(context.Background(), args, &out, &errOut); !errors.Is(err, errUsage) {
 			t.Errorf("run(%q) = %v, want a usage error", args, err)
@@ -83,12 +87,14 @@ func TestWriters(t *testing.T) {
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	cases := map[string]string{
-		"csv":   "id,name\n1,\"a,\"\"b\"\"\"\n2,\n",
-		"json":  "{\"id\":1,\"name\":\"a,\\\"b\\\"\"}\n{\"id\":2,\"name\":null}\n",
-		"table": "id  name\n1   a,\"b\"\n2   NULL\n(2 rows)\n",
+		"csv":      "id,name\n1,\"a,\"\"b\"\"\"\n2,\n",
+		"json":     "[\n{\"id\":1,\"name\":\"a,\\\"b\\\"\"},\n{\"id\":2,\"name\":null}\n]\n",
+		"jsonl":    "{\"id\":1,\"name\":\"a,\\\"b\\\"\"}\n{\"id\":2,\"name\":null}\n",
+		"table":    "id  name\n1   a,\"b\"\n2   NULL\n",
+		"markdown": "|  id | name  |\n| --: | ----- |\n|   1 | a,\"b\" |\n|   2 | NULL  |\n",
 	}
 	for format, want := range cases {
-		w, err := writerFor(format)
+		w, err := writerFor(format, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +158,6 @@ secret\x0dshown
 a\xffb
 tab here next
 ünïcödé 日本 🔥
-(8 rows)
 `
 	if got := out.String(); got != want {
 		t.Errorf("table:\n%s\nwant\n%s", got, want)
@@ -232,7 +237,7 @@ func TestJSONKeepsColumns(t *testing.T) {
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	var out bytes.Buffer
-	if err := writeJSON(&out, schema, []arrow.RecordBatch{rec}); err != nil {
+	if err := writeJSONLines(&out, schema, []arrow.RecordBatch{rec}); err != nil {
 		t.Fatal(err)
 	}
 	if want := `{"z":1,"a":2,"a_2":3,"a_1":4,"a_3":null}` + "\n"; out.String() != want {

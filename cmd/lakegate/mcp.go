@@ -33,9 +33,7 @@ Serves MCP tools over metasrv's REST API (see README, "Using lakegate from an ag
 
 // runMCP runs `lakegate mcp`.
 func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, mcpUsage); fs.PrintDefaults() }
+	fs := newFlagSet("mcp")
 	server := fs.String("server", envOr("LAKEGATE_METASRV", "http://127.0.0.1:8816"), "metasrv REST address (default $LAKEGATE_METASRV or http://127.0.0.1:8816)")
 	tlsCA := fs.String("tls-ca", "", "trust this CA (PEM) for metasrv instead of the system roots")
 	metalake := fs.String("metalake", os.Getenv("LAKEGATE_METALAKE"), "metalake the tools work in (default $LAKEGATE_METALAKE)")
@@ -48,10 +46,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	insecureNoTLS := fs.Bool("insecure-no-tls", false, "allow http:// to a non-loopback --server (a trusted network): tokens cross it in clear")
 	tags := fs.String("include-tool-tags", strings.Join(lgmcp.AllTags, ","), "tool tags to serve, comma-separated")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return flagError(fs, err)
 	}
 	if fs.NArg() != 0 {
 		return fmt.Errorf("%w: mcp takes no arguments (got %q)", errUsage, fs.Args())

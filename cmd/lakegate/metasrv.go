@@ -37,8 +37,7 @@ type metasrvConfig struct {
 
 func parseMetasrvFlags(args []string, stderr io.Writer) (metasrvConfig, error) {
 	var c metasrvConfig
-	fs := flag.NewFlagSet("metasrv", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("metasrv")
 	fs.StringVar(&c.nodeID, "node-id", "", "this node's stable id in the cluster (required)")
 	fs.StringVar(&c.dataDir, "data-dir", "./metasrv-data", "data directory: Raft log, snapshots, audit log (mode 0700)")
 	fs.StringVar(&c.raftAddr, "raft-addr", "127.0.0.1:8817", "Raft transport address, as peers dial it")
@@ -55,7 +54,7 @@ func parseMetasrvFlags(args []string, stderr io.Writer) (metasrvConfig, error) {
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "address serving Prometheus metrics at /metrics (unauthenticated; TLS like the REST API); empty disables")
 	raftLogFlag(fs, &c.raftLog)
 	if err := fs.Parse(args); err != nil {
-		return c, fmt.Errorf("%w: %v", errUsage, err)
+		return c, flagError(fs, err)
 	}
 	switch {
 	case fs.NArg() > 0:

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -36,8 +35,7 @@ type serveConfig struct {
 
 func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	var c serveConfig
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve")
 	c.register(fs, time.Hour, "how often orphaned table files (from failed or abandoned writes, superseded versions, dropped tables) are collected; 0 disables")
 	fs.StringVar(&c.dataDir, "data-dir", "./data", "data directory (created on first start, mode 0700)")
 	fs.StringVar(&c.metasrvAddr, "metasrv-addr", "127.0.0.1:8816", "metasrv REST API listen address (port 0 picks one); same exposure rules as --flight-addr")
@@ -47,7 +45,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.stageFile, "stage", "", "root stage descriptor (JSON file: local root or S3 bucket/prefix; S3 credentials from the AWS environment); default: a local stage in <data-dir>/stage")
 	raftLogFlag(fs, &c.raftLog)
 	if err := fs.Parse(args); err != nil {
-		return c, fmt.Errorf("%w: %v", errUsage, err)
+		return c, flagError(fs, err)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))

@@ -1,108 +1,181 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/flight"
 )
 
-// runSQL runs one query and prints the result.
+// runSQL is `lakegate sql`: statements from the query argument, a file, a
+// script on stdin, or the interactive shell.
 func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("sql", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	return sqlCmd(ctx, args, osConsole(), stdout, stderr)
+}
+
+// sqlCmd is runSQL with the console injected (tests drive the shell).
+func sqlCmd(ctx context.Context, args []string, con console, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sql")
 	conn := addConnFlags(fs)
-	format := fs.String("format", "table", "output format: table, csv or json")
+	var file string
+	fs.StringVar(&file, "f", "", "run the statements in `FILE` (- for stdin)")
+	fs.StringVar(&file, "file", "", "run the statements in `FILE` (- for stdin)")
+	format := fs.String("format", "table", "output `FORMAT`: table, csv, json (an array), jsonl (an object a line) or markdown")
 	escapeFormulas := fs.Bool("csv-escape-formulas", false, "with --format csv: write a ' before text that a spreadsheet would run as a formula (=, +, -, @, tab, CR first)")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	catalog := fs.String("catalog", "", "start the session in `CATALOG`, such as an upstream catalog (default: the tenant's lake)")
+	schema := fs.String("schema", "", "start the session in `SCHEMA`, as USE SCHEMA does")
+	force := fs.Bool("force", false, "keep running a script after a statement fails (the exit status is still 1)")
+	timing := fs.Bool("timing", false, "print each statement's elapsed time (on in the interactive shell)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
-	if *escapeFormulas && *format != "csv" {
-		return fmt.Errorf("%w: --csv-escape-formulas needs --format csv", errUsage)
+	switch {
+	case len(pos) > 1:
+		return fmt.Errorf("%w: sql takes at most one QUERY argument: quote it, and separate statements with ;", errUsage)
+	case len(pos) == 1 && file != "":
+		return fmt.Errorf("%w: pass a QUERY argument or --file, not both", errUsage)
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: sql takes exactly one query argument", errUsage)
+	write, err := writerFor(*format, *escapeFormulas)
+	if err != nil {
+		return err
 	}
 	if err := conn.resolve(); err != nil {
 		return err
 	}
-	write, err := writerFor(*format)
-	if err != nil {
-		return err
+	var in lineReader
+	source := ""
+	switch {
+	case len(pos) == 1:
+		in = textLines(strings.NewReader(pos[0]))
+	case file == "-":
+		in, source = textLines(con.stdin), "stdin"
+	case file != "":
+		f, err := os.Open(file)
+		if err != nil {
+			return fmt.Errorf("--file: %w", err)
+		}
+		defer f.Close()
+		in, source = textLines(f), file
+	case !con.terminal:
+		in, source = textLines(con.stdin), "stdin"
 	}
-	if *escapeFormulas {
-		write = csvWriter(true)
-	}
-	cl, ctx, err := conn.dial(ctx)
+	cl, callCtx, err := conn.dial(ctx)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	if isUpdate(fs.Arg(0)) {
-		n, err := cl.ExecuteUpdate(ctx, fs.Arg(0))
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "(%d rows written)\n", n)
-		return nil
+	sh := &shell{
+		ctx: callCtx, cl: cl, out: stdout, errOut: stderr,
+		format: *format, escapeFormulas: *escapeFormulas, write: write,
+		timing: *timing, force: *force, now: con.clock, onInterrupt: con.onInterrupt,
 	}
-	info, err := cl.Execute(ctx, fs.Arg(0))
+	if sh.now == nil {
+		sh.now = time.Now
+	}
+	if in == nil {
+		sh.interactive = true
+		sh.timing = *timing || !isSet(fs, "timing")
+	}
+	defer sh.close()
+	if err := sh.start(*catalog, *schema); err != nil {
+		return err
+	}
+	if in != nil {
+		return sh.runScript(in, source)
+	}
+	editor, err := con.editor()
 	if err != nil {
 		return err
 	}
-	var schema *arrow.Schema
-	var records []arrow.RecordBatch
-	defer func() {
-		for _, r := range records {
-			r.Release()
-		}
-	}()
-	for _, ep := range info.GetEndpoint() {
-		rdr, err := cl.DoGet(ctx, ep.GetTicket())
-		if err != nil {
-			return err
-		}
-		schema = rdr.Schema()
-		for rdr.Next() {
-			rec := rdr.RecordBatch()
-			rec.Retain()
-			records = append(records, rec)
-		}
-		err = rdr.Err()
-		rdr.Release()
-		if err != nil {
-			return err
-		}
-	}
-	if schema == nil {
-		if schema, err = flight.DeserializeSchema(info.GetSchema(), nil); err != nil {
-			return err
-		}
-	}
-	return write(stdout, schema, records)
+	return sh.runInteractive(editor, *conn.addr)
 }
 
+// console is what `lakegate sql` sees of its process's terminal, behind a
+// struct so tests can drive the shell.
+type console struct {
+	stdin    io.Reader
+	terminal bool // stdin is a terminal: with no query, the shell is interactive
+	// editor returns the interactive line reader (line editing, history).
+	editor func() (lineReader, error)
+	// onInterrupt makes Ctrl-C call cancel until restore is called; nil:
+	// Ctrl-C is not routed.
+	onInterrupt func(cancel func()) (restore func())
+	// clock times statements (time.Now when nil).
+	clock func() time.Time
+}
+
+// lineReader reads the shell's input a line at a time.
+type lineReader interface {
+	// ReadLine shows prompt (interactively) and returns the next line
+	// without its line end: io.EOF at the end, errInterrupted when Ctrl-C
+	// discards the line being typed.
+	ReadLine(prompt string) (string, error)
+	// AddHistory records an entry in the editor's history.
+	AddHistory(entry string)
+	Close() error
+}
+
+// textLines reads lines from r without prompting (a script).
+func textLines(r io.Reader) lineReader { return &plainReader{r: bufio.NewReader(r)} }
+
+// plainReader is a lineReader without line editing; prompts go to w when
+// it is set.
+type plainReader struct {
+	r *bufio.Reader
+	w io.Writer
+}
+
+func (p *plainReader) ReadLine(prompt string) (string, error) {
+	if p.w != nil {
+		io.WriteString(p.w, prompt)
+	}
+	line, err := p.r.ReadString('\n')
+	if err == io.EOF && line != "" {
+		err = nil
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r"), err
+}
+
+func (p *plainReader) AddHistory(string) {}
+func (p *plainReader) Close() error      { return nil }
+
+// resultWriter prints a result: data only; the shell prints the footer
+// (rows, time).
 type resultWriter func(io.Writer, *arrow.Schema, []arrow.RecordBatch) error
 
-func writerFor(format string) (resultWriter, error) {
+// formats are the values of --format.
+var formats = []string{"table", "csv", "json", "jsonl", "markdown"}
+
+// writerFor returns the writer of a --format; escapeFormulas is
+// --csv-escape-formulas (csv only).
+func writerFor(format string, escapeFormulas bool) (resultWriter, error) {
+	if escapeFormulas && format != "csv" {
+		return nil, fmt.Errorf("%w: --csv-escape-formulas needs --format csv", errUsage)
+	}
 	switch format {
 	case "table":
 		return writeTable, nil
 	case "csv":
-		return csvWriter(false), nil
+		return csvWriter(escapeFormulas), nil
 	case "json":
 		return writeJSON, nil
+	case "jsonl":
+		return writeJSONLines, nil
+	case "markdown":
+		return writeMarkdown, nil
 	}
-	return nil, fmt.Errorf("%w: --format must be table, csv or json", errUsage)
+	return nil, fmt.Errorf("%w: --format must be one of %s, not %q", errUsage, strings.Join(formats, ", "), format)
 }
 
 // cell renders one value as text; NULL is empty in CSV and "NULL" in tables.
@@ -120,7 +193,6 @@ func writeTable(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) err
 		names[i] = printable(f.Name)
 	}
 	fmt.Fprintln(tw, strings.Join(names, "\t"))
-	rows := 0
 	for _, rec := range recs {
 		for r := 0; r < int(rec.NumRows()); r++ {
 			vals := make([]string, rec.NumCols())
@@ -132,14 +204,9 @@ func writeTable(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) err
 				vals[c] = printable(v)
 			}
 			fmt.Fprintln(tw, strings.Join(vals, "\t"))
-			rows++
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "(%d rows)\n", rows)
-	return err
+	return tw.Flush()
 }
 
 // csvWriter returns a writer of CSV (RFC 4180, a header line of column
@@ -183,9 +250,31 @@ func csvWriter(escapeFormulas bool) resultWriter {
 	}
 }
 
-// writeJSON prints one JSON object per row, its members in column order
-// and named by jsonKeys.
+// writeJSON prints the rows as a JSON array of objects, one a line (see
+// jsonRows).
 func writeJSON(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	if rowCount(recs) == 0 {
+		_, err := io.WriteString(w, "[]\n")
+		return err
+	}
+	if _, err := io.WriteString(w, "[\n"); err != nil {
+		return err
+	}
+	if err := jsonRows(w, schema, recs, ",\n", "\n"); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "]\n")
+	return err
+}
+
+// writeJSONLines prints one JSON object per row and line (JSON Lines).
+func writeJSONLines(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	return jsonRows(w, schema, recs, "\n", "\n")
+}
+
+// jsonRows prints each row as a JSON object, its members in column order
+// and named by jsonKeys, followed by sep (last by end).
+func jsonRows(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch, sep, end string) error {
 	keys := make([][]byte, schema.NumFields())
 	for i, k := range jsonKeys(schema) {
 		b, err := json.Marshal(k)
@@ -194,6 +283,7 @@ func writeJSON(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) erro
 		}
 		keys[i] = b
 	}
+	left := rowCount(recs)
 	var line []byte
 	for _, rec := range recs {
 		for r := 0; r < int(rec.NumRows()); r++ {
@@ -208,12 +298,92 @@ func writeJSON(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) erro
 				}
 				line = append(append(append(line, keys[c]...), ':'), v...)
 			}
-			if _, err := w.Write(append(line, '}', '\n')); err != nil {
+			line = append(line, '}')
+			if left--; left > 0 {
+				line = append(line, sep...)
+			} else {
+				line = append(line, end...)
+			}
+			if _, err := w.Write(line); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+func rowCount(recs []arrow.RecordBatch) int64 {
+	var n int64
+	for _, r := range recs {
+		n += r.NumRows()
+	}
+	return n
+}
+
+// writeMarkdown prints a GitHub-flavoured Markdown table, numbers aligned
+// right. Cells are printable (see printable) with | escaped; NULL is
+// "NULL".
+func writeMarkdown(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	n := schema.NumFields()
+	rows := [][]string{make([]string, n)}
+	for i, f := range schema.Fields() {
+		rows[0][i] = markdownCell(f.Name)
+	}
+	for _, rec := range recs {
+		for r := 0; r < int(rec.NumRows()); r++ {
+			vals := make([]string, n)
+			for c, col := range rec.Columns() {
+				v, ok := cell(col, r)
+				if !ok {
+					v = "NULL"
+				}
+				vals[c] = markdownCell(v)
+			}
+			rows = append(rows, vals)
+		}
+	}
+	width := make([]int, n)
+	for _, row := range rows {
+		for c, v := range row {
+			width[c] = max(width[c], utf8.RuneCountInString(v), 3)
+		}
+	}
+	right := make([]bool, n)
+	for i, f := range schema.Fields() {
+		right[i] = arrow.IsInteger(f.Type.ID()) || arrow.IsFloating(f.Type.ID()) || arrow.IsDecimal(f.Type.ID())
+	}
+	var b strings.Builder
+	line := func(cells []string) {
+		b.WriteByte('|')
+		for c, v := range cells {
+			pad := strings.Repeat(" ", width[c]-utf8.RuneCountInString(v))
+			if right[c] {
+				b.WriteString(" " + pad + v + " |")
+			} else {
+				b.WriteString(" " + v + pad + " |")
+			}
+		}
+		b.WriteByte('\n')
+	}
+	line(rows[0])
+	b.WriteByte('|')
+	for c := range n {
+		if right[c] {
+			b.WriteString(" " + strings.Repeat("-", width[c]-1) + ": |")
+		} else {
+			b.WriteString(" " + strings.Repeat("-", width[c]) + " |")
+		}
+	}
+	b.WriteByte('\n')
+	for _, row := range rows[1:] {
+		line(row)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func markdownCell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(printable(s), `\`, `\\`), "|", `\|`)
 }
 
 // jsonKeys names each column's member: its name, or, for a name an
@@ -240,21 +410,4 @@ func jsonKeys(schema *arrow.Schema) []string {
 		}
 	}
 	return keys
-}
-
-var _ = array.NewRecordReader
-
-// isUpdate reports whether a statement changes data (CREATE, INSERT, DROP)
-// and so goes through ExecuteUpdate instead of a query. It only picks the
-// RPC: the gateway parses and authorizes the statement either way.
-func isUpdate(sql string) bool {
-	f := strings.Fields(strings.TrimLeft(sql, " \t\r\n("))
-	if len(f) == 0 {
-		return false
-	}
-	switch strings.ToUpper(f[0]) {
-	case "CREATE", "INSERT", "DROP":
-		return true
-	}
-	return false
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/rand"
-	"flag"
 	"fmt"
 	"io"
 
@@ -12,9 +11,12 @@ import (
 // runTokenNew prints a fresh token and the line to paste into a principal map.
 // The token itself is shown once and stored nowhere.
 func runTokenNew(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("token new", flag.ContinueOnError)
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	pos, err := parseArgs(newFlagSet("token new"), args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("%w: token new takes no arguments", errUsage)
 	}
 	tok, err := authz.NewToken(rand.Reader)
 	if err != nil {
