@@ -793,17 +793,86 @@ func (s *Snapshot) RowFiltersAndMasks(principal, table string) (filter string, m
 	}
 	var buf [roleBufLen]uint64
 	w := s.who(principal, buf[:])
-	rr := s.readRulesOf(&p)
-	filter, _, masks, err = rr.eval(s, &w, &p)
-	return filter, masks, err
+	if filter, _, err = s.evalFilter(&w, &p, s.policiesOf(&p, PolicyRowFilter)); err != nil {
+		return "", nil, err
+	}
+	tbl := p.leaf()
+	for _, col := range tbl.columns {
+		co, ok := tbl.get(col)
+		if !ok {
+			continue
+		}
+		cp := p
+		cp.objs[cp.n] = co
+		cp.n++
+		m, err := s.evalMask(&w, &p, col, s.policiesOf(&cp, PolicyColumnMask))
+		if err != nil {
+			return "", nil, err
+		}
+		if m.Policy != "" {
+			masks = append(masks, m)
+		}
+	}
+	return filter, masks, nil
+}
+
+// evalFilter decides which of the row_filter policies derived for the
+// table at p applies to w: the filter ("" for none) and its policy; two
+// different filters are an error wrapping ErrConflictingPolicies.
+func (s *Snapshot) evalFilter(w *who, p *path, filters []DerivedPolicy) (filter, filterPolicy string, err error) {
+	for _, op := range filters {
+		id, _ := s.policyIDs.Get(op.Policy)
+		pl, _ := s.policies.Get(id)
+		c := pl.content
+		applies := true
+		switch {
+		case len(c.ApplicableRoles) > 0:
+			applies = s.hasAnyRoleName(w, c.ApplicableRoles)
+		case len(c.ExemptRoles) > 0:
+			applies = !s.hasAnyRoleName(w, c.ExemptRoles)
+		}
+		if !applies {
+			continue
+		}
+		if filterPolicy != "" && c.Expression != filter {
+			return "", "", &Error{Op: "RowFiltersAndMasks", Target: p.object().String(),
+				Err: errf(ErrConflictingPolicies, "row filters of policies "+quote(filterPolicy)+" and "+quote(pl.name)+" differ")}
+		}
+		if filterPolicy == "" {
+			filter, filterPolicy = c.Expression, pl.name
+		}
+	}
+	return filter, filterPolicy, nil
+}
+
+// evalMask decides which of the column_mask policies derived for column
+// col of the table at p applies to w (a zero ColumnMask for none); two
+// different masks are an error wrapping ErrConflictingPolicies.
+func (s *Snapshot) evalMask(w *who, p *path, col string, masks []DerivedPolicy) (ColumnMask, error) {
+	var m ColumnMask
+	for _, op := range masks {
+		id, _ := s.policyIDs.Get(op.Policy)
+		pl, _ := s.policies.Get(id)
+		if s.hasAnyRoleName(w, pl.content.ExemptRoles) {
+			continue
+		}
+		if m.Policy != "" && m.Mask != pl.content.Mask {
+			return ColumnMask{}, &Error{Op: "RowFiltersAndMasks", Target: Column(p.fullName() + "." + col).String(),
+				Err: errf(ErrConflictingPolicies, "masks of policies "+quote(m.Policy)+" and "+quote(pl.name)+" differ")}
+		}
+		if m.Policy == "" {
+			m = ColumnMask{Column: col, Mask: pl.content.Mask, Policy: pl.name}
+		}
+	}
+	return m, nil
 }
 
 // readRules are the policies a read of one table applies, before deciding
 // for whom: the enabled row_filter policies derived from the table's
 // effective tags and, per column (in column order), the enabled column_mask
-// policies derived from the column's. RowFiltersAndMasks is readRulesOf and
-// then eval; a preview derives them once per table and evaluates them for
-// every user.
+// policies derived from the column's. A preview derives them once per table
+// and decides them (eval, by RowFiltersAndMasks' evalFilter and evalMask)
+// for every user.
 type readRules struct {
 	filters []DerivedPolicy
 	cols    []colRules
@@ -832,48 +901,16 @@ func (s *Snapshot) readRulesOf(p *path) readRules {
 	return rr
 }
 
-// eval decides the rules for w reading the table at p: the row filter
-// ("" for none) and the policy it comes from, and the masks; two different
-// filters, or two different masks on one column, are an error wrapping
-// ErrConflictingPolicies.
+// eval is RowFiltersAndMasks for w reading the table at p, from rr, plus
+// the filter's policy.
 func (rr *readRules) eval(s *Snapshot, w *who, p *path) (filter, filterPolicy string, masks []ColumnMask, err error) {
-	for _, op := range rr.filters {
-		id, _ := s.policyIDs.Get(op.Policy)
-		pl, _ := s.policies.Get(id)
-		c := pl.content
-		applies := true
-		switch {
-		case len(c.ApplicableRoles) > 0:
-			applies = s.hasAnyRoleName(w, c.ApplicableRoles)
-		case len(c.ExemptRoles) > 0:
-			applies = !s.hasAnyRoleName(w, c.ExemptRoles)
-		}
-		if !applies {
-			continue
-		}
-		if filterPolicy != "" && c.Expression != filter {
-			return "", "", nil, &Error{Op: "RowFiltersAndMasks", Target: p.object().String(),
-				Err: errf(ErrConflictingPolicies, "row filters of policies "+quote(filterPolicy)+" and "+quote(pl.name)+" differ")}
-		}
-		if filterPolicy == "" {
-			filter, filterPolicy = c.Expression, pl.name
-		}
+	if filter, filterPolicy, err = s.evalFilter(w, p, rr.filters); err != nil {
+		return "", "", nil, err
 	}
 	for _, cr := range rr.cols {
-		var m ColumnMask
-		for _, op := range cr.masks {
-			id, _ := s.policyIDs.Get(op.Policy)
-			pl, _ := s.policies.Get(id)
-			if s.hasAnyRoleName(w, pl.content.ExemptRoles) {
-				continue
-			}
-			if m.Policy != "" && m.Mask != pl.content.Mask {
-				return "", "", nil, &Error{Op: "RowFiltersAndMasks", Target: Column(p.fullName() + "." + cr.name).String(),
-					Err: errf(ErrConflictingPolicies, "masks of policies "+quote(m.Policy)+" and "+quote(pl.name)+" differ")}
-			}
-			if m.Policy == "" {
-				m = ColumnMask{Column: cr.name, Mask: pl.content.Mask, Policy: pl.name}
-			}
+		m, err := s.evalMask(w, p, cr.name, cr.masks)
+		if err != nil {
+			return "", "", nil, err
 		}
 		if m.Policy != "" {
 			masks = append(masks, m)

@@ -205,8 +205,9 @@ func (s *Snapshot) explainMissing(w *who, e Explanation) Explanation {
 
 // ViewExplain is Explain for principal explaining its own access: an object
 // it may not see (Visible) is explained exactly as a missing one, and the
-// tags and policies it may not view (VIEW_TAG, VIEW_POLICY) are left out —
-// a decision or a read they make is explained without naming them.
+// tags and policies it may not view (VIEW_TAG, VIEW_POLICY), and the owners
+// of objects it may not see, are left out — a decision or a read they make
+// is explained without naming them.
 func (s *Snapshot) ViewExplain(principal string, privilege Privilege, object Object) Explanation {
 	if privilege.Valid() && s.users.Has(principal) && !s.Visible(principal, object) {
 		var buf [roleBufLen]uint64
@@ -214,6 +215,13 @@ func (s *Snapshot) ViewExplain(principal string, privilege Privilege, object Obj
 		return s.explainMissing(&w, Explanation{User: principal, Privilege: privilege, Object: object, Reason: ReasonNotFound})
 	}
 	e := s.Explain(principal, privilege, object)
+	// The chain of a visible object is visible but for a domain's parent,
+	// whose owner is then left out (its name is no secret: ViewDomain
+	// gives it).
+	e.Owners = slices.DeleteFunc(e.Owners, func(o OwnerLink) bool { return !s.Visible(principal, o.Object) })
+	if len(e.Owners) == 0 {
+		e.Owners = nil
+	}
 	viewTag := func(name string) bool { return name != "" && s.Visible(principal, Tag(name)) }
 	viewPolicy := func(name string) bool { return name != "" && s.Visible(principal, Policy(name)) }
 	e.Tags = slices.DeleteFunc(e.Tags, func(t TagLink) bool { return !viewTag(t.Tag) })

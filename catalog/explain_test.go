@@ -570,6 +570,36 @@ func checkExplanation(t *testing.T, s *Snapshot, u string, p Privilege, o Object
 		if v.Allowed != d.Allowed || v.Reason != d.Reason {
 			t.Fatalf("%s %v %v: viewed %v %q, enforced %v %q", u, p, o, v.Allowed, v.Reason, d.Allowed, d.Reason)
 		}
+		// Nothing the user may not see is named.
+		for _, ow := range v.Owners {
+			if !s.Visible(u, ow.Object) {
+				t.Fatalf("%s %v %v: viewed owner of hidden %v", u, p, o, ow.Object)
+			}
+		}
+		for _, g := range v.Grants {
+			if !s.Visible(u, Role(g.Role)) {
+				t.Fatalf("%s %v %v: viewed grant of hidden role %s", u, p, o, g.Role)
+			}
+		}
+		for _, tl := range v.Tags {
+			if !s.Visible(u, Tag(tl.Tag)) {
+				t.Fatalf("%s %v %v: viewed hidden tag %s", u, p, o, tl.Tag)
+			}
+			for _, pl := range tl.Policies {
+				if !s.Visible(u, Policy(pl.Policy)) {
+					t.Fatalf("%s %v %v: viewed hidden policy %s", u, p, o, pl.Policy)
+				}
+			}
+		}
+		// (A grant's object may be a domain's hidden parent: the user's
+		// roles, and so their grants, are visible to it.)
+		if db := v.DecidedBy; db != nil && ((db.Tag != "" && (!s.Visible(u, Tag(db.Tag)) || !s.Visible(u, db.Object))) ||
+			(db.Policy != "" && !s.Visible(u, Policy(db.Policy)))) {
+			t.Fatalf("%s %v %v: viewed decider %+v names what the user may not see", u, p, o, db)
+		}
+		if r := v.Read; r != nil && r.FilterPolicy != "" && !s.Visible(u, Policy(r.FilterPolicy)) {
+			t.Fatalf("%s %v %v: viewed filter of hidden policy %s", u, p, o, r.FilterPolicy)
+		}
 	} else if v.Reason != ReasonNotFound || v.Allowed || v.Owners != nil || v.Grants != nil || v.Tags != nil || v.DecidedBy != nil {
 		t.Fatalf("%s %v %v: an object the user may not see is explained as %+v", u, p, o, v)
 	}
