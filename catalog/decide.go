@@ -257,7 +257,7 @@ func (s *Snapshot) sacAllows(w *who, priv Privilege, p *path, tr *tracer) bool {
 					continue
 				}
 				if w.hasAnyRole(r.roles) {
-					tr.policyAt(lvl, a.tag, r.policy)
+					tr.ruleAt(lvl, a.tag, i)
 					return true
 				}
 			}
@@ -922,14 +922,17 @@ func (rr *readRules) eval(s *Snapshot, w *who, p *path) (filter, filterPolicy st
 // sacRule is an enabled system_access_control policy attached to a tag,
 // indexed by tag id with its roles resolved to ids (Apply maintains it).
 type sacRule struct {
-	policy uint64 // the policy's id (for explanations)
-	value  string // selector value; "" = presence
-	privs  privSet
-	roles  []uint64
+	value string // selector value; "" = presence
+	privs privSet
+	roles []uint64
 }
 
 // sacRules computes the index entry of tag id.
-func (s *Snapshot) sacRules(id uint64) []sacRule {
+func (s *Snapshot) sacRules(id uint64) []sacRule { return s.sacRulesOf(id, nil) }
+
+// sacRulesOf is sacRules; with policies set, it also lists the policy of
+// each rule (explanations name the rule a decision used).
+func (s *Snapshot) sacRulesOf(id uint64, policies *[]uint64) []sacRule {
 	t, ok := s.tags.Get(id)
 	if !ok {
 		return nil
@@ -942,7 +945,7 @@ func (s *Snapshot) sacRules(id uint64) []sacRule {
 		}
 		// Only TagPrivileges take effect through a tag, whatever a stored
 		// policy lists (CheckEntry keeps others out of new ones).
-		r := sacRule{policy: p.id, value: at.sel.Value, privs: p.privs & tagPrivileges}
+		r := sacRule{value: at.sel.Value, privs: p.privs & tagPrivileges}
 		if r.privs == 0 {
 			continue
 		}
@@ -952,6 +955,9 @@ func (s *Snapshot) sacRules(id uint64) []sacRule {
 			}
 		}
 		rules = append(rules, r)
+		if policies != nil {
+			*policies = append(*policies, p.id)
+		}
 	}
 	return rules
 }

@@ -11,9 +11,9 @@ import (
 // an explanation's outcome is the decision's own.
 type tracer struct {
 	ownerLevel int    // path level of the owner rule that decided
-	tagLevel   int    // path level of the assignment that reached policy
+	tagLevel   int    // path level of the assignment that reached the rule
 	tag        uint64 // the tag of the system_access_control rule that allowed (0: none)
-	policy     uint64 // its policy
+	rule       int    // its index among the tag's rules (sacRules)
 	implied    bool   // VIEW_TAG/VIEW_POLICY allowed through APPLY_TAG/APPLY_POLICY
 }
 
@@ -23,9 +23,9 @@ func (t *tracer) ownerAt(level int) {
 	}
 }
 
-func (t *tracer) policyAt(level int, tag, policy uint64) {
+func (t *tracer) ruleAt(level int, tag uint64, rule int) {
 	if t != nil {
-		t.tagLevel, t.tag, t.policy = level, tag, policy
+		t.tagLevel, t.tag, t.rule = level, tag, rule
 	}
 }
 
@@ -356,7 +356,12 @@ func (s *Snapshot) explainPath(w *who, e *Explanation, tr *tracer, p *path) {
 		}
 	case ReasonTagPolicy:
 		t, _ := s.tags.Get(tr.tag)
-		pl, _ := s.policies.Get(tr.policy)
+		var ids []uint64
+		s.sacRulesOf(tr.tag, &ids)
+		var pl *policy
+		if tr.rule < len(ids) {
+			pl, _ = s.policies.Get(ids[tr.rule])
+		}
 		if t != nil && pl != nil {
 			e.DecidedBy = &DecidedBy{Object: objs[tr.tagLevel], Tag: t.name, Policy: pl.name}
 			if _, link, ok := e.policyLink(t.name, pl.name); ok && len(link.Held) > 0 {

@@ -75,6 +75,20 @@ func BenchmarkExplain(b *testing.B) {
 	b.ReportMetric(float64(times[len(times)*99/100].Nanoseconds()), "p99-ns")
 }
 
+// BenchmarkAuthorize10k decides what BenchmarkExplain explains: SELECT_TABLE
+// on random tables of the 10k-table tenant for three users.
+func BenchmarkAuthorize10k(b *testing.B) {
+	s := benchTenant10k(b)
+	tables := randomTables(tenant10kConfig(), 1<<12)
+	users := []string{catalogtest.UserName(2), catalogtest.UserName(42), catalogtest.UserName(777)}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		s.Authorize(users[i%3], PrivSelectTable, tables[i&(len(tables)-1)])
+		i++
+	}
+}
+
 // BenchmarkPreviewTagAttach previews assigning tag "bench" (a
 // system_access_control policy for 20 of the 200 roles) to one schema of
 // 100 tables and to the catalog of all 10,000 tables, for the 1,000 users
