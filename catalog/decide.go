@@ -902,8 +902,8 @@ func (s *Snapshot) readRulesOf(p *path) readRules {
 }
 
 // eval is RowFiltersAndMasks for w reading the table at p, from rr, plus
-// the filter's policy.
-func (rr *readRules) eval(s *Snapshot, w *who, p *path) (filter, filterPolicy string, masks []ColumnMask, err error) {
+// the filter's policy; the masks are appended to masks.
+func (rr *readRules) eval(s *Snapshot, w *who, p *path, masks []ColumnMask) (filter, filterPolicy string, _ []ColumnMask, err error) {
 	if filter, filterPolicy, err = s.evalFilter(w, p, rr.filters); err != nil {
 		return "", "", nil, err
 	}

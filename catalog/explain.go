@@ -463,7 +463,7 @@ func (s *Snapshot) tagLinks(w *who, priv Privilege, p *path) []TagLink {
 // RowFiltersAndMasks' own code.
 func (s *Snapshot) readLink(w *who, p *path) *ReadLink {
 	rr := s.readRulesOf(p)
-	filter, filterPolicy, masks, err := rr.eval(s, w, p)
+	filter, filterPolicy, masks, err := rr.eval(s, w, p, nil)
 	if err != nil {
 		return &ReadLink{Conflict: err.Error()}
 	}

@@ -389,6 +389,7 @@ type side struct {
 	parent *object    // the parent grants are of
 	pn     int        // the length of its chain
 	grants []grantSet // per user: w.chainGrants
+	masks  [][]ColumnMask
 }
 
 // prepare makes sd.grants those of p's parent chain.
@@ -406,7 +407,7 @@ func (sd *side) prepare(p *path, ok bool) {
 }
 
 func newSide(s *Snapshot, users []string) *side {
-	sd := &side{s: s, who: make([]who, len(users)), bufs: make([][roleBufLen]uint64, len(users))}
+	sd := &side{s: s, who: make([]who, len(users)), bufs: make([][roleBufLen]uint64, len(users)), masks: make([][]ColumnMask, len(users))}
 	for i, u := range users {
 		sd.who[i] = s.who(u, sd.bufs[i][:])
 	}
@@ -430,23 +431,26 @@ func (sd *side) decide(i int, priv Privilege, o Object, p *path, ok bool) Decisi
 	return sd.s.decide(w, priv, o, nil)
 }
 
-// read is what the i-th user's read of the table at p applies (rr: the
-// table's rules in this snapshot; ok false when it does not exist).
-func (sd *side) read(i int, rr *readRules, p *path, ok bool) ReadRule {
-	if !ok {
-		return ReadRule{}
-	}
-	w := &sd.who[i]
-	r := ReadRule{Allowed: w.u != nil && sd.s.decideChain(w, PrivSelectTable, p, &sd.grants[i], nil).Allowed}
+// read is what the i-th user's read of the table at p applies, given its
+// SELECT_TABLE decision (rr: the table's rules in this snapshot).
+func (sd *side) read(i int, rr *readRules, p *path, allowed bool) ReadRule {
+	r := ReadRule{Allowed: allowed}
 	if !r.Allowed {
 		return r
 	}
-	filter, policy, masks, err := rr.eval(sd.s, w, p)
+	w := &sd.who[i]
+	// The masks go to the user's buffer: a row keeps them only when it is
+	// answered (cloned then).
+	filter, policy, masks, err := rr.eval(sd.s, w, p, sd.masks[i][:0])
+	sd.masks[i] = masks
 	if err != nil {
 		r.Conflict = err.Error()
 		return r
 	}
-	r.Filter, r.FilterPolicy, r.Masks = filter, policy, masks
+	r.Filter, r.FilterPolicy = filter, policy
+	if len(masks) > 0 {
+		r.Masks = masks
+	}
 	return r
 }
 
@@ -488,6 +492,7 @@ func diff(a, b *Snapshot, sc *scope, page Page) Diff {
 	sa, sb := newSide(a, reps), newSide(b, reps)
 	da, db := make([]Decision, len(reps)), make([]Decision, len(reps))
 	ra, rb := make([]ReadRule, len(reps)), make([]ReadRule, len(reps))
+	selA, selB := make([]bool, len(reps)), make([]bool, len(reps)) // SELECT_TABLE, for reads
 	for _, o := range objs {
 		pa, oka := a.resolve(o)
 		pb, okb := b.resolve(o)
@@ -496,6 +501,9 @@ func diff(a, b *Snapshot, sc *scope, page Page) Diff {
 		for _, priv := range previewPrivileges[o.Type] {
 			for c := range reps {
 				da[c], db[c] = sa.decide(c, priv, o, &pa, oka), sb.decide(c, priv, o, &pb, okb)
+				if priv == PrivSelectTable {
+					selA[c], selB[c] = da[c].Allowed, db[c].Allowed
+				}
 			}
 			for i, u := range users {
 				if c := classOf[i]; da[c].Allowed != db[c].Allowed {
@@ -521,12 +529,14 @@ func diff(a, b *Snapshot, sc *scope, page Page) Diff {
 			continue // no filter or mask either side, for anyone
 		}
 		for c := range reps {
-			ra[c], rb[c] = sa.read(c, &rra, &pa, oka), sb.read(c, &rrb, &pb, okb)
+			ra[c], rb[c] = sa.read(c, &rra, &pa, selA[c]), sb.read(c, &rrb, &pb, selB[c])
 		}
 		for i, u := range users {
 			if c := classOf[i]; !ra[c].sameRules(rb[c]) {
 				if page.has(out.ReadsTotal) {
-					out.Reads = append(out.Reads, ReadChange{User: u, Table: o.Name, Before: ra[c], After: rb[c]})
+					before, after := ra[c], rb[c]
+					before.Masks, after.Masks = slices.Clone(before.Masks), slices.Clone(after.Masks)
+					out.Reads = append(out.Reads, ReadChange{User: u, Table: o.Name, Before: before, After: after})
 				}
 				out.ReadsTotal++
 			}
