@@ -62,50 +62,93 @@ const roleBufLen = 32
 // USE_DOMAIN. A missing object or principal is denied.
 // Authorize does not allocate for callers holding up to 32 roles.
 func (s *Snapshot) Authorize(principal string, privilege Privilege, object Object) Decision {
+	return s.authorize(principal, privilege, object, nil)
+}
+
+// authorize is Authorize; a non-nil tr records which rule decided (see
+// Explain), so that an explanation is computed by the decision's own code.
+func (s *Snapshot) authorize(principal string, privilege Privilege, object Object, tr *tracer) Decision {
 	if !privilege.Valid() {
 		return deny(ReasonInvalid)
 	}
 	var buf [roleBufLen]uint64
 	w := s.who(principal, buf[:])
+	return s.decide(&w, privilege, object, tr)
+}
+
+// decide is authorize for a resolved principal and a valid privilege.
+func (s *Snapshot) decide(w *who, privilege Privilege, object Object, tr *tracer) Decision {
 	if w.u == nil {
 		return deny(ReasonUnknownPrincipal)
 	}
 	switch object.Type {
 	case ObjectTag, ObjectPolicy, ObjectRole:
-		return s.authorizeEntity(&w, privilege, object)
+		return s.decideEntity(w, privilege, object, tr)
 	case ObjectDomain:
 		d, ok := s.domainByName(object.Name)
 		if !ok {
 			return deny(ReasonNotFound)
 		}
-		return s.authorizeDomain(&w, privilege, d)
+		return s.authorizeDomain(w, privilege, d)
 	case ObjectMetalake:
 		if privilege == PrivUseDomain || privilege == PrivManageDomain {
 			if object.Name != s.root.name {
 				return deny(ReasonNotFound)
 			}
-			return s.authorizeDomain(&w, privilege, nil) // MANAGE_DOMAIN implies USE_DOMAIN
+			return s.authorizeDomain(w, privilege, nil) // MANAGE_DOMAIN implies USE_DOMAIN
 		}
 	}
 	p, ok := s.resolve(object)
 	if !ok {
 		return deny(ReasonNotFound)
 	}
-	return s.authorizePath(&w, privilege, &p)
+	return s.decidePath(w, privilege, &p, tr)
 }
 
 func (s *Snapshot) authorizePath(w *who, priv Privilege, p *path) Decision {
+	return s.decidePath(w, priv, p, nil)
+}
+
+// decidePath is authorizePath recording into tr (nil: nothing recorded).
+func (s *Snapshot) decidePath(w *who, priv Privilege, p *path, tr *tracer) Decision {
+	return s.decideChain(w, priv, p, nil, tr)
+}
+
+// grantSet is the union of w's ALLOW and DENY grants over a chain.
+type grantSet struct{ allow, deny privSet }
+
+// chainGrants returns the grants of w on p's objects but the leaf.
+func (w *who) chainGrants(p *path) grantSet {
+	var g grantSet
+	for i := 0; i < p.n-1; i++ {
+		ga, gd := w.grantBits(p.objs[i].grants)
+		g.allow |= ga
+		g.deny |= gd
+	}
+	return g
+}
+
+// decideChain is decidePath; parent, when not nil, is w.chainGrants(p),
+// which a caller deciding many objects under one parent computes once.
+func (s *Snapshot) decideChain(w *who, priv Privilege, p *path, parent *grantSet, tr *tracer) Decision {
 	if w.owns(p.objs[0].owner) {
+		tr.ownerAt(0)
 		return allow(ReasonMetalakeOwner)
 	}
 	if p.n > 1 && w.owns(p.objs[1].owner) {
+		tr.ownerAt(1)
 		return allow(ReasonCatalogOwner)
 	}
 	var a, d privSet
-	for i := 0; i < p.n; i++ {
-		ga, gd := w.grantBits(p.objs[i].grants)
-		a |= ga
-		d |= gd
+	if parent != nil {
+		a, d = w.grantBits(p.objs[p.n-1].grants)
+		a, d = a|parent.allow, d|parent.deny
+	} else {
+		for i := 0; i < p.n; i++ {
+			ga, gd := w.grantBits(p.objs[i].grants)
+			a |= ga
+			d |= gd
+		}
 	}
 	if p.n > 1 && priv != PrivUseCatalog {
 		if !a.has(PrivUseCatalog) || d.has(PrivUseCatalog) {
@@ -119,6 +162,11 @@ func (s *Snapshot) authorizePath(w *who, priv Privilege, p *path) Decision {
 		}
 	}
 	if schemaOwner || (p.n > 3 && w.owns(p.objs[3].owner)) {
+		if schemaOwner {
+			tr.ownerAt(2)
+		} else {
+			tr.ownerAt(3)
+		}
 		return allow(ReasonOwner)
 	}
 	if d.has(priv) {
@@ -127,13 +175,19 @@ func (s *Snapshot) authorizePath(w *who, priv Privilege, p *path) Decision {
 	if a.has(priv) {
 		return allow(ReasonGrant)
 	}
-	if priv != PrivUseCatalog && priv != PrivUseSchema && s.sacAllows(w, priv, p) {
+	if priv != PrivUseCatalog && priv != PrivUseSchema && s.sacAllows(w, priv, p, tr) {
 		return allow(ReasonTagPolicy)
 	}
 	return deny(ReasonNoGrant)
 }
 
 func (s *Snapshot) authorizeEntity(w *who, priv Privilege, o Object) Decision {
+	return s.decideEntity(w, priv, o, nil)
+}
+
+// decideEntity is authorizeEntity recording into tr (nil: nothing
+// recorded).
+func (s *Snapshot) decideEntity(w *who, priv Privilege, o Object, tr *tracer) Decision {
 	var owner Owner
 	var grants []roleGrant
 	switch o.Type {
@@ -172,6 +226,7 @@ func (s *Snapshot) authorizeEntity(w *who, priv Privilege, o Object) Decision {
 	case ok(priv):
 		return allow(ReasonGrant)
 	case priv == PrivViewTag && ok(PrivApplyTag), priv == PrivViewPolicy && ok(PrivApplyPolicy):
+		tr.impliedByApply()
 		return allow(ReasonGrant)
 	case d.has(priv):
 		return deny(ReasonDenied)
@@ -180,8 +235,9 @@ func (s *Snapshot) authorizeEntity(w *who, priv Privilege, o Object) Decision {
 }
 
 // sacAllows reports whether an enabled system_access_control policy reached
-// through the effective tags of p's leaf confers priv on w.
-func (s *Snapshot) sacAllows(w *who, priv Privilege, p *path) bool {
+// through the effective tags of p's leaf confers priv on w; tr (when not
+// nil) records the first that does.
+func (s *Snapshot) sacAllows(w *who, priv Privilege, p *path, tr *tracer) bool {
 	if len(w.roles) == 0 {
 		return false
 	}
@@ -201,6 +257,7 @@ func (s *Snapshot) sacAllows(w *who, priv Privilege, p *path) bool {
 					continue
 				}
 				if w.hasAnyRole(r.roles) {
+					tr.ruleAt(lvl, a.tag, i)
 					return true
 				}
 			}
@@ -736,28 +793,8 @@ func (s *Snapshot) RowFiltersAndMasks(principal, table string) (filter string, m
 	}
 	var buf [roleBufLen]uint64
 	w := s.who(principal, buf[:])
-	var filterPolicy string
-	for _, op := range s.policiesOf(&p, PolicyRowFilter) {
-		id, _ := s.policyIDs.Get(op.Policy)
-		pl, _ := s.policies.Get(id)
-		c := pl.content
-		applies := true
-		switch {
-		case len(c.ApplicableRoles) > 0:
-			applies = s.hasAnyRoleName(&w, c.ApplicableRoles)
-		case len(c.ExemptRoles) > 0:
-			applies = !s.hasAnyRoleName(&w, c.ExemptRoles)
-		}
-		if !applies {
-			continue
-		}
-		if filterPolicy != "" && c.Expression != filter {
-			return "", nil, &Error{Op: "RowFiltersAndMasks", Target: Table(table).String(),
-				Err: errf(ErrConflictingPolicies, "row filters of policies "+quote(filterPolicy)+" and "+quote(pl.name)+" differ")}
-		}
-		if filterPolicy == "" {
-			filter, filterPolicy = c.Expression, pl.name
-		}
+	if filter, _, err = s.evalFilter(&w, &p, s.policiesOf(&p, PolicyRowFilter)); err != nil {
+		return "", nil, err
 	}
 	tbl := p.leaf()
 	for _, col := range tbl.columns {
@@ -768,26 +805,118 @@ func (s *Snapshot) RowFiltersAndMasks(principal, table string) (filter string, m
 		cp := p
 		cp.objs[cp.n] = co
 		cp.n++
-		var m ColumnMask
-		for _, op := range s.policiesOf(&cp, PolicyColumnMask) {
-			id, _ := s.policyIDs.Get(op.Policy)
-			pl, _ := s.policies.Get(id)
-			if s.hasAnyRoleName(&w, pl.content.ExemptRoles) {
-				continue
-			}
-			if m.Policy != "" && m.Mask != pl.content.Mask {
-				return "", nil, &Error{Op: "RowFiltersAndMasks", Target: Column(table + "." + col).String(),
-					Err: errf(ErrConflictingPolicies, "masks of policies "+quote(m.Policy)+" and "+quote(pl.name)+" differ")}
-			}
-			if m.Policy == "" {
-				m = ColumnMask{Column: col, Mask: pl.content.Mask, Policy: pl.name}
-			}
+		m, err := s.evalMask(&w, &p, col, s.policiesOf(&cp, PolicyColumnMask))
+		if err != nil {
+			return "", nil, err
 		}
 		if m.Policy != "" {
 			masks = append(masks, m)
 		}
 	}
 	return filter, masks, nil
+}
+
+// evalFilter decides which of the row_filter policies derived for the
+// table at p applies to w: the filter ("" for none) and its policy; two
+// different filters are an error wrapping ErrConflictingPolicies.
+func (s *Snapshot) evalFilter(w *who, p *path, filters []DerivedPolicy) (filter, filterPolicy string, err error) {
+	for _, op := range filters {
+		id, _ := s.policyIDs.Get(op.Policy)
+		pl, _ := s.policies.Get(id)
+		c := pl.content
+		applies := true
+		switch {
+		case len(c.ApplicableRoles) > 0:
+			applies = s.hasAnyRoleName(w, c.ApplicableRoles)
+		case len(c.ExemptRoles) > 0:
+			applies = !s.hasAnyRoleName(w, c.ExemptRoles)
+		}
+		if !applies {
+			continue
+		}
+		if filterPolicy != "" && c.Expression != filter {
+			return "", "", &Error{Op: "RowFiltersAndMasks", Target: p.object().String(),
+				Err: errf(ErrConflictingPolicies, "row filters of policies "+quote(filterPolicy)+" and "+quote(pl.name)+" differ")}
+		}
+		if filterPolicy == "" {
+			filter, filterPolicy = c.Expression, pl.name
+		}
+	}
+	return filter, filterPolicy, nil
+}
+
+// evalMask decides which of the column_mask policies derived for column
+// col of the table at p applies to w (a zero ColumnMask for none); two
+// different masks are an error wrapping ErrConflictingPolicies.
+func (s *Snapshot) evalMask(w *who, p *path, col string, masks []DerivedPolicy) (ColumnMask, error) {
+	var m ColumnMask
+	for _, op := range masks {
+		id, _ := s.policyIDs.Get(op.Policy)
+		pl, _ := s.policies.Get(id)
+		if s.hasAnyRoleName(w, pl.content.ExemptRoles) {
+			continue
+		}
+		if m.Policy != "" && m.Mask != pl.content.Mask {
+			return ColumnMask{}, &Error{Op: "RowFiltersAndMasks", Target: Column(p.fullName() + "." + col).String(),
+				Err: errf(ErrConflictingPolicies, "masks of policies "+quote(m.Policy)+" and "+quote(pl.name)+" differ")}
+		}
+		if m.Policy == "" {
+			m = ColumnMask{Column: col, Mask: pl.content.Mask, Policy: pl.name}
+		}
+	}
+	return m, nil
+}
+
+// readRules are the policies a read of one table applies, before deciding
+// for whom: the enabled row_filter policies derived from the table's
+// effective tags and, per column (in column order), the enabled column_mask
+// policies derived from the column's. A preview derives them once per table
+// and decides them (eval, by RowFiltersAndMasks' evalFilter and evalMask)
+// for every user.
+type readRules struct {
+	filters []DerivedPolicy
+	cols    []colRules
+}
+
+type colRules struct {
+	name  string
+	masks []DerivedPolicy
+}
+
+func (s *Snapshot) readRulesOf(p *path) readRules {
+	rr := readRules{filters: s.policiesOf(p, PolicyRowFilter)}
+	tbl := p.leaf()
+	for _, col := range tbl.columns {
+		co, ok := tbl.get(col)
+		if !ok {
+			continue
+		}
+		cp := *p
+		cp.objs[cp.n] = co
+		cp.n++
+		if ms := s.policiesOf(&cp, PolicyColumnMask); len(ms) > 0 {
+			rr.cols = append(rr.cols, colRules{name: col, masks: ms})
+		}
+	}
+	return rr
+}
+
+// eval is RowFiltersAndMasks for w reading the table at p, from rr, plus
+// the filter's policy; the masks are appended to masks.
+func (rr *readRules) eval(s *Snapshot, w *who, p *path, masks []ColumnMask) (filter, filterPolicy string, _ []ColumnMask, err error) {
+	if filter, filterPolicy, err = s.evalFilter(w, p, rr.filters); err != nil {
+		return "", "", nil, err
+	}
+	for _, cr := range rr.cols {
+		m, err := s.evalMask(w, p, cr.name, cr.masks)
+		if err != nil {
+			return "", "", nil, err
+		}
+		if m.Policy != "" {
+			masks = append(masks, m)
+		}
+	}
+	return filter, filterPolicy, masks, nil
 }
 
 // sacRule is an enabled system_access_control policy attached to a tag,
@@ -799,7 +928,11 @@ type sacRule struct {
 }
 
 // sacRules computes the index entry of tag id.
-func (s *Snapshot) sacRules(id uint64) []sacRule {
+func (s *Snapshot) sacRules(id uint64) []sacRule { return s.sacRulesOf(id, nil) }
+
+// sacRulesOf is sacRules; with policies set, it also lists the policy of
+// each rule (explanations name the rule a decision used).
+func (s *Snapshot) sacRulesOf(id uint64, policies *[]uint64) []sacRule {
 	t, ok := s.tags.Get(id)
 	if !ok {
 		return nil
@@ -822,6 +955,9 @@ func (s *Snapshot) sacRules(id uint64) []sacRule {
 			}
 		}
 		rules = append(rules, r)
+		if policies != nil {
+			*policies = append(*policies, p.id)
+		}
 	}
 	return rules
 }

@@ -26,6 +26,17 @@
 //	visible := s.FilterVisible("bob", tables)
 //	filter, masks, err := s.RowFiltersAndMasks("bob", "lake.sales.orders")
 //
+// Explain answers why: it decides like Authorize, by the same code (the
+// decision functions take a tracer that Authorize passes as nil), and
+// returns the chain that decided — the user's roles, the owners and the
+// grants along the object's chain, the effective tags with the
+// system_access_control policies they select, the winning rule, and for a
+// read the row filter and masks. ViewExplain is its form for a user
+// explaining itself (what it may not see is missing). Preview answers what
+// commands would change before they are applied: it applies them to a
+// discarded copy and compares the decisions of the users and objects they
+// may affect (Diff).
+//
 // Tables hold data: each has a storage id (its directory "tables/<id>/" in
 // the tenant's stage) and a sequence of committed versions, each a schema
 // plus a list of immutable Parquet files (DataFile). CreateTable may start a

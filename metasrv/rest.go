@@ -181,6 +181,7 @@ func (s *Server) routes() error {
 	s.policyRoutes()
 	s.domainRoutes()
 	s.accessRoutes()
+	s.explainRoutes()
 	s.internalRoutes()
 	return nil
 }

@@ -65,6 +65,9 @@ commands:
   role create NAME | list | get NAME | drop NAME
   user create NAME | list | grant-role USER ROLE... | revoke-role USER ROLE...
   events [--since N] [--limit N]
+  explain USER PRIVILEGE OBJECT_TYPE:NAME   (why USER holds PRIVILEGE on the object, or not)
+  --dry-run        on tag, policy, grant, revoke, role and user changes: show what the change
+                   would grant or take away, and which reads it would filter or mask, without it
   bench writes [--writers N] [--writes N] [--prefix P] [--keep] [--min-rate R] [--max-p99 D]
                    (a load generator: creates tag P and catalogs P_NNNN, times committed tag
                     attach/detach writes, drops them again; refuses to start if one exists)
@@ -131,6 +134,7 @@ var adminCommands = map[string]func(a *admin, args []string) error{
 	"user grant-role":     func(a *admin, args []string) error { return adminUserRoles(a, "grant", args) },
 	"user revoke-role":    func(a *admin, args []string) error { return adminUserRoles(a, "revoke", args) },
 	"events":              adminEvents,
+	"explain":             adminExplain,
 	"bench writes":        adminBenchWrites,
 }
 
@@ -144,6 +148,7 @@ type admin struct {
 	tlsCA          string
 	insecure       bool // --insecure-no-tls
 	json           bool
+	dryRun         bool // --dry-run: writes are previewed (see dryRunnable)
 	hc             *http.Client
 	stdout, stderr io.Writer
 }
@@ -190,6 +195,9 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("%w: unknown admin command %q", errUsage, key)
 	}
 	a.name = "admin " + key
+	if dryRunCommands[key] {
+		cmd = dryRunnable(cmd)
+	}
 	return cmd(a, rest)
 }
 
@@ -314,6 +322,9 @@ func (e *apiError) Error() string {
 // call sends a request and returns the body of a 2xx answer. body is
 // marshaled as JSON with contentType (default application/json).
 func (a *admin) call(method, path string, query url.Values, body any, contentType string) ([]byte, error) {
+	if a.dryRun && method != http.MethodGet {
+		return nil, a.previewWrite(method, path, body)
+	}
 	var b []byte
 	if body != nil {
 		var err error

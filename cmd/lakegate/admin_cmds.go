@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -1151,4 +1153,385 @@ func adminDomainOf(a *admin, args []string) error {
 			return []string{d.Name, d.Status, orDash(d.Parent), relations(d.Relations)}
 		})
 	})
+}
+
+// --- explain and dry runs ---
+
+type (
+	explainObjectDTO struct {
+		Type     string `json:"type"`
+		FullName string `json:"fullName"`
+	}
+	explanationDTO struct {
+		User      string           `json:"user"`
+		Privilege string           `json:"privilege"`
+		Object    explainObjectDTO `json:"object"`
+		Allowed   bool             `json:"allowed"`
+		Reason    string           `json:"reason"`
+		Rule      string           `json:"rule"`
+		Roles     []struct {
+			Role  string `json:"role"`
+			Group string `json:"group"`
+		} `json:"roles"`
+		Owners []struct {
+			Object explainObjectDTO `json:"object"`
+			Owner  struct {
+				Type string `json:"type"`
+				Name string `json:"name"`
+			} `json:"owner"`
+			Owned bool `json:"owned"`
+		} `json:"owners"`
+		Grants []struct {
+			Role      string           `json:"role"`
+			Object    explainObjectDTO `json:"object"`
+			Privilege string           `json:"privilege"`
+			Condition string           `json:"condition"`
+			Inherited bool             `json:"inherited"`
+		} `json:"grants"`
+		Tags []struct {
+			Tag       string           `json:"tag"`
+			Values    []string         `json:"values"`
+			Source    explainObjectDTO `json:"source"`
+			Inherited bool             `json:"inherited"`
+			Policies  []struct {
+				Policy   string `json:"policy"`
+				Selector struct {
+					Value string `json:"value"`
+				} `json:"selector"`
+				Effect string `json:"effect"`
+			} `json:"policies"`
+		} `json:"tags"`
+		Read *struct {
+			Filtered     bool   `json:"filtered"`
+			Filter       string `json:"filter"`
+			FilterPolicy string `json:"filterPolicy"`
+			Masks        []struct {
+				Column string `json:"column"`
+				Mask   string `json:"mask"`
+				Policy string `json:"policy"`
+			} `json:"masks"`
+			Conflict string `json:"conflict"`
+		} `json:"read"`
+	}
+	gatewayGateDTO struct {
+		InPrincipalMap   bool   `json:"inPrincipalMap"`
+		Namespace        string `json:"namespace"`
+		NamespaceGranted *bool  `json:"namespaceGranted"`
+		Allowed          bool   `json:"allowed"`
+		Note             string `json:"note"`
+	}
+)
+
+func (o explainObjectDTO) String() string { return strings.ToLower(o.Type) + " " + o.FullName }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// adminExplain explains a decision: GET …/access/explain.
+func adminExplain(a *admin, args []string) error {
+	pos, err := a.parse(a.flags(), args, 3, 3, "USER PRIVILEGE OBJECT_TYPE:NAME")
+	if err != nil {
+		return err
+	}
+	if typ, name, ok := strings.Cut(pos[2], ":"); !ok || typ == "" || name == "" {
+		return fmt.Errorf("%w: %s: want OBJECT_TYPE:NAME (e.g. table:lake.sales.orders), got %q", errUsage, a.name, pos[2])
+	}
+	q := url.Values{"user": {pos[0]}, "privilege": {strings.ToUpper(pos[1])}, "object": {pos[2]}}
+	var r struct {
+		Explanation explanationDTO
+		Gateway     gatewayGateDTO
+	}
+	return a.lakeRequest("GET", []string{"access", "explain"}, q, nil, &r, func() { a.printExplanation(r.Explanation, r.Gateway) })
+}
+
+func (a *admin) printExplanation(e explanationDTO, g gatewayGateDTO) {
+	decision := "denied"
+	if e.Allowed {
+		decision = "allowed"
+	}
+	gw := "not in the principal map"
+	if g.InPrincipalMap {
+		gw = map[bool]string{true: "allowed", false: "refused"}[g.Allowed]
+		if g.NamespaceGranted != nil {
+			gw += " (namespace " + g.Namespace + map[bool]string{true: " granted)", false: " not granted)"}[*g.NamespaceGranted]
+		}
+	}
+	a.fields("user", e.User, "privilege", e.Privilege, "object", e.Object.String(), "decision", decision+" ("+e.Reason+")",
+		"rule", e.Rule, "gateway", gw)
+	if len(e.Roles) > 0 {
+		fmt.Fprintln(a.stdout)
+		var rows [][]string
+		for _, r := range e.Roles {
+			rows = append(rows, []string{r.Role, orDash(r.Group)})
+		}
+		a.table([]string{"ROLE", "THROUGH GROUP"}, rows)
+	}
+	if len(e.Owners) > 0 {
+		fmt.Fprintln(a.stdout)
+		var rows [][]string
+		for _, o := range e.Owners {
+			rows = append(rows, []string{o.Object.String(), strings.ToLower(o.Owner.Type) + " " + o.Owner.Name, yesNo(o.Owned)})
+		}
+		a.table([]string{"OBJECT", "OWNER", "USER OWNS"}, rows)
+	}
+	if len(e.Grants) > 0 {
+		fmt.Fprintln(a.stdout)
+		var rows [][]string
+		for _, gr := range e.Grants {
+			rows = append(rows, []string{gr.Role, gr.Condition, gr.Privilege, gr.Object.String(), yesNo(gr.Inherited)})
+		}
+		a.table([]string{"ROLE", "CONDITION", "PRIVILEGE", "ON", "INHERITED"}, rows)
+	}
+	if len(e.Tags) > 0 {
+		fmt.Fprintln(a.stdout)
+		var rows [][]string
+		for _, t := range e.Tags {
+			tag := t.Tag
+			if len(t.Values) > 0 {
+				tag += "=" + strings.Join(t.Values, ",")
+			}
+			if len(t.Policies) == 0 {
+				rows = append(rows, []string{tag, t.Source.String(), yesNo(t.Inherited), "-", "-", "-"})
+			}
+			for _, p := range t.Policies {
+				rows = append(rows, []string{tag, t.Source.String(), yesNo(t.Inherited), p.Policy, orDash(p.Selector.Value), p.Effect})
+			}
+		}
+		a.table([]string{"TAG", "ASSIGNED ON", "INHERITED", "POLICY", "SELECTOR", "EFFECT"}, rows)
+	}
+	if rd := e.Read; rd != nil {
+		fmt.Fprintln(a.stdout)
+		filter := "none"
+		switch {
+		case rd.Conflict != "":
+			filter = "refused: " + rd.Conflict
+		case rd.Filtered && rd.Filter != "":
+			filter = rd.Filter + " (" + orDash(rd.FilterPolicy) + ")"
+		case rd.Filtered:
+			filter = "filtered"
+		}
+		var masks []string
+		for _, m := range rd.Masks {
+			s := m.Column + " " + m.Mask
+			if m.Policy != "" {
+				s += " (" + m.Policy + ")"
+			}
+			masks = append(masks, s)
+		}
+		a.fields("read filter", filter, "read masks", orDash(strings.Join(masks, ", ")))
+	}
+}
+
+// dryRunCommands are the governance commands that take --dry-run: instead
+// of the write they preview what it would change (POST …/access/preview).
+var dryRunCommands = map[string]bool{
+	"tag create": true, "tag drop": true, "tag attach": true, "tag detach": true,
+	"policy create": true, "policy alter": true, "policy enable": true, "policy disable": true, "policy delete": true,
+	"policy attach": true, "policy detach": true, "grant": true, "revoke": true,
+	"role create": true, "role drop": true, "user create": true, "user grant-role": true, "user revoke-role": true,
+}
+
+// errDryRunDone ends a command whose write a dry run previewed instead.
+var errDryRunDone = errors.New("dry run done")
+
+// dryRunnable runs cmd with --dry-run (anywhere on the line) turning its
+// write into a preview.
+func dryRunnable(cmd func(a *admin, args []string) error) func(a *admin, args []string) error {
+	return func(a *admin, args []string) error {
+		rest := make([]string, 0, len(args))
+		for _, s := range args {
+			if s == "--dry-run" || s == "-dry-run" {
+				a.dryRun = true
+				continue
+			}
+			rest = append(rest, s)
+		}
+		err := cmd(a, rest)
+		if errors.Is(err, errDryRunDone) {
+			return nil
+		}
+		return err
+	}
+}
+
+// previewWrite previews the write method path body would make: it names
+// the catalog command the write proposes, asks metasrv what it would
+// change, prints that, and returns errDryRunDone.
+func (a *admin) previewWrite(method, path string, body any) error {
+	typ, cmd, err := a.dryRunCommand(method, path, body)
+	if err != nil {
+		return err
+	}
+	p, err := a.lake("access", "preview")
+	if err != nil {
+		return err
+	}
+	req := map[string]any{"commands": []map[string]any{{"type": typ, "body": cmd}}}
+	type change struct {
+		User      string           `json:"user"`
+		Object    explainObjectDTO `json:"object"`
+		Privilege string           `json:"privilege"`
+		Gained    bool             `json:"gained"`
+		Before    string           `json:"before"`
+		After     string           `json:"after"`
+	}
+	type readRule struct {
+		Allowed bool   `json:"allowed"`
+		Filter  string `json:"filter"`
+		Masks   []struct {
+			Column string `json:"column"`
+			Mask   string `json:"mask"`
+		} `json:"masks"`
+		Conflict string `json:"conflict"`
+	}
+	type readChange struct {
+		User   string   `json:"user"`
+		Table  string   `json:"table"`
+		Before readRule `json:"before"`
+		After  readRule `json:"after"`
+	}
+	var privs []change
+	var reads []readChange
+	for offset := 0; ; {
+		raw, err := a.send(a.ctx, "POST", p+"?"+url.Values{"offset": {strconv.Itoa(offset)}, "limit": {"10000"}}.Encode(), mustJSON(req), "")
+		if err != nil {
+			return err
+		}
+		var r struct {
+			Preview struct {
+				Privileges []change     `json:"privileges"`
+				Reads      []readChange `json:"reads"`
+			} `json:"preview"`
+			Next *int `json:"next"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return fmt.Errorf("decoding the preview: %w", err)
+		}
+		if a.json {
+			a.stdout.Write(bytes.TrimSpace(raw))
+			fmt.Fprintln(a.stdout)
+		}
+		privs, reads = append(privs, r.Preview.Privileges...), append(reads, r.Preview.Reads...)
+		if r.Next == nil || *r.Next <= offset {
+			break
+		}
+		offset = *r.Next
+	}
+	if a.json {
+		return errDryRunDone
+	}
+	fmt.Fprintf(a.stdout, "dry run of %s: nothing was changed; it would change %d privileges and %d reads\n", typ, len(privs), len(reads))
+	if len(privs) > 0 {
+		fmt.Fprintln(a.stdout)
+		tableOf(a, []string{"USER", "OBJECT", "PRIVILEGE", "CHANGE", "BEFORE", "AFTER"}, privs, func(c change) []string {
+			return []string{c.User, c.Object.String(), c.Privilege, map[bool]string{true: "gains", false: "loses"}[c.Gained], c.Before, c.After}
+		})
+	}
+	rule := func(r readRule) string {
+		switch {
+		case !r.Allowed:
+			return "no read"
+		case r.Conflict != "":
+			return "refused (conflicting policies)"
+		}
+		var parts []string
+		if r.Filter != "" {
+			parts = append(parts, "filter "+r.Filter)
+		}
+		for _, m := range r.Masks {
+			parts = append(parts, "mask "+m.Column+" "+m.Mask)
+		}
+		if len(parts) == 0 {
+			return "unfiltered"
+		}
+		return strings.Join(parts, "; ")
+	}
+	if len(reads) > 0 {
+		fmt.Fprintln(a.stdout)
+		tableOf(a, []string{"USER", "TABLE", "READ BEFORE", "READ AFTER"}, reads, func(c readChange) []string {
+			return []string{c.User, c.Table, rule(c.Before), rule(c.After)}
+		})
+	}
+	return errDryRunDone
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// dryRunCommand names the catalog command (preview type and body) that the
+// write method path body proposes. The governance commands of
+// dryRunCommands make only these writes.
+func (a *admin) dryRunCommand(method, path string, body any) (string, map[string]any, error) {
+	prefix, err := a.lake()
+	if err != nil {
+		return "", nil, err
+	}
+	rest, ok := strings.CutPrefix(path, prefix+"/")
+	if !ok {
+		return "", nil, fmt.Errorf("%w: %s: --dry-run previews governance commands of a metalake", errUsage, a.name)
+	}
+	segs := strings.Split(rest, "/")
+	for i, s := range segs {
+		if segs[i], err = url.PathUnescape(s); err != nil {
+			return "", nil, err
+		}
+	}
+	b := map[string]any{}
+	if body != nil {
+		if err := json.Unmarshal(mustJSON(body), &b); err != nil {
+			return "", nil, err
+		}
+	}
+	object := func(typ, name string) map[string]any { return map[string]any{"type": typ, "fullName": name} }
+	route := method + " " + segs[0]
+	switch {
+	case route == "POST objects" && len(segs) == 4 && segs[3] == "tags":
+		b["object"] = object(segs[1], segs[2])
+		return "AssociateTagsV2", b, nil
+	case route == "POST policies" && len(segs) == 1:
+		if t, ok := b["policyType"].(string); ok {
+			b["policyType"] = strings.ToLower(t)
+		}
+		return "CreatePolicy", b, nil
+	case route == "PUT policies" && len(segs) == 2:
+		return "AlterPolicy", map[string]any{"name": segs[1], "updates": b["updates"]}, nil
+	case route == "PATCH policies" && len(segs) == 2:
+		if b["enable"] == true {
+			return "EnablePolicy", map[string]any{"name": segs[1]}, nil
+		}
+		return "DisablePolicy", map[string]any{"name": segs[1]}, nil
+	case route == "DELETE policies" && len(segs) == 2:
+		return "DropPolicy", map[string]any{"name": segs[1]}, nil
+	case route == "PUT tags" && len(segs) == 4 && segs[2] == "policies":
+		c := map[string]any{"tag": segs[1], "policy": segs[3]}
+		if sel, ok := b["selector"].(map[string]any); ok {
+			c["selector"] = map[string]any{"value": sel["value"]}
+		}
+		return "AttachPolicy", c, nil
+	case route == "DELETE tags" && len(segs) == 4 && segs[2] == "policies":
+		return "DetachPolicy", map[string]any{"tag": segs[1], "policy": segs[3]}, nil
+	case route == "POST tags" && len(segs) == 1:
+		return "CreateTag", b, nil
+	case route == "DELETE tags" && len(segs) == 2:
+		return "DropTag", map[string]any{"name": segs[1]}, nil
+	case route == "PUT permissions" && len(segs) == 6 && segs[1] == "roles":
+		typ := map[string]string{"grant": "GrantPrivileges", "revoke": "RevokePrivileges"}[segs[5]]
+		return typ, map[string]any{"role": segs[2], "object": object(segs[3], segs[4]), "privileges": b["privileges"]}, nil
+	case route == "PUT permissions" && len(segs) == 4 && segs[1] == "users":
+		typ := map[string]string{"grant": "GrantRoles", "revoke": "RevokeRoles"}[segs[3]]
+		return typ, map[string]any{"grantee": map[string]any{"type": "USER", "name": segs[2]}, "roles": b["roleNames"]}, nil
+	case route == "POST roles" && len(segs) == 1:
+		return "CreateRole", b, nil
+	case route == "DELETE roles" && len(segs) == 2:
+		return "DropRole", map[string]any{"name": segs[1]}, nil
+	case route == "POST users" && len(segs) == 1:
+		return "CreateUser", b, nil
+	}
+	return "", nil, fmt.Errorf("%w: %s: --dry-run does not preview %s %s", errUsage, a.name, method, path)
 }

@@ -160,7 +160,7 @@ func toolNames(t *testing.T, cs *sdk.ClientSession) []string {
 }
 
 var allTools = []string{
-	"associate_tag_with_metadata", "describe_catalog", "describe_schema", "describe_table",
+	"associate_tag_with_metadata", "describe_catalog", "describe_schema", "describe_table", "explain_access",
 	"get_domain_by_name", "get_tag", "list_catalogs", "list_domains", "list_domains_for_metadata",
 	"list_metadata_by_domain", "list_metadata_by_tag", "list_policies", "list_policies_of_metadata",
 	"list_schemas", "list_tables", "list_tags", "list_tags_of_metadata",
@@ -174,7 +174,7 @@ func TestToolsByTag(t *testing.T) {
 	}{
 		{nil, allTools},
 		{[]string{"domain"}, []string{"get_domain_by_name", "list_domains", "list_domains_for_metadata", "list_metadata_by_domain"}},
-		{[]string{" Table", "policy", ""}, []string{"describe_table", "list_policies", "list_policies_of_metadata", "list_tables"}},
+		{[]string{" Table", "policy", ""}, []string{"describe_table", "explain_access", "list_policies", "list_policies_of_metadata", "list_tables"}},
 	} {
 		cs := connectInMemory(t, Config{Server: f.URL, Metalake: "acme", Token: "tok", Tags: tc.tags})
 		if got := toolNames(t, cs); !slices.Equal(got, tc.want) {
@@ -380,6 +380,10 @@ func TestInputValidation(t *testing.T) {
 		{"associate_tag_with_metadata", map[string]any{"metadata_type": "table", "metadata_full_name": "c.s.t",
 			"tags_to_add": []string{"pii"}}, "tags_to_add"},
 		{"describe_table", map[string]any{"catalog": "c", "schema": "s"}, "table"},
+		{"explain_access", map[string]any{"user": "bob", "privilege": "SELECT_TABLE", "metadata_type": "user", "metadata_full_name": "u"}, "metadata_type"},
+		{"explain_access", map[string]any{"user": "bob", "privilege": "SELECT TABLE", "metadata_type": "table", "metadata_full_name": "c.s.t"}, "privilege"},
+		{"explain_access", map[string]any{"user": "", "privilege": "SELECT_TABLE", "metadata_type": "table", "metadata_full_name": "c.s.t"}, "user"},
+		{"explain_access", map[string]any{"user": "bob", "privilege": "SELECT_TABLE", "metadata_type": "table", "metadata_full_name": "c.s"}, "3"},
 		{"list_tables", map[string]any{"catalog": "c", "schema": "s", "details": "yes"}, "details"},
 	} {
 		res := call(t, cs, tc.tool, tc.args)
@@ -449,6 +453,10 @@ func TestRequests(t *testing.T) {
 		{"describe_table", map[string]any{"catalog": "lake", "schema": "sales", "table": "orders"}, "GET /api/metalakes/acme/catalogs/lake/schemas/sales/tables/orders"},
 		{"list_policies", map[string]any{}, "GET /api/metalakes/acme/policies"},
 		{"list_policies_of_metadata", map[string]any{"metadata_type": "table", "metadata_full_name": "lake.sales.orders"}, "GET /api/metalakes/acme/objects/table/lake.sales.orders/policies"},
+		{"explain_access", map[string]any{"user": "bob@acme", "privilege": "select_table", "metadata_type": "table", "metadata_full_name": "lake.sales.orders"},
+			"GET /api/metalakes/acme/access/explain?object=table%3Alake.sales.orders&privilege=SELECT_TABLE&user=bob%40acme"},
+		{"explain_access", map[string]any{"user": "bob@acme", "privilege": "VIEW_TAG", "metadata_type": "tag", "metadata_full_name": "a.b/c"},
+			"GET /api/metalakes/acme/access/explain?object=tag%3Aa.b%2Fc&privilege=VIEW_TAG&user=bob%40acme"},
 		{"associate_tag_with_metadata", map[string]any{"metadata_type": "table", "metadata_full_name": "lake.sales.orders",
 			"tags_to_add": []map[string]any{{"name": "dept", "value": "finance"}, {"name": "pii"}}, "tags_to_remove": []map[string]any{{"name": "old"}}},
 			"POST /api/metalakes/acme/objects/table/lake.sales.orders/tags"},
@@ -464,7 +472,13 @@ func TestRequests(t *testing.T) {
 	if last.contentType != v2JSON || last.body != `{"tagsToAdd":[{"name":"dept","value":"finance"},{"name":"pii"}],"tagsToRemove":[{"name":"old"}]}` {
 		t.Errorf("association: %s %s", last.contentType, last.body)
 	}
-	res := call(t, cs, "associate_tag_with_metadata", map[string]any{"metadata_type": "table", "metadata_full_name": "lake.sales.orders",
+	f.fixed("GET /api/metalakes/acme/access/explain?object=table%3Alake.sales.orders&privilege=SELECT_TABLE&user=bob%40acme", 200,
+		`{"code":0,"explanation":{"allowed":false,"reason":"denied by grant","rule":"DENY over ALLOW: role r denies SELECT_TABLE on SCHEMA lake.sales"},"gateway":{}}`)
+	res := call(t, cs, "explain_access", map[string]any{"user": "bob@acme", "privilege": "SELECT_TABLE", "metadata_type": "table", "metadata_full_name": "lake.sales.orders"})
+	if want := "bob@acme SELECT_TABLE on table lake.sales.orders: denied (DENY over ALLOW: role r denies SELECT_TABLE on SCHEMA lake.sales)"; res.IsError || !strings.HasPrefix(text(res), want+"\n") {
+		t.Errorf("explanation answer: %v %q", res.IsError, text(res))
+	}
+	res = call(t, cs, "associate_tag_with_metadata", map[string]any{"metadata_type": "table", "metadata_full_name": "lake.sales.orders",
 		"tags_to_add": []map[string]any{{"name": "pii"}}})
 	if res.IsError || !strings.HasPrefix(text(res), "table lake.sales.orders now carries 2 direct tags: dept, pii") {
 		t.Errorf("association answer: %v %q", res.IsError, text(res))

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -93,6 +94,18 @@ type tableIn struct {
 	Table   string `json:"table" jsonschema:"the table's name"`
 }
 
+type explainIn struct {
+	User             string `json:"user" jsonschema:"the user whose access to explain (a user name of the metalake); only the tenant's admins may ask about another user than themselves"`
+	Privilege        string `json:"privilege" jsonschema:"the privilege, e.g. SELECT_TABLE, MODIFY_TABLE, USE_SCHEMA, APPLY_TAG"`
+	MetadataType     string `json:"metadata_type" jsonschema:"the object's type"`
+	MetadataFullName string `json:"metadata_full_name" jsonschema:"the object's full name: dot-joined for a catalog, schema, table or column; the name itself for a metalake, tag, policy, role or domain"`
+}
+
+// explainTypes are the object types access is explained on, with the
+// number of dot-separated parts of their full names (0: any name).
+var explainTypes = map[string]int{"metalake": 0, "catalog": 1, "schema": 2, "table": 3, "column": 4,
+	"tag": 0, "policy": 0, "role": 0, "domain": 0}
+
 // ---- validation beyond the schemas ----
 
 // checkName rejects an empty or overlong name, or one holding control
@@ -119,7 +132,7 @@ func checkObject(typ, full string, allowed map[string]int) error {
 		return err
 	}
 	segs := strings.Split(full, ".")
-	if typ == "metalake" {
+	if typ == "metalake" || parts == 0 {
 		return nil
 	}
 	if len(segs) != parts {
@@ -195,6 +208,21 @@ func (in *leafIn) validate() error {
 func (in *objectIn) validate() error {
 	in.MetadataType = strings.ToLower(in.MetadataType)
 	return checkObject(in.MetadataType, in.MetadataFullName, metadataTypes)
+}
+
+func (in *explainIn) validate() error {
+	in.MetadataType = strings.ToLower(in.MetadataType)
+	if err := checkName("user", in.User); err != nil {
+		return err
+	}
+	in.Privilege = strings.ToUpper(strings.TrimSpace(in.Privilege))
+	if in.Privilege == "" || len(in.Privilege) > 64 || strings.TrimLeft(in.Privilege, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != "" {
+		return fmt.Errorf("privilege %q is not a privilege name such as SELECT_TABLE", in.Privilege)
+	}
+	if _, ok := explainTypes[in.MetadataType]; !ok {
+		return fmt.Errorf("metadata_type %q is not one of metalake, catalog, schema, table, column, tag, policy, role, domain", in.MetadataType)
+	}
+	return checkObject(in.MetadataType, in.MetadataFullName, explainTypes)
 }
 
 func (in *associateIn) validate() error {
@@ -447,5 +475,35 @@ func (s *server) register() {
 			}
 			a, err := get(ctx, auth, details(in.Details), "objects", in.MetadataType, in.MetadataFullName, "policies")
 			return summarized("policies", a, err)
+		})
+	addTool(s, toolSpec{tag: TagPolicy, name: "explain_access", title: "Explain a decision",
+		desc: "Explain whether a user holds a privilege on an object, and the chain that decides it: the user's roles " +
+			"(directly or through groups), the owners along the object's chain, the ALLOW and DENY grants of those roles " +
+			"on the object or inherited from its schema, catalog or metalake, the effective tags with the " +
+			"system_access_control policies they select, the rule that won (ownership, DENY over ALLOW, a grant, a tag " +
+			"policy), and for an allowed SELECT_TABLE the row filter and masks a read applies; plus the principal map's " +
+			"namespace gate of the gateway. The tenant's admins may ask about any user; anyone else only about " +
+			"themselves, and an object they may not see is explained as missing.",
+		schema: func(js *jsonschema.Schema) {
+			props(js, nonEmpty, "user", "privilege", "metadata_full_name")
+			props(js, enum("metalake", "catalog", "schema", "table", "column", "tag", "policy", "role", "domain"), "metadata_type")
+		}},
+		func(ctx context.Context, auth string, in explainIn) (answer, error) {
+			q := url.Values{"user": {in.User}, "privilege": {in.Privilege}, "object": {in.MetadataType + ":" + in.MetadataFullName}}
+			body, err := c.call(ctx, auth, "GET", c.lakePath("access", "explain"), q, nil, "")
+			if err != nil {
+				return answer{}, err
+			}
+			var e struct {
+				Allowed bool   `json:"allowed"`
+				Rule    string `json:"rule"`
+			}
+			_ = json.Unmarshal(body["explanation"], &e)
+			verdict := "denied"
+			if e.Allowed {
+				verdict = "allowed"
+			}
+			return answer{body: body, summary: in.User + " " + in.Privilege + " on " + in.MetadataType + " " + in.MetadataFullName +
+				": " + verdict + " (" + e.Rule + ")"}, nil
 		})
 }
