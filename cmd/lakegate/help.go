@@ -458,7 +458,9 @@ var adminExamples = map[string]string{
 	"domain delete":    "lakegate admin domain delete finance",
 	"domain members":   "lakegate admin domain members finance --types table --name-contains order",
 	"domain of":        "lakegate admin domain of table lake.sales.orders",
-	"grant":            "lakegate admin grant sales_analyst schema lake.sales USE_SCHEMA,SELECT_TABLE",
+	"grant": "lakegate admin grant sales_analyst schema lake.sales USE_SCHEMA,SELECT_TABLE\n" +
+		"lakegate admin grant sales_analyst schema lake.sales SELECT_TABLE --dry-run   # who would gain what",
+	"explain":          "lakegate admin explain bob@acme SELECT_TABLE table:lake.sales.orders",
 	"revoke":           "lakegate admin revoke sales_analyst table lake.sales.orders SELECT_TABLE --deny",
 	"role create":      "lakegate admin role create auditor",
 	"role list":        "lakegate admin role list",
