@@ -241,7 +241,7 @@ func TestMCPServerOverREST(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(lt.Tools) != 17 {
+		if len(lt.Tools) != 18 {
 			t.Errorf("%s: %d tools", u.user, len(lt.Tools))
 		}
 		if got, _ := callTool(cs, "list_domains", nil); !reflect.DeepEqual(got, u.domains) {
