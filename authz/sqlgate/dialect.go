@@ -92,7 +92,7 @@ func (g *Gate) ParseFor(sql, defaultSchema string, d Dialect) (*Statement, error
 	switch n := stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		w := newWalker(def)
-		w.dialect = d
+		w.dialect, w.limits = d, g.limits
 		if err := w.resultSet(n.(ast.ResultSetNode)); err != nil {
 			return nil, err
 		}

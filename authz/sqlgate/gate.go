@@ -17,6 +17,9 @@ import (
 type Config struct {
 	// MaxSQLBytes bounds the client text. Zero or negative means 1 MiB.
 	MaxSQLBytes int
+	// Limits bound the shape and the string sizes of a statement (limits.go);
+	// a zero field means its default.
+	Limits Limits
 }
 
 const defaultMaxSQLBytes = 1 << 20
@@ -25,13 +28,14 @@ const defaultMaxSQLBytes = 1 << 20
 // parsers (not goroutine-safe) are pooled.
 type Gate struct {
 	max      int
+	limits   Limits
 	pool     sync.Pool
 	policies policyCache
 }
 
 // New returns a Gate.
 func New(cfg Config) *Gate {
-	g := &Gate{max: cfg.MaxSQLBytes}
+	g := &Gate{max: cfg.MaxSQLBytes, limits: cfg.Limits.withDefaults()}
 	if g.max <= 0 {
 		g.max = defaultMaxSQLBytes
 	}
@@ -160,26 +164,27 @@ func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
 		return &Statement{kind: KindUse, useSchema: name}, nil
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		w := newWalker(def)
+		w.limits = g.limits
 		if err := w.resultSet(n.(ast.ResultSetNode)); err != nil {
 			return nil, err
 		}
 		return w.statement(KindQuery, n), nil
 	case *ast.CreateTableStmt:
-		return createTableAs(n, def)
+		return createTableAs(n, def, g.limits)
 	case *ast.InsertStmt:
-		return insert(n, def)
+		return insert(n, def, g.limits)
 	case *ast.DropTableStmt:
 		return dropTable(n, def, sql)
 	case *ast.ShowStmt:
 		return showStmt(n, def)
 	case *ast.ExplainStmt:
-		return explainStmt(n, def)
+		return explainStmt(n, def, g.limits)
 	}
 	return nil, unsupported("only SELECT, USE, CREATE TABLE … AS SELECT, INSERT, DROP TABLE, SHOW DATABASES, SHOW TABLES, DESCRIBE and EXPLAIN are supported")
 }
 
-// parseChecked bounds and checks the text and the default schema, and
-// parses exactly one statement.
+// parseChecked bounds and checks the text and the default schema, parses
+// exactly one statement and checks it against the gate's Limits.
 func (g *Gate) parseChecked(sql, defaultSchema string) (string, ast.StmtNode, error) {
 	if strings.TrimSpace(sql) == "" {
 		return "", nil, syntaxErr("empty statement")
@@ -200,7 +205,13 @@ func (g *Gate) parseChecked(sql, defaultSchema string) (string, ast.StmtNode, er
 		}
 	}
 	stmt, err := g.parseOne(sql)
-	return def, stmt, err
+	if err != nil {
+		return "", nil, err
+	}
+	if err := checkLimits(stmt, g.limits); err != nil {
+		return "", nil, err
+	}
+	return def, stmt, nil
 }
 
 func (g *Gate) parseOne(sql string) (stmt ast.StmtNode, err error) {

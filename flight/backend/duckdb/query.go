@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/duckdb/duckdb-go/v2/mapping"
 
+	"lakegate/authz/sqlgate"
 	"lakegate/flight/backend"
 )
 
@@ -138,7 +139,10 @@ func (t *tenant) exec(ctx context.Context, sql string) error {
 }
 
 // mapErr maps an error of a query run under qctx (derived from the caller's
-// ctx) to backend's sentinels. Engine messages are kept, minus paths.
+// ctx) to backend's sentinels. Engine messages are kept, minus paths. A
+// statement limit (sqlgate.ErrLimit: a parameter too long, or a string the
+// engine refused to build) is backend.ErrResources wrapping the gate's
+// *sqlgate.Error, whose message names the limit.
 func (t *tenant) mapErr(ctx, qctx context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -152,8 +156,17 @@ func (t *tenant) mapErr(ctx, qctx context.Context, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return mapCtxErr(err)
 	}
+	var ge *sqlgate.Error
+	if errors.As(err, &ge) && errors.Is(ge, sqlgate.ErrLimit) {
+		return fmt.Errorf("%w: %w", backend.ErrResources, ge)
+	}
 	var ee *engineError
 	if errors.As(err, &ee) {
+		// A size the gate made the engine check (limits.go): the
+		// message is the gate's, naming the limit.
+		if le, ok := sqlgate.EngineLimit(ee.msg); ok {
+			return fmt.Errorf("%w: %w", backend.ErrResources, le)
+		}
 		switch ee.typ {
 		case mapping.ErrorTypeOutOfMemory:
 			return fmt.Errorf("%w: %s", backend.ErrResources, scrub(ee.msg, t.dir, t.eng.root))

@@ -13,6 +13,8 @@ import (
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	"github.com/duckdb/duckdb-go/v2/arrowmapping"
 	"github.com/duckdb/duckdb-go/v2/mapping"
+
+	"lakegate/authz/sqlgate"
 )
 
 // stmt is one statement's use of a pooled connection: the query context
@@ -198,6 +200,19 @@ func (s *stmt) bind(args []any) error {
 		return &engineError{msg: fmt.Sprintf("the statement has %d parameters, %d were given", n, len(args))}
 	}
 	for i, arg := range args {
+		// A parameter stands for a literal and is held to the same size
+		// (sqlgate.Limits.StringBytes): the gate bounds what a statement
+		// builds from its values by it.
+		switch v := arg.(type) {
+		case string:
+			if len(v) > s.t.eng.cfg.MaxParamBytes {
+				return sqlgate.ParamLimit(i+1, s.t.eng.cfg.MaxParamBytes)
+			}
+		case []byte:
+			if len(v) > s.t.eng.cfg.MaxParamBytes {
+				return sqlgate.ParamLimit(i+1, s.t.eng.cfg.MaxParamBytes)
+			}
+		}
 		idx := mapping.IdxT(i + 1)
 		var state mapping.State
 		switch v := arg.(type) {
