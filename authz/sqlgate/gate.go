@@ -151,7 +151,7 @@ type colCheck struct {
 // defaultSchema qualifies unqualified table names ("" = none: such names fail
 // with ErrNoSchema). Every error is an *Error.
 func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
-	def, stmt, err := g.parseChecked(sql, defaultSchema)
+	def, stmt, ck, err := g.parseChecked(sql, defaultSchema)
 	if err != nil {
 		return nil, err
 	}
@@ -164,54 +164,55 @@ func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
 		return &Statement{kind: KindUse, useSchema: name}, nil
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		w := newWalker(def)
-		w.limits = g.limits
+		w.checked = ck
 		if err := w.resultSet(n.(ast.ResultSetNode)); err != nil {
 			return nil, err
 		}
 		return w.statement(KindQuery, n), nil
 	case *ast.CreateTableStmt:
-		return createTableAs(n, def, g.limits)
+		return createTableAs(n, def, ck)
 	case *ast.InsertStmt:
-		return insert(n, def, g.limits)
+		return insert(n, def, ck)
 	case *ast.DropTableStmt:
 		return dropTable(n, def, sql)
 	case *ast.ShowStmt:
 		return showStmt(n, def)
 	case *ast.ExplainStmt:
-		return explainStmt(n, def, g.limits)
+		return explainStmt(n, def, ck)
 	}
 	return nil, unsupported("only SELECT, USE, CREATE TABLE … AS SELECT, INSERT, DROP TABLE, SHOW DATABASES, SHOW TABLES, DESCRIBE and EXPLAIN are supported")
 }
 
 // parseChecked bounds and checks the text and the default schema, parses
 // exactly one statement and checks it against the gate's Limits.
-func (g *Gate) parseChecked(sql, defaultSchema string) (string, ast.StmtNode, error) {
+func (g *Gate) parseChecked(sql, defaultSchema string) (string, ast.StmtNode, checked, error) {
 	if strings.TrimSpace(sql) == "" {
-		return "", nil, syntaxErr("empty statement")
+		return "", nil, checked{}, syntaxErr("empty statement")
 	}
 	if len(sql) > g.max {
-		return "", nil, newErr(ErrorKindTooLarge, "statement is larger than %d bytes", g.max)
+		return "", nil, checked{}, newErr(ErrorKindTooLarge, "statement is larger than %d bytes", g.max)
 	}
 	if strings.IndexByte(sql, 0) >= 0 {
-		return "", nil, syntaxErr("statement contains a NUL byte")
+		return "", nil, checked{}, syntaxErr("statement contains a NUL byte")
 	}
 	if !utf8.ValidString(sql) {
-		return "", nil, syntaxErr("statement is not valid UTF-8")
+		return "", nil, checked{}, syntaxErr("statement is not valid UTF-8")
 	}
 	def := strings.ToLower(defaultSchema)
 	if def != "" {
 		if err := checkIdent(def); err != nil {
-			return "", nil, err
+			return "", nil, checked{}, err
 		}
 	}
 	stmt, err := g.parseOne(sql)
 	if err != nil {
-		return "", nil, err
+		return "", nil, checked{}, err
 	}
-	if err := checkLimits(stmt, g.limits); err != nil {
-		return "", nil, err
+	ck, err := checkLimits(stmt, g.limits)
+	if err != nil {
+		return "", nil, checked{}, err
 	}
-	return def, stmt, nil
+	return def, stmt, ck, nil
 }
 
 func (g *Gate) parseOne(sql string) (stmt ast.StmtNode, err error) {

@@ -22,17 +22,20 @@ import (
 //   - the shape of a statement is bounded (set-operation branches, nodes,
 //     nesting of expressions, queries and subqueries), which bounds the
 //     engine's planning time and memory;
-//   - every string a statement brings (a literal, a parameter) or makes a
-//     function build is at most StringBytes, checked here when the size
-//     follows from literals and by the engine otherwise (rwRepeat,
-//     rwReplace, capBuilt): the check runs before the string is built;
+//   - a literal or parameter is at most LiteralBytes, and every string a
+//     function builds at most StringBytes, checked here when the size
+//     follows from literals and by the engine otherwise (rwRepeat and
+//     rwReplace before building it, capBuilt right after);
 //   - the string bytes a statement introduces per row, added over every
-//     expression that is evaluated per row, are at most RowStringBytes, so
-//     that 2,048 rows of them stay far below the engine's memory limit.
+//     expression evaluated per row, are at most RowStringBytes, so that the
+//     2,048 rows of them the engine holds per thread stay well below its
+//     memory limit.
 //
-// Sizes count bytes the statement introduces: a column of a table is data,
-// bounded by what the tenant stored, and counts nothing; a column of a CTE
-// or derived table counts what its expression may introduce.
+// A size counts the bytes a statement introduces (literals, parameters,
+// what functions build from them) and the copies of column values it holds:
+// those are data the tenant stored, which a string may repeat at most
+// ColumnCopies times before the engine checks it. A column of a CTE or
+// derived table is as wide as its expression.
 
 // Limits bound one statement. A zero field means its default (DefaultLimits).
 type Limits struct {
@@ -63,16 +66,24 @@ type Limits struct {
 	// SubqueryDepth bounds the nesting of subqueries in expressions (scalar,
 	// IN, EXISTS, ANY/ALL), whose planning time doubles with each level.
 	SubqueryDepth int
-	// StringBytes bounds every string a statement brings or builds: a
-	// string literal, a parameter value (checked when it is bound), and the
-	// result of REPEAT, LPAD, RPAD, SPACE, REPLACE, CONCAT, CONCAT_WS,
-	// DATE_FORMAT and any other expression whose size follows from the
-	// statement.
+	// LiteralBytes bounds a string literal, and a parameter value (checked
+	// when it is bound).
+	LiteralBytes int
+	// StringBytes bounds the result of every function that builds a string
+	// longer than its arguments: REPEAT, LPAD, RPAD, SPACE, REPLACE,
+	// CONCAT, CONCAT_WS, DATE_FORMAT. It is checked at the gate when the
+	// size follows from literals, and otherwise by the engine before (REPEAT,
+	// REPLACE) or right after (CONCAT, CONCAT_WS) it builds the string.
 	StringBytes int
 	// RowStringBytes bounds the string bytes a statement introduces per row:
 	// the sizes of the expressions evaluated per row, added up, and of the
 	// literals and parameters it returns with every row.
 	RowStringBytes int
+	// ColumnCopies bounds the copies of column values a string may be built
+	// from (CONCAT of a CONCAT of … through CTEs doubles them at every
+	// step); the result of a CONCAT or CONCAT_WS beyond it is checked by the
+	// engine against StringBytes instead.
+	ColumnCopies int
 }
 
 // Defaults of Limits. Each was chosen so that its worst case stays cheap
@@ -86,8 +97,10 @@ const (
 	DefaultJoinTables     = 32
 	DefaultQueryDepth     = 32
 	DefaultSubqueryDepth  = 8
-	DefaultStringBytes    = 64 << 10
-	DefaultRowStringBytes = 128 << 10
+	DefaultLiteralBytes   = 64 << 10
+	DefaultStringBytes    = 32 << 10
+	DefaultRowStringBytes = 64 << 10
+	DefaultColumnCopies   = 64
 )
 
 // FuncDepth is the ExprDepth levels a function call counts: with the
@@ -116,8 +129,10 @@ func (l Limits) withDefaults() Limits {
 	def(&l.JoinTables, DefaultJoinTables)
 	def(&l.QueryDepth, DefaultQueryDepth)
 	def(&l.SubqueryDepth, DefaultSubqueryDepth)
+	def(&l.LiteralBytes, DefaultLiteralBytes)
 	def(&l.StringBytes, DefaultStringBytes)
 	def(&l.RowStringBytes, DefaultRowStringBytes)
+	def(&l.ColumnCopies, DefaultColumnCopies)
 	return l
 }
 
@@ -142,7 +157,7 @@ func EngineLimit(msg string) (*Error, bool) {
 	return &Error{Kind: ErrorKindLimit, Msg: engineLimitMarker + rest}, true
 }
 
-// ParamLimit is the refusal of a parameter value longer than StringBytes
+// ParamLimit is the refusal of a parameter value longer than LiteralBytes
 // (n counts from 1); the engine checks it when it binds the value.
 func ParamLimit(n, limit int) *Error {
 	return limitErr("%d bytes for a string (parameter %d)", limit, n)
@@ -200,13 +215,11 @@ func (w *walker) rwRepeat(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 // building it. A REPLACE that cannot grow (or whose size the gate checked)
 // prints as is.
 func (w *walker) rwReplace(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
-	s, sok := textLit(args[0])
+	_, sok := textLit(args[0])
 	from, fok := textLit(args[1])
 	to, tok := textLit(args[2])
-	plain := &callExpr{name: "replace", args: args}
 	if fok && tok && (len(to) <= len(from) || from == "" || sok) {
-		_ = s
-		return plain, nil
+		return &callExpr{name: "replace", args: args}, nil
 	}
 	limit := strconv.Itoa(w.stringBytes())
 	check := engineCheck(w.stringBytes(), "REPLACE")
@@ -222,9 +235,10 @@ func (w *walker) rwReplace(_ string, args []ast.ExprNode) (ast.ExprNode, error) 
 }
 
 // limitedCall prints the calls whose result size the engine must check:
-// REPEAT and REPLACE always (rwRepeat, rwReplace), and in a recursive CTE
-// the functions of growsInRecursion. ok is false for any other call.
-func (w *walker) limitedCall(name string, spec fnSpec, args []ast.ExprNode) (ast.ExprNode, bool, error) {
+// REPEAT and REPLACE always (rwRepeat, rwReplace); the functions of
+// growsInRecursion in a recursive CTE, and where checkLimits found more than
+// ColumnCopies copies of column values. ok is false for any other call.
+func (w *walker) limitedCall(x *ast.FuncCallExpr, name string, spec fnSpec, args []ast.ExprNode) (ast.ExprNode, bool, error) {
 	var n ast.ExprNode
 	var err error
 	switch {
@@ -232,7 +246,7 @@ func (w *walker) limitedCall(name string, spec fnSpec, args []ast.ExprNode) (ast
 		n, err = w.rwRepeat(spec.duck, args)
 	case name == "replace" && len(args) == 3:
 		n, err = w.rwReplace(spec.duck, args)
-	case w.recursive > 0 && growsInRecursion[name]:
+	case growsInRecursion[name] && (w.recursive > 0 || w.checked.capped[x]):
 		if spec.rw != nil {
 			n, err = spec.rw(spec.duck, args)
 		} else {
@@ -248,93 +262,121 @@ func (w *walker) limitedCall(name string, spec fnSpec, args []ast.ExprNode) (ast
 }
 
 // capBuilt makes the engine refuse a string e longer than StringBytes once
-// built. It is for strings built in a recursive CTE, which can double with
-// every step: each is then at most twice the limit before it is refused.
+// built, for a CONCAT or CONCAT_WS whose size the gate cannot bound: in a
+// recursive CTE (where a string can double with every step), of parameters,
+// or of column values doubled through CTEs. The string is built before it is
+// checked: it is as long as its arguments together, each of them bounded
+// (by StringBytes or LiteralBytes, or ColumnCopies copies of stored values).
 func (w *walker) capBuilt(fn string, e ast.ExprNode) ast.ExprNode {
 	return letx([]ast.ExprNode{e}, func(r []ast.ExprNode) *tmplExpr {
 		return tx("CASE WHEN (strlen(", r[0], ") > "+strconv.Itoa(w.stringBytes())+") THEN "+engineCheck(w.stringBytes(), fn)+" ELSE ", r[0], " END")
 	})
 }
 
-// growsInRecursion lists the functions whose result can be longer than
-// their arguments together, so that a recursive CTE feeding its own output
-// back could grow a string without bound; in a recursive CTE their results
-// are capped (capBuilt). REPEAT and REPLACE are checked anyway; LPAD, RPAD
-// and SPACE build at most their literal length.
+// growsInRecursion lists the functions that join their arguments (or, for
+// the aggregates, rows) into one string: fed their own result by a recursive
+// CTE, or a column doubled through CTEs, they grow a string without bound,
+// so there the engine checks their result (capBuilt). REPEAT and REPLACE
+// are checked anyway; LPAD, RPAD and SPACE build at most their literal
+// length.
 var growsInRecursion = map[string]bool{"concat": true, "concat_ws": true, "group_concat": true, "json_arrayagg": true}
 
 func (w *walker) stringBytes() int {
-	if w.limits.StringBytes > 0 {
-		return w.limits.StringBytes
+	if w.checked.lim.StringBytes > 0 {
+		return w.checked.lim.StringBytes
 	}
 	return DefaultStringBytes
 }
 
 // ---- the check before walking ----
 
+// checked is what checkLimits found for the walker: the limits, and the
+// calls whose result the engine must check against StringBytes because
+// the gate cannot bound it (a string built from more than ColumnCopies
+// copies of column values).
+type checked struct {
+	lim    Limits
+	capped map[*ast.FuncCallExpr]bool
+}
+
 // checkLimits checks stmt against lim (with defaults filled in).
-func checkLimits(stmt ast.StmtNode, lim Limits) error {
+func checkLimits(stmt ast.StmtNode, lim Limits) (checked, error) {
 	p := &limitPass{lim: lim}
 	if err := p.stmt(stmt); err != nil {
-		return err
+		return checked{}, err
 	}
 	if p.rowBytes > int64(lim.RowStringBytes) {
-		return limitErr("%d bytes of strings per row (the statement introduces up to %d)", lim.RowStringBytes, p.rowBytes)
+		return checked{}, limitErr("%d bytes of strings per row (the statement introduces up to %d)", lim.RowStringBytes, p.rowBytes)
 	}
-	return nil
+	return checked{lim: lim, capped: p.capped}, nil
 }
+
+// width bounds a value: up to a bytes the statement introduces (literals,
+// parameters, strings functions build from them) plus up to m copies of
+// column values (data, which the tenant stored: counted, not sized).
+type width struct{ a, m int64 }
+
+func (w width) plus(o width) width  { return width{w.a + o.a, w.m + o.m} }
+func (w width) wider(o width) width { return width{max(w.a, o.a), max(w.m, o.m)} }
+
+// column is a table's column: one copy of stored data.
+var column = width{m: 1}
 
 // lpShape is what a query block returns: its columns' names ("" when the
-// gate cannot know them) and the string bytes each may introduce. A table's
-// columns (anyCols with width 0) are data.
+// gate cannot know them) and widths. anyCols stands for columns of unknown
+// names (SELECT * of a table), of width anyW.
 type lpShape struct {
 	names   []string
-	widths  []int64
-	anyCols bool  // columns beyond names, of unknown names (SELECT * of a table)
-	anyW    int64 // their width
+	widths  []width
+	anyCols bool
+	anyW    width
 }
 
-func (s *lpShape) max() int64 {
+func (s *lpShape) max() width {
 	if s == nil {
-		return 0
+		return column
 	}
 	m := s.anyW
 	for _, w := range s.widths {
-		m = max(m, w)
+		m = m.wider(w)
 	}
 	return m
 }
 
-func (s *lpShape) sum() int64 {
+func (s *lpShape) sum() width {
 	if s == nil {
-		return 0
+		return width{}
 	}
 	n := s.anyW
 	for _, w := range s.widths {
-		n += w
+		n = n.plus(w)
 	}
 	return n
 }
 
 // col is the width of column name: the widest column of that name, else of
-// the columns of unknown name (which may be it), else 0 (no such column).
-func (s *lpShape) col(name string) int64 {
+// the columns of unknown name (which may be it), else nothing (no such
+// column). A table's column is one copy of data.
+func (s *lpShape) col(name string) width {
 	if s == nil {
-		return 0
+		return column
 	}
-	found, w := false, int64(0)
+	found, w := false, width{}
 	for i, n := range s.names {
 		if n == name {
-			found, w = true, max(w, s.widths[i])
+			found, w = true, w.wider(s.widths[i])
 		}
 	}
 	if found {
 		return w
 	}
-	m := s.anyW
+	m := width{}
+	if s.anyCols {
+		m = s.anyW
+	}
 	for i, n := range s.names {
 		if n == "" {
-			m = max(m, s.widths[i])
+			m = m.wider(s.widths[i])
 		}
 	}
 	return m
@@ -348,14 +390,14 @@ func (s *lpShape) merge(o *lpShape) {
 	}
 	for i, w := range o.widths {
 		if i < len(s.widths) {
-			s.widths[i] = max(s.widths[i], w)
+			s.widths[i] = s.widths[i].wider(w)
 		} else {
 			s.names = append(s.names, o.names[i])
 			s.widths = append(s.widths, w)
 		}
 	}
 	s.anyCols = s.anyCols || o.anyCols
-	s.anyW = max(s.anyW, o.anyW)
+	s.anyW = s.anyW.wider(o.anyW)
 }
 
 // lpBinding is one FROM source: shape nil for a table.
@@ -383,7 +425,7 @@ type lpFrame struct {
 // limitPass walks the parsed statement (before the walker rewrites it),
 // counting and measuring. It refuses nothing the walker would accept except
 // for a limit, and it is conservative where it cannot tell: a column it
-// cannot resolve is as wide as the widest it could be.
+// cannot place is as wide as the widest it could be.
 type limitPass struct {
 	lim        Limits
 	nodes      int
@@ -397,6 +439,7 @@ type limitPass struct {
 	grew       bool // a function that can grow a string, in a recursive body
 	frame      *lpFrame
 	scope      *lpScope
+	capped     map[*ast.FuncCallExpr]bool
 }
 
 func (p *limitPass) push() error {
@@ -421,14 +464,6 @@ func (p *limitPass) node() error {
 	p.nodes++
 	if p.nodes > p.lim.Nodes {
 		return limitErr("%d expression nodes (operators, functions, column references, subqueries and tables)", p.lim.Nodes)
-	}
-	return nil
-}
-
-// value checks the width of one value the statement builds.
-func (p *limitPass) value(g int64, what string) error {
-	if g > int64(p.lim.StringBytes) {
-		return limitErr("%s", stringLimitMsg(p.lim.StringBytes, what))
 	}
 	return nil
 }
@@ -554,11 +589,17 @@ func (p *limitPass) orderLimit(ob *ast.OrderByClause, l *ast.Limit, sh *lpShape)
 		}
 	}
 	if l != nil {
-		for _, e := range []ast.ExprNode{l.Count, l.Offset} {
-			if e != nil {
-				if _, _, err := p.expr(e, 0); err != nil {
-					return err
-				}
+		return p.exprs(0, l.Count, l.Offset)
+	}
+	return nil
+}
+
+// exprs measures expressions whose value is not kept (nil ones skipped).
+func (p *limitPass) exprs(d int, es ...ast.ExprNode) error {
+	for _, e := range es {
+		if e != nil {
+			if _, _, err := p.expr(e, d); err != nil {
+				return err
 			}
 		}
 	}
@@ -619,19 +660,19 @@ func (p *limitPass) with(wc *ast.WithClause) (func(), error) {
 func (p *limitPass) recursiveBody(c *lpCTE, body ast.ResultSetNode) (*lpShape, error) {
 	p.recursive++
 	defer func() { p.recursive-- }()
-	strict := &lpShape{anyCols: true, anyW: int64(p.lim.StringBytes)}
+	strict := &lpShape{anyCols: true, anyW: width{a: int64(p.lim.StringBytes)}}
 	if p.recursive > 1 {
 		c.shape = strict
 		return p.block(body, false)
 	}
-	nodes, literals, operands, rowBytes, grew := p.nodes, p.literals, p.operands, p.rowBytes, p.grew
+	nodes, literals, operands, rowBytes, grew, capped := p.nodes, p.literals, p.operands, p.rowBytes, p.grew, len(p.capped)
 	c.shape = &lpShape{anyCols: true}
 	p.grew = false
 	first, err := p.block(body, false)
 	if err != nil {
 		return nil, err
 	}
-	if p.grew {
+	if p.grew || len(p.capped) > capped {
 		c.shape = strict
 	} else {
 		c.shape = &lpShape{anyCols: true, anyW: first.max()}
@@ -665,8 +706,9 @@ func (p *limitPass) selectStmt(n *ast.SelectStmt, top bool) (*lpShape, error) {
 			return nil, err
 		}
 	}
-	// A statement's result repeats what it returns for every row it
-	// returns; a SELECT without FROM returns one.
+	// A statement's result repeats a constant it returns in every row (a
+	// column it returns is a value counted where it was made); a SELECT
+	// without FROM returns one row.
 	perRow := top && n.From != nil
 	sh := &lpShape{}
 	if n.Fields != nil {
@@ -681,25 +723,22 @@ func (p *limitPass) selectStmt(n *ast.SelectStmt, top bool) (*lpShape, error) {
 						continue
 					}
 					if b.shape == nil {
-						sh.anyCols = true
+						sh.anyCols, sh.anyW = true, sh.anyW.wider(column)
 						continue
 					}
 					sh.names = append(sh.names, b.shape.names...)
 					sh.widths = append(sh.widths, b.shape.widths...)
 					sh.anyCols = sh.anyCols || b.shape.anyCols
-					sh.anyW = max(sh.anyW, b.shape.anyW)
-					if perRow {
-						p.rowBytes += b.shape.sum()
-					}
+					sh.anyW = sh.anyW.wider(b.shape.anyW)
 				}
 				continue
 			}
-			g, site, err := p.expr(f.Expr, 0)
+			w, site, err := p.expr(f.Expr, 0)
 			if err != nil {
 				return nil, err
 			}
-			if perRow && !site {
-				p.rowBytes += g // a constant or a column, copied into every row
+			if perRow && !site && constant(f.Expr) {
+				p.rowBytes += w.a // one value, copied into every row returned
 			}
 			name := strings.ToLower(f.AsName.O)
 			if name == "" {
@@ -708,16 +747,12 @@ func (p *limitPass) selectStmt(n *ast.SelectStmt, top bool) (*lpShape, error) {
 				}
 			}
 			sh.names = append(sh.names, name)
-			sh.widths = append(sh.widths, g)
+			sh.widths = append(sh.widths, w)
 		}
 	}
 	p.scope.aliases = sh
-	for _, e := range []ast.ExprNode{n.Where, havingExpr(n.Having)} {
-		if e != nil {
-			if _, _, err := p.expr(e, 0); err != nil {
-				return nil, err
-			}
-		}
+	if err := p.exprs(0, n.Where, havingExpr(n.Having)); err != nil {
+		return nil, err
 	}
 	if n.GroupBy != nil {
 		if err := p.byItems(n.GroupBy.Items); err != nil {
@@ -735,12 +770,8 @@ func (p *limitPass) selectStmt(n *ast.SelectStmt, top bool) (*lpShape, error) {
 		}
 	}
 	if n.Limit != nil {
-		for _, e := range []ast.ExprNode{n.Limit.Count, n.Limit.Offset} {
-			if e != nil {
-				if _, _, err := p.expr(e, 0); err != nil {
-					return nil, err
-				}
-			}
+		if err := p.exprs(0, n.Limit.Count, n.Limit.Offset); err != nil {
+			return nil, err
 		}
 	}
 	return sh, nil
@@ -755,11 +786,10 @@ func havingExpr(h *ast.HavingClause) ast.ExprNode {
 
 func (p *limitPass) byItems(items []*ast.ByItem) error {
 	for _, it := range items {
-		if it == nil || it.Expr == nil {
-			continue
-		}
-		if _, _, err := p.expr(it.Expr, 0); err != nil {
-			return err
+		if it != nil {
+			if err := p.exprs(0, it.Expr); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -777,13 +807,7 @@ func (p *limitPass) windowSpec(ws *ast.WindowSpec) error {
 		}
 	}
 	if fr := ws.Frame; fr != nil {
-		for _, e := range []ast.ExprNode{fr.Extent.Start.Expr, fr.Extent.End.Expr} {
-			if e != nil {
-				if _, _, err := p.expr(e, 0); err != nil {
-					return err
-				}
-			}
-		}
+		return p.exprs(0, fr.Extent.Start.Expr, fr.Extent.End.Expr)
 	}
 	return nil
 }
@@ -806,10 +830,8 @@ func (p *limitPass) from(n ast.ResultSetNode) error {
 				return err
 			}
 		}
-		if n.On != nil && n.On.Expr != nil {
-			if _, _, err := p.expr(n.On.Expr, 0); err != nil {
-				return err
-			}
+		if n.On != nil {
+			return p.exprs(0, n.On.Expr)
 		}
 		return nil
 	case *ast.TableSource:
@@ -860,12 +882,12 @@ func (p *limitPass) from(n ast.ResultSetNode) error {
 	return p.generic(n, 0)
 }
 
-// column is the width of a column reference: a column of a table counts
-// nothing; one of a CTE or derived table what its expression may
-// introduce; a name the pass cannot place, the widest it could be.
-func (p *limitPass) column(cn *ast.ColumnName) int64 {
+// columnWidth is the width of a column reference: a table's column is one
+// copy of data; a column of a CTE or derived table as wide as its
+// expression; a name the pass cannot place, the widest it could be.
+func (p *limitPass) columnWidth(cn *ast.ColumnName) width {
 	if cn == nil {
-		return 0
+		return width{}
 	}
 	name := strings.ToLower(cn.Name.O)
 	if table := strings.ToLower(cn.Table.O); table != "" {
@@ -879,12 +901,14 @@ func (p *limitPass) column(cn *ast.ColumnName) int64 {
 	}
 	// A bare name (or one whose table is out of sight) may be any
 	// column in scope, or a select-list alias.
-	var w int64
+	var w width
 	for sc := p.scope; sc != nil; sc = sc.parent {
 		for _, b := range sc.bindings {
-			w = max(w, b.shape.col(name))
+			w = w.wider(b.shape.col(name))
 		}
-		w = max(w, sc.aliases.col(name))
+		if sc.aliases != nil {
+			w = w.wider(sc.aliases.col(name))
+		}
 	}
 	return w
 }
@@ -912,69 +936,65 @@ func literalInt(e ast.ExprNode) (int64, bool) {
 	case test_driver.KindInt64:
 		return v.GetInt64(), true
 	case test_driver.KindUint64:
-		u := v.GetUint64()
-		if u > 1<<62 {
-			return 1 << 62, true
-		}
-		return int64(u), true
+		return int64(min(v.GetUint64(), 1<<62)), true
 	}
 	return 0, false
 }
 
-// expr measures e at expression depth d: g is the string bytes its value
-// may introduce; site reports an expression evaluated per row into a value
-// of its own (its g is added to the row's bytes here).
-func (p *limitPass) expr(e ast.ExprNode, d int) (g int64, site bool, err error) {
+// expr measures e at expression depth d: w is the width of its value; site
+// reports an expression evaluated per row into a value of its own (whose
+// introduced bytes are added to the row's here).
+func (p *limitPass) expr(e ast.ExprNode, d int) (w width, site bool, err error) {
 	if e == nil {
-		return 0, false, nil
+		return width{}, false, nil
 	}
 	if err := p.push(); err != nil {
-		return 0, false, err
+		return width{}, false, err
 	}
 	defer p.pop()
 	switch x := e.(type) {
 	case *test_driver.ValueExpr:
 		if err := p.literal(); err != nil {
-			return 0, false, err
+			return width{}, false, err
 		}
 		if s, ok := literalText(x); ok {
-			return int64(len(s)), false, p.stringLiteral(len(s))
+			return width{a: int64(len(s))}, false, p.stringLiteral(len(s))
 		}
-		return 0, false, nil
+		return width{}, false, nil
 	case *test_driver.ParamMarkerExpr:
-		return int64(p.lim.StringBytes), false, p.literal()
+		return width{a: int64(p.lim.LiteralBytes)}, false, p.literal()
 	case *ast.ParenthesesExpr:
 		return p.expr(x.Expr, d)
 	case *ast.SubqueryExpr:
 		if err := p.node(); err != nil {
-			return 0, false, err
+			return width{}, false, err
 		}
 		p.subqDepth++
 		defer func() { p.subqDepth-- }()
 		if p.subqDepth > p.lim.SubqueryDepth {
-			return 0, false, limitErr("%d levels of nested subqueries", p.lim.SubqueryDepth)
+			return width{}, false, limitErr("%d levels of nested subqueries", p.lim.SubqueryDepth)
 		}
 		sh, err := p.block(x.Query, false)
 		if err != nil {
-			return 0, false, err
+			return width{}, false, err
 		}
-		g := sh.max()
-		p.rowBytes += g
-		return g, true, nil
+		w := sh.max()
+		p.rowBytes += w.a
+		return w, true, nil
 	}
 	if err := p.node(); err != nil {
-		return 0, false, err
+		return width{}, false, err
 	}
 	switch x := e.(type) {
 	case *ast.ColumnNameExpr:
-		return p.column(x.Name), false, nil
+		return p.columnWidth(x.Name), false, nil
 	case *ast.FuncCallExpr, *ast.AggregateFuncExpr, *ast.WindowFuncExpr, *ast.FuncCastExpr:
 		d += FuncDepth
 	default:
 		d++
 	}
 	if d > p.lim.ExprDepth {
-		return 0, false, limitErr("%d levels of nested expressions", p.lim.ExprDepth)
+		return width{}, false, limitErr("%d levels of nested expressions", p.lim.ExprDepth)
 	}
 	var args []ast.ExprNode
 	switch x := e.(type) {
@@ -989,98 +1009,95 @@ func (p *limitPass) expr(e ast.ExprNode, d int) (g int64, site bool, err error) 
 				dr = d - 1
 			}
 		}
-		if _, err := p.operand(x.L, dl); err != nil {
-			return 0, false, err
+		if err := p.exprs(dl, x.L); err != nil {
+			return width{}, false, err
 		}
-		if _, err := p.operand(x.R, dr); err != nil {
-			return 0, false, err
-		}
-		return 0, false, nil // a number or a truth value
+		return width{}, false, p.exprs(dr, x.R) // a number or a truth value
 	case *ast.FuncCallExpr:
 		return p.call(x, d)
 	case *ast.AggregateFuncExpr:
-		g, err := p.sumArgs(x.Args, d)
+		w, err := p.widestArg(x.Args, d)
 		if err != nil {
-			return 0, false, err
-		}
-		if nonString[strings.ToLower(x.F)] {
-			g = 0
+			return width{}, false, err
 		}
 		if x.Order != nil {
 			if err := p.byItems(x.Order.Items); err != nil {
-				return 0, false, err
+				return width{}, false, err
 			}
 		}
-		if p.recursive > 0 && growsInRecursion[strings.ToLower(x.F)] {
-			g = int64(p.lim.StringBytes)
+		name := strings.ToLower(x.F)
+		switch {
+		case nonString[name]:
+			w = width{}
+		case p.recursive > 0 && growsInRecursion[name]:
+			w = width{a: int64(p.lim.StringBytes)} // capped by the engine (capBuilt)
 			p.grew = true
+		case growsInRecursion[name]:
+			// One value of many rows, held by the engine's tracked
+			// aggregate state: like stored data.
+			w = column
 		}
-		return p.site(g, strings.ToUpper(x.F))
+		return p.site(w)
 	case *ast.WindowFuncExpr:
-		g, err := p.sumArgs(x.Args, d)
+		w, err := p.widestArg(x.Args, d)
 		if err != nil {
-			return 0, false, err
-		}
-		if nonString[strings.ToLower(x.Name)] {
-			g = 0
+			return width{}, false, err
 		}
 		if err := p.windowSpec(&x.Spec); err != nil {
-			return 0, false, err
+			return width{}, false, err
 		}
-		return p.site(g, strings.ToUpper(x.Name))
+		if nonString[strings.ToLower(x.Name)] {
+			w = width{}
+		}
+		return p.site(w)
 	case *ast.FuncCastExpr:
-		g, err := p.operand(x.Expr, d)
+		w, _, err := p.expr(x.Expr, d)
 		if err != nil {
-			return 0, false, err
+			return width{}, false, err
 		}
-		return p.site(g, "CAST")
+		return p.site(w)
 	case *ast.CaseExpr:
-		var g int64
-		if _, err := p.operand(x.Value, d); err != nil {
-			return 0, false, err
+		if err := p.exprs(d, x.Value); err != nil {
+			return width{}, false, err
 		}
+		var w width
 		for _, wc := range x.WhenClauses {
 			if wc == nil {
 				continue
 			}
 			if err := p.node(); err != nil { // the engine's planning time grows with their square
-				return 0, false, err
+				return width{}, false, err
 			}
-			if _, err := p.operand(wc.Expr, d); err != nil {
-				return 0, false, err
+			if err := p.exprs(d, wc.Expr); err != nil {
+				return width{}, false, err
 			}
-			rg, err := p.operand(wc.Result, d)
+			rw, _, err := p.expr(wc.Result, d)
 			if err != nil {
-				return 0, false, err
+				return width{}, false, err
 			}
-			g = max(g, rg)
+			w = w.wider(rw)
 		}
-		eg, err := p.operand(x.ElseClause, d)
-		if err != nil {
-			return 0, false, err
+		if x.ElseClause != nil {
+			ew, _, err := p.expr(x.ElseClause, d)
+			if err != nil {
+				return width{}, false, err
+			}
+			w = w.wider(ew)
 		}
-		return p.site(max(g, eg), "CASE")
+		return p.site(w)
 	case *ast.SetCollationExpr:
-		g, err := p.operand(x.Expr, d)
-		return g, false, err
+		w, _, err := p.expr(x.Expr, d)
+		return w, false, err
 	case *ast.PatternInExpr:
-		if _, err := p.operand(x.Expr, d); err != nil {
-			return 0, false, err
+		if err := p.exprs(d, x.Expr); err != nil {
+			return width{}, false, err
 		}
-		for _, it := range x.List {
-			if _, err := p.operand(it, d); err != nil {
-				return 0, false, err
-			}
+		if err := p.exprs(d, x.List...); err != nil {
+			return width{}, false, err
 		}
-		if x.Sel != nil {
-			if _, err := p.operand(x.Sel, d); err != nil {
-				return 0, false, err
-			}
-		}
-		return 0, false, nil
+		return width{}, false, p.exprs(d, x.Sel)
 	case *ast.ExistsSubqueryExpr:
-		_, err := p.operand(x.Sel, d)
-		return 0, false, err
+		return width{}, false, p.exprs(d, x.Sel)
 	case *ast.CompareSubqueryExpr:
 		args = []ast.ExprNode{x.L, x.R}
 	case *ast.UnaryOperationExpr:
@@ -1098,54 +1115,39 @@ func (p *limitPass) expr(e ast.ExprNode, d int) (g int64, site bool, err error) 
 	case *ast.RowExpr:
 		args = x.Values
 	case *ast.TimeUnitExpr, *ast.TrimDirectionExpr:
-		return 0, false, nil
+		return width{}, false, nil
 	default:
 		// Refused by the walker: count what it holds.
-		return 0, false, p.generic(e, d)
+		return width{}, false, p.generic(e, d)
 	}
-	for _, a := range args {
-		if _, err := p.operand(a, d); err != nil {
-			return 0, false, err
-		}
-	}
-	return 0, false, nil // a number or a truth value
+	return width{}, false, p.exprs(d, args...) // a number or a truth value
 }
 
-// operand measures an argument: its width (nil counts nothing).
-func (p *limitPass) operand(e ast.ExprNode, d int) (int64, error) {
-	if e == nil {
-		return 0, nil
-	}
-	g, _, err := p.expr(e, d)
-	return g, err
-}
-
-func (p *limitPass) sumArgs(args []ast.ExprNode, d int) (int64, error) {
-	var g int64
+// widestArg measures the arguments of a function whose result is made of
+// one of them (LOWER, COALESCE, MIN, LAG, …): as wide as the widest.
+func (p *limitPass) widestArg(args []ast.ExprNode, d int) (width, error) {
+	var w width
 	for _, a := range args {
-		ag, err := p.operand(a, d)
+		aw, _, err := p.expr(a, d)
 		if err != nil {
-			return 0, err
+			return width{}, err
 		}
-		g += ag
+		w = w.wider(aw)
 	}
-	return g, nil
+	return w, nil
 }
 
-// site records an expression evaluated per row that makes a value of g
-// bytes (a string function's result, a CASE, a cast): g must fit
-// StringBytes, and is added to the row's bytes.
-func (p *limitPass) site(g int64, what string) (int64, bool, error) {
-	if err := p.value(g, what); err != nil {
-		return 0, false, err
-	}
-	p.rowBytes += g
-	return g, true, nil
+// site records an expression evaluated per row into a value of its own (a
+// function's result, a CASE, a cast) of width w: its introduced bytes are
+// added to the row's.
+func (p *limitPass) site(w width) (width, bool, error) {
+	p.rowBytes += w.a
+	return w, true, nil
 }
 
 func (p *limitPass) stringLiteral(n int) error {
-	if n > p.lim.StringBytes {
-		return limitErr("%d bytes for a string literal", p.lim.StringBytes)
+	if n > p.lim.LiteralBytes {
+		return limitErr("%d bytes for a string literal", p.lim.LiteralBytes)
 	}
 	return nil
 }
@@ -1153,7 +1155,7 @@ func (p *limitPass) stringLiteral(n int) error {
 // call measures a function call. Functions whose result can outgrow their
 // arguments get their bound here: exact from literals (refused over
 // StringBytes), else StringBytes, which the engine then checks.
-func (p *limitPass) call(x *ast.FuncCallExpr, d int) (int64, bool, error) {
+func (p *limitPass) call(x *ast.FuncCallExpr, d int) (width, bool, error) {
 	name := x.FnName.L
 	fn := strings.ToUpper(name)
 	n := len(x.Args)
@@ -1162,21 +1164,22 @@ func (p *limitPass) call(x *ast.FuncCallExpr, d int) (int64, bool, error) {
 		// Printed as a chain of n-1 operators or rewrites.
 		d += max(n-1, 0)
 		if d > p.lim.ExprDepth {
-			return 0, false, limitErr("%d levels of nested expressions", p.lim.ExprDepth)
+			return width{}, false, limitErr("%d levels of nested expressions", p.lim.ExprDepth)
 		}
 	}
-	widths := make([]int64, n)
-	var sum int64
+	widths := make([]width, n)
+	var sum, widest width
 	for i, a := range x.Args {
-		g, err := p.operand(a, d)
+		aw, _, err := p.expr(a, d)
 		if err != nil {
-			return 0, false, err
+			return width{}, false, err
 		}
-		widths[i] = g
-		sum += g
+		widths[i] = aw
+		sum, widest = sum.plus(aw), widest.wider(aw)
 	}
-	strict := int64(p.lim.StringBytes)
-	g := sum
+	strict := width{a: int64(p.lim.StringBytes)}
+	tooLong := limitErr("%s", stringLimitMsg(p.lim.StringBytes, fn))
+	w := widest // a function made of one of its arguments
 	switch name {
 	case "repeat":
 		if n == 2 {
@@ -1184,35 +1187,32 @@ func (p *limitPass) call(x *ast.FuncCallExpr, d int) (int64, bool, error) {
 			k, kok := literalInt(x.Args[1])
 			switch {
 			case sok && kok:
-				if k > 0 && int64(len(s)) > strict/k {
-					return 0, false, limitErr("%s", stringLimitMsg(p.lim.StringBytes, fn))
+				if k > 0 && int64(len(s)) > strict.a/k {
+					return width{}, false, tooLong
 				}
-				g = int64(len(s)) * max(k, 0)
+				w = width{a: int64(len(s)) * max(k, 0)}
 			case kok && k <= 1:
-				g = widths[0]
+				w = widths[0]
 			default:
-				g = strict // checked by the engine (rwRepeat)
+				w = strict // checked by the engine (rwRepeat)
+				p.grew = p.grew || p.recursive > 0
 			}
 		}
 	case "space":
 		if k, ok := literalInt(x.Args[0]); ok && n == 1 {
-			if k > strict {
-				return 0, false, limitErr("%s", stringLimitMsg(p.lim.StringBytes, fn))
+			if k > strict.a {
+				return width{}, false, tooLong
 			}
-			g = max(k, 0)
-		} else {
-			g = strict
+			w = width{a: max(k, 0)}
 		}
 	case "lpad", "rpad":
 		// The result has the literal length in characters, up to 4 bytes
 		// each (the walker refuses a length that is not a literal).
 		if k, ok := literalInt(x.Args[1]); ok && n == 3 {
-			if k > strict/utf8.UTFMax {
-				return 0, false, limitErr("%s (%d characters)", stringLimitMsg(p.lim.StringBytes, fn), strict/utf8.UTFMax)
+			if k > strict.a/utf8.UTFMax {
+				return width{}, false, limitErr("%s (%d characters)", stringLimitMsg(p.lim.StringBytes, fn), strict.a/utf8.UTFMax)
 			}
-			g = max(k, 0) * utf8.UTFMax
-		} else {
-			g = strict
+			w = width{a: max(k, 0) * utf8.UTFMax}
 		}
 	case "replace":
 		if n == 3 {
@@ -1221,42 +1221,53 @@ func (p *limitPass) call(x *ast.FuncCallExpr, d int) (int64, bool, error) {
 			to, tok := literalText(x.Args[2])
 			switch {
 			case fok && tok && (len(to) <= len(from) || from == ""):
-				g = widths[0]
+				w = widths[0]
 			case sok && fok && tok:
-				g = int64(len(strings.ReplaceAll(s, from, to)))
+				if w = (width{a: int64(len(strings.ReplaceAll(s, from, to)))}); w.a > strict.a {
+					return width{}, false, tooLong
+				}
 			default:
-				g = strict // checked by the engine (rwReplace)
+				w = strict // checked by the engine (rwReplace)
+				p.grew = p.grew || p.recursive > 0
 			}
 		}
-	case "concat_ws":
-		if n > 2 {
-			g = sum + widths[0]*int64(n-2)
+	case "concat", "concat_ws":
+		w = sum
+		if name == "concat_ws" && n > 2 {
+			sep := widths[0]
+			w = sum.plus(width{sep.a * int64(n-3), sep.m * int64(n-3)})
+		}
+		// Where the gate cannot bound the result — in a recursive CTE, or
+		// beyond StringBytes or ColumnCopies (parameters, columns doubled
+		// through CTEs) — the engine checks it (capBuilt).
+		if p.recursive > 0 || w.a > strict.a || w.m > int64(p.lim.ColumnCopies) {
+			if p.capped == nil {
+				p.capped = make(map[*ast.FuncCallExpr]bool)
+			}
+			p.capped[x] = true
+			w = strict
+			p.grew = p.grew || p.recursive > 0
 		}
 	case "date_format":
 		// A format character prints at most 6 (%r: "12:00:00 AM" for two).
 		if n == 2 {
-			g = widths[0] + 6*widths[1]
+			if w = (width{a: 6 * widths[1].a}); w.a > strict.a {
+				return width{}, false, tooLong
+			}
 		}
 	case "format":
-		g = 64 + 40 // a number of at most 38 digits, separators, 30 decimals
+		w = width{a: 64 + 40} // a number of at most 38 digits, separators, 30 decimals
 	default:
-		if w, ok := fixedString[name]; ok {
-			g = w
+		if fw, ok := fixedString[name]; ok {
+			w = width{a: fw}
 		} else if nonString[name] {
-			g = 0
+			w = width{}
 		}
 	}
-	if p.recursive > 0 && (growsInRecursion[name] || g == strict && (name == "repeat" || name == "replace")) {
-		g = strict // capped by the engine (capBuilt, rwRepeat, rwReplace)
-		p.grew = true
+	if !rowVarying(x) {
+		return w, false, nil // evaluated once, not per row
 	}
-	if g > strict {
-		return 0, false, limitErr("%s", stringLimitMsg(p.lim.StringBytes, fn))
-	}
-	if !p.rowVarying(x) {
-		return g, false, nil // evaluated once, not per row
-	}
-	return p.site(g, fn)
+	return p.site(w)
 }
 
 // nonString are the allowed functions (scalar, aggregate, window) whose
@@ -1283,11 +1294,14 @@ var fixedString = map[string]int64{
 	"md5": 32, "sha1": 40, "sha": 40, "uuid": 36, "dayname": 9, "monthname": 9, "char_func": 1,
 }
 
+// volatile are the allowed functions whose value changes from row to row
+// without a column.
+var volatile = map[string]bool{"rand": true, "uuid": true, "now": true, "current_timestamp": true, "curdate": true, "current_date": true}
+
 // rowVarying reports whether a call may take a different value in every row:
 // one of its arguments is not a literal or parameter, or it is volatile.
-func (p *limitPass) rowVarying(x *ast.FuncCallExpr) bool {
-	switch x.FnName.L {
-	case "rand", "uuid", "now", "current_timestamp", "curdate", "current_date":
+func rowVarying(x *ast.FuncCallExpr) bool {
+	if volatile[x.FnName.L] {
 		return true
 	}
 	for _, a := range x.Args {
@@ -1310,16 +1324,7 @@ func constant(e ast.ExprNode) bool {
 	case *ast.BinaryOperationExpr:
 		return constant(x.L) && constant(x.R)
 	case *ast.FuncCallExpr:
-		switch x.FnName.L {
-		case "rand", "uuid", "now", "current_timestamp", "curdate", "current_date":
-			return false
-		}
-		for _, a := range x.Args {
-			if !constant(a) {
-				return false
-			}
-		}
-		return true
+		return !rowVarying(x)
 	}
 	return false
 }
@@ -1336,7 +1341,7 @@ func (p *limitPass) generic(n ast.Node, d int) error {
 				return err
 			}
 		case ast.ExprNode:
-			if _, _, err := p.expr(c, d); err != nil {
+			if err := p.exprs(d, c); err != nil {
 				return err
 			}
 		}

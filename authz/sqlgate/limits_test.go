@@ -20,9 +20,12 @@ func nest(open, leaf, close string, n int) string {
 }
 
 // cteChain doubles a 1,000-byte string through n CTEs.
-func cteChain(n int) string {
+func cteChain(n int) string { return doubling("SELECT repeat('x', 1000) AS s", n) }
+
+// doubling doubles the column s of first through n CTEs.
+func doubling(first string, n int) string {
 	var b strings.Builder
-	b.WriteString("WITH c0 AS (SELECT repeat('x', 1000) AS s)")
+	b.WriteString("WITH c0 AS (" + first + ")")
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&b, ", c%d AS (SELECT concat(s, s) AS s FROM c%d)", i, i-1)
 	}
@@ -41,9 +44,9 @@ func TestLimitAttacks(t *testing.T) {
 		exprs    = "64 levels of nested expressions"
 		queries  = "32 levels of nested queries"
 		subqs    = "8 levels of nested subqueries"
-		perRow   = "131072 bytes of strings per row"
+		perRow   = "65536 bytes of strings per row"
 	)
-	built := func(fn string) string { return "65536 bytes for a string " + fn + " builds" }
+	built := func(fn string) string { return "32768 bytes for a string " + fn + " builds" }
 	cases := []struct {
 		name, sql, limit string
 	}{
@@ -73,27 +76,22 @@ func TestLimitAttacks(t *testing.T) {
 		{"string literal over 64 KiB", "SELECT " + lit(65537), "65536 bytes for a string literal"},
 		{"literal in a filter", "SELECT 1 FROM t WHERE a = " + lit(65537), "65536 bytes for a string literal"},
 		{"REPEAT of 2,000,000,000", "SELECT length(repeat('x', 2000000000))", built("REPEAT")},
-		{"REPEAT one byte over", "SELECT repeat('ab', 32769)", built("REPEAT")},
+		{"REPEAT one byte over", "SELECT repeat('ab', 16385)", built("REPEAT")},
 		{"REPEAT with a huge count", "SELECT repeat('x', 9223372036854775807)", built("REPEAT")},
 		{"LPAD of 2,000,000,000", "SELECT lpad('x', 2000000000, 'y')", built("LPAD")},
-		{"RPAD over 16,384 characters", "SELECT rpad(a, 16385, ' ') FROM t", built("RPAD")},
-		{"SPACE one byte over", "SELECT space(65537)", built("SPACE")},
-		{"REPLACE of literals", "SELECT replace(" + lit(40000) + ", 'x', 'yy')", built("REPLACE")},
-		{"CONCAT of literals", "SELECT concat(" + lit(40000) + ", " + lit(40000) + ")", built("CONCAT")},
-		{"CONCAT_WS separator", "SELECT concat_ws(" + lit(20000) + ", a, a, a, a) FROM t", built("CONCAT_WS")},
-		{"DATE_FORMAT expanding", "SELECT date_format(a, '" + strings.Repeat("%r", 6000) + "') FROM t", built("DATE_FORMAT")},
-		{"CTE value doubled", "WITH c AS (SELECT repeat('x', 40000) AS s) SELECT concat(s, s) FROM c", built("CONCAT")},
-		{"CTE chain doubling", cteChain(7), built("CONCAT")},
-		{"derived table doubled", "SELECT concat(d.s, d.s) FROM (SELECT repeat('x', 40000) AS s) AS d", built("CONCAT")},
-		{"star of a derived table doubled", "SELECT concat(s, s) FROM (SELECT * FROM (SELECT repeat('x', 40000) AS s) AS e) AS d", built("CONCAT")},
-		{"CTE column list", "WITH c (s) AS (SELECT repeat('x', 40000)) SELECT concat(s, s) FROM c", built("CONCAT")},
-		{"CTE in a subquery", "WITH c AS (SELECT repeat('x', 40000) AS s) SELECT (SELECT concat(s, s) FROM c)", built("CONCAT")},
+		{"RPAD over 8,192 characters", "SELECT rpad(a, 8193, ' ') FROM t", built("RPAD")},
+		{"SPACE one byte over", "SELECT space(32769)", built("SPACE")},
+		{"REPLACE of literals", "SELECT replace(" + lit(20000) + ", 'x', 'yy')", built("REPLACE")},
+		{"DATE_FORMAT expanding", "SELECT date_format(a, '" + strings.Repeat("%r", 3000) + "') FROM t", built("DATE_FORMAT")},
+		{"CTE chain doubling", cteChain(7), perRow},
+		{"CTE chain doubling a column", doubling("SELECT a AS s FROM t", 9), perRow},
+		{"CTE chain doubling a column with CONCAT_WS", strings.ReplaceAll(doubling("SELECT a AS s FROM t", 9), "concat(s, s)", "concat_ws(s, s, s)"), perRow},
 		{"three REPEATs of columns per row", "SELECT repeat(a, 2), repeat(b, 2), repeat(c, 2) FROM t", perRow},
-		{"a built value copied per row", "WITH c AS (SELECT concat(repeat('x', 60000), a) AS s FROM t) SELECT lower(s), upper(s), reverse(s) FROM c", perRow},
-		{"constants returned with every row", "SELECT " + lit(60000) + ", " + lit(60000) + ", " + lit(60000) + " FROM t", perRow},
-		{"a built constant returned with every row", "SELECT * FROM (SELECT repeat('x', 60000) AS s, repeat('y', 60000) AS u, repeat('z', 60000) AS v) AS d, t", perRow},
+		{"a built value copied per row", "WITH c AS (SELECT concat(repeat('x', 30000), a) AS s FROM t) SELECT lower(s), upper(s), reverse(s) FROM c", perRow},
+		{"constants returned with every row", "SELECT " + lit(30000) + ", " + lit(30000) + ", " + lit(30000) + " FROM t", perRow},
+		{"built constants returned with every row", "SELECT repeat('x', 30000), repeat('y', 30000), repeat('z', 30000) FROM t", perRow},
 		{"parameters built into every row", "SELECT concat(a, ?), concat(b, ?), concat(c, ?) FROM t", perRow},
-		{"INSERT of constants per row", "INSERT INTO t SELECT " + lit(60000) + ", " + lit(60000) + ", " + lit(60000) + " FROM t", perRow},
+		{"INSERT of constants per row", "INSERT INTO t SELECT " + lit(30000) + ", " + lit(30000) + ", " + lit(30000) + " FROM t", perRow},
 		{"EXPLAIN", "EXPLAIN SELECT 1" + strings.Repeat(" UNION ALL SELECT 1", 1000), branches},
 		{"CREATE TABLE AS", "CREATE TABLE u AS SELECT repeat('x', 2000000000)", built("REPEAT")},
 		{"INSERT VALUES", "INSERT INTO t VALUES (" + nest("abs(", "1", ")", 17) + ")", exprs},
@@ -139,17 +137,22 @@ func TestLimitsAllow(t *testing.T) {
 		{"31 nested derived tables", "SELECT * FROM " + nest("(SELECT * FROM ", "t", ") AS d", 31)},
 		{"8 nested scalar subqueries", "SELECT " + nest("(SELECT ", "1", ")", 8)},
 		{"literal of 64 KiB", "SELECT " + lit(65536)},
-		{"REPEAT of 64 KiB", "SELECT repeat('ab', 32768)"},
-		{"LPAD to 16,384 characters", "SELECT lpad(a, 16384, ' ') FROM t"},
-		{"SPACE of 64 KiB", "SELECT space(65536)"},
+		{"REPEAT of 32 KiB", "SELECT repeat('ab', 16384)"},
+		{"LPAD to 8,192 characters", "SELECT lpad(a, 8192, ' ') FROM t"},
+		{"SPACE of 32 KiB", "SELECT space(32768)"},
 		{"REPLACE that shrinks", "SELECT replace(a, 'xyz', '') FROM t"},
 		{"IN list of 49,999 literals", "SELECT 1 FROM t WHERE a IN (1" + strings.Repeat(", 1", 49_998) + ")"},
 		{"many parameters, one row", "SELECT ?, ?, ?, ?, ?, ?"},
 		{"INSERT of parameters", "INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)"},
+		{"a pattern built from a parameter", "SELECT * FROM t WHERE a LIKE concat('%', ?, '%') AND lower(b) = lower(?)"},
+		{"a parameter built into every row", "SELECT concat(a, ' ', ?) FROM t"},
 		{"two REPEATs of columns per row", "SELECT repeat(a, 2), repeat(b, 2) FROM t"},
 		{"constants without FROM", "SELECT " + lit(60000) + ", " + lit(60000) + ", " + lit(60000)},
-		{"recursive CTE building paths", "WITH RECURSIVE r (id, path) AS (SELECT id, CAST(name AS CHAR) FROM t WHERE a IS NULL UNION ALL SELECT t.id, concat(r.path, '/', t.name) FROM t JOIN r ON t.a = r.id) SELECT id, path FROM r"},
+		{"a built value returned many times", "SELECT * FROM (SELECT repeat('x', 30000) AS s) AS d, t AS u, t AS v"},
+		{"recursive CTE building paths", "WITH RECURSIVE r (id, path) AS (SELECT id, CAST(name AS CHAR) FROM t WHERE a IS NULL UNION ALL SELECT t.id, concat(r.path, '/', t.name) FROM t JOIN r ON t.a = r.id) SELECT id, path, upper(path) FROM r"},
 		{"recursive CTE copying strings", "WITH RECURSIVE r (n, s, u, v) AS (SELECT 1, 'a', 'b', 'c' UNION ALL SELECT n + 1, s, u, v FROM r WHERE n < 5) SELECT lower(s), lower(u), lower(v) FROM r"},
+		{"a column doubled 7 times (checked by the engine)", doubling("SELECT a AS s FROM t", 7)},
+		{"CONCAT_WS of 200 columns", "SELECT concat_ws(',', a" + strings.Repeat(", a", 199) + ") FROM t"},
 	}
 	g := sqlgate.New(sqlgate.Config{})
 	for _, c := range cases {
@@ -167,7 +170,7 @@ func TestLimitsAllow(t *testing.T) {
 
 // TestLimitsConfig: Config.Limits replaces the defaults it sets.
 func TestLimitsConfig(t *testing.T) {
-	g := sqlgate.New(sqlgate.Config{Limits: sqlgate.Limits{SetOperands: 3, StringBytes: 100}})
+	g := sqlgate.New(sqlgate.Config{Limits: sqlgate.Limits{SetOperands: 3, StringBytes: 100, LiteralBytes: 100}})
 	if _, err := g.Parse("SELECT 1 UNION SELECT 2 UNION SELECT 3", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -197,9 +200,9 @@ func TestLimitsConfig(t *testing.T) {
 // TestEngineLimit: the engine's message for a limit the gate printed is
 // recognised, and no other.
 func TestEngineLimit(t *testing.T) {
-	msg := "Invalid Input Error: sqlgate: statement exceeds the limit of 65536 bytes for a string REPEAT builds"
+	msg := "Invalid Input Error: sqlgate: statement exceeds the limit of 32768 bytes for a string REPEAT builds"
 	e, ok := sqlgate.EngineLimit(msg)
-	if !ok || !errors.Is(e, sqlgate.ErrLimit) || e.Error() != "sqlgate: statement exceeds the limit of 65536 bytes for a string REPEAT builds" {
+	if !ok || !errors.Is(e, sqlgate.ErrLimit) || e.Error() != "sqlgate: statement exceeds the limit of 32768 bytes for a string REPEAT builds" {
 		t.Fatalf("EngineLimit(%q) = %v, %v", msg, e, ok)
 	}
 	for _, m := range []string{
@@ -218,7 +221,8 @@ func TestEngineLimit(t *testing.T) {
 }
 
 // engineDB is an in-memory DuckDB holding lg_rel.t_0 (v, w VARCHAR; n
-// BIGINT) with rows that exercise the checked functions.
+// BIGINT) with rows that exercise the checked functions, and lg_rel.t_1
+// (v) with a value of 1,000 bytes.
 func engineDB(t *testing.T) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("duckdb", "")
@@ -232,6 +236,7 @@ func engineDB(t *testing.T) *sql.DB {
 		`CREATE TABLE lg_rel.t_0 AS SELECT * FROM (VALUES
 			(1, 'ab', 'a', 3), (2, '', 'b', 5), (3, NULL, 'a', 2), (4, 'x', NULL, NULL),
 			(5, 'éa', 'é', 4), (6, 'ab', '', 0), (7, 'ab', 'xyz', -1), (8, 'aaaa', 'aa', 1)) AS v(id, v, w, n)`,
+		"CREATE TABLE lg_rel.t_1 AS SELECT 1 AS id, repeat('x', 1000) AS v, '' AS w, 1 AS n",
 	} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
@@ -240,8 +245,8 @@ func engineDB(t *testing.T) *sql.DB {
 	return db
 }
 
-// runRendered renders sql (reading s.t as lg_rel.t_0) and returns its rows
-// as strings, sorted, from DuckDB.
+// runRendered renders sql (reading s.t as lg_rel.t_0, s.big as
+// lg_rel.t_1) and returns its rows as strings, sorted, from DuckDB.
 func runRendered(t *testing.T, db *sql.DB, g *sqlgate.Gate, query string) ([]string, error) {
 	t.Helper()
 	st, err := g.Parse(query, "s")
@@ -250,7 +255,11 @@ func runRendered(t *testing.T, db *sql.DB, g *sqlgate.Gate, query string) ([]str
 	}
 	m := map[sqlgate.TableRef]sqlgate.Relation{}
 	for _, r := range st.Tables() {
-		m[r] = sqlgate.Relation{Schema: "lg_rel", Name: "t_0", Columns: []string{"id", "v", "w", "n"}}
+		name := "t_0"
+		if r.Name == "big" {
+			name = "t_1"
+		}
+		m[r] = sqlgate.Relation{Schema: "lg_rel", Name: name, Columns: []string{"id", "v", "w", "n"}}
 	}
 	out, err := st.Render(m)
 	if err != nil {
@@ -298,6 +307,7 @@ func TestEngineChecksKeepAnswers(t *testing.T) {
 		{"SELECT replace(v, w, 'long!') FROM t", "SELECT replace(v, w, 'long!') FROM lg_rel.t_0"},
 		{"SELECT replace(v, 'a', w) FROM t", "SELECT replace(v, 'a', w) FROM lg_rel.t_0"},
 		{"SELECT replace('banana', 'a', w) FROM t", "SELECT replace('banana', 'a', w) FROM lg_rel.t_0"},
+		{doubling("SELECT v AS s FROM t", 7), "SELECT strlen(v) * 128 FROM lg_rel.t_0"},
 	}
 	for _, c := range same {
 		got, err := runRendered(t, db, g, c.gate)
@@ -317,12 +327,20 @@ func TestEngineChecksKeepAnswers(t *testing.T) {
 		{"SELECT length(repeat('ab', n * 20000)) FROM t", "REPEAT"},
 		{"SELECT length(repeat(repeat('x', 1000), 1000))", "REPEAT"},
 		{"SELECT length(repeat(repeat(v, 1000), 1000)) FROM t", "REPEAT"},
-		{"SELECT length(replace(repeat('a', 60000), 'a', 'bb'))", "REPLACE"},
-		{"SELECT length(replace(repeat(v, 10000), 'a', 'bbb')) FROM t", "REPLACE"},
-		{"SELECT length(replace(repeat(v, 10000), w, repeat('c', 100))) FROM t", "REPLACE"},
+		{"SELECT length(replace(repeat('a', 20000), 'a', 'bb'))", "REPLACE"},
+		{"SELECT length(replace(repeat(v, 5000), 'a', 'bbb')) FROM t", "REPLACE"},
+		{"SELECT length(replace(repeat(v, 5000), w, repeat('c', 100))) FROM t", "REPLACE"},
+		{"WITH c AS (SELECT repeat('x', 30000) AS s) SELECT length(concat(s, s)) FROM c", "CONCAT"},
+		{"SELECT length(concat(d.s, d.s)) FROM (SELECT repeat('x', 30000) AS s) AS d", "CONCAT"},
+		{"SELECT length(concat(s, s)) FROM (SELECT * FROM (SELECT repeat('x', 30000) AS s) AS e) AS d", "CONCAT"},
+		{"WITH c (s) AS (SELECT repeat('x', 30000)) SELECT length(concat(s, s)) FROM c", "CONCAT"},
+		{"WITH c AS (SELECT repeat('x', 30000) AS s) SELECT (SELECT length(concat(s, s)) FROM c)", "CONCAT"},
+		{"SELECT length(concat(" + lit(20000) + ", " + lit(20000) + "))", "CONCAT"},
+		{"SELECT length(concat_ws(" + lit(20000) + ", v, v, v)) FROM t", "CONCAT_WS"},
 		{"WITH RECURSIVE r (s, k) AS (SELECT 'x', 1 UNION ALL SELECT concat(s, s), k + 1 FROM r WHERE k < 40) SELECT max(length(s)) FROM r", "CONCAT"},
 		{"WITH RECURSIVE r (s, k) AS (SELECT 'x', 1 UNION ALL SELECT concat_ws(s, s, s), k + 1 FROM r WHERE k < 40) SELECT max(length(s)) FROM r", "CONCAT_WS"},
 		{"WITH RECURSIVE r (s, k) AS (SELECT 'x', 1 UNION ALL SELECT repeat(s, 2), k + 1 FROM r WHERE k < 40) SELECT max(length(s)) FROM r", "REPEAT"},
+		{strings.Replace(doubling("SELECT v AS s FROM big", 7), "SELECT length(s)", "SELECT max(length(s))", 1), "CONCAT"},
 	}
 	for _, c := range over {
 		_, err := runRendered(t, db, g, c.sql)
@@ -335,7 +353,7 @@ func TestEngineChecksKeepAnswers(t *testing.T) {
 			msg = msg[i:] // the driver may prefix its own words
 		}
 		le, ok := sqlgate.EngineLimit(msg)
-		if !ok || !strings.Contains(le.Error(), "65536 bytes for a string "+c.fn+" builds") {
+		if !ok || !strings.Contains(le.Error(), "32768 bytes for a string "+c.fn+" builds") {
 			t.Errorf("%s: %v, want the engine's %s limit", c.sql, err, c.fn)
 		}
 	}

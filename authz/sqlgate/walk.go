@@ -63,7 +63,7 @@ type walker struct {
 	anchors   map[ast.Node]*cteDef
 	pol       *policyScope // walking a row filter or mask (policy.go)
 	dialect   Dialect      // an upstream dialect walks the portable core (dialect.go)
-	limits    Limits       // the sizes the engine checks (limits.go)
+	checked   checked      // the sizes the engine checks (limits.go)
 	recursive int          // walking the body of a recursive CTE
 }
 
@@ -1047,7 +1047,7 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 				return nil, err
 			}
 		}
-		if n, ok, err := w.limitedCall(name, spec, args); ok {
+		if n, ok, err := w.limitedCall(x, name, spec, args); ok {
 			return n, err
 		}
 		if spec.rw != nil {

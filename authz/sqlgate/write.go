@@ -18,7 +18,7 @@ import (
 
 // createTableAs accepts CREATE TABLE [IF NOT EXISTS] t [AS] <query> and
 // nothing else of CREATE TABLE.
-func createTableAs(n *ast.CreateTableStmt, def string, lim Limits) (*Statement, error) {
+func createTableAs(n *ast.CreateTableStmt, def string, ck checked) (*Statement, error) {
 	switch {
 	case n.TemporaryKeyword != ast.TemporaryNone:
 		return nil, unsupported("temporary tables are not supported")
@@ -38,7 +38,7 @@ func createTableAs(n *ast.CreateTableStmt, def string, lim Limits) (*Statement, 
 		return nil, err
 	}
 	w := newWalker(def)
-	w.limits = lim
+	w.checked = ck
 	if err := w.resultSet(n.Select); err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func createTableAs(n *ast.CreateTableStmt, def string, lim Limits) (*Statement, 
 
 // insert accepts INSERT INTO t [(cols)] <query> and INSERT INTO t [(cols)]
 // VALUES (…), ….
-func insert(n *ast.InsertStmt, def string, lim Limits) (*Statement, error) {
+func insert(n *ast.InsertStmt, def string, ck checked) (*Statement, error) {
 	switch {
 	case n.IsReplace:
 		return nil, unsupported("REPLACE is not supported")
@@ -106,7 +106,7 @@ func insert(n *ast.InsertStmt, def string, lim Limits) (*Statement, error) {
 		}
 	}
 	w := newWalker(def)
-	w.limits = lim
+	w.checked = ck
 	var root ast.Node
 	switch {
 	case n.Select != nil && len(n.Lists) == 0:

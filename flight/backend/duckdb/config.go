@@ -48,7 +48,7 @@ type Config struct {
 	Now func() time.Time
 	// MaxParamBytes bounds a string or blob parameter value: a longer one
 	// fails the statement with sqlgate.ErrLimit (ResourceExhausted). 0
-	// means sqlgate.DefaultStringBytes, the gate's bound of a literal, which
+	// means sqlgate.DefaultLiteralBytes, the gate's bound of a literal, which
 	// the gate's accounting assumes.
 	MaxParamBytes int
 	// MaxTempSize is DuckDB's max_temp_directory_size for each tenant
@@ -121,7 +121,7 @@ func (c Config) withDefaults() Config {
 		c.MaxTempSize = DefaultMaxTempSize
 	}
 	if c.MaxParamBytes == 0 {
-		c.MaxParamBytes = sqlgate.DefaultStringBytes
+		c.MaxParamBytes = sqlgate.DefaultLiteralBytes
 	}
 	if c.QueryTimeout == 0 {
 		c.QueryTimeout = DefaultQueryTimeout

@@ -69,11 +69,14 @@
 // read, so a result need not fit in memory_limit (operators that must see all
 // their input first, such as ORDER BY or a hash join's build side, still hold
 // it, and may spill to the tenant's tmp/). Batches hold at least
-// backend.MinBatchRows rows or backend.MinBatchBytes bytes: results whose
-// columns are all fixed-width (integers, floats, decimals, dates, timestamps,
-// times, booleans), strings or blobs are copied from DuckDB's vectors
-// straight into the batch; others (lists, structs, maps, enums, UUIDs,
-// intervals, …) are converted by DuckDB per 2,048-row chunk and concatenated.
+// backend.MinBatchRows rows or backend.MinBatchBytes bytes, and not much
+// more: results whose columns are all fixed-width (integers, floats,
+// decimals, dates, timestamps, times, booleans), strings or blobs are copied
+// from DuckDB's vectors straight into the batch, which ends with the row
+// that fills it, inside a chunk if need be; others (lists, structs, maps,
+// enums, UUIDs, intervals, …) are converted by DuckDB per 2,048-row chunk,
+// cut into slices of about MinBatchBytes and concatenated. So a result of
+// large rows streams in messages of a few MiB, which clients accept.
 // A string or blob parameter longer than Config.MaxParamBytes (the SQL
 // gate's literal limit) is refused, and an engine error raised by a size
 // check the gate printed is returned as backend.ErrResources wrapping the

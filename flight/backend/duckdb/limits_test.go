@@ -51,10 +51,10 @@ func TestEngineStringLimits(t *testing.T) {
 	e, _ := newEngine(t, verifying)
 	rel := bindTable(t, e, "acme", "t@1", "SELECT range AS n, 'ab' AS s FROM range(3)")
 	for _, c := range []struct{ sql, limit string }{
-		{"SELECT length(repeat(s, n * 100000)) FROM t", "65536 bytes for a string REPEAT builds"},
-		{"SELECT length(repeat(repeat('x', 1000), 1000))", "65536 bytes for a string REPEAT builds"},
-		{"SELECT length(replace(repeat(s, 20000), 'a', 'xyz')) FROM t", "65536 bytes for a string REPLACE builds"},
-		{"WITH RECURSIVE r (v, k) AS (SELECT 'x', 1 UNION ALL SELECT concat(v, v), k + 1 FROM r WHERE k < 64) SELECT max(length(v)) FROM r", "65536 bytes for a string CONCAT builds"},
+		{"SELECT length(repeat(s, n * 100000)) FROM t", "32768 bytes for a string REPEAT builds"},
+		{"SELECT length(repeat(repeat('x', 1000), 1000))", "32768 bytes for a string REPEAT builds"},
+		{"SELECT length(replace(repeat(s, 10000), 'a', 'xyz')) FROM t", "32768 bytes for a string REPLACE builds"},
+		{"WITH RECURSIVE r (v, k) AS (SELECT 'x', 1 UNION ALL SELECT concat(v, v), k + 1 FROM r WHERE k < 64) SELECT max(length(v)) FROM r", "32768 bytes for a string CONCAT builds"},
 	} {
 		_, err := query(ctx, e, "acme", gateSQL(t, c.sql, rel, "n", "s"))
 		wantLimit(t, err, c.limit)
@@ -75,7 +75,7 @@ func TestEngineStringLimits(t *testing.T) {
 func TestParameterLimit(t *testing.T) {
 	ctx := context.Background()
 	e, _ := newEngine(t)
-	n := sqlgate.DefaultStringBytes
+	n := sqlgate.DefaultLiteralBytes
 	if r := mustQuery(t, e, "acme", "SELECT length($1::VARCHAR) AS l", strings.Repeat("x", n)); r.values[0][0] != int64(n) {
 		t.Fatalf("length = %v", r.values)
 	}
@@ -125,5 +125,61 @@ func TestPlanningDeadline(t *testing.T) {
 	}
 	if in := e.ConnsInUse("acme"); in != 0 {
 		t.Errorf("%d connections still in use", in)
+	}
+}
+
+// TestBatchesOfLargeRows: a batch ends with the row that takes it to
+// backend.MinBatchBytes, even inside one of the engine's 2,048-row chunks,
+// so that a result of large rows streams in messages a client accepts
+// (before, one chunk of 60 KB strings made a 120 MB batch, which the ADBC
+// client refused: "received message larger than max"). Values and NULLs
+// come through the split chunks unchanged, on the direct path and on
+// DuckDB's own conversion (a LIST column).
+func TestBatchesOfLargeRows(t *testing.T) {
+	e, _ := newEngine(t)
+	const row = 60_000
+	for _, c := range []struct {
+		name, sql string
+		maxBytes  int
+	}{
+		{"direct", "SELECT range AS id, CASE WHEN range % 3 = 0 THEN NULL ELSE repeat(chr(CAST(65 + range % 26 AS INTEGER)), 60000) END AS s FROM range(5000)",
+			backend.MinBatchBytes + row},
+		{"converted", "SELECT range AS id, CASE WHEN range % 3 = 0 THEN NULL ELSE repeat(chr(CAST(65 + range % 26 AS INTEGER)), 60000) END AS s, [range] AS l FROM range(5000)",
+			2*backend.MinBatchBytes + row},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rr, err := e.Execute(context.Background(), "acme", c.sql, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rr.Release()
+			var next int64
+			for rr.Next() {
+				rec := rr.RecordBatch()
+				bytes := 0
+				for i := range int(rec.NumRows()) {
+					id := value(rec.Column(0), i).(int64)
+					s := value(rec.Column(1), i)
+					switch {
+					case id != next:
+						t.Fatalf("row %d has id %d", next, id)
+					case id%3 == 0 && s != nil:
+						t.Fatalf("row %d: %v, want NULL", id, s)
+					case id%3 != 0 && (s == nil || len(s.(string)) != row || s.(string)[0] != byte(65+id%26)):
+						t.Fatalf("row %d: wrong value", id)
+					}
+					if s != nil {
+						bytes += row
+					}
+					next++
+				}
+				if bytes > c.maxBytes {
+					t.Errorf("a batch of %d rows holds %d bytes of strings", rec.NumRows(), bytes)
+				}
+			}
+			if err := rr.Err(); err != nil || next != 5000 {
+				t.Fatalf("%d rows, %v", next, err)
+			}
+		})
 	}
 }
