@@ -105,6 +105,10 @@ func statusOf(err error) error {
 		return status.Error(codes.Unavailable, "the metadata service is unavailable; retry")
 	case errors.Is(err, ingest.ErrUnsupportedType), errors.Is(err, ingest.ErrMalformed):
 		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, sqlgate.ErrLimit) && errors.As(err, &gateErr):
+		// A statement limit, from the gate or checked by the engine: the
+		// message names the limit (and never a value).
+		return status.Error(codes.ResourceExhausted, gateErr.Msg)
 	case errors.As(err, &gateErr):
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, errBadRequest):

@@ -85,14 +85,18 @@ func (g *Gate) ParseFor(sql, defaultSchema string, d Dialect) (*Statement, error
 	if d != DialectMySQL && d != DialectSQLite {
 		return nil, fmt.Errorf("sqlgate: unknown dialect %d", d)
 	}
-	def, stmt, err := g.parseChecked(sql, defaultSchema)
+	def, stmt, ck, err := g.parseChecked(sql, defaultSchema)
 	if err != nil {
 		return nil, err
+	}
+	if len(ck.capped) > 0 {
+		// The engine's own check cannot be printed portably.
+		return nil, limitErr("%d copies of column values in one string", g.limits.ColumnCopies)
 	}
 	switch n := stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		w := newWalker(def)
-		w.dialect = d
+		w.dialect, w.checked = d, ck
 		if err := w.resultSet(n.(ast.ResultSetNode)); err != nil {
 			return nil, err
 		}

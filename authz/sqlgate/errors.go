@@ -2,8 +2,8 @@ package sqlgate
 
 import "fmt"
 
-// ErrorKind classifies a gate refusal. Every kind means InvalidArgument to
-// clients; the message is user-facing.
+// ErrorKind classifies a gate refusal. ErrorKindLimit means ResourceExhausted
+// to clients, every other kind InvalidArgument; the message is user-facing.
 type ErrorKind int
 
 // Error kinds, one per sentinel below.
@@ -12,6 +12,7 @@ const (
 	ErrorKindUnsupported
 	ErrorKindTooLarge
 	ErrorKindNoSchema
+	ErrorKindLimit
 )
 
 // Error is a refusal of client SQL. Msg is user-facing and starts with
@@ -42,6 +43,10 @@ var (
 	ErrTooLarge = &Error{Kind: ErrorKindTooLarge, Msg: "sqlgate: statement too large"}
 	// ErrNoSchema: an unqualified table name and no default schema.
 	ErrNoSchema = &Error{Kind: ErrorKindNoSchema, Msg: "sqlgate: no schema selected"}
+	// ErrLimit: the statement exceeds one of the Limits (limits.go) — at
+	// Parse, or when the engine runs it (EngineLimit). The message names the
+	// limit.
+	ErrLimit = &Error{Kind: ErrorKindLimit, Msg: "sqlgate: statement exceeds a limit"}
 )
 
 func newErr(k ErrorKind, format string, args ...any) *Error {

@@ -53,6 +53,11 @@ var seeds = []string{
 	`INSERT INTO t WITH x AS (SELECT a FROM u) SELECT a FROM x; DROP TABLE u`,
 	`DROP TABLE IF EXISTS s.t`,
 	"DROP TABLE `t` /*! CASCADE */",
+	// statement limits (limits.go): sizes the gate or the engine checks
+	`SELECT repeat(a, b), repeat('ab', ?), repeat(a, 3), replace(a, b, c), replace(a, 'x', 'yy') FROM t`,
+	`SELECT length(repeat('x', 2000000000)), lpad('x', 2000000000, 'y'), space(70000)`,
+	`WITH RECURSIVE r (s, n) AS (SELECT 'x', 1 UNION ALL SELECT concat(s, s), n + 1 FROM r WHERE n < 40) SELECT length(s) FROM r`,
+	`WITH c AS (SELECT repeat('x', 40000) AS s) SELECT concat(s, s) FROM c`,
 }
 
 func FuzzGate(f *testing.F) {

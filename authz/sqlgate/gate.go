@@ -17,6 +17,9 @@ import (
 type Config struct {
 	// MaxSQLBytes bounds the client text. Zero or negative means 1 MiB.
 	MaxSQLBytes int
+	// Limits bound the shape and the string sizes of a statement (limits.go);
+	// a zero field means its default.
+	Limits Limits
 }
 
 const defaultMaxSQLBytes = 1 << 20
@@ -25,13 +28,14 @@ const defaultMaxSQLBytes = 1 << 20
 // parsers (not goroutine-safe) are pooled.
 type Gate struct {
 	max      int
+	limits   Limits
 	pool     sync.Pool
 	policies policyCache
 }
 
 // New returns a Gate.
 func New(cfg Config) *Gate {
-	g := &Gate{max: cfg.MaxSQLBytes}
+	g := &Gate{max: cfg.MaxSQLBytes, limits: cfg.Limits.withDefaults()}
 	if g.max <= 0 {
 		g.max = defaultMaxSQLBytes
 	}
@@ -147,7 +151,7 @@ type colCheck struct {
 // defaultSchema qualifies unqualified table names ("" = none: such names fail
 // with ErrNoSchema). Every error is an *Error.
 func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
-	def, stmt, err := g.parseChecked(sql, defaultSchema)
+	def, stmt, ck, err := g.parseChecked(sql, defaultSchema)
 	if err != nil {
 		return nil, err
 	}
@@ -160,47 +164,55 @@ func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
 		return &Statement{kind: KindUse, useSchema: name}, nil
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		w := newWalker(def)
+		w.checked = ck
 		if err := w.resultSet(n.(ast.ResultSetNode)); err != nil {
 			return nil, err
 		}
 		return w.statement(KindQuery, n), nil
 	case *ast.CreateTableStmt:
-		return createTableAs(n, def)
+		return createTableAs(n, def, ck)
 	case *ast.InsertStmt:
-		return insert(n, def)
+		return insert(n, def, ck)
 	case *ast.DropTableStmt:
 		return dropTable(n, def, sql)
 	case *ast.ShowStmt:
 		return showStmt(n, def)
 	case *ast.ExplainStmt:
-		return explainStmt(n, def)
+		return explainStmt(n, def, ck)
 	}
 	return nil, unsupported("only SELECT, USE, CREATE TABLE … AS SELECT, INSERT, DROP TABLE, SHOW DATABASES, SHOW TABLES, DESCRIBE and EXPLAIN are supported")
 }
 
-// parseChecked bounds and checks the text and the default schema, and
-// parses exactly one statement.
-func (g *Gate) parseChecked(sql, defaultSchema string) (string, ast.StmtNode, error) {
+// parseChecked bounds and checks the text and the default schema, parses
+// exactly one statement and checks it against the gate's Limits.
+func (g *Gate) parseChecked(sql, defaultSchema string) (string, ast.StmtNode, checked, error) {
 	if strings.TrimSpace(sql) == "" {
-		return "", nil, syntaxErr("empty statement")
+		return "", nil, checked{}, syntaxErr("empty statement")
 	}
 	if len(sql) > g.max {
-		return "", nil, newErr(ErrorKindTooLarge, "statement is larger than %d bytes", g.max)
+		return "", nil, checked{}, newErr(ErrorKindTooLarge, "statement is larger than %d bytes", g.max)
 	}
 	if strings.IndexByte(sql, 0) >= 0 {
-		return "", nil, syntaxErr("statement contains a NUL byte")
+		return "", nil, checked{}, syntaxErr("statement contains a NUL byte")
 	}
 	if !utf8.ValidString(sql) {
-		return "", nil, syntaxErr("statement is not valid UTF-8")
+		return "", nil, checked{}, syntaxErr("statement is not valid UTF-8")
 	}
 	def := strings.ToLower(defaultSchema)
 	if def != "" {
 		if err := checkIdent(def); err != nil {
-			return "", nil, err
+			return "", nil, checked{}, err
 		}
 	}
 	stmt, err := g.parseOne(sql)
-	return def, stmt, err
+	if err != nil {
+		return "", nil, checked{}, err
+	}
+	ck, err := checkLimits(stmt, g.limits)
+	if err != nil {
+		return "", nil, checked{}, err
+	}
+	return def, stmt, ck, nil
 }
 
 func (g *Gate) parseOne(sql string) (stmt ast.StmtNode, err error) {

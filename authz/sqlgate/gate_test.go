@@ -502,7 +502,7 @@ func TestRefused(t *testing.T) {
 		{"SELECT `a\tb` FROM t", sqlgate.ErrSyntax},
 		{"SELECT count(a, b) FROM t", sqlgate.ErrSyntax},
 		{"USE `__lg`", sqlgate.ErrUnsupported},
-		{"SELECT " + strings.Repeat("(", 1200) + "1" + strings.Repeat(")", 1200), sqlgate.ErrUnsupported},
+		{"SELECT " + strings.Repeat("(", 1200) + "1" + strings.Repeat(")", 1200), sqlgate.ErrLimit},
 	}
 	g := sqlgate.New(sqlgate.Config{})
 	for _, tt := range tests {

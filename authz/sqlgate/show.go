@@ -93,7 +93,7 @@ func (s *Statement) setPattern(p *ast.PatternLikeOrIlikeExpr) error {
 
 // explainStmt accepts EXPLAIN <query> (default format, no ANALYZE): the query
 // is walked like KindQuery; Render prints it.
-func explainStmt(n *ast.ExplainStmt, def string) (*Statement, error) {
+func explainStmt(n *ast.ExplainStmt, def string, ck checked) (*Statement, error) {
 	if show, ok := n.Stmt.(*ast.ShowStmt); ok && show.Tp == ast.ShowColumns {
 		// DESCRIBE t / DESC t / EXPLAIN t
 		return describe(show, def)
@@ -109,6 +109,7 @@ func explainStmt(n *ast.ExplainStmt, def string) (*Statement, error) {
 	switch q := n.Stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		w := newWalker(def)
+		w.checked = ck
 		if err := w.resultSet(q.(ast.ResultSetNode)); err != nil {
 			return nil, err
 		}

@@ -14,10 +14,6 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 )
 
-// maxDepth bounds query and expression nesting (and so the recursion of the
-// walker and of the printer).
-const maxDepth = 1000
-
 // cteDef is one common table expression of a WITH clause.
 type cteDef struct {
 	name, renamed string
@@ -68,6 +64,8 @@ type walker struct {
 	named     []*ast.SelectField // fields given their MySQL name (names.go)
 	pol       *policyScope       // walking a row filter or mask (policy.go)
 	dialect   Dialect            // an upstream dialect walks the portable core (dialect.go)
+	checked   checked            // the sizes the engine checks (limits.go)
+	recursive int                // walking the body of a recursive CTE
 }
 
 func newWalker(defSchema string) *walker {
@@ -439,7 +437,13 @@ func (w *walker) ctes(wc *ast.WithClause, f *cteFrame) error {
 				}
 			}
 		}
+		if d.recursive {
+			w.recursive++ // strings built here are capped (limits.go)
+		}
 		err = w.resultSet(body)
+		if d.recursive {
+			w.recursive--
+		}
 		for _, b := range branches {
 			delete(w.anchors, b)
 		}
@@ -1066,6 +1070,9 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 				return nil, err
 			}
 		}
+		if n, ok, err := w.limitedCall(x, name, spec, args); ok {
+			return n, err
+		}
 		if spec.rw != nil {
 			return spec.rw(spec.duck, args)
 		}
@@ -1095,7 +1102,11 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 			return nil, err
 		}
 		w.sel.aggs++
-		return w.aggregate(name, n, x)
+		a, err := w.aggregate(name, n, x)
+		if err == nil && w.recursive > 0 && growsInRecursion[name] {
+			a = w.capBuilt(strings.ToUpper(name), a)
+		}
+		return a, err
 	case *ast.WindowFuncExpr:
 		name := strings.ToLower(x.Name)
 		if w.sel == nil {

@@ -18,7 +18,7 @@ import (
 
 // createTableAs accepts CREATE TABLE [IF NOT EXISTS] t [AS] <query> and
 // nothing else of CREATE TABLE.
-func createTableAs(n *ast.CreateTableStmt, def string) (*Statement, error) {
+func createTableAs(n *ast.CreateTableStmt, def string, ck checked) (*Statement, error) {
 	switch {
 	case n.TemporaryKeyword != ast.TemporaryNone:
 		return nil, unsupported("temporary tables are not supported")
@@ -38,6 +38,7 @@ func createTableAs(n *ast.CreateTableStmt, def string) (*Statement, error) {
 		return nil, err
 	}
 	w := newWalker(def)
+	w.checked = ck
 	if err := w.resultSet(n.Select); err != nil {
 		return nil, err
 	}
@@ -48,7 +49,7 @@ func createTableAs(n *ast.CreateTableStmt, def string) (*Statement, error) {
 
 // insert accepts INSERT INTO t [(cols)] <query> and INSERT INTO t [(cols)]
 // VALUES (…), ….
-func insert(n *ast.InsertStmt, def string) (*Statement, error) {
+func insert(n *ast.InsertStmt, def string, ck checked) (*Statement, error) {
 	switch {
 	case n.IsReplace:
 		return nil, unsupported("REPLACE is not supported")
@@ -105,6 +106,7 @@ func insert(n *ast.InsertStmt, def string) (*Statement, error) {
 		}
 	}
 	w := newWalker(def)
+	w.checked = ck
 	var root ast.Node
 	switch {
 	case n.Select != nil && len(n.Lists) == 0:

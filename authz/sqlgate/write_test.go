@@ -475,7 +475,8 @@ func TestLongValues(t *testing.T) {
 // BenchmarkLongValues parses and renders VALUES lists of growing length;
 // ns/op per row should stay flat.
 func BenchmarkLongValues(b *testing.B) {
-	g := sqlgate.New(sqlgate.Config{})
+	// 40,000 rows hold more literals than a statement may (Limits.Literals).
+	g := sqlgate.New(sqlgate.Config{Limits: sqlgate.Limits{Literals: 200_000}})
 	for _, n := range []int{1_000, 10_000, 40_000} {
 		sql := valuesSQL(n)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {

@@ -42,6 +42,7 @@ type engineFlags struct {
 	tls           flight.TLSFiles
 	insecureNoTLS bool
 	memoryLimit   string
+	maxTempSize   string
 	threads       int
 	queryTimeout  time.Duration
 	logLevel      string
@@ -71,6 +72,7 @@ func (c *engineFlags) register(fs *flag.FlagSet, gcInterval time.Duration, gcHel
 	fs.StringVar(&c.tls.ClientCAFile, "tls-client-ca", "", "require client certificates signed by this CA (PEM): mutual TLS")
 	fs.BoolVar(&c.insecureNoTLS, "insecure-no-tls", false, "allow plaintext on a non-loopback address (behind a TLS-terminating proxy); never waives authentication")
 	fs.StringVar(&c.memoryLimit, "memory-limit", "1GB", "DuckDB memory_limit per tenant")
+	fs.StringVar(&c.maxTempSize, "max-temp-size", duckdb.DefaultMaxTempSize, "DuckDB max_temp_directory_size per tenant: how much its queries may spill to disk")
 	fs.IntVar(&c.threads, "threads", 2, "DuckDB threads per tenant")
 	fs.DurationVar(&c.queryTimeout, "query-timeout", 5*time.Minute, "deadline for one query")
 	fs.IntVar(&c.maxConcurrentPerTenant, "max-concurrent-per-tenant", 4, "queries one tenant may run at once, and separately statements it may plan or listings it may ask for at once (at most --max-concurrent)")
@@ -191,6 +193,7 @@ func newGatewayCore(c coreConfig) (g *gatewayCore, err error) {
 	engineCfg := duckdb.DefaultConfig()
 	engineCfg.Root = engineRoot(c.stage, c.dataDir)
 	engineCfg.MemoryLimit = c.flags.memoryLimit
+	engineCfg.MaxTempSize = c.flags.maxTempSize
 	engineCfg.Threads = c.flags.threads
 	engineCfg.QueryTimeout = c.flags.queryTimeout
 	engineCfg.Logger = c.log

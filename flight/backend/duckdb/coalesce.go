@@ -176,3 +176,32 @@ func dataBytes(d arrow.ArrayData) int64 {
 	}
 	return n
 }
+
+// splitter returns next's batches cut into slices of about
+// backend.MinBatchBytes (by their average row), so that no batch of a
+// result with large rows is much larger (a client refuses a Flight message
+// beyond its limit, commonly 16 MiB). Slices share the batch's buffers.
+func splitter(next func() (arrow.RecordBatch, error)) func() (arrow.RecordBatch, error) {
+	var cur arrow.RecordBatch
+	var off, step int64
+	return func() (arrow.RecordBatch, error) {
+		if cur == nil {
+			rec, err := next()
+			if err != nil || rec == nil {
+				return rec, err
+			}
+			n, size := rec.NumRows(), recordBytes(rec)
+			if n <= 1 || size <= 2*backend.MinBatchBytes {
+				return rec, nil
+			}
+			cur, off, step = rec, 0, max(1, n*backend.MinBatchBytes/size)
+		}
+		end := min(off+step, cur.NumRows())
+		part := cur.NewSlice(off, end)
+		if off = end; off == cur.NumRows() {
+			cur.Release()
+			cur = nil
+		}
+		return part, nil
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"lakegate/authz/sqlgate"
 )
 
 // Config configures an Engine. The zero value of every field except Root means
@@ -44,6 +46,15 @@ type Config struct {
 	// Now is the clock that decides when a copy is idle; nil means
 	// time.Now.
 	Now func() time.Time
+	// MaxParamBytes bounds a string or blob parameter value: a longer one
+	// fails the statement with sqlgate.ErrLimit (ResourceExhausted). 0
+	// means sqlgate.DefaultLiteralBytes, the gate's bound of a literal, which
+	// the gate's accounting assumes.
+	MaxParamBytes int
+	// MaxTempSize is DuckDB's max_temp_directory_size for each tenant
+	// instance: what it may spill to its tmp/ directory, e.g. "10GB". ""
+	// means DefaultMaxTempSize.
+	MaxTempSize string
 	// NoVerify turns off the check of every new statement with DuckDB's own
 	// parser (see Execute). Only tests of the lockdown alone set it.
 	NoVerify bool
@@ -57,6 +68,8 @@ const (
 
 	DefaultMaterializeBytes = 4 << 20
 	DefaultMaterializeTotal = 64 << 20
+
+	DefaultMaxTempSize = "10GB"
 )
 
 // DefaultConfig returns a Config with every default filled in except Root.
@@ -65,6 +78,7 @@ func DefaultConfig() Config {
 		MemoryLimit:  DefaultMemoryLimit,
 		Threads:      DefaultThreads,
 		QueryTimeout: DefaultQueryTimeout,
+		MaxTempSize:  DefaultMaxTempSize,
 	}
 }
 
@@ -81,6 +95,12 @@ func (c Config) Validate() error {
 	if c.MemoryLimit != "" && !memoryLimitRE.MatchString(c.MemoryLimit) {
 		errs = append(errs, fmt.Errorf("duckdb: MemoryLimit %q is not a size like \"1GB\" or \"512MiB\"", c.MemoryLimit))
 	}
+	if c.MaxTempSize != "" && !memoryLimitRE.MatchString(c.MaxTempSize) {
+		errs = append(errs, fmt.Errorf("duckdb: MaxTempSize %q is not a size like \"10GB\" or \"512MiB\"", c.MaxTempSize))
+	}
+	if c.MaxParamBytes < 0 {
+		errs = append(errs, fmt.Errorf("duckdb: MaxParamBytes %d is negative", c.MaxParamBytes))
+	}
 	if c.Threads < 0 || c.Threads > 1024 {
 		errs = append(errs, fmt.Errorf("duckdb: Threads %d out of range [0, 1024]", c.Threads))
 	}
@@ -96,6 +116,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Threads == 0 {
 		c.Threads = DefaultThreads
+	}
+	if c.MaxTempSize == "" {
+		c.MaxTempSize = DefaultMaxTempSize
+	}
+	if c.MaxParamBytes == 0 {
+		c.MaxParamBytes = sqlgate.DefaultLiteralBytes
 	}
 	if c.QueryTimeout == 0 {
 		c.QueryTimeout = DefaultQueryTimeout

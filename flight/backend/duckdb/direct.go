@@ -230,12 +230,14 @@ func (b *batchBuilder) full() bool {
 // Arrow's 32-bit offsets (DuckDB's own conversion refuses the same).
 var errBatchTooLarge = errors.New("duckdb: a batch's strings exceed 2 GiB")
 
-// append copies chunk's rows into the batch; the caller checks full before
-// appending again (a chunk holds at most mapping.VectorSize rows).
-func (b *batchBuilder) append(chunk mapping.DataChunk) error {
-	n := int(mapping.DataChunkGetSize(chunk))
+// append copies chunk's rows from row from on into the batch, up to the
+// row that fills it (full), and returns the row after the last it copied.
+// The caller checks full before appending again.
+func (b *batchBuilder) append(chunk mapping.DataChunk, from int) (int, error) {
+	size := int(mapping.DataChunkGetSize(chunk))
+	n := b.take(chunk, from, size)
 	if n == 0 {
-		return nil
+		return size, nil
 	}
 	rows := b.reserveRows(b.rows + n)
 	for i, c := range b.cols {
@@ -259,30 +261,70 @@ func (b *batchBuilder) append(chunk mapping.DataChunk) error {
 		mask := mapping.VectorGetValidity(vec)
 		switch {
 		case c.boolean:
-			bools := unsafe.Slice((*byte)(src), n)
+			bools := unsafe.Slice((*byte)(src), from+n)[from:]
 			for r, v := range bools {
 				bitutil.SetBitTo(dst, b.rows+r, v != 0)
 			}
 		case c.varlen:
-			if err := b.appendStrings(i, src, mask, n); err != nil {
-				return err
+			if err := b.appendStrings(i, src, mask, from, n); err != nil {
+				return 0, err
 			}
 		case c.srcWidth == c.width:
-			copy(dst[b.rows*c.width:], unsafe.Slice((*byte)(src), n*c.width))
+			copy(dst[b.rows*c.width:], unsafe.Slice((*byte)(src), (from+n)*c.width)[from*c.width:])
 		default:
-			widenDecimal(dst[b.rows*16:(b.rows+n)*16], src, c.srcWidth, n)
+			widenDecimal(dst[b.rows*16:(b.rows+n)*16], unsafe.Add(src, from*c.srcWidth), c.srcWidth, n)
 		}
-		b.copyValidity(i, mask, n, rows)
+		b.copyValidity(i, mask, from, n, rows)
 		b.bytes += n * c.width
 	}
 	b.rows += n
-	return nil
+	return from + n, nil
 }
 
-// appendStrings gathers n duckdb_string_t at src (rows whose bit in mask is
-// clear are NULL and left unread) into varlen column i: an offset per row
-// after the batch's rows so far, and the bytes.
-func (b *batchBuilder) appendStrings(i int, src, mask unsafe.Pointer, n int) error {
+// take returns how many rows of chunk from row from on (of size) the batch
+// takes: up to the row that fills it, by rows or by bytes, so that a batch
+// holds at most MinBatchBytes and one row, however large the rows.
+func (b *batchBuilder) take(chunk mapping.DataChunk, from, size int) int {
+	n := min(size-from, b.target-b.rows)
+	bytes := b.bytes
+	fixed := 0
+	var strs []*[duckStringSize]byte
+	var valid [][]byte
+	for i, c := range b.cols {
+		if !c.varlen {
+			fixed += c.width
+			continue
+		}
+		vec := mapping.DataChunkGetVector(chunk, mapping.IdxT(i))
+		strs = append(strs, (*[duckStringSize]byte)(mapping.VectorGetData(vec)))
+		var v []byte
+		if mask := mapping.VectorGetValidity(vec); mask != nil {
+			v = unsafe.Slice((*byte)(mask), bitutil.BytesForBits(int64(size)))
+		}
+		valid = append(valid, v)
+	}
+	if len(strs) == 0 {
+		return n // fixed-width rows: target is already sized by bytes
+	}
+	for r := range n {
+		bytes += fixed
+		for j, p := range strs {
+			if valid[j] == nil || bitutil.BitIsSet(valid[j], from+r) {
+				e := unsafe.Slice(p, size)[from+r]
+				bytes += arrow.Int32SizeBytes + int(*(*uint32)(unsafe.Pointer(&e)))
+			}
+		}
+		if bytes >= backend.MinBatchBytes {
+			return r + 1
+		}
+	}
+	return n
+}
+
+// appendStrings gathers n duckdb_string_t at src from row from on (rows
+// whose bit in mask is clear are NULL and left unread) into varlen column
+// i: an offset per row after the batch's rows so far, and the bytes.
+func (b *batchBuilder) appendStrings(i int, src, mask unsafe.Pointer, from, n int) error {
 	offsets := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b.data[i].Buf()))), b.rows+n+1)
 	if b.vals[i] == nil {
 		b.vals[i] = memory.NewResizableBuffer(b.mem)
@@ -292,16 +334,16 @@ func (b *batchBuilder) appendStrings(i int, src, mask unsafe.Pointer, n int) err
 		offsets[0] = 0
 	}
 	vals := b.vals[i]
-	entries := unsafe.Slice((*[duckStringSize]byte)(src), n)
+	entries := unsafe.Slice((*[duckStringSize]byte)(src), from+n)[from:]
 	var valid []byte
 	if mask != nil {
-		valid = unsafe.Slice((*byte)(mask), bitutil.BytesForBits(int64(n)))
+		valid = unsafe.Slice((*byte)(mask), bitutil.BytesForBits(int64(from+n)))
 	}
 	// One pass to size the values, so that the buffer grows at most once.
 	end := int64(offsets[b.rows])
 	size := end
 	for r := range entries {
-		if valid == nil || bitutil.BitIsSet(valid, r) {
+		if valid == nil || bitutil.BitIsSet(valid, from+r) {
 			size += int64(*(*uint32)(unsafe.Pointer(&entries[r])))
 		}
 	}
@@ -313,7 +355,7 @@ func (b *batchBuilder) appendStrings(i int, src, mask unsafe.Pointer, n int) err
 	}
 	buf := vals.Buf()
 	for r := range entries {
-		if valid == nil || bitutil.BitIsSet(valid, r) {
+		if valid == nil || bitutil.BitIsSet(valid, from+r) {
 			e := &entries[r]
 			l := int64(*(*uint32)(unsafe.Pointer(e)))
 			if l <= duckStringInline {
@@ -343,13 +385,14 @@ func (b *batchBuilder) reserveRows(need int) int {
 	return min(rows, b.capRows)
 }
 
-// copyValidity records the validity of n rows of column i from DuckDB's
-// mask (nil: all valid); a new bitmap gets room for capRows rows.
-func (b *batchBuilder) copyValidity(i int, mask unsafe.Pointer, n, capRows int) {
+// copyValidity records the validity of n rows of column i from row from
+// on of DuckDB's mask (nil: all valid); a new bitmap gets room for capRows
+// rows.
+func (b *batchBuilder) copyValidity(i int, mask unsafe.Pointer, from, n, capRows int) {
 	var src []byte
 	if mask != nil {
-		src = unsafe.Slice((*byte)(mask), bitutil.BytesForBits(int64(n)))
-		if bitutil.CountSetBits(src, 0, n) == n {
+		src = unsafe.Slice((*byte)(mask), bitutil.BytesForBits(int64(from+n)))
+		if bitutil.CountSetBits(src, from, n) == n {
 			src = nil
 		}
 	}
@@ -367,7 +410,7 @@ func (b *batchBuilder) copyValidity(i int, mask unsafe.Pointer, n, capRows int) 
 		bitutil.SetBitsTo(dst, int64(b.rows), int64(n), true)
 		return
 	}
-	bitutil.CopyBitmap(src, 0, n, dst, b.rows)
+	bitutil.CopyBitmap(src, from, n, dst, b.rows)
 }
 
 // finish returns the batch built so far (nil if empty) and starts the next.
@@ -391,7 +434,12 @@ func (b *batchBuilder) finish() arrow.RecordBatch {
 			offsets := arrow.Int32Traits.CastFromBytes(data.Bytes())
 			b.vals[i].ResizeNoShrink(int(offsets[b.rows]))
 			if full {
-				b.lastVals[i] = int(int64(offsets[b.rows]) * int64(b.capRows) / int64(b.rows))
+				// A batch cut by bytes is as large as the next will be;
+				// one cut by rows is scaled to capRows.
+				b.lastVals[i] = int(offsets[b.rows])
+				if b.bytes < backend.MinBatchBytes {
+					b.lastVals[i] = int(int64(offsets[b.rows]) * int64(b.capRows) / int64(b.rows))
+				}
 			}
 			buffers = append(buffers, b.vals[i])
 		default:

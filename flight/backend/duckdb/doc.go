@@ -29,10 +29,10 @@
 // first call for a tenant opens its instance (through duckdb-go's C API
 // bindings, not database/sql) and locks it down in this order (SQL_GATE.md
 // §5): create the directories; allowed_directories = [tenant dir];
-// temp_directory; memory_limit and threads; enable_external_access=false; no
-// autoinstall, no autoload, no community extensions; MySQL's NULL ordering
-// and TimeZone=UTC; an empty schema lg_empty and the schema lg_rel for
-// relations; then the pool's primed connections, each with a 32 MB
+// temp_directory; memory_limit, max_temp_directory_size and threads;
+// enable_external_access=false; no autoinstall, no autoload, no community
+// extensions; MySQL's NULL ordering and TimeZone=UTC; an empty schema
+// lg_empty and the schema lg_rel for relations; then the pool's primed connections, each with a 32 MB
 // streaming_buffer_size and USE lg_empty (both per connection); finally
 // lock_configuration=true. Connections opened later, when every primed one is
 // busy, USE lg_empty and keep DuckDB's default buffer. The instance stays
@@ -69,11 +69,20 @@
 // read, so a result need not fit in memory_limit (operators that must see all
 // their input first, such as ORDER BY or a hash join's build side, still hold
 // it, and may spill to the tenant's tmp/). Batches hold at least
-// backend.MinBatchRows rows or backend.MinBatchBytes bytes: results whose
-// columns are all fixed-width (integers, floats, decimals, dates, timestamps,
-// times, booleans), strings or blobs are copied from DuckDB's vectors
-// straight into the batch; others (lists, structs, maps, enums, UUIDs,
-// intervals, …) are converted by DuckDB per 2,048-row chunk and concatenated.
+// backend.MinBatchRows rows or backend.MinBatchBytes bytes, and not much
+// more: results whose columns are all fixed-width (integers, floats,
+// decimals, dates, timestamps, times, booleans), strings or blobs are copied
+// from DuckDB's vectors straight into the batch, which ends with the row
+// that fills it, inside a chunk if need be; others (lists, structs, maps,
+// enums, UUIDs, intervals, …) are converted by DuckDB per 2,048-row chunk,
+// cut into slices of about MinBatchBytes and concatenated. So a result of
+// large rows streams in messages of a few MiB, which clients accept.
+// A string or blob parameter longer than Config.MaxParamBytes (the SQL
+// gate's literal limit) is refused, and an engine error raised by a size
+// check the gate printed is returned as backend.ErrResources wrapping the
+// gate's sqlgate.ErrLimit (both ResourceExhausted to clients). DuckDB checks
+// for an interrupt between the phases of a statement (prepare, start, each
+// chunk) but not while it plans; the gate's limits bound planning.
 // Describe only prepares. Each connection caches the last few prepared
 // statements by SQL text, so the Execute that follows a Describe does not
 // prepare again; a view change retires them.

@@ -258,11 +258,14 @@ func (e *Engine) openTenant(ctx context.Context, id string) (_ *tenant, err erro
 // lockdownStatements returns the database setup SQL in SQL_GATE §5 order,
 // up to (not including) lockStatement. Settings are set GLOBAL: they belong
 // to the database, not the setup connection.
-func lockdownStatements(dir, memoryLimit string, threads int) []string {
+func lockdownStatements(dir, memoryLimit, tempSize string, threads int) []string {
 	return []string{
 		"SET GLOBAL allowed_directories=[" + quoteString(dir) + "]",
 		"SET GLOBAL temp_directory=" + quoteString(filepath.Join(dir, "tmp")),
 		"SET GLOBAL memory_limit=" + quoteString(memoryLimit),
+		// DuckDB's default is 90% of the disk's free space, for each
+		// tenant's instance.
+		"SET GLOBAL max_temp_directory_size=" + quoteString(tempSize),
 		fmt.Sprintf("SET GLOBAL threads=%d", threads),
 		"SET GLOBAL enable_external_access=false",
 		"SET GLOBAL autoinstall_known_extensions=false",
@@ -313,7 +316,7 @@ func (t *tenant) lockdown() error {
 		return fmt.Errorf("duckdb: open tenant: %w", err)
 	}
 	defer c.close()
-	for _, stmt := range lockdownStatements(t.dir, t.eng.cfg.MemoryLimit, t.eng.cfg.Threads) {
+	for _, stmt := range lockdownStatements(t.dir, t.eng.cfg.MemoryLimit, t.eng.cfg.MaxTempSize, t.eng.cfg.Threads) {
 		if err := c.query(stmt); err != nil {
 			return fmt.Errorf("duckdb: open tenant: lockdown: %w", scrubErr(err, t.dir, t.eng.root))
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/duckdb/duckdb-go/v2/mapping"
 
+	"lakegate/authz/sqlgate"
 	"lakegate/flight/backend"
 )
 
@@ -28,6 +29,9 @@ import (
 // function; anything else fails with ErrUnverified (a gate bug). Describe
 // does the same.
 func (e *Engine) Execute(ctx context.Context, tenantID, sql string, args []any) (array.RecordReader, error) {
+	if err := e.checkParams(args); err != nil {
+		return nil, err
+	}
 	t, err := e.tenant(ctx, tenantID)
 	if err != nil {
 		return nil, err
@@ -45,12 +49,32 @@ func (e *Engine) Execute(ctx context.Context, tenantID, sql string, args []any) 
 		s.end()
 		return nil, err
 	}
-	next := func() (arrow.RecordBatch, error) { return s.fetch(schema) }
+	next := splitter(func() (arrow.RecordBatch, error) { return s.fetch(schema) })
 	if layout := directLayout(&s.res, schema); layout != nil {
 		b := newBatchBuilder(e.cfg.Allocator, schema, layout)
 		next = func() (arrow.RecordBatch, error) { return s.fetchDirect(b) }
 	}
 	return newCoalescer(schema, next, e.cfg.Allocator, s.err, s.end), nil
+}
+
+// checkParams refuses a string or blob parameter longer than MaxParamBytes:
+// a parameter stands for a literal and is held to the same size
+// (sqlgate.Limits.StringBytes), by which the gate bounds what a statement
+// builds from it.
+func (e *Engine) checkParams(args []any) error {
+	for i, arg := range args {
+		n := 0
+		switch v := arg.(type) {
+		case string:
+			n = len(v)
+		case []byte:
+			n = len(v)
+		}
+		if n > e.cfg.MaxParamBytes {
+			return fmt.Errorf("%w: %w", backend.ErrResources, sqlgate.ParamLimit(i+1, e.cfg.MaxParamBytes))
+		}
+	}
+	return nil
 }
 
 // start prepares (or with reuse takes from the connection's cache), binds and
@@ -138,7 +162,10 @@ func (t *tenant) exec(ctx context.Context, sql string) error {
 }
 
 // mapErr maps an error of a query run under qctx (derived from the caller's
-// ctx) to backend's sentinels. Engine messages are kept, minus paths.
+// ctx) to backend's sentinels. Engine messages are kept, minus paths. A
+// string the engine refused to build for a limit the gate printed is
+// backend.ErrResources wrapping the gate's *sqlgate.Error, whose message
+// names the limit.
 func (t *tenant) mapErr(ctx, qctx context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -154,6 +181,11 @@ func (t *tenant) mapErr(ctx, qctx context.Context, err error) error {
 	}
 	var ee *engineError
 	if errors.As(err, &ee) {
+		// A size the gate made the engine check (limits.go): the
+		// message is the gate's, naming the limit.
+		if le, ok := sqlgate.EngineLimit(ee.msg); ok {
+			return fmt.Errorf("%w: %w", backend.ErrResources, le)
+		}
 		switch ee.typ {
 		case mapping.ErrorTypeOutOfMemory:
 			return fmt.Errorf("%w: %s", backend.ErrResources, scrub(ee.msg, t.dir, t.eng.root))

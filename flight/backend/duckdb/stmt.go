@@ -32,7 +32,11 @@ type stmt struct {
 	keepPS bool   // ps may be cached on the connection for reuse
 	res    mapping.Result
 	hasRes bool
-	done   bool // the result was read to its end
+	// chunk is a fetched chunk of the result the direct path has copied
+	// up to row chunkRow (split between two batches).
+	chunk    mapping.DataChunk
+	chunkRow int
+	done     bool // the result was read to its end
 	// clean reports that the connection may be reused: set once the result
 	// is exhausted or when no result was opened.
 	clean bool
@@ -62,6 +66,7 @@ func (t *tenant) begin(ctx context.Context) (*stmt, error) {
 // its end, and the query context not done (so no interrupt is pending).
 func (s *stmt) end() {
 	s.unwatch()
+	s.dropChunk()
 	reusable := s.clean && s.qctx.Err() == nil
 	if s.hasRes {
 		mapping.DestroyResult(&s.res)
@@ -310,23 +315,40 @@ func (s *stmt) fetch(schema *arrow.Schema) (arrow.RecordBatch, error) {
 }
 
 // fetchDirect returns the next batch of the result built by b (the direct
-// path), or nil at the end.
+// path), or nil at the end. A chunk that would take the batch beyond its
+// size is split: the rest of it starts the next batch.
 func (s *stmt) fetchDirect(b *batchBuilder) (arrow.RecordBatch, error) {
 	for !b.full() {
-		chunk, err := s.fetchChunk()
+		if s.chunk.Ptr == nil {
+			chunk, err := s.fetchChunk()
+			if err != nil {
+				b.reset()
+				return nil, err
+			}
+			if chunk.Ptr == nil {
+				break
+			}
+			s.chunk, s.chunkRow = chunk, 0
+		}
+		next, err := b.append(s.chunk, s.chunkRow)
 		if err != nil {
+			s.dropChunk()
 			b.reset()
 			return nil, err
 		}
-		if chunk.Ptr == nil {
-			break
-		}
-		err = b.append(chunk)
-		mapping.DestroyDataChunk(&chunk)
-		if err != nil {
-			b.reset()
-			return nil, err
+		if next >= int(mapping.DataChunkGetSize(s.chunk)) {
+			s.dropChunk()
+		} else {
+			s.chunkRow = next
 		}
 	}
 	return b.finish(), nil
+}
+
+// dropChunk destroys the chunk fetchDirect holds, if any.
+func (s *stmt) dropChunk() {
+	if s.chunk.Ptr != nil {
+		mapping.DestroyDataChunk(&s.chunk)
+		s.chunk = mapping.DataChunk{}
+	}
 }
