@@ -1,0 +1,182 @@
+package catalog_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	. "lakegate/catalog"
+	"lakegate/catalog/catalogtest"
+)
+
+// The tests in this file each close a mutant of a decision that the rest of
+// the suite let survive (docs/testing.md): each fails when the decision it
+// names is weakened.
+
+// TestRolesThroughGroups checks that a role held through a group counts like
+// one held directly in every decision that names roles: applicable and exempt
+// roles of row filters, exempt roles of masks, tag policies and grants.
+// carol holds "analyst" through group g, alice directly, bob not at all.
+func TestRolesThroughGroups(t *testing.T) {
+	ledger := Table("lake.fin.ledger")
+	grouped := func(t *testing.T, cmds ...Command) *Snapshot {
+		s := catalogtest.Apply(t, base(t), admin,
+			CreateGroup{Name: "g"}, AddGroupMembers{Group: "g", Users: []string{"carol"}},
+			GrantRoles{Grantee: Owner{OwnerGroup, "g"}, Roles: []string{"analyst"}},
+			roles("alice", "analyst"), CreateTag{Name: "t"},
+			AssociateTagsV1{Object: Table("lake.fin.ledger"), TagsToAdd: []string{"t"}},
+			AssociateTagsV1{Object: Column("lake.fin.ledger.card"), TagsToAdd: []string{"t"}})
+		return catalogtest.Apply(t, s, admin, cmds...)
+	}
+	policy := func(typ PolicyType, c PolicyContent) []Command {
+		return []Command{CreatePolicy{Name: "p", Type: typ, Enabled: true, Content: c}, AttachPolicy{Tag: "t", Policy: "p"}}
+	}
+	cases := []struct {
+		name   string
+		setup  []Command
+		filter map[string]string // user → row filter of ledger
+		masked map[string]bool   // user → card masked
+	}{
+		{"filter for applicable roles", policy(PolicyRowFilter, PolicyContent{Expression: "a = 1", ApplicableRoles: []string{"analyst"}}),
+			map[string]string{"alice": "a = 1", "carol": "a = 1", "bob": ""}, nil},
+		{"filter but for exempt roles", policy(PolicyRowFilter, PolicyContent{Expression: "a = 1", ExemptRoles: []string{"analyst"}}),
+			map[string]string{"alice": "", "carol": "", "bob": "a = 1"}, nil},
+		{"mask but for exempt roles", policy(PolicyColumnMask, PolicyContent{Mask: "NULL", ExemptRoles: []string{"analyst"}}),
+			nil, map[string]bool{"alice": false, "carol": false, "bob": true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := grouped(t, c.setup...)
+			for u, want := range c.filter {
+				if f, _, err := s.RowFiltersAndMasks(u, ledger.Name); err != nil || f != want {
+					t.Errorf("%s: filter %q (%v), want %q", u, f, err, want)
+				}
+			}
+			for u, want := range c.masked {
+				_, m, err := s.RowFiltersAndMasks(u, ledger.Name)
+				if got := slices.ContainsFunc(m, func(m ColumnMask) bool { return m.Column == "card" }); err != nil || got != want {
+					t.Errorf("%s: masks %v (%v), want card masked=%v", u, m, err, want)
+				}
+			}
+		})
+	}
+
+	// Access: a tag policy and grants to the group's role reach carol.
+	access := []struct {
+		name  string
+		setup []Command
+		allow map[string]bool // user → may SELECT ledger
+	}{
+		{"tag policy", policy(PolicySystemAccessControl, PolicyContent{Privileges: []Privilege{PrivSelectTable}, ApplicableRoles: []string{"analyst"}}),
+			map[string]bool{"alice": true, "carol": true, "bob": false}},
+		{"allow grant", []Command{grantTo("analyst", ledger, PrivSelectTable, Allow)},
+			map[string]bool{"alice": true, "carol": true, "bob": false}},
+		{"deny grant beats a direct allow", []Command{grantTo("reader", ledger, PrivSelectTable, Allow),
+			roles("carol", "reader"), roles("bob", "reader"), grantTo("analyst", ledger, PrivSelectTable, Deny)},
+			map[string]bool{"alice": false, "carol": false, "bob": true}},
+	}
+	for _, c := range access {
+		t.Run(c.name, func(t *testing.T) {
+			s := catalogtest.Apply(t, grouped(t, c.setup...), admin,
+				GrantRoles{Grantee: Owner{OwnerUser, "carol"}, Roles: []string{"use"}})
+			for u, want := range c.allow {
+				if d := s.Authorize(u, PrivSelectTable, ledger); d.Allowed != want {
+					t.Errorf("%s: Authorize = %+v, want allowed=%v", u, d, want)
+				}
+				if v := s.Visible(u, ledger); v != want {
+					t.Errorf("%s: Visible = %v, want %v", u, v, want)
+				}
+				if got := len(s.FilterVisible(u, []Object{ledger})) == 1; got != want {
+					t.Errorf("%s: FilterVisible keeps ledger = %v, want %v", u, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestDenyAmongManyGrants checks ALLOW and DENY on objects with more role
+// grants than the short linear scan handles (grantBits switches to a binary
+// search per caller role past 8): the caller's role at every position of the
+// grant list, on the table and on its schema, decides as with few grants.
+func TestDenyAmongManyGrants(t *testing.T) {
+	ledger := Table("lake.fin.ledger")
+	for _, n := range []int{3, 8, 9, 16, 17} {
+		for _, on := range []Object{ledger, Schema("lake.fin")} {
+			for k := range n {
+				t.Run(fmt.Sprintf("%d grants on %s, role %d", n, on.Type, k), func(t *testing.T) {
+					s := base(t)
+					var cmds []Command
+					for i := range n {
+						r := fmt.Sprintf("r%02d", i)
+						cond := Allow
+						if i == k {
+							cond = Deny
+						}
+						cmds = append(cmds, CreateRole{Name: r}, grantTo(r, on, PrivSelectTable, cond))
+					}
+					// alice holds only role k (the DENY), bob role k and
+					// an ALLOW, carol an ALLOW (at the other end of the
+					// list) and a role with no grant there.
+					allowRole := fmt.Sprintf("r%02d", (k+1)%n)
+					if k == 0 {
+						allowRole = fmt.Sprintf("r%02d", n-1)
+					}
+					cmds = append(cmds, roles("alice", "use", fmt.Sprintf("r%02d", k)),
+						roles("bob", fmt.Sprintf("r%02d", k), allowRole),
+						roles("carol", "use", "other", allowRole))
+					s = catalogtest.Apply(t, s, admin, cmds...)
+					for u, want := range map[string]Decision{
+						"alice": {Allowed: false, Reason: ReasonDenied},
+						"bob":   {Allowed: false, Reason: ReasonDenied},
+						"carol": {Allowed: true, Reason: ReasonGrant},
+					} {
+						if d := s.Authorize(u, PrivSelectTable, ledger); d.Allowed != want.Allowed || d.Reason != want.Reason {
+							t.Errorf("%s: Authorize = %+v, want %+v", u, d, want)
+						}
+						if v := s.Visible(u, ledger); v != want.Allowed {
+							t.Errorf("%s: Visible = %v, want %v", u, v, want.Allowed)
+						}
+						got := s.FilterVisible(u, []Object{ledger, ledger, ledger, ledger, ledger, ledger, ledger, ledger, ledger})
+						if (len(got) == 9) != want.Allowed || (len(got) != 0 && len(got) != 9) {
+							t.Errorf("%s: FilterVisible kept %d of 9, want allowed=%v", u, len(got), want.Allowed)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestFilterVisibleWithholdsDenied lists, for fixed grants, exactly which
+// tables FilterVisible keeps, in batches of every size its batching treats
+// differently, so a table that is denied or never granted is never shown.
+func TestFilterVisibleWithholdsDenied(t *testing.T) {
+	ledger, budget, people := Table("lake.fin.ledger"), Table("lake.fin.budget"), Table("lake.hr.people")
+	s := catalogtest.Apply(t, base(t), admin,
+		grantTo("reader", Schema("lake.fin"), PrivSelectTable, Allow),
+		grantTo("reader", people, PrivModifyTable, Allow),
+		grantTo("denier", budget, PrivSelectTable, Deny),
+		roles("alice", "reader", "denier"), roles("bob", "reader"))
+	want := map[string][]Object{
+		"alice":  {ledger, people},         // budget denied
+		"bob":    {ledger, budget, people}, // no DENY
+		"carol":  nil,                      // no USE
+		"nobody": nil,
+		admin:    {ledger, budget, people},
+	}
+	for _, reps := range []int{1, 20, 100} {
+		var in []Object
+		for range reps {
+			in = append(in, ledger, budget, people, Table("lake.fin.missing"))
+		}
+		for u, w := range want {
+			var exp []Object
+			for range reps {
+				exp = append(exp, w...)
+			}
+			if got := s.FilterVisible(u, in); !slices.Equal(got, exp) {
+				t.Errorf("%s, %d objects: FilterVisible = %v, want %v", u, len(in), got[:min(len(got), 6)], exp[:min(len(exp), 6)])
+			}
+		}
+	}
+}
