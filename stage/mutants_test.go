@@ -99,3 +99,29 @@ func TestPutChecksDeclaredSize(t *testing.T) {
 		})
 	}
 }
+
+// TestDeleteSkipsMissingKeys checks that a missing key in a batch does not
+// stop Delete: every key after it is deleted too.
+func TestDeleteSkipsMissingKeys(t *testing.T) {
+	for _, b := range []*stagetest.Backend{stagetest.Local(t), stagetest.S3(t)} {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, "acme")
+			for _, k := range []string{"d/a", "d/c"} {
+				if _, err := st.Put(t.Context(), k, strings.NewReader("x"), 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := st.Delete(t.Context(), "d/missing", "d/a", "d/gone", "d/c"); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"d/a", "d/c"} {
+				if rc, _, err := st.Get(t.Context(), k); !errors.Is(err, stage.ErrNotFound) {
+					if err == nil {
+						rc.Close()
+					}
+					t.Errorf("%s after Delete: %v, want ErrNotFound", k, err)
+				}
+			}
+		})
+	}
+}
