@@ -125,3 +125,36 @@ func TestDeleteSkipsMissingKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestAbortUploadRefusesMalformedIDs checks the upload ids AbortUpload
+// refuses before any request: empty, over 1024 bytes, or holding a space,
+// a control byte or a byte at or past DEL. An id at the length limit is
+// sent (and not found).
+func TestAbortUploadRefusesMalformedIDs(t *testing.T) {
+	b := stagetest.S3(t)
+	up, ok := b.Open(t, "acme").(stage.Uploads)
+	if !ok {
+		t.Fatal("the S3 store does not list uploads")
+	}
+	cases := []struct {
+		id      string
+		refused bool
+	}{
+		{"", true},
+		{strings.Repeat("u", 1025), true},
+		{"a b", true},
+		{"a\x00b", true},
+		{"a\x1fb", true},
+		{"a\x7fb", true},
+		{"a\u00e9b", true},
+		{"!", false},
+		{"~", false},
+		{strings.Repeat("u", 1024), false},
+	}
+	for _, c := range cases {
+		err := up.AbortUpload(t.Context(), stage.Upload{Key: "d/k", ID: c.id})
+		if refused := errors.Is(err, stage.ErrInvalidKey); refused != c.refused {
+			t.Errorf("AbortUpload(id %.20q, %d bytes) = %v, want refused=%v", c.id, len(c.id), err, c.refused)
+		}
+	}
+}
