@@ -180,3 +180,60 @@ func TestFilterVisibleWithholdsDenied(t *testing.T) {
 		}
 	}
 }
+
+// TestTagPolicyLevels checks where a system_access_control policy reaches
+// from: a tag on the catalog, a tag on the schema next to one the table
+// shadows, and a table's second tag after one with no policy all confer
+// SELECT on the table; CREATE_SCHEMA on a catalog needs USE_CATALOG only.
+func TestTagPolicyLevels(t *testing.T) {
+	ledger := Table("lake.fin.ledger")
+	sacOn := func(tag string) []Command {
+		return []Command{
+			CreatePolicy{Name: "read-" + tag, Type: PolicySystemAccessControl, Enabled: true,
+				Content: PolicyContent{Privileges: []Privilege{PrivSelectTable}, ApplicableRoles: []string{"analyst"}}},
+			AttachPolicy{Tag: tag, Policy: "read-" + tag, Selector: Selector{Value: "yes"}},
+		}
+	}
+	tags := []Command{CreateTag{Name: "a", AllowedValues: []string{"yes", "no"}}, CreateTag{Name: "b", AllowedValues: []string{"yes", "no"}}}
+	cases := []struct {
+		name  string
+		setup [][]Command
+		user  string
+		priv  Privilege
+		obj   Object
+		allow bool
+	}{
+		{"tag on the catalog", [][]Command{tags, sacOn("a"),
+			{AssociateTagsV2{Object: Catalog("lake"), TagsToAdd: []TagValue{{"a", "yes"}}}}}, "alice", PrivSelectTable, ledger, true},
+		{"schema tag next to a shadowed one", [][]Command{tags, sacOn("b"),
+			{AssociateTagsV2{Object: Schema("lake.fin"), TagsToAdd: []TagValue{{"a", "yes"}, {"b", "yes"}}},
+				AssociateTagsV2{Object: ledger, TagsToAdd: []TagValue{{"a", "no"}}}}}, "alice", PrivSelectTable, ledger, true},
+		{"the shadowed value does not apply", [][]Command{tags, sacOn("a"),
+			{AssociateTagsV2{Object: Schema("lake.fin"), TagsToAdd: []TagValue{{"a", "yes"}}},
+				AssociateTagsV2{Object: ledger, TagsToAdd: []TagValue{{"a", "no"}}}}}, "alice", PrivSelectTable, ledger, false},
+		{"second table tag after one without policy", [][]Command{tags, sacOn("b"),
+			{AssociateTagsV2{Object: ledger, TagsToAdd: []TagValue{{"a", "yes"}, {"b", "yes"}}}}}, "alice", PrivSelectTable, ledger, true},
+		{"not for other roles", [][]Command{tags, sacOn("a"),
+			{AssociateTagsV2{Object: Catalog("lake"), TagsToAdd: []TagValue{{"a", "yes"}}}}}, "bob", PrivSelectTable, ledger, false},
+		{"create schema without USE_SCHEMA", [][]Command{{grantTo("reader", Catalog("lake"), PrivCreateSchema, Allow), roles("bob", "reader")}},
+			"bob", PrivCreateSchema, Catalog("lake"), true},
+		{"create schema without USE_CATALOG", [][]Command{{grantTo("reader", Catalog("lake"), PrivCreateSchema, Allow), roles("carol", "reader")}},
+			"carol", PrivCreateSchema, Catalog("lake"), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := catalogtest.Apply(t, base(t), admin, roles("alice", "analyst"))
+			for _, cmds := range c.setup {
+				s = catalogtest.Apply(t, s, admin, cmds...)
+			}
+			if d := s.Authorize(c.user, c.priv, c.obj); d.Allowed != c.allow {
+				t.Fatalf("Authorize(%s, %s, %v) = %+v, want allowed=%v", c.user, c.priv, c.obj, d, c.allow)
+			}
+			if c.obj.Type == ObjectTable {
+				if v := s.Visible(c.user, c.obj); v != c.allow {
+					t.Fatalf("Visible = %v, want %v", v, c.allow)
+				}
+			}
+		})
+	}
+}
