@@ -213,6 +213,11 @@ func TestTagPolicyLevels(t *testing.T) {
 				AssociateTagsV2{Object: ledger, TagsToAdd: []TagValue{{"a", "no"}}}}}, "alice", PrivSelectTable, ledger, false},
 		{"second table tag after one without policy", [][]Command{tags, sacOn("b"),
 			{AssociateTagsV2{Object: ledger, TagsToAdd: []TagValue{{"a", "yes"}, {"b", "yes"}}}}}, "alice", PrivSelectTable, ledger, true},
+		{"second policy of a tag after one for another value", [][]Command{tags, {
+			CreatePolicy{Name: "read-no", Type: PolicySystemAccessControl, Enabled: true,
+				Content: PolicyContent{Privileges: []Privilege{PrivSelectTable}, ApplicableRoles: []string{"analyst"}}},
+			AttachPolicy{Tag: "a", Policy: "read-no", Selector: Selector{Value: "no"}}}, sacOn("a"),
+			{AssociateTagsV2{Object: ledger, TagsToAdd: []TagValue{{"a", "yes"}}}}}, "alice", PrivSelectTable, ledger, true},
 		{"not for other roles", [][]Command{tags, sacOn("a"),
 			{AssociateTagsV2{Object: Catalog("lake"), TagsToAdd: []TagValue{{"a", "yes"}}}}}, "bob", PrivSelectTable, ledger, false},
 		{"create schema without USE_SCHEMA", [][]Command{{grantTo("reader", Catalog("lake"), PrivCreateSchema, Allow), roles("bob", "reader")}},
@@ -235,5 +240,57 @@ func TestTagPolicyLevels(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVisibilityRules lists who sees what for rules the other tests reach
+// only together: a role is seen by its holders, its owner, the metalake
+// owner and holders of MANAGE_GRANTS; a table needs USE_CATALOG and
+// USE_SCHEMA (unless the caller owns the schema) besides a privilege on it;
+// a catalog needs a privilege on or under it.
+func TestVisibilityRules(t *testing.T) {
+	ledger := Table("lake.fin.ledger")
+	s := catalogtest.Apply(t, base(t), admin,
+		CreateUser{"dan"}, CreateUser{"erin"}, CreateUser{"fay"}, CreateUser{"gus"},
+		// dan: SELECT and USE_SCHEMA, no USE_CATALOG.
+		CreateRole{Name: "no-catalog", Grants: []Grant{{Schema("lake.fin"), PrivUseSchema, Allow}, {ledger, PrivSelectTable, Allow}}},
+		roles("dan", "no-catalog"),
+		// erin: SELECT and USE_CATALOG, no USE_SCHEMA.
+		CreateRole{Name: "no-schema", Grants: []Grant{{Catalog("lake"), PrivUseCatalog, Allow}, {ledger, PrivSelectTable, Allow}}},
+		roles("erin", "no-schema"),
+		// fay: owns lake.fin, holds USE_CATALOG only.
+		CreateRole{Name: "cat-only", Grants: []Grant{{Catalog("lake"), PrivUseCatalog, Allow}}},
+		roles("fay", "cat-only"), SetOwner{Schema("lake.fin"), Owner{OwnerUser, "fay"}},
+		// gus: MANAGE_GRANTS on the metalake.
+		CreateRole{Name: "granter", Grants: []Grant{{Object{ObjectMetalake, "acme"}, PrivManageGrants, Allow}}},
+		roles("gus", "granter"),
+		// bob owns role "other" without holding it.
+		SetOwner{Role("other"), Owner{OwnerUser, "bob"}},
+	)
+	cases := []struct {
+		user string
+		obj  Object
+		want bool
+	}{
+		{"dan", ledger, false},
+		{"erin", ledger, false},
+		{"fay", ledger, true},
+		{"fay", Schema("lake.fin"), true},
+		{"alice", Role("use"), true},    // holds it
+		{"bob", Role("other"), true},    // owns it
+		{"gus", Role("other"), true},    // MANAGE_GRANTS
+		{admin, Role("other"), true},    // metalake owner
+		{"alice", Role("other"), false}, // none of these
+		{"carol", Role("use"), false},
+		{"alice", Catalog("lake"), true},
+		{"carol", Catalog("lake"), false},
+	}
+	for _, c := range cases {
+		if got := s.Visible(c.user, c.obj); got != c.want {
+			t.Errorf("Visible(%s, %v) = %v, want %v", c.user, c.obj, got, c.want)
+		}
+		if got := len(s.FilterVisible(c.user, []Object{c.obj})) == 1; got != c.want {
+			t.Errorf("FilterVisible(%s, %v) keeps it = %v, want %v", c.user, c.obj, got, c.want)
+		}
 	}
 }
