@@ -63,3 +63,23 @@ func TestResolveCarriesPolicies(t *testing.T) {
 		}
 	}
 }
+
+// TestListWithoutDecisionWindow checks that a Catalog that reuses no
+// decisions lists a tenant's tables (nothing is stored for reuse).
+func TestListWithoutDecisionWindow(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"code": 0, "generation": 3, "schemas": []string{"sales"},
+			"tables": []map[string]any{{"schema": "sales", "table": "orders", "storageId": "st-orders", "version": 1,
+				"columns": []map[string]any{{"name": "id", "type": "BIGINT", "nullable": true}}}}})
+	}))
+	t.Cleanup(srv.Close)
+	c, err := client.New(client.Config{Addrs: []string{srv.URL}, Token: "lg_test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	l, err := New(c).List(t.Context(), backend.Caller{Tenant: "acme", Subject: "bob", Catalog: "lake"})
+	if err != nil || len(l.Tables) != 1 || l.Tables[0].Name != (backend.TableName{Schema: "sales", Name: "orders"}) {
+		t.Fatalf("List = %+v, %v", l, err)
+	}
+}
