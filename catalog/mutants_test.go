@@ -1,6 +1,7 @@
 package catalog_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -291,6 +292,51 @@ func TestVisibilityRules(t *testing.T) {
 		}
 		if got := len(s.FilterVisible(c.user, []Object{c.obj})) == 1; got != c.want {
 			t.Errorf("FilterVisible(%s, %v) keeps it = %v, want %v", c.user, c.obj, got, c.want)
+		}
+	}
+}
+
+// TestEffectiveTagsAndFilters checks effective tags and the row filter a
+// caller gets where the rules meet: a catalog's tag reaches its tables, a
+// table's tag shadows only the schema's tag of that name, a missing object
+// or the metalake has no effective tags, and a filter policy that does not
+// apply to the caller does not hide a later one that does.
+func TestEffectiveTagsAndFilters(t *testing.T) {
+	ledger := Table("lake.fin.ledger")
+	s := catalogtest.Apply(t, base(t), admin,
+		CreateTag{Name: "a"}, CreateTag{Name: "b"}, CreateTag{Name: "c"},
+		AssociateTagsV1{Object: Catalog("lake"), TagsToAdd: []string{"c"}},
+		AssociateTagsV1{Object: Schema("lake.fin"), TagsToAdd: []string{"a", "b"}},
+		AssociateTagsV1{Object: ledger, TagsToAdd: []string{"a"}},
+		CreatePolicy{Name: "a-for-others", Type: PolicyRowFilter, Enabled: true,
+			Content: PolicyContent{Expression: "x = 1", ApplicableRoles: []string{"other"}}},
+		CreatePolicy{Name: "b-for-all", Type: PolicyRowFilter, Enabled: true, Content: PolicyContent{Expression: "x = 2"}},
+		AttachPolicy{Tag: "a", Policy: "a-for-others"}, AttachPolicy{Tag: "a", Policy: "b-for-all"})
+	tags, err := s.EffectiveTags(ledger)
+	var got []string
+	for _, e := range tags {
+		got = append(got, e.Name+"@"+e.Source.Name)
+	}
+	if want := []string{"a@lake.fin.ledger", "b@lake.fin", "c@lake"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("EffectiveTags(ledger) = %v, %v; want %v", got, err, want)
+	}
+	if tags, err := s.EffectiveTags(Catalog("lake")); err != nil || len(tags) != 1 || tags[0].Name != "c" {
+		t.Errorf("EffectiveTags(lake) = %v, %v", tags, err)
+	}
+	for _, o := range []Object{Table("lake.fin.missing"), {ObjectMetalake, "acme"}} {
+		if _, err := s.EffectiveTags(o); !errors.Is(err, ErrNotFound) {
+			t.Errorf("EffectiveTags(%v): %v, want ErrNotFound", o, err)
+		}
+		if _, err := s.PoliciesOf(o); !errors.Is(err, ErrNotFound) {
+			t.Errorf("PoliciesOf(%v): %v, want ErrNotFound", o, err)
+		}
+	}
+	if ps, err := s.PoliciesOf(Catalog("lake")); err != nil || len(ps) != 0 {
+		t.Errorf("PoliciesOf(lake) = %v, %v", ps, err)
+	}
+	for u, want := range map[string]string{"bob": "x = 2", "carol": "x = 2"} {
+		if f, _, err := s.RowFiltersAndMasks(u, ledger.Name); err != nil || f != want {
+			t.Errorf("%s: filter %q, %v; want %q", u, f, err, want)
 		}
 	}
 }
