@@ -340,3 +340,19 @@ func TestEffectiveTagsAndFilters(t *testing.T) {
 		}
 	}
 }
+
+// TestPoliciesOfNearestTag checks that a policy reached through tags at
+// two levels is attributed to the nearest one, not the first by name.
+func TestPoliciesOfNearestTag(t *testing.T) {
+	ledger := Table("lake.fin.ledger")
+	s := catalogtest.Apply(t, base(t), admin,
+		CreateTag{Name: "a"}, CreateTag{Name: "z"},
+		CreatePolicy{Name: "p", Type: PolicyRowFilter, Enabled: true, Content: PolicyContent{Expression: "x = 1"}},
+		AttachPolicy{Tag: "a", Policy: "p"}, AttachPolicy{Tag: "z", Policy: "p"},
+		AssociateTagsV1{Object: Catalog("lake"), TagsToAdd: []string{"a"}},
+		AssociateTagsV1{Object: ledger, TagsToAdd: []string{"z"}})
+	ps, err := s.PoliciesOf(ledger)
+	if err != nil || len(ps) != 1 || ps[0].Tag != "z" || ps[0].Source != ledger || ps[0].Inherited {
+		t.Fatalf("PoliciesOf(ledger) = %+v, %v; want p through z on the table", ps, err)
+	}
+}
