@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	. "lakegate/catalog"
 	"lakegate/catalog/catalogtest"
@@ -354,5 +355,76 @@ func TestPoliciesOfNearestTag(t *testing.T) {
 	ps, err := s.PoliciesOf(ledger)
 	if err != nil || len(ps) != 1 || ps[0].Tag != "z" || ps[0].Source != ledger || ps[0].Inherited {
 		t.Fatalf("PoliciesOf(ledger) = %+v, %v; want p through z on the table", ps, err)
+	}
+}
+
+// TestMaskAndTagPolicyOrder checks that a policy that does not apply (an
+// exempting mask, a disabled or other-type policy on a tag) does not hide a
+// later one that does.
+func TestMaskAndTagPolicyOrder(t *testing.T) {
+	ledger := Table("lake.fin.ledger")
+	s := catalogtest.Apply(t, base(t), admin,
+		CreateTag{Name: "pii"},
+		CreatePolicy{Name: "a-exempt-use", Type: PolicyColumnMask, Enabled: true, Content: PolicyContent{Mask: "NULL", ExemptRoles: []string{"use"}}},
+		CreatePolicy{Name: "b-redact", Type: PolicyColumnMask, Enabled: true, Content: PolicyContent{Mask: "REDACT"}},
+		AttachPolicy{Tag: "pii", Policy: "a-exempt-use"}, AttachPolicy{Tag: "pii", Policy: "b-redact"},
+		AssociateTagsV1{Object: Column("lake.fin.ledger.card"), TagsToAdd: []string{"pii"}},
+		CreateTag{Name: "t"},
+		CreatePolicy{Name: "off", Type: PolicySystemAccessControl, Enabled: false,
+			Content: PolicyContent{Privileges: []Privilege{PrivSelectTable}, ApplicableRoles: []string{"analyst"}}},
+		CreatePolicy{Name: "filter", Type: PolicyRowFilter, Enabled: true, Content: PolicyContent{Expression: "x = 1"}},
+		CreatePolicy{Name: "on", Type: PolicySystemAccessControl, Enabled: true,
+			Content: PolicyContent{Privileges: []Privilege{PrivSelectTable}, ApplicableRoles: []string{"analyst"}}},
+		AttachPolicy{Tag: "t", Policy: "off"}, AttachPolicy{Tag: "t", Policy: "filter"}, AttachPolicy{Tag: "t", Policy: "on"},
+		AssociateTagsV1{Object: Table("lake.fin.budget"), TagsToAdd: []string{"t"}},
+		roles("alice", "analyst"))
+	_, m, err := s.RowFiltersAndMasks("bob", ledger.Name) // bob holds "use": exempt from the first mask only
+	if err != nil || len(m) != 1 || m[0] != (ColumnMask{"card", "REDACT", "b-redact"}) {
+		t.Errorf("bob's masks = %v, %v; want card REDACT by b-redact", m, err)
+	}
+	if d := s.Authorize("alice", PrivSelectTable, Table("lake.fin.budget")); !d.Allowed || d.Reason != ReasonTagPolicy {
+		t.Errorf("alice on budget: %+v, want allowed by the enabled tag policy", d)
+	}
+}
+
+// TestCanBindTo checks that a privilege binds only to the object types it
+// is defined for, and that invalid privileges and types bind to nothing.
+func TestCanBindTo(t *testing.T) {
+	cases := []struct {
+		p    Privilege
+		t    ObjectType
+		want bool
+	}{
+		{PrivUseSchema, ObjectSchema, true},
+		{PrivUseSchema, ObjectTable, false},
+		{PrivSelectTable, ObjectTable, true},
+		{PrivSelectTable, ObjectColumn, false},
+		{PrivUseCatalog, ObjectCatalog, true},
+		{PrivUseCatalog, ObjectTag, false},
+		{Privilege(0), ObjectTable, false},
+		{PrivSelectTable, ObjectType(16), false},
+		{PrivSelectTable, ObjectType(200), false},
+	}
+	for _, c := range cases {
+		if got := c.p.CanBindTo(c.t); got != c.want {
+			t.Errorf("%v.CanBindTo(%v) = %v, want %v", c.p, c.t, got, c.want)
+		}
+	}
+}
+
+// TestCommandTimeRange checks the years a command's time may carry: 0 to
+// 9999, which RFC 3339 can represent.
+func TestCommandTimeRange(t *testing.T) {
+	s := base(t)
+	for _, c := range []struct {
+		year int
+		ok   bool
+	}{{-1, false}, {0, true}, {9999, true}, {10000, false}} {
+		m := catalogtest.Meta(s, admin)
+		m.Time = time.Date(c.year, 6, 1, 0, 0, 0, 0, time.UTC)
+		_, _, err := Apply(s, CreateUser{"zed"}, m)
+		if (err == nil) != c.ok {
+			t.Errorf("year %d: %v, want ok=%v", c.year, err, c.ok)
+		}
 	}
 }
