@@ -24,6 +24,8 @@ func TestRolesThroughGroups(t *testing.T) {
 	grouped := func(t *testing.T, cmds ...Command) *Snapshot {
 		s := catalogtest.Apply(t, base(t), admin,
 			CreateGroup{Name: "g"}, AddGroupMembers{Group: "g", Users: []string{"carol"}},
+			// dan is in a group that holds no role.
+			CreateUser{"dan"}, CreateGroup{Name: "g0"}, AddGroupMembers{Group: "g0", Users: []string{"dan"}},
 			GrantRoles{Grantee: Owner{OwnerGroup, "g"}, Roles: []string{"analyst"}},
 			roles("alice", "analyst"), CreateTag{Name: "t"},
 			AssociateTagsV1{Object: Table("lake.fin.ledger"), TagsToAdd: []string{"t"}},
@@ -40,11 +42,11 @@ func TestRolesThroughGroups(t *testing.T) {
 		masked map[string]bool   // user → card masked
 	}{
 		{"filter for applicable roles", policy(PolicyRowFilter, PolicyContent{Expression: "a = 1", ApplicableRoles: []string{"analyst"}}),
-			map[string]string{"alice": "a = 1", "carol": "a = 1", "bob": ""}, nil},
+			map[string]string{"alice": "a = 1", "carol": "a = 1", "bob": "", "dan": ""}, nil},
 		{"filter but for exempt roles", policy(PolicyRowFilter, PolicyContent{Expression: "a = 1", ExemptRoles: []string{"analyst"}}),
-			map[string]string{"alice": "", "carol": "", "bob": "a = 1"}, nil},
+			map[string]string{"alice": "", "carol": "", "bob": "a = 1", "dan": "a = 1"}, nil},
 		{"mask but for exempt roles", policy(PolicyColumnMask, PolicyContent{Mask: "NULL", ExemptRoles: []string{"analyst"}}),
-			nil, map[string]bool{"alice": false, "carol": false, "bob": true}},
+			nil, map[string]bool{"alice": false, "carol": false, "bob": true, "dan": true}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
