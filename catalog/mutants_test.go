@@ -125,9 +125,10 @@ func TestDenyAmongManyGrants(t *testing.T) {
 					if k == 0 {
 						allowRole = fmt.Sprintf("r%02d", n-1)
 					}
-					cmds = append(cmds, roles("alice", "use", fmt.Sprintf("r%02d", k)),
+					// carol's "late" role sorts after every granted one.
+					cmds = append(cmds, CreateRole{Name: "late"}, roles("alice", "use", fmt.Sprintf("r%02d", k)),
 						roles("bob", fmt.Sprintf("r%02d", k), allowRole),
-						roles("carol", "use", "other", allowRole))
+						roles("carol", "use", "other", allowRole, "late"))
 					s = catalogtest.Apply(t, s, admin, cmds...)
 					for u, want := range map[string]Decision{
 						"alice": {Allowed: false, Reason: ReasonDenied},
