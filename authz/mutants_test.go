@@ -138,12 +138,14 @@ func TestParsePrincipalMapMessages(t *testing.T) {
 		{"", "empty: no principals", "", true},
 		{"principals: []\n", "empty: no principals", "", true},
 		{"principals: []\n---\nprincipals: []\n", "exactly one YAML document", "", true},
-		{"principals: \"my secret pass\"\n", "<redacted>", "secret", true},
+		{"principals: \"my secret pass\"\n", "map: line 1: YAML: cannot unmarshal !!str <redacted>", "secret", true},
 		{"principals: 'short pw'\n", "<redacted>", "pw", true},
 		{"principals:\n  - id: a\n   x: [\n", "'-'", "", true},
 		{strings.Repeat("#", 1<<20+1), "larger than", "", true},
 		{"principals:\n  - id: a\n    tenant: acme\n    role: operator\n    tokens: [{sha256: abc}]\n",
 			"sha256 must be 64 hex characters, got 3", "", false},
+		{"principals:\n  - id: a\n    tenant: acme\n    role: operator\n    tokens: [{sha256: " + strings.Repeat("g", 64) + "}]\n",
+			"sha256 must be 64 hex characters, found a non-hex character", "", false},
 	}
 	for _, c := range cases {
 		_, err := authz.ParsePrincipalMap([]byte(c.in))
