@@ -60,6 +60,9 @@ func TestDelegationTenantChecks(t *testing.T) {
 		{"no headers", tokGW, catalogs("acme"), dh("", ""), http.StatusForbidden},
 		{"invalid user name", tokGW, catalogs("acme"), dh("acme", strings.Repeat("a", 129)), http.StatusForbidden},
 		{"headers from a user", tokBob, catalogs("acme"), dh("acme", "alice@acme"), http.StatusForbidden},
+		{"user header only, from a user", tokBob, catalogs("acme"), dh("", "alice@acme"), http.StatusForbidden},
+		{"tenant header only, from a user", tokBob, catalogs("acme"), dh("acme", ""), http.StatusForbidden},
+		{"no headers, from a user", tokAlice, catalogs("acme"), dh("", ""), http.StatusOK},
 		{"headers from an operator", tokAdmin, catalogs("acme"), dh("acme", "alice@acme"), http.StatusForbidden},
 	}
 	for _, c := range cases {
