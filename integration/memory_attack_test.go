@@ -85,10 +85,11 @@ var memoryAttacks = []struct{ name, sql, limit string }{
 	{"REPEAT of a column", "SELECT max(length(repeat(status, id * 1000))) FROM sales.orders", "32768 bytes for a string REPEAT builds"},
 	{"REPLACE growing", "SELECT length(replace(repeat('a', 30000), 'a', 'bbbbbbbbbb'))", "32768 bytes for a string REPLACE builds"},
 	{"recursive CTE doubling a string", "WITH RECURSIVE r (s, n) AS (SELECT 'x', 1 UNION ALL SELECT concat(s, s), n + 1 FROM r WHERE n < 40) SELECT max(length(s)) FROM r", "32768 bytes for a string CONCAT builds"},
-	{"a built column doubled (checked by the engine)", "WITH c0 AS (SELECT repeat(status, 3000) AS s FROM sales.orders), c1 AS (SELECT concat(s, s) AS s FROM c0) SELECT max(length(s)) FROM c1", "32768 bytes for a string CONCAT builds"},
-	{"CTE chain doubling a column", cteDoubling(9), "65536 bytes of strings per row"},
+	{"a built column doubled (checked by the engine)", "WITH c0 AS (SELECT concat(status, repeat('x', 20000)) AS s FROM sales.orders), c1 AS (SELECT concat(s, s) AS s FROM c0) SELECT max(length(s)) FROM c1", "32768 bytes for a string CONCAT builds"},
+	{"CTE chain doubling a column", cteDoubling(9), "65536 bytes of computed values per row"},
 	{"string literal of 900 KB", "SELECT length('" + strings.Repeat("x", 900_000) + "')", "65536 bytes for a string literal"},
-	{"strings built into every row", "SELECT max(length(repeat(status, 4000))), max(length(repeat(status, 4001))), max(length(repeat(status, 4002))) FROM sales.orders", "65536 bytes of strings per row"},
+	{"strings built into every row", "SELECT max(length(repeat(status, 4000))), max(length(repeat(status, 4001))), max(length(repeat(status, 4002))) FROM sales.orders", "65536 bytes of computed values per row"},
+	{"700 functions evaluated per row", "SELECT " + strings.Repeat("max(CAST(a.id AS CHAR)), ", 699) + "max(CAST(a.id AS CHAR)) FROM sales.orders a, sales.orders b WHERE b.id < 50", "65536 bytes of computed values per row"},
 	{"IN list of 100,000 literals", "SELECT count(*) FROM sales.orders WHERE id IN (1" + strings.Repeat(", 1", 99_999) + ")", "50000 literals and parameters"},
 	{"deeply nested functions", "SELECT " + strings.Repeat("abs(", 500) + "1" + strings.Repeat(")", 500), "64 levels of nested expressions"},
 	{"nested scalar subqueries", "SELECT " + strings.Repeat("(SELECT ", 40) + "1" + strings.Repeat(")", 40), "8 levels of nested subqueries"},
@@ -116,15 +117,16 @@ func joinedOrders(n int) string {
 }
 
 // memoryHeavy are statements within every limit that make the engine and
-// the gateway hold as much as the limits allow: strings built per row up to
-// the limit, a result of 160 MB, an IN list at the literal limit.
+// the gateway hold as much as the limits allow: values computed per row up
+// to the limit, a result of 160 MB, an IN list at the literal limit.
 var memoryHeavy = []struct {
 	name, sql string
 	rows      int64
 }{
-	{"two 32 KB strings per row", "SELECT max(length(repeat(status, 4000))), max(length(repeat(status, 3999))) FROM sales.orders", 1},
+	{"a 32 KB string and 100 more functions per row", "SELECT max(length(repeat(status, 4000)))" + strings.Repeat(", max(CAST(id AS CHAR))", 100) + " FROM sales.orders", 1},
 	{"a 160 MB result", "SELECT id, repeat(status, 4000) FROM sales.orders", 5000},
-	{"a column doubled through 8 CTEs", cteDoubling(8), 1},
+	{"a column doubled through 7 CTEs", cteDoubling(7), 1},
+	{"200 functions evaluated per row", "SELECT " + strings.Repeat("max(CAST(a.id AS CHAR)), ", 199) + "max(CAST(a.id AS CHAR)) FROM sales.orders a, sales.orders b WHERE b.id < 20", 1},
 	{"IN list of 49,000 literals", "SELECT count(*) FROM sales.orders WHERE id IN (1" + strings.Repeat(", 2", 48_999) + ")", 1},
 	{"aggregate over a cross join", "SELECT count(DISTINCT concat(a.status, b.id)) FROM sales.orders a, sales.customers b WHERE b.id < 200", 1},
 }
@@ -132,7 +134,7 @@ var memoryHeavy = []struct {
 // peakBound is what TestMemoryAttacks allows the server's peak RSS above
 // its RSS at rest: DuckDB's memory limit (what its buffer manager tracks),
 // plus the strings its expressions build outside it — 2,048 rows of at most
-// sqlgate.DefaultRowStringBytes on each of its 2 threads — plus 256 MiB for
+// sqlgate.DefaultRowBytes on each of its 2 threads — plus 256 MiB for
 // the gateway's own heap (batches of at most 4 MiB, parse trees, gRPC).
 const peakBound = memoryLimit + 2*2048*(64<<10) + 256<<20
 
