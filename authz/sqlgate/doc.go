@@ -101,17 +101,18 @@
 // for MySQL-compatible engines and SQLite without translating MySQL
 // semantics, refusing everything else.
 //
-// Limits (limits.go): before the walker, Parse and ParseFor check the
-// statement against Config.Limits — set-operation branches, expression
-// nodes, literals, nesting of expressions, queries and subqueries, tables
-// per FROM clause, the size of every string the statement brings or makes a
-// function build, and the string bytes it introduces per row — and refuse
-// it with ErrLimit (ResourceExhausted to clients), naming the limit. Where a
-// size depends on data (REPEAT or REPLACE of a column, a string built in a
-// recursive CTE) Render prints a check that makes the engine fail with the
-// same kind of message before it builds the string; EngineLimit recognises
-// it. The caller binds no string parameter longer than
-// Limits.StringBytes (ParamLimit).
+// Limits (limits.go, limitpass.go): before the walker, Parse and ParseFor
+// check the statement against Config.Limits — set-operation branches,
+// expression nodes, literals, nesting of expressions, queries and
+// subqueries, tables per FROM clause, the size of literals and of the
+// strings functions build, the copies of column values one string holds,
+// and the bytes of the values computed per row — and refuse it with
+// ErrLimit (ResourceExhausted to clients), naming the limit. Where a size
+// is not known from literals (REPEAT or REPLACE of a column, a CONCAT of
+// parameters or in a recursive CTE) Render prints a check that makes the
+// engine fail with the same kind of message; EngineLimit recognises it.
+// The caller binds no string parameter longer than Limits.LiteralBytes
+// (ParamLimit).
 //
 // Caller obligations: gate and resolve every TableRef before Render, with the
 // same answer for a missing and a forbidden table; run the engine with an
