@@ -66,17 +66,6 @@ func (s *lpShape) max() width {
 	return m
 }
 
-func (s *lpShape) sum() width {
-	if s == nil {
-		return width{}
-	}
-	n := s.anyW
-	for _, w := range s.widths {
-		n = n.plus(w)
-	}
-	return n
-}
-
 // col is the width of column name: the widest column of that name, else of
 // the columns of unknown name (which may be it), else nothing (no such
 // column). A table's column is one copy of data.
