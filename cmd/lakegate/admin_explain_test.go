@@ -5,15 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"lakegate/authz"
-	"lakegate/metasrv"
 )
 
 // startExplainMetasrv runs a single metasrv node whose map holds the
@@ -22,52 +18,11 @@ import (
 func startExplainMetasrv(t *testing.T) string {
 	t.Helper()
 	h := func(s string) []string { return []string{authz.HashToken(s).String()} }
-	b, err := authz.EncodePrincipalMap([]authz.PrincipalSpec{
+	return startTestMetasrv(t, []authz.PrincipalSpec{
 		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: h("tok-admin")},
 		{ID: "acmeadmin@acme", Tenant: "acme", Role: "tenant_admin", TokenHashes: h("tok-acme-admin")},
 		{ID: "bob@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h("tok-bob")},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pm, err := authz.ParsePrincipalMap(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := metasrv.DefaultConfig()
-	cfg.NodeID, cfg.DataDir, cfg.RaftAddr, cfg.HTTPAddr = "n1", filepath.Join(t.TempDir(), "data"), "127.0.0.1:0", ln.Addr().String()
-	cfg.Bootstrap, cfg.Principals, cfg.PeerScheme = true, pm, "http"
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	srv, err := metasrv.New(ctx, cfg)
-	if err != nil {
-		ln.Close()
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(sctx); err != nil {
-			t.Error(err)
-		}
-		if err := <-served; err != nil {
-			t.Error(err)
-		}
-	})
-	for !srv.Node().IsLeader() || srv.Node().Barrier(ctx) != nil {
-		select {
-		case <-ctx.Done():
-			t.Fatal("no leader")
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	return "http://" + ln.Addr().String()
 }
 
 // TestAdminExplainAndDryRun: `admin explain` prints the deciding chain;

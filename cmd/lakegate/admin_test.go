@@ -22,10 +22,18 @@ import (
 func startAdminMetasrv(t *testing.T) string {
 	t.Helper()
 	h := func(s string) []string { return []string{authz.HashToken(s).String()} }
-	b, err := authz.EncodePrincipalMap([]authz.PrincipalSpec{
+	return startTestMetasrv(t, []authz.PrincipalSpec{
 		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: h("tok-admin")},
 		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h("tok-alice")},
 	})
+}
+
+// startTestMetasrv runs a single bootstrapped metasrv node in-process with
+// the principals specs, stopped at t's cleanup, and returns its base URL
+// once it leads.
+func startTestMetasrv(t *testing.T, specs []authz.PrincipalSpec) string {
+	t.Helper()
+	b, err := authz.EncodePrincipalMap(specs)
 	if err != nil {
 		t.Fatal(err)
 	}
