@@ -62,7 +62,10 @@ for pkg in "${pkgs[@]}"; do
 			excl+=(-E "^${f//./\\.}\$")
 		fi
 	done
-	goflags="-tags=duckdb_arrow"
+	# -count=1: gremlins times each mutant's tests against its coverage
+	# run; a cached coverage run would make that limit a fraction of a
+	# second and report every slow mutant as timed out.
+	goflags="-tags=duckdb_arrow -count=1"
 	if [ -n "${tests[$pkg]+x}" ]; then
 		goflags="$goflags -run=${tests[$pkg]}"
 	fi
