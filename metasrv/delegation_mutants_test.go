@@ -65,6 +65,18 @@ func TestDelegationTenantChecks(t *testing.T) {
 		{"no headers, from a user", tokAlice, catalogs("acme"), dh("", ""), http.StatusOK},
 		{"headers from an operator", tokAdmin, catalogs("acme"), dh("acme", "alice@acme"), http.StatusForbidden},
 	}
+	// A refused delegation names an invalid user nowhere: its audit event's
+	// actor is the gateway.
+	long := strings.Repeat("b", 129)
+	expect(t, n, call{method: "GET", path: catalogs("acme"), token: tokGWOther, header: dh("acme", long)}, 403, 1008)
+	if !auditHas(n, "gw-other", "", "not a delegate") {
+		t.Error("the refusal is not audited with the gateway as its actor")
+	}
+	for _, e := range n.Audit().Events("acme", 0, 0, 1000) {
+		if e.Actor == long || e.Delegator == long {
+			t.Errorf("an audit event names the invalid user: %+v", e)
+		}
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := do(t, n, call{method: "GET", path: c.path, token: c.token, header: c.header})
