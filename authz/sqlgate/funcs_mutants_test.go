@@ -45,3 +45,22 @@ func TestFunctionArityAndCasts(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyTextSelectOptions checks that a policy expression cannot carry a
+// SELECT option: each one is refused like any other clause.
+func TestPolicyTextSelectOptions(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	for _, opt := range []string{"DISTINCT", "DISTINCTROW", "ALL", "STRAIGHT_JOIN", "SQL_CALC_FOUND_ROWS", "SQL_BIG_RESULT",
+		"SQL_SMALL_RESULT", "SQL_BUFFER_RESULT", "HIGH_PRIORITY"} {
+		expr := opt + " region = 'EU'"
+		if err := g.CheckRowFilter(expr); err == nil {
+			t.Errorf("CheckRowFilter(%q) accepted", expr)
+		}
+		if err := g.CheckMask(opt + " {column}"); err == nil {
+			t.Errorf("CheckMask(%q) accepted", opt+" {column}")
+		}
+	}
+	if err := g.CheckRowFilter("region = 'EU'"); err != nil {
+		t.Fatal(err)
+	}
+}
