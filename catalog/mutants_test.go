@@ -405,6 +405,7 @@ func TestCanBindTo(t *testing.T) {
 		{PrivUseCatalog, ObjectCatalog, true},
 		{PrivUseCatalog, ObjectTag, false},
 		{Privilege(0), ObjectTable, false},
+		{Privilege(200), ObjectTable, false},
 		{PrivSelectTable, ObjectType(16), false},
 		{PrivSelectTable, ObjectType(200), false},
 	}
