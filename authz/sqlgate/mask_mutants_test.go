@@ -83,3 +83,35 @@ func TestLast4HidesShortValues(t *testing.T) {
 		t.Fatalf("MySQL LAST4 does not hide values of four characters whole: %s", out)
 	}
 }
+
+// TestMaskColumnPlaceholderInQuotes checks that "{column}" inside a quoted
+// string of a mask stays text (the column's value never shows through a
+// literal), after escaped quotes too, and that outside quotes it is the
+// column.
+func TestMaskColumnPlaceholderInQuotes(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	db := policyDB(t)
+	cases := []struct {
+		mask string
+		want string // ssn of person 1 through the mask
+	}{
+		{`'{column}'`, "{column}"},
+		{`'ab{column}'`, "ab{column}"},
+		{`concat('a\'{column}', 'b')`, "a'{column}b"},
+		{`concat('a\\', {column})`, `a\111-22-3333`},
+		{`concat("{column}", '-', {column})`, "{column}-111-22-3333"},
+		{"concat('x', {column})", "x111-22-3333"},
+	}
+	for _, c := range cases {
+		m, err := g.PrepareMask(c.mask, "ssn", peopleCols, sqlgate.DialectDuckDB)
+		if err != nil {
+			t.Errorf("%s: %v", c.mask, err)
+			continue
+		}
+		pol := &sqlgate.Policy{Masks: []*sqlgate.Mask{nil, nil, m, nil, nil}}
+		got, err := policyRun(t, g, db, pol, "SELECT ssn FROM people WHERE id = 1")
+		if err != nil || len(got) != 1 || got[0] != c.want {
+			t.Errorf("mask %s = %q, %v; want %q", c.mask, got, err, c.want)
+		}
+	}
+}
