@@ -95,7 +95,7 @@ func want(t *testing.T, what string, got, want []string) {
 	}
 }
 
-// TestDomainScenario is the usage scenario of issue 8 on the catalog.
+// TestDomainScenario is the domain design's usage scenario on the catalog.
 func TestDomainScenario(t *testing.T) {
 	s := domainBase(t)
 	s = catalogtest.Apply(t, s, "steward",

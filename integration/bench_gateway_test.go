@@ -46,7 +46,7 @@ import (
 	"lakegate/stage"
 )
 
-// The gateway benchmarks (issue 6) measure the request path with
+// The gateway benchmarks measure the request path with
 // authorization by a real metasrv:
 //
 //   - BenchmarkGetTablesAuthz: GetTables (include_schema) over a tenant of

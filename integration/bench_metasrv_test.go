@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// BenchmarkMetasrvWrites3Processes is issue 4's write load over real
+// BenchmarkMetasrvWrites3Processes is the metasrv write load over real
 // processes: three `lakegate metasrv` nodes on loopback with Raft's default
 // timeouts and the sub-benchmark's --raft-log, each with its own data
 // directory, and `lakegate admin bench writes` as a fourth process driving

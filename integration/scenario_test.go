@@ -148,8 +148,8 @@ func startGatewayEnv(t *testing.T, env []string, args ...string) *server {
 var redeemedLate = regexp.MustCompile(`\(NotFound; DoGet: endpoint \d+: \[\]\)$`)
 
 // revocationBound is how long after a governance change is acknowledged a
-// gateway may still decide a statement from what it knew before (issue 6:
-// 1 s); the gateways' default --decision-window.
+// gateway may still decide a statement from what it knew before (1 s, the
+// bound the gateways promise); the gateways' default --decision-window.
 const revocationBound = time.Second
 
 // TestScenario drives the governance model end to end with real processes:

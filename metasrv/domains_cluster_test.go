@@ -29,7 +29,7 @@ import (
 )
 
 // domainConcurrencyDuration is how long TestDomainConcurrency's clients
-// run (issue 8: 30 s).
+// run (30 s).
 const domainConcurrencyDuration = 30 * time.Second
 
 // logEntry is one metasrv entry of the replicated log: its Raft index, its
@@ -162,7 +162,7 @@ func domainPrincipals(t *testing.T, users ...string) *authz.PrincipalMap {
 	return principalMap(t, specs)
 }
 
-// TestDomainConcurrency is issue 8's concurrency acceptance: 8 clients (the
+// TestDomainConcurrency is the domains' concurrency acceptance: 8 clients (the
 // metalake owner, three stewards with MANAGE_DOMAIN + CREATE_TAG, four
 // table owners) send random publish / unpublish / move / detach /
 // create(-subdomain) / drop / backing-tag commands, and tag and untag their

@@ -90,7 +90,7 @@ func membersOf(t *testing.T, s *catalog.Snapshot, principal, domain string) []st
 	return out
 }
 
-// TestDomainAuditReplay is issue 8's audit acceptance: on one node a
+// TestDomainAuditReplay is the domain audit's acceptance: on one node a
 // scripted history (domains Finance ⊃ Trading and Markets, tables tagged
 // directly, a schema tagged so its tables are INHERITED members, a table
 // created under the tagged schema afterwards, tables moved between schemas

@@ -114,7 +114,7 @@ func wantList(t *testing.T, what string, got, want []string) {
 
 func domainOf(r resp) map[string]any { return r.body["domain"].(map[string]any) }
 
-// TestDomainScenario is issue 8's usage scenario over REST.
+// TestDomainScenario is the domain design's usage scenario over REST.
 func TestDomainScenario(t *testing.T) {
 	n := domainNode(t)
 	alice := func(method, path string, body any) call { return as(tokAlice, method, path, body) }

@@ -62,7 +62,7 @@ type Config struct {
 	CommitsPerTable int
 }
 
-// DefaultConfig is the benchmark tenant of issue 3: 100,000 tables in 1,000
+// DefaultConfig is the benchmark tenant: 100,000 tables in 1,000
 // schemas, 1,000 tags with 10 values each, 500 policies, 200 roles, 5,000
 // grants.
 func DefaultConfig() Config {
