@@ -3,7 +3,6 @@ package catalog_test
 import (
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -59,21 +58,8 @@ func BenchmarkExplain(b *testing.B) {
 	cfg := tenant10kConfig()
 	tables := randomTables(cfg, 1<<12)
 	users := []string{catalogtest.UserName(2), catalogtest.UserName(42), catalogtest.UserName(777)}
-	times := make([]time.Duration, 0, 1<<20)
 	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		t0 := time.Now()
-		s.Explain(users[i%3], PrivSelectTable, tables[i&(len(tables)-1)])
-		if len(times) < cap(times) {
-			times = append(times, time.Since(t0))
-		}
-		i++
-	}
-	b.StopTimer()
-	slices.Sort(times)
-	b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "median-ns")
-	b.ReportMetric(float64(times[len(times)*99/100].Nanoseconds()), "p99-ns")
+	timedLoop(b, func(i int) { s.Explain(users[i%3], PrivSelectTable, tables[i&(len(tables)-1)]) })
 }
 
 // BenchmarkAuthorize10k decides what BenchmarkExplain explains: SELECT_TABLE
