@@ -33,6 +33,17 @@ import (
 type LocalStore struct {
 	d    Descriptor
 	root *os.Root
+	// openDir and walkFS are the file-system access of syncDir and List:
+	// root.Open and root.FS(). Tests replace them to inject faults no real
+	// directory produces on demand (a failed directory fsync, a walk error).
+	openDir func(name string) (syncCloser, error)
+	walkFS  fs.FS
+}
+
+// syncCloser is the part of *os.File that syncDir uses.
+type syncCloser interface {
+	Sync() error
+	Close() error
 }
 
 // OpenLocal creates the stage root (0700, with parents) if needed and opens
@@ -51,7 +62,12 @@ func OpenLocal(d Descriptor) (*LocalStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stage: open %s: %w", d, err)
 	}
-	return &LocalStore{d: d, root: root}, nil
+	return &LocalStore{
+		d:       d,
+		root:    root,
+		openDir: func(name string) (syncCloser, error) { return root.Open(name) },
+		walkFS:  root.FS(),
+	}, nil
 }
 
 // Descriptor implements Store.
@@ -121,7 +137,7 @@ func (s *LocalStore) put(ctx context.Context, key string, r io.Reader, size int6
 }
 
 func (s *LocalStore) syncDir(dir string) error {
-	d, err := s.root.Open(dir)
+	d, err := s.openDir(dir)
 	if err != nil {
 		return err
 	}
@@ -208,7 +224,7 @@ func (s *LocalStore) List(ctx context.Context, prefix, startAfter string, limit 
 		dir = prefix[:i]
 	}
 	var keys []string
-	err := fs.WalkDir(s.root.FS(), dir, func(p string, e fs.DirEntry, err error) error {
+	err := fs.WalkDir(s.walkFS, dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if p == dir && errors.Is(err, fs.ErrNotExist) {
 				return fs.SkipAll
