@@ -160,7 +160,7 @@ func S3(t *testing.T) *Backend {
 		}
 		t.Cleanup(func() { _ = srv.Close() })
 		endpoint = srv.URL()
-		cfg = aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
+		cfg = standinConfig()
 		received = func() []Request {
 			var out []Request
 			for _, r := range srv.Requests() {
@@ -169,6 +169,17 @@ func S3(t *testing.T) *Backend {
 			return out
 		}
 	}
+	return s3Backend(t, bucket, endpoint, cfg, received)
+}
+
+// standinConfig is the SDK configuration for the stand-in's defaults.
+func standinConfig() aws.Config {
+	return aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
+}
+
+// s3Backend is the S3 Backend on bucket at endpoint under a fresh random
+// prefix; received is the server's log (nil: none).
+func s3Backend(t *testing.T, bucket, endpoint string, cfg aws.Config, received func() []Request) *Backend {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	prefix := "stagetest-" + hex.EncodeToString(rnd[:])
