@@ -17,6 +17,12 @@
 // nothing ever skips. Every Backend works under a fresh random prefix or
 // directory, torn down with t.Cleanup.
 //
+// FaultyS3 is the S3 backend on a stand-in that misbehaves on demand: it
+// fails chosen requests with 5xx errors, cuts listing answers into small
+// pages, lets a test rewrite listing answers (keys outside the stage,
+// inconsistent truncation) and logs each request with its signing region,
+// so unit tests reach what a store does when S3 fails or lies.
+//
 // Run returns a transcript so callers can assert that backends behave
 // identically; RunIsolation checks containment with controls proving each
 // escape would be real without the stage layer.
