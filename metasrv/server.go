@@ -201,6 +201,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	servers  []*http.Server
+	closing  bool // Shutdown has begun: Serve serves no new listener
 	shutOnce sync.Once
 	shutErr  error
 }
@@ -488,7 +489,7 @@ func (s *Server) Audit() *AuditLog { return s.audit }
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Serve serves the HTTP API on ln until Shutdown; it returns nil after
-// Shutdown.
+// Shutdown, at once (closing ln) when Shutdown came first.
 func (s *Server) Serve(ln net.Listener) error {
 	// No ReadTimeout or WriteTimeout: they would also cut the long polls
 	// of /internal/v1/generations (and ReadTimeout's deadline, left on the
@@ -497,6 +498,12 @@ func (s *Server) Serve(ln net.Listener) error {
 	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: s.cfg.IdleTimeout,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	s.mu.Lock()
+	if s.closing {
+		// A Serve that starts after Shutdown would serve for ever.
+		s.mu.Unlock()
+		_ = ln.Close()
+		return nil
+	}
 	s.servers = append(s.servers, hs)
 	s.mu.Unlock()
 	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
@@ -542,6 +549,7 @@ func (s *Server) Join(ctx context.Context, addr string) error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutOnce.Do(func() {
 		s.mu.Lock()
+		s.closing = true
 		servers := s.servers
 		s.mu.Unlock()
 		var errs []error

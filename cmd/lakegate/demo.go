@@ -279,7 +279,7 @@ func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir str
 	if tls {
 		adminTLS = " --tls-ca <CA of the server certificate>"
 	}
-	fmt.Fprintf(w, "metadata:    ./bin/lakegate admin --server %s%s --token <operator or tenant admin token> metalake list\n", metaURL, adminTLS)
+	fmt.Fprintf(w, "metadata:    LAKEGATE_TOKEN=<operator or tenant admin token> ./bin/lakegate admin --server %s%s metalake list\n", metaURL, adminTLS)
 	if !demo {
 		return
 	}
@@ -295,14 +295,14 @@ func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir str
 		fmt.Fprintf(w, "    token: %s\n", c.token)
 		if c.role == "operator" {
 			// No SQL: an operator provisions tenants and runs the cluster.
-			fmt.Fprintf(w, "    admin: ./bin/lakegate admin --server %s%s --token %s metalake create <tenant> --owner <user>@<tenant>\n", metaURL, adminTLS, c.token)
+			fmt.Fprintf(w, "    admin: LAKEGATE_TOKEN=%s ./bin/lakegate admin --server %s%s metalake create <tenant> --owner <user>@<tenant>\n", c.token, metaURL, adminTLS)
 			continue
 		}
 		fmt.Fprintf(w, "    ADBC:  uri=%s://%s  adbc.flight.sql.authorization_header=\"Bearer %s\"\n", scheme, addr, c.token)
 		fmt.Fprintf(w, "    JDBC:  jdbc:arrow-flight-sql://%s?%s&token=%s\n", addr, jdbcTLS, c.token)
-		fmt.Fprintf(w, "    shell: ./bin/lakegate sql%s --addr %s --token %s '%s'\n", shellTLS, addr, c.token, c.example)
+		fmt.Fprintf(w, "    shell: LAKEGATE_TOKEN=%s ./bin/lakegate sql%s --addr %s '%s'\n", c.token, shellTLS, addr, c.example)
 		if c.role == "tenant_admin" {
-			fmt.Fprintf(w, "    admin: ./bin/lakegate admin --server %s%s --token %s metalake get %s\n", metaURL, adminTLS, c.token, demoTenant)
+			fmt.Fprintf(w, "    admin: LAKEGATE_TOKEN=%s ./bin/lakegate admin --server %s%s metalake get %s\n", c.token, metaURL, adminTLS, demoTenant)
 		}
 		fmt.Fprintln(w)
 	}

@@ -183,13 +183,21 @@ type gatewayCore struct {
 
 // newGatewayCore builds the gateway; the caller closes it after the Flight
 // server has stopped.
-func newGatewayCore(c coreConfig) (g *gatewayCore, err error) {
+func newGatewayCore(ctx context.Context, c coreConfig) (g *gatewayCore, err error) {
 	g = &gatewayCore{log: c.log, tenant: queryTenants(c.principals)}
+	// Every failure returns a nil core: close the one built so far.
+	built := g
 	defer func() {
 		if err != nil {
-			g.close()
+			built.close()
 		}
 	}()
+	var s3 stage.Config
+	if c.stage.S3 != nil {
+		if s3.AWS, err = s3Config(ctx, c.stage); err != nil {
+			return nil, err
+		}
+	}
 	engineCfg := duckdb.DefaultConfig()
 	engineCfg.Root = engineRoot(c.stage, c.dataDir)
 	engineCfg.MemoryLimit = c.flags.memoryLimit
@@ -200,7 +208,7 @@ func newGatewayCore(c coreConfig) (g *gatewayCore, err error) {
 	if g.engine, err = duckdb.New(engineCfg); err != nil {
 		return nil, err
 	}
-	if g.files, err = tablefiles.New(tablefiles.Config{Stage: c.stage, EngineRoot: engineCfg.Root, Logger: c.log.With("component", "stage")}); err != nil {
+	if g.files, err = tablefiles.New(tablefiles.Config{Stage: c.stage, EngineRoot: engineCfg.Root, S3: s3, Logger: c.log.With("component", "stage")}); err != nil {
 		return nil, err
 	}
 	if g.mc, err = client.New(c.metasrv); err != nil {
@@ -540,7 +548,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	core, err := newGatewayCore(coreConfig{
+	core, err := newGatewayCore(ctx, coreConfig{
 		flags: &c.engineFlags, principals: principals, ring: ring, tls: tlsConfig,
 		stage: stageDesc, dataDir: c.dataDir, notReady: true, log: log, registry: reg,
 		metasrv: client.Config{Addrs: c.metasrvAddrs, Token: token, HTTPClient: hc},

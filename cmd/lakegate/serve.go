@@ -112,7 +112,7 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 }
 
 // runServe starts the all-in-one gateway and blocks until ctx is done.
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (retErr error) {
 	c, err := parseServeFlags(args, stderr)
 	if err != nil {
 		return err
@@ -121,9 +121,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	// A first start that fails before it serves leaves no data directory
+	// behind: the next attempt starts fresh rather than from half a
+	// metasrv, a demo map and tokens printed nowhere.
+	_, statErr := os.Lstat(c.dataDir)
+	fresh, served := errors.Is(statErr, fs.ErrNotExist), false
 	if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
 		return fmt.Errorf("creating data directory: %w", err)
 	}
+	defer func() {
+		if fresh && !served && retErr != nil {
+			if err := os.RemoveAll(c.dataDir); err != nil {
+				retErr = errors.Join(retErr, fmt.Errorf("removing the data directory of the failed first start: %w", err))
+			}
+		}
+	}()
 	var firstStart []demoCredential
 	principalsPath := c.principals
 	if principalsPath == "" {
@@ -170,7 +182,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		err := shutdownMetasrv(ctx, meta.srv, log)
 		return errors.Join(err, <-metaErr, <-metaErr)
 	}
-	core, err := newGatewayCore(coreConfig{
+	core, err := newGatewayCore(ctx, coreConfig{
 		flags: &c.engineFlags, principals: principals, ring: ring, tls: tlsConfig,
 		stage: stageDesc, dataDir: c.dataDir, log: log, registry: meta.srv.MetricsRegistry(),
 		metasrv: client.Config{Addrs: []string{"http://" + meta.gatewayLn.Addr().String()}, Token: gwToken},
@@ -200,6 +212,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errors.Join(fmt.Errorf("listening on %s: %w", c.flightAddr, err), stopMeta())
 	}
 	printBanner(stdout, lis.Addr().String(), tlsConfig != nil, principalsPath, c.dataDir, demo, firstStart, metaURL, stageDesc, metricsAddr)
+	served = true
 
 	stopGC := core.startCollector(ctx, c.gcInterval, c.gcGrace)
 	defer stopGC()

@@ -15,6 +15,10 @@ var (
 	// within the wait bound.
 	ErrNoLeader = errors.New("raftnode: no known leader")
 
+	// ErrIsLeader: a request was to be forwarded to the leader, and this
+	// node became the leader meanwhile; the caller may serve it here.
+	ErrIsLeader = errors.New("raftnode: this node is the leader")
+
 	// ErrClosed: the node has been shut down. Shutdown itself returns nil.
 	ErrClosed = errors.New("raftnode: node is shut down")
 

@@ -5,11 +5,13 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 )
 
-// hclogAdapter routes hashicorp/raft's hclog output to a *slog.Logger.
+// hclogAdapter routes hashicorp/raft's hclog output to a *slog.Logger, at
+// the level raftLevel gives each message.
 type hclogAdapter struct {
 	l    *slog.Logger
 	name string
@@ -35,11 +37,45 @@ func slogLevel(level hclog.Level) slog.Level {
 	}
 }
 
+// routineWarnings are the messages hashicorp/raft logs at WARN in the
+// ordinary life of a healthy cluster: every start holds an election, a node
+// waits for its join before it is part of a configuration, a new member
+// catches up (its log lacks what the leader sends first), the losers of an election reject votes, a node shuts down.
+// Trouble (failed contact, failed appends, a lost quorum) has messages of
+// its own and keeps raft's level.
+var routineWarnings = map[string]bool{
+	"heartbeat timeout reached, starting election":                                                                   true,
+	"Election timeout reached, restarting election":                                                                  true,
+	"heartbeat timeout reached, not part of a stable configuration or a non-voter, not triggering a leader election": true,
+	"not part of stable configuration, aborting election":                                                            true,
+	"no known peers, aborting election":                                                                              true,
+	"pre-vote is disabled because it is not supported by the Transport":                                              true,
+	"rejecting vote request since we have a leader":                                                                  true,
+	"rejecting pre-vote request since we have a leader":                                                              true,
+	"new leader elected, stepping down":                                                                              true,
+	"failed to get previous log":                                                                                     true,
+	"appendEntries rejected, sending older logs":                                                                     true,
+	"skipping application of old log":                                                                                true,
+}
+
+// raftLevel is the level a message of hashicorp/raft is logged at. Raft
+// reports every state change at INFO and the steps of an election at WARN;
+// on a healthy cluster that is chatter an operator should not have to read
+// past, so INFO and the routine warnings are DEBUG (the node logs leadership
+// changes itself, at INFO).
+func raftLevel(level hclog.Level, msg string) slog.Level {
+	switch {
+	case level == hclog.Info, level == hclog.Warn && (routineWarnings[msg] || strings.HasPrefix(msg, "Shutdown node at ")):
+		return slog.LevelDebug
+	}
+	return slogLevel(level)
+}
+
 func (h *hclogAdapter) Log(level hclog.Level, msg string, args ...any) {
 	if level == hclog.Off {
 		return
 	}
-	h.l.Log(context.Background(), slogLevel(level), msg, args...)
+	h.l.Log(context.Background(), raftLevel(level, msg), msg, args...)
 }
 
 func (h *hclogAdapter) Trace(msg string, args ...any) { h.Log(hclog.Trace, msg, args...) }

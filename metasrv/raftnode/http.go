@@ -147,7 +147,7 @@ func (h *Handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
 			resp.Leader = &nl.Leader
 		}
 		w.Header().Set("Retry-After", "1")
-	case errors.Is(err, ErrNoLeader), errors.Is(err, ErrOutcomeUnknown), errors.Is(err, ErrClosed):
+	case errors.Is(err, ErrNoLeader), errors.Is(err, ErrOutcomeUnknown), errors.Is(err, ErrClosed), errors.Is(err, ErrIsLeader):
 		status = http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "1")
 	case errors.As(err, &rej):
@@ -226,8 +226,9 @@ func (h *Handlers) JoinHandler() http.Handler {
 			}
 		}
 		n := h.cfg.Node
-		if !n.IsLeader() {
-			h.forward(w, r, b)
+		// A node that wins an election while it forwards serves the join
+		// itself (forward answers false) rather than failing it.
+		if !n.IsLeader() && h.forward(w, r, b) {
 			return
 		}
 		if err := n.Join(r.Context(), Peer(req)); err != nil {
@@ -238,25 +239,30 @@ func (h *Handlers) JoinHandler() http.Handler {
 	})
 }
 
-// forward relays a request that needs the leader, once.
-func (h *Handlers) forward(w http.ResponseWriter, r *http.Request, body []byte) {
+// forward relays a request that needs the leader, once. It answers false,
+// having written nothing, when this node turned out to be the leader: the
+// caller then serves the request itself.
+func (h *Handlers) forward(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	if h.cfg.Forwarder == nil || r.Header.Get(ForwardedHeader) != "" {
 		h.fail(w, r, h.cfg.Node.notLeader())
-		return
+		return true
 	}
 	hdr := http.Header{}
 	if h.cfg.ForwardHeader != nil {
 		var err error
 		if hdr, err = h.cfg.ForwardHeader(r); err != nil {
 			h.fail(w, r, err)
-			return
+			return true
 		}
 	}
 	hdr.Set("Content-Type", r.Header.Get("Content-Type"))
 	resp, err := h.cfg.Forwarder.Forward(r.Context(), r.Method, r.URL.RequestURI(), hdr, body)
+	if errors.Is(err, ErrIsLeader) {
+		return false
+	}
 	if err != nil {
 		h.fail(w, r, err)
-		return
+		return true
 	}
 	defer resp.Body.Close()
 	if ct := resp.Header.Get("Content-Type"); ct != "" {
@@ -267,6 +273,7 @@ func (h *Handlers) forward(w http.ResponseWriter, r *http.Request, body []byte) 
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = io.Copy(w, io.LimitReader(resp.Body, h.cfg.MaxBodyBytes))
+	return true
 }
 
 // StatusHandler serves GET with the node's Status as JSON.
@@ -420,7 +427,7 @@ func (n *Node) waitLeaderHTTP(ctx context.Context) (Peer, error) {
 	for {
 		ch := n.changed.wait()
 		if n.IsLeader() {
-			return Peer{}, errors.New("raftnode: forward: this node is the leader")
+			return Peer{}, ErrIsLeader
 		}
 		if p, ok := n.Leader(); ok && p.HTTPAddr != "" {
 			return p, nil

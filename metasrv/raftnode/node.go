@@ -551,8 +551,11 @@ func (n *Node) watch() {
 		case <-n.stop:
 			return
 		case o := <-n.obsCh:
-			if _, ok := o.Data.(raft.LeaderObservation); ok {
+			if lo, ok := o.Data.(raft.LeaderObservation); ok {
 				n.leaderSig.broadcast()
+				if lo.LeaderID != "" {
+					n.log.Info("raftnode: leader elected", "leader", string(lo.LeaderID), "term", n.raft.CurrentTerm())
+				}
 			}
 			n.changed.broadcast()
 			if n.raft.State() == raft.Leader && n.readyTerm.Load() != n.raft.CurrentTerm() {
