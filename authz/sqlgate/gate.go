@@ -148,8 +148,9 @@ type Statement struct {
 	showSchema  string     // KindShowTables
 	pattern     string     // KindShowDatabases, KindShowTables: LIKE pattern
 	hasPattern  bool
-	dialect     Dialect // the dialect Render prints (ParseFor)
-	gate        *Gate   // set with an upstream dialect: checks the output
+	cols        *colInfo // column references, for CheckColumns (columns.go)
+	dialect     Dialect  // the dialect Render prints (ParseFor)
+	gate        *Gate    // set with an upstream dialect: checks the output
 }
 
 // colCheck is a bare column reference whose name is also a table alias
@@ -172,6 +173,22 @@ func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
 	if err != nil {
 		return nil, err
 	}
+	var cols *colInfo
+	switch stmt.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ExplainStmt, *ast.InsertStmt, *ast.CreateTableStmt:
+		// Before the walker rewrites the tree (columns.go).
+		cols = collectColumns(stmt)
+	}
+	st, err := g.parse(stmt, def, ck, sql)
+	if err != nil {
+		return nil, err
+	}
+	st.cols = cols
+	return st, nil
+}
+
+// parse builds the Statement of one parsed, checked statement.
+func (g *Gate) parse(stmt ast.StmtNode, def string, ck checked, sql string) (*Statement, error) {
 	switch n := stmt.(type) {
 	case *ast.UseStmt:
 		name := strings.ToLower(n.DBName)
