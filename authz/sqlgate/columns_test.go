@@ -79,4 +79,3 @@ func TestCheckColumns(t *testing.T) {
 		t.Errorf("without columns: %v", err)
 	}
 }
-
