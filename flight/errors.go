@@ -316,8 +316,18 @@ var engineMessages = []struct {
 	{regexp.MustCompile(`^Binder Error: Set operations can only apply to expressions with the same number of result columns`), func([]string) string {
 		return "The used SELECT statements have a different number of columns"
 	}},
-	{regexp.MustCompile(`^Binder Error: No function matches the given name and argument types '([^']*)'`), func(m []string) string {
-		return "Incorrect argument types to function " + m[1] + "; CAST the arguments"
+	{regexp.MustCompile(`^Binder Error: No function matches the given name and argument types '([^'(]*)\(([^']*)\)'`), func(m []string) string {
+		what := "function " + m[1]
+		if !funcNameRE.MatchString(m[1]) {
+			what = "operator " + m[1]
+		}
+		var types []string
+		for _, t := range strings.Split(m[2], ", ") {
+			if t != "" {
+				types = append(types, mysqlTypeWord(t))
+			}
+		}
+		return "Incorrect argument types (" + strings.Join(types, ", ") + ") to " + what + "; CAST the arguments"
 	}},
 	{regexp.MustCompile(`^Conversion Error: Could not convert string '(.*)' to ([A-Z0-9_]+)`), func(m []string) string {
 		return "Truncated incorrect " + mysqlTypeWord(m[2]) + " value: '" + m[1] + "'"
@@ -343,9 +353,18 @@ func mysqlMessage(msg string) string {
 	return msg
 }
 
+// funcNameRE matches a function name (an operator is anything else).
+var funcNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 // mysqlTypeWord names an engine type as MySQL's messages do.
 func mysqlTypeWord(t string) string {
 	switch t {
+	case "INTEGER_LITERAL":
+		return "INTEGER"
+	case "STRING_LITERAL", "VARCHAR":
+		return "VARCHAR"
+	case "TIMESTAMP WITH TIME ZONE", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS":
+		return "DATETIME"
 	case "INT8", "TINYINT":
 		return "TINYINT"
 	case "INT16", "SMALLINT":
