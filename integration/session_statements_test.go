@@ -232,6 +232,13 @@ func TestMySQLErrors(t *testing.T) {
 			}
 		}
 	}
+	// A write's query part is checked the same way.
+	admin := mustDial(t, srv.uri(), bearer(srv.token(t, "admin@demo")))
+	for _, sql := range []string{"CREATE TABLE sales.t_unknown AS SELECT nosuchcol FROM sales.orders", "INSERT INTO sales.orders SELECT nosuchcol FROM sales.orders"} {
+		if err := admin.update(ctx, sql); adbcStatus(err) != adbc.StatusInvalidArgument || !strings.Contains(err.Error(), "Unknown column 'nosuchcol' in 'field list'") {
+			t.Errorf("%s: %v", sql, err)
+		}
+	}
 	// The same through a prepared statement (JDBC prepares everything).
 	stmt, err := analyst.conn.NewStatement()
 	if err != nil {
