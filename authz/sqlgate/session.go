@@ -234,11 +234,11 @@ func checkAssignment(a *ast.VariableAssignment) error {
 			what = "SET CHARACTER SET"
 		}
 		cs, ok := setValueText(a.Value)
-		if !ok || !oneOf("UTF8MB4", "UTF8", "UTF8MB3", "DEFAULT")(cs) {
+		if !ok || !oneOf("UTF8MB4", "UTF8", "UTF8MB3", "DEFAULT")(strings.ToUpper(cs)) {
 			return unsupported("%s %s is not supported: the gateway speaks %s only", what, shortValue(cs, ok), Charset)
 		}
 		if a.ExtendValue != nil {
-			if coll, ok := setValueText(a.ExtendValue); !ok || coll != strings.ToUpper(Collation) {
+			if coll, ok := setValueText(a.ExtendValue); !ok || !strings.EqualFold(coll, Collation) {
 				return unsupported("%s … COLLATE %s is not supported: comparisons follow %s", what, shortValue(coll, ok), Collation)
 			}
 		}
@@ -261,14 +261,15 @@ func checkAssignment(a *ast.VariableAssignment) error {
 	if !lit {
 		return unsupported("SET %s takes a literal value", name)
 	}
-	if !ok(v) {
+	if !ok(strings.ToUpper(v)) {
 		return unsupported("SET %s = %s is not supported: it would change what the gateway does", name, shortValue(v, true))
 	}
 	return nil
 }
 
-// setValueText is the upper-cased text of a SET value: a string or number
-// literal, a bare word (ON, utf8mb4), DEFAULT or NULL.
+// setValueText is the text of a SET value as the client wrote it: a string
+// or number literal, a bare word (ON, utf8mb4), DEFAULT or NULL. Callers
+// compare it upper-cased.
 func setValueText(e ast.Node) (string, bool) {
 	switch x := e.(type) {
 	case nil:
@@ -277,14 +278,14 @@ func setValueText(e ast.Node) (string, bool) {
 		return "DEFAULT", x.Name == nil
 	case *ast.ColumnNameExpr:
 		if x.Name.Table.L == "" && x.Name.Schema.L == "" {
-			return strings.ToUpper(x.Name.Name.O), true
+			return x.Name.Name.O, true
 		}
 	case *driver.ValueExpr:
 		switch x.Kind() {
 		case driver.KindNull:
 			return "NULL", true
 		case driver.KindString:
-			return strings.ToUpper(x.GetString()), true
+			return x.GetString(), true
 		case driver.KindInt64:
 			return strconv.FormatInt(x.GetInt64(), 10), true
 		case driver.KindUint64:
