@@ -52,8 +52,13 @@ func showStmt(n *ast.ShowStmt, def string) (*Statement, error) {
 		}
 		return describe(n, def)
 	case ast.ShowVariables, ast.ShowCollation, ast.ShowCharset:
-		kind := map[ast.ShowStmtType]Kind{ast.ShowVariables: KindShowVariables, ast.ShowCollation: KindShowCollation, ast.ShowCharset: KindShowCharset}[n.Tp]
-		st := &Statement{kind: kind}
+		st := &Statement{kind: KindShowVariables}
+		switch n.Tp {
+		case ast.ShowCollation:
+			st.kind = KindShowCollation
+		case ast.ShowCharset:
+			st.kind = KindShowCharset
+		}
 		if err := st.setPattern(n.Pattern); err != nil {
 			return nil, err
 		}
@@ -67,7 +72,8 @@ func showStmt(n *ast.ShowStmt, def string) (*Statement, error) {
 	return nil, unsupported("SHOW %s is not supported (only SHOW DATABASES, SCHEMAS, TABLES, COLUMNS, VARIABLES, WARNINGS, ERRORS, COLLATION and CHARACTER SET)", showName(n))
 }
 
-// showName names a refused SHOW statement ("STATUS", "CREATE TABLE").
+// showName names a refused SHOW statement by its first keywords ("SESSION
+// STATUS", "CREATE TABLE"), at most four.
 func showName(n *ast.ShowStmt) string {
 	var b strings.Builder
 	if err := n.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
@@ -77,7 +83,7 @@ func showName(n *ast.ShowStmt) string {
 	words := strings.Fields(strings.TrimPrefix(b.String(), "SHOW "))
 	var out []string
 	for _, w := range words {
-		if w != strings.ToUpper(w) || strings.ContainsAny(w, "`'\"()") || w == "FROM" || w == "IN" || w == "LIKE" || w == "WHERE" {
+		if len(out) == 4 || len(w) > 32 || w != strings.ToUpper(w) || strings.ContainsAny(w, "`'\"()") || w == "FROM" || w == "IN" || w == "LIKE" || w == "WHERE" {
 			break
 		}
 		out = append(out, w)
