@@ -20,11 +20,22 @@ import (
 // only what cannot resolve anywhere, and leaves the rest (a column of
 // another table than the one named, an ambiguous name) to the engine.
 
-// colRef is one column reference as the client wrote it.
+// colRef is one column reference as the client wrote it, lower-cased.
 type colRef struct {
-	text   string // as MySQL prints it in the message: [schema.][table.]column, lower-cased
-	name   string // the column name, lower-cased
-	clause string // MySQL's name of the clause: "field list", "where clause", …
+	schema, table, name string
+	clause              string // MySQL's name of the clause: "field list", "where clause", …
+}
+
+// text is the reference as MySQL prints it in the message:
+// [schema.][table.]column.
+func (r colRef) text() string {
+	switch {
+	case r.table == "":
+		return r.name
+	case r.schema == "":
+		return r.table + "." + r.name
+	}
+	return r.schema + "." + r.table + "." + r.name
 }
 
 // colInfo is what checkColumns needs of a statement.
@@ -36,13 +47,15 @@ type colInfo struct {
 // collectColumns records the column references of stmt and the names they
 // may mean. It reads the client's tree before the walker rewrites it.
 func collectColumns(stmt ast.Node) *colInfo {
-	c := &colCollector{info: &colInfo{names: map[string]bool{}}}
+	c := &colCollector{info: &colInfo{}}
+	c.v.c = c
 	c.visit(stmt, "field list")
 	return c.info
 }
 
 type colCollector struct {
 	info *colInfo
+	v    colVisitor // reused: one visitor, its clause saved around each visit
 }
 
 // visit records the references under n, in clause unless a SELECT below
@@ -51,7 +64,10 @@ func (c *colCollector) visit(n ast.Node, clause string) {
 	if n == nil {
 		return
 	}
-	n.Accept(&colVisitor{c: c, clause: clause})
+	saved := c.v.clause
+	c.v.clause = clause
+	n.Accept(&c.v)
+	c.v.clause = saved
 }
 
 type colVisitor struct {
@@ -158,23 +174,20 @@ func stripParens(e ast.ExprNode) ast.ExprNode {
 }
 
 func (c *colCollector) name(n string) {
-	if n != "" {
-		c.info.names[n] = true
+	if n == "" {
+		return
 	}
+	if c.info.names == nil {
+		c.info.names = make(map[string]bool)
+	}
+	c.info.names[n] = true
 }
 
 func (c *colCollector) ref(n *ast.ColumnName, clause string) {
 	if n == nil {
 		return
 	}
-	text := n.Name.L
-	if n.Table.L != "" {
-		text = n.Table.L + "." + text
-		if n.Schema.L != "" {
-			text = n.Schema.L + "." + text
-		}
-	}
-	c.info.refs = append(c.info.refs, colRef{text: text, name: n.Name.L, clause: clause})
+	c.info.refs = append(c.info.refs, colRef{schema: n.Schema.L, table: n.Table.L, name: n.Name.L, clause: clause})
 }
 
 // CheckColumns refuses (ErrUnknownColumn) the first column reference whose
@@ -200,7 +213,7 @@ func (s *Statement) CheckColumns(columns map[TableRef][]string) error {
 	}
 	for _, r := range s.cols.refs {
 		if !known[r.name] && !s.cols.names[r.name] {
-			return newErr(ErrorKindUnknownColumn, "Unknown column '%s' in '%s'", capName(r.text), r.clause)
+			return newErr(ErrorKindUnknownColumn, "Unknown column '%s' in '%s'", capName(r.text()), r.clause)
 		}
 	}
 	return nil
