@@ -126,8 +126,9 @@ func statusOf(err error) error {
 	case errors.Is(err, backend.ErrResources):
 		return status.Error(codes.ResourceExhausted, "query exceeded the engine's resource limits")
 	case errors.Is(err, backend.ErrQuery):
-		// The backend scrubs paths and physical names; drop its package prefix.
-		return status.Error(codes.InvalidArgument, strings.TrimPrefix(err.Error(), "backend: "))
+		// The backend scrubs paths and physical names; drop its package
+		// prefix and say in MySQL's words what MySQL has words for.
+		return status.Error(codes.InvalidArgument, mysqlMessage(strings.TrimPrefix(err.Error(), "backend: ")))
 	default:
 		return status.Error(codes.Internal, "internal error")
 	}
@@ -275,3 +276,109 @@ var internalNames = regexp.MustCompile(`(?i)lg_rel|lg_empty|__lg|__cte|\bv_[0-9a
 // namesInternals reports whether an engine message names something of the
 // gateway's own (internalNames).
 func namesInternals(msg string) bool { return internalNames.MatchString(msg) }
+
+// engineMessages rewrite the engine's messages that MySQL has its own
+// words for (its error texts, with the engine's names and values in
+// them); the engine's candidates and hints are not kept. Messages the gate
+// can check first (unknown columns: sqlgate.Statement.CheckColumns) reach
+// this only where the gate could not tell.
+var engineMessages = []struct {
+	re  *regexp.Regexp
+	out func(m []string) string
+}{
+	{regexp.MustCompile(`^Binder Error: Referenced column "([^"]*)" not found`), func(m []string) string {
+		return "Unknown column '" + m[1] + "'"
+	}},
+	{regexp.MustCompile(`^Binder Error: Table "([^"]*)" does not have a column named "([^"]*)"`), func(m []string) string {
+		return "Unknown column '" + m[1] + "." + m[2] + "'"
+	}},
+	{regexp.MustCompile(`^Binder Error: Referenced table "([^"]*)" not found`), func(m []string) string {
+		return "Unknown table '" + m[1] + "'"
+	}},
+	{regexp.MustCompile(`^Binder Error: Ambiguous reference to column name "([^"]*)"`), func(m []string) string {
+		return "Column '" + m[1] + "' is ambiguous"
+	}},
+	{regexp.MustCompile(`^Binder Error: Ambiguous reference to table "([^"]*)"`), func(m []string) string {
+		return "Not unique table/alias: '" + m[1] + "'"
+	}},
+	{regexp.MustCompile(`^Binder Error: column "([^"]*)" must appear in the GROUP BY clause`), func(m []string) string {
+		return "'" + m[1] + "' isn't in GROUP BY"
+	}},
+	{regexp.MustCompile(`^Binder Error: (ORDER|GROUP BY) term out of range`), func(m []string) string {
+		if m[1] == "ORDER" {
+			return "Unknown column position in 'order clause'"
+		}
+		return "Unknown column position in 'group statement'"
+	}},
+	{regexp.MustCompile(`^Binder Error: (?:WHERE|GROUP BY|JOIN|HAVING) clause cannot contain aggregates`), func([]string) string {
+		return "Invalid use of group function"
+	}},
+	{regexp.MustCompile(`^Binder Error: Set operations can only apply to expressions with the same number of result columns`), func([]string) string {
+		return "The used SELECT statements have a different number of columns"
+	}},
+	{regexp.MustCompile(`^Binder Error: No function matches the given name and argument types '([^'(]*)\(([^']*)\)'`), func(m []string) string {
+		what := "function " + m[1]
+		if !funcNameRE.MatchString(m[1]) {
+			what = "operator " + m[1]
+		}
+		var types []string
+		for _, t := range strings.Split(m[2], ", ") {
+			if t != "" {
+				types = append(types, mysqlTypeWord(t))
+			}
+		}
+		return "Incorrect argument types (" + strings.Join(types, ", ") + ") to " + what + "; CAST the arguments"
+	}},
+	{regexp.MustCompile(`^Conversion Error: Could not convert string '(.*)' to ([A-Z0-9_]+)`), func(m []string) string {
+		return "Truncated incorrect " + mysqlTypeWord(m[2]) + " value: '" + m[1] + "'"
+	}},
+	{regexp.MustCompile(`^Out of Range Error: Overflow in \w+ of ([A-Z0-9_]+) \((.*)\)!?$`), func(m []string) string {
+		return mysqlTypeWord(m[1]) + " value is out of range in '(" + m[2] + ")'"
+	}},
+}
+
+// mysqlMessage rewrites an engine message ("query failed: <Class> Error:
+// …") that MySQL has words for (engineMessages); any other is returned as
+// it is.
+func mysqlMessage(msg string) string {
+	body, ok := strings.CutPrefix(msg, "query failed: ")
+	if !ok {
+		return msg
+	}
+	for _, e := range engineMessages {
+		if m := e.re.FindStringSubmatch(body); m != nil {
+			return e.out(m)
+		}
+	}
+	return msg
+}
+
+// funcNameRE matches a function name (an operator is anything else).
+var funcNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// mysqlTypeWord names an engine type as MySQL's messages do.
+func mysqlTypeWord(t string) string {
+	switch t {
+	case "INTEGER_LITERAL":
+		return "INTEGER"
+	case "STRING_LITERAL", "VARCHAR":
+		return "VARCHAR"
+	case "TIMESTAMP WITH TIME ZONE", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS":
+		return "DATETIME"
+	case "INT8", "TINYINT":
+		return "TINYINT"
+	case "INT16", "SMALLINT":
+		return "SMALLINT"
+	case "INT32", "INTEGER":
+		return "INTEGER"
+	case "INT64", "BIGINT":
+		return "BIGINT"
+	case "UINT8", "UINT16", "UINT32", "UINT64", "UBIGINT", "UINTEGER", "USMALLINT", "UTINYINT":
+		return "BIGINT UNSIGNED"
+	case "FLOAT", "DOUBLE":
+		return "DOUBLE"
+	case "TIMESTAMP":
+		return "DATETIME"
+	}
+	return t
+}

@@ -387,8 +387,9 @@ func scalarAt(col arrow.Array, i int) (v any, err error) {
 }
 
 // DoPutPreparedStatementUpdate runs a prepared write statement (drivers such
-// as JDBC prepare every statement, updates included) or a prepared USE,
-// which took effect when it was prepared. It returns the rows written.
+// as JDBC prepare every statement, updates included) or a prepared USE or
+// SET, which took effect (USE) or was accepted as a no-op (SET) when it was
+// prepared. It returns the rows written.
 func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql.PreparedStatementUpdate, _ flight.MessageReader) (int64, error) {
 	p, err := principalOf(ctx)
 	if err != nil {
@@ -406,7 +407,7 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql
 		}
 		return n, nil
 	case st.plan.sql == "" && st.plan.show == nil:
-		return 0, nil // USE
+		return 0, nil // USE, SET
 	}
 	return 0, toStatus(fmt.Errorf("%w: queries return rows; run them with ExecuteQuery", errBadRequest))
 }

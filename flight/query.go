@@ -87,6 +87,9 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 	switch {
 	case stmt.Kind() == sqlgate.KindUse:
 		return s.use(ctx, p, stmt.UseSchema())
+	case stmt.Kind() == sqlgate.KindSet:
+		// Accepted only when it changes nothing (sqlgate/session.go).
+		return &plan{schema: arrow.NewSchema(nil, nil)}, nil
 	case stmt.IsWrite() && !plain:
 		// Prepared (JDBC prepares every statement): run at
 		// DoPutPreparedStatementUpdate, authorized then.
@@ -99,6 +102,9 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 	refs := stmt.Tables()
 	tables, err := s.resolveRead(ctx, p, refs)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkColumns(stmt, refs, tables); err != nil {
 		return nil, err
 	}
 	if up, err := upstreamOf(tables); err != nil {
@@ -116,6 +122,26 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 		return nil, withheld(tables, err)
 	}
 	return &plan{sql: r.sql, pushed: r.pushed, kinds: r.kinds, numParams: stmt.NumParams(), schema: d.Result, params: d.Params, tables: tables, stmt: stmt}, nil
+}
+
+// checkColumns refuses a column reference that no table of stmt has, in
+// MySQL's words, before the engine sees the statement (its message would
+// name its own candidates). tables are refs resolved for the caller, in
+// order: every one is readable, so the answer tells nothing about a table
+// the caller may not read.
+func checkColumns(stmt *sqlgate.Statement, refs []sqlgate.TableRef, tables []backend.TableVersion) error {
+	if len(refs) != len(tables) {
+		return nil
+	}
+	cols := make(map[sqlgate.TableRef][]string, len(refs))
+	for i, r := range refs {
+		names := make([]string, len(tables[i].Columns))
+		for j, c := range tables[i].Columns {
+			names[j] = c.Name
+		}
+		cols[r] = names
+	}
+	return stmt.CheckColumns(cols)
 }
 
 // sqlFor returns the text to run with args: the one with parameters pushed
@@ -554,7 +580,7 @@ func statementHandle(tkt []byte) ([]byte, error) {
 	return t.GetStatementHandle(), nil
 }
 
-// DoPutCommandStatementUpdate runs USE and the write statements: CREATE
+// DoPutCommandStatementUpdate runs USE, SET and the write statements: CREATE
 // TABLE … AS SELECT, INSERT INTO … SELECT | VALUES and DROP TABLE. It
 // returns the number of rows written.
 func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.StatementUpdate) (int64, error) {
@@ -577,6 +603,8 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.
 		if _, err := s.use(ctx, p, stmt.UseSchema()); err != nil {
 			return 0, s.fail(ctx, "use", err)
 		}
+		return 0, nil
+	case stmt.Kind() == sqlgate.KindSet:
 		return 0, nil
 	case stmt.IsWrite():
 		n, err := s.executeWrite(ctx, p, stmt)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -156,6 +157,28 @@ func (st *sessionStore) sweepLocked() {
 			delete(st.byID, id)
 		}
 	}
+}
+
+// GetFlightInfoSqlInfo answers as flightsql.BaseServer does and starts a
+// session for a caller that has none, sending its cookie. Drivers ask for
+// SqlInfo when they connect (ADBC's Open and JDBC do), on a unary call whose
+// response headers a client's cookie middleware always reads. A cookie first
+// sent on a DoPut answer can be lost: arrow-go's middleware reads a stream's
+// headers only when the client reads the stream to its end, and
+// ExecuteUpdate reads one message. Without this, USE sent with ExecuteUpdate
+// as a connection's first statement would answer success and change a
+// session the client never presents again.
+func (s *Server) GetFlightInfoSqlInfo(ctx context.Context, cmd flightsql.GetSqlInfo, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	info, err := s.BaseServer.GetFlightInfoSqlInfo(ctx, cmd, desc)
+	if err != nil {
+		return nil, err
+	}
+	if p, err := principalOf(ctx); err == nil {
+		// Best effort: with the session table full, the answer is still
+		// given and USE reports the error when it needs a session.
+		_, _ = s.sessions.obtain(ctx, p)
+	}
+	return info, nil
 }
 
 // SetSessionOptions sets "catalog" and/or "schema" for the caller's session.

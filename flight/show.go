@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -37,6 +38,12 @@ const (
 	showTables    = "tables"
 	showColumns   = "columns"
 	showExplain   = "explain"
+	// Answered from fixed values (sqlgate.SystemVariables, the one
+	// character set and collation); no warnings are ever kept.
+	showVariables = "variables"
+	showWarnings  = "warnings"
+	showCollation = "collation"
+	showCharset   = "charset"
 )
 
 // showQuery is a SHOW, DESCRIBE or EXPLAIN statement as its ticket carries it.
@@ -60,6 +67,38 @@ var describeSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "Extra", Type: arrow.BinaryTypes.String},
 }, nil)
 
+// Fixed SHOW results, MySQL's column names and types.
+var (
+	variablesSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "Variable_name", Type: arrow.BinaryTypes.String},
+		{Name: "Value", Type: arrow.BinaryTypes.String},
+	}, nil)
+	warningsSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "Level", Type: arrow.BinaryTypes.String},
+		{Name: "Code", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "Message", Type: arrow.BinaryTypes.String},
+	}, nil)
+	collationSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "Collation", Type: arrow.BinaryTypes.String},
+		{Name: "Charset", Type: arrow.BinaryTypes.String},
+		{Name: "Id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "Default", Type: arrow.BinaryTypes.String},
+		{Name: "Compiled", Type: arrow.BinaryTypes.String},
+		{Name: "Sortlen", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "Pad_attribute", Type: arrow.BinaryTypes.String},
+	}, nil)
+	charsetSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "Charset", Type: arrow.BinaryTypes.String},
+		{Name: "Description", Type: arrow.BinaryTypes.String},
+		{Name: "Default collation", Type: arrow.BinaryTypes.String},
+		{Name: "Maxlen", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	// The rows of SHOW COLLATION and SHOW CHARACTER SET: the one collation
+	// the gateway compares with and its character set (MySQL's values).
+	collationRow = []string{sqlgate.Collation, sqlgate.Charset, "255", "Yes", "Yes", "0", "NO PAD"}
+	charsetRow   = []string{sqlgate.Charset, "UTF-8 Unicode", sqlgate.Collation, "4"}
+)
+
 // explainSchema is EXPLAIN's result: one column "plan"; the first row is the
 // SQL the gateway runs, the second the engine's plan of it.
 var explainSchema = arrow.NewSchema([]arrow.Field{{Name: "plan", Type: arrow.BinaryTypes.String}}, nil)
@@ -73,6 +112,14 @@ func showSchema(q *showQuery) *arrow.Schema {
 		return describeSchema
 	case showExplain:
 		return explainSchema
+	case showVariables:
+		return variablesSchema
+	case showWarnings:
+		return warningsSchema
+	case showCollation:
+		return collationSchema
+	case showCharset:
+		return charsetSchema
 	case showDatabases:
 		name = "Database"
 	case showTables:
@@ -99,6 +146,14 @@ func (s *Server) planShow(ctx context.Context, p *authz.Principal, stmt *sqlgate
 		q.Kind, q.Schema, q.Table = showColumns, t.Schema, t.Name
 	case sqlgate.KindExplain:
 		return s.planExplain(ctx, p, stmt)
+	case sqlgate.KindShowVariables:
+		q.Kind = showVariables
+	case sqlgate.KindShowWarnings:
+		q.Kind = showWarnings
+	case sqlgate.KindShowCollation:
+		q.Kind = showCollation
+	case sqlgate.KindShowCharset:
+		q.Kind = showCharset
 	default:
 		return nil, fmt.Errorf("%w: %s is not a SHOW statement", errBadRequest, stmt.Kind())
 	}
@@ -123,6 +178,9 @@ func (s *Server) planExplain(ctx context.Context, p *authz.Principal, stmt *sqlg
 	refs := stmt.Tables()
 	tables, err := s.resolveRead(ctx, p, refs)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkColumns(stmt, refs, tables); err != nil {
 		return nil, err
 	}
 	if up, err := upstreamOf(tables); err != nil || up != nil {
@@ -188,7 +246,24 @@ func (s *Server) showRows(ctx context.Context, p *authz.Principal, q *showQuery)
 			return nil, err
 		}
 		for _, c := range tv[0].Columns {
-			rows = append(rows, []*string{ptrTo(c.Name), ptrTo(c.Type), ptrTo("YES"), ptrTo(""), nil, ptrTo("")})
+			rows = append(rows, []*string{ptrTo(c.Name), ptrTo(mysqlType(c.Type)), ptrTo("YES"), ptrTo(""), nil, ptrTo("")})
+		}
+	case showVariables:
+		for _, v := range s.gate.SystemVariables() {
+			if match(v.Name) {
+				rows = append(rows, []*string{ptrTo(v.Name), ptrTo(v.Value)})
+			}
+		}
+	case showWarnings:
+		// Statements either succeed or fail with an error: none leaves a
+		// warning.
+	case showCollation:
+		if match(collationRow[0]) {
+			rows = append(rows, ptrsTo(collationRow))
+		}
+	case showCharset:
+		if match(charsetRow[0]) {
+			rows = append(rows, ptrsTo(charsetRow))
 		}
 	default:
 		return nil, ticket.ErrInvalid
@@ -197,6 +272,79 @@ func (s *Server) showRows(ctx context.Context, p *authz.Principal, q *showQuery)
 }
 
 func ptrTo(s string) *string { return &s }
+
+func ptrsTo(row []string) []*string {
+	out := make([]*string, len(row))
+	for i := range row {
+		out[i] = &row[i]
+	}
+	return out
+}
+
+// mysqlType is the MySQL type name DESCRIBE shows for a catalog column type
+// (an Arrow type name for the tables lakegate writes, or Gravitino's): the
+// one place the Arrow→MySQL direction is decided. A type without a MySQL
+// counterpart keeps the catalog's name.
+func mysqlType(catalog string) string {
+	t, ok := arrowType(catalog)
+	if !ok {
+		return strings.ToLower(catalog)
+	}
+	switch t := t.(type) {
+	case *arrow.BooleanType:
+		return "tinyint(1)"
+	case *arrow.Int8Type:
+		return "tinyint"
+	case *arrow.Int16Type:
+		return "smallint"
+	case *arrow.Int32Type:
+		return "int"
+	case *arrow.Int64Type:
+		return "bigint"
+	case *arrow.Uint8Type:
+		return "tinyint unsigned"
+	case *arrow.Uint16Type:
+		return "smallint unsigned"
+	case *arrow.Uint32Type:
+		return "int unsigned"
+	case *arrow.Uint64Type:
+		return "bigint unsigned"
+	case *arrow.Float16Type, *arrow.Float32Type:
+		return "float"
+	case *arrow.Float64Type:
+		return "double"
+	case *arrow.StringType, *arrow.LargeStringType, *arrow.StringViewType:
+		// Arrow strings have no declared length.
+		return "text"
+	case *arrow.BinaryType, *arrow.LargeBinaryType:
+		return "blob"
+	case *arrow.Date32Type, *arrow.Date64Type:
+		return "date"
+	case *arrow.Time32Type:
+		return "time(3)"
+	case *arrow.Time64Type:
+		return "time(6)"
+	case *arrow.TimestampType:
+		// MySQL keeps at most microseconds; a zone makes it a TIMESTAMP
+		// (an instant), none a DATETIME.
+		base := "datetime"
+		if t.TimeZone != "" {
+			base = "timestamp"
+		}
+		switch t.Unit {
+		case arrow.Second:
+			return base
+		case arrow.Millisecond:
+			return base + "(3)"
+		}
+		return base + "(6)"
+	case *arrow.Decimal128Type:
+		return fmt.Sprintf("decimal(%d,%d)", t.Precision, t.Scale)
+	case *arrow.NullType:
+		return "null"
+	}
+	return strings.ToLower(catalog)
+}
 
 // encodeShow is the ticket payload of a show plan.
 func encodeShow(q *showQuery) ([]byte, error) {
@@ -248,15 +396,31 @@ func (s *Server) doGetShow(ctx context.Context, p *authz.Principal, handle, payl
 	defer b.Release()
 	for _, row := range rows {
 		for i, v := range row {
-			f := b.Field(i).(*array.StringBuilder)
-			if v == nil {
-				f.AppendNull()
-			} else {
-				f.Append(*v)
+			switch f := b.Field(i).(type) {
+			case *array.StringBuilder:
+				if v == nil {
+					f.AppendNull()
+				} else {
+					f.Append(*v)
+				}
+			case *array.Int64Builder:
+				n, err := strconv.ParseInt(deref(v), 10, 64)
+				if v == nil || err != nil {
+					f.AppendNull()
+				} else {
+					f.Append(n)
+				}
 			}
 		}
 	}
 	return oneBatch(schema, b)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // maxEnginePlan bounds the engine's plan text returned by EXPLAIN.

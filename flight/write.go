@@ -478,6 +478,9 @@ func (s *Server) executeWrite(ctx context.Context, p *authz.Principal, stmt *sql
 	if err != nil {
 		return 0, err
 	}
+	if err := checkColumns(stmt, refs, tables); err != nil {
+		return 0, err
+	}
 	if up, err := upstreamOf(tables); err != nil || up != nil {
 		return 0, fmt.Errorf("%w: writes cannot read tables of an upstream engine", errBadRequest)
 	}

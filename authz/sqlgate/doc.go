@@ -34,16 +34,24 @@
 //   - KindDescribe: DESCRIBE t | DESC t | EXPLAIN t | SHOW COLUMNS FROM|IN t
 //     [FROM|IN s] (Target);
 //   - KindExplain: EXPLAIN [FORMAT=ROW|TRADITIONAL] <query>: walked like
-//     KindQuery (Tables, Render print the query); no ANALYZE.
+//     KindQuery (Tables, Render print the query); no ANALYZE;
+//   - KindSet: SET [SESSION|LOCAL] of a variable of SettableVariables to a
+//     literal that changes nothing the gateway does, SET NAMES and SET
+//     CHARACTER SET utf8mb4 (session.go): a no-op;
+//   - KindShowVariables, KindShowWarnings (SHOW WARNINGS | ERRORS),
+//     KindShowCollation, KindShowCharset [LIKE 'p'].
 //
-// The SHOW kinds and KindDescribe (IsShow) are answered by the caller from
-// its authorized catalog view, never from the engine's catalog; SHOW FULL,
-// EXTENDED, WHERE, LIMIT, NOT LIKE, column LIKE and every other SHOW are
-// refused.
+// The SHOW kinds and KindDescribe (IsShow) are answered by the caller: from
+// its authorized catalog view, never from the engine's catalog, or from the
+// gate's fixed values (SystemVariables); SHOW FULL, EXTENDED, WHERE, LIMIT,
+// NOT LIKE, column LIKE and every other SHOW are refused. A system variable
+// in a statement (@@x) is replaced by its fixed value before the statement
+// is walked; one not in SystemVariables is refused. A syntax error names the
+// line, the column and the token the parser stopped at (syntax.go).
 //
 // Everything else — other statements (UPDATE, DELETE, ALTER, TRUNCATE,
 // CREATE VIEW, …), SELECT … INTO, locking reads, AS OF, PARTITION,
-// TABLESAMPLE, variables, hex/bit literals, charset introducers,
+// TABLESAMPLE, user variables, hex/bit literals, charset introducers,
 // and any function, operator or cast not on the allow-list (see functions in
 // funcs.go) — is refused with an *Error whose message is user-facing.
 // Identifiers are lower-cased; names starting with "__lg" or "__cte" are

@@ -13,6 +13,7 @@ const (
 	ErrorKindTooLarge
 	ErrorKindNoSchema
 	ErrorKindLimit
+	ErrorKindUnknownColumn
 )
 
 // Error is a refusal of client SQL. Msg is user-facing and starts with
@@ -47,6 +48,10 @@ var (
 	// Parse, or when the engine runs it (EngineLimit). The message names the
 	// limit.
 	ErrLimit = &Error{Kind: ErrorKindLimit, Msg: "sqlgate: statement exceeds a limit"}
+	// ErrUnknownColumn: a column reference no table of the statement has
+	// (CheckColumns, columns.go); the message is MySQL's ("Unknown column 'x' in
+	// 'field list'").
+	ErrUnknownColumn = &Error{Kind: ErrorKindUnknownColumn, Msg: "sqlgate: unknown column"}
 )
 
 func newErr(k ErrorKind, format string, args ...any) *Error {

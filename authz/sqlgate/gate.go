@@ -31,6 +31,7 @@ type Gate struct {
 	limits   Limits
 	pool     sync.Pool
 	policies policyCache
+	vars     []SystemVariable // sorted by name
 }
 
 // New returns a Gate.
@@ -39,6 +40,7 @@ func New(cfg Config) *Gate {
 	if g.max <= 0 {
 		g.max = defaultMaxSQLBytes
 	}
+	g.vars = systemVariables(g.max)
 	g.pool.New = func() any {
 		p := parser.New()
 		p.SetSQLMode(mysql.ModeNone) // MySQL defaults: "…" is a string, backslash escapes, || is OR
@@ -72,6 +74,11 @@ const (
 	KindShowTables                    // SHOW TABLES [FROM s] [LIKE 'p']
 	KindDescribe                      // DESCRIBE t | DESC t | SHOW COLUMNS FROM t
 	KindExplain                       // EXPLAIN <query>
+	KindSet                           // SET of a session variable, a no-op (session.go)
+	KindShowVariables                 // SHOW [SESSION|GLOBAL] VARIABLES [LIKE 'p']
+	KindShowWarnings                  // SHOW WARNINGS | SHOW ERRORS: never any
+	KindShowCollation                 // SHOW COLLATION [LIKE 'p']
+	KindShowCharset                   // SHOW CHARACTER SET | SHOW CHARSET [LIKE 'p']
 )
 
 // String returns a short lower-case name of the kind ("query", "use",
@@ -96,6 +103,16 @@ func (k Kind) String() string {
 		return "describe"
 	case KindExplain:
 		return "explain"
+	case KindSet:
+		return "set"
+	case KindShowVariables:
+		return "show variables"
+	case KindShowWarnings:
+		return "show warnings"
+	case KindShowCollation:
+		return "show collation"
+	case KindShowCharset:
+		return "show character set"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -131,8 +148,9 @@ type Statement struct {
 	showSchema  string     // KindShowTables
 	pattern     string     // KindShowDatabases, KindShowTables: LIKE pattern
 	hasPattern  bool
-	dialect     Dialect // the dialect Render prints (ParseFor)
-	gate        *Gate   // set with an upstream dialect: checks the output
+	cols        *colInfo // column references, for CheckColumns (columns.go)
+	dialect     Dialect  // the dialect Render prints (ParseFor)
+	gate        *Gate    // set with an upstream dialect: checks the output
 }
 
 // colCheck is a bare column reference whose name is also a table alias
@@ -155,6 +173,22 @@ func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
 	if err != nil {
 		return nil, err
 	}
+	var cols *colInfo
+	switch stmt.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ExplainStmt, *ast.InsertStmt, *ast.CreateTableStmt:
+		// Before the walker rewrites the tree (columns.go).
+		cols = collectColumns(stmt)
+	}
+	st, err := g.parse(stmt, def, ck, sql)
+	if err != nil {
+		return nil, err
+	}
+	st.cols = cols
+	return st, nil
+}
+
+// parse builds the Statement of one parsed, checked statement.
+func (g *Gate) parse(stmt ast.StmtNode, def string, ck checked, sql string) (*Statement, error) {
 	switch n := stmt.(type) {
 	case *ast.UseStmt:
 		name := strings.ToLower(n.DBName)
@@ -179,8 +213,38 @@ func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
 		return showStmt(n, def)
 	case *ast.ExplainStmt:
 		return explainStmt(n, def, ck)
+	case *ast.SetStmt:
+		return setStmt(n)
 	}
-	return nil, unsupported("only SELECT, USE, CREATE TABLE … AS SELECT, INSERT, DROP TABLE, SHOW DATABASES, SHOW TABLES, DESCRIBE and EXPLAIN are supported")
+	return nil, unsupported("%s is not supported (only SELECT, USE, SET, CREATE TABLE … AS SELECT, INSERT, DROP TABLE, SHOW, DESCRIBE and EXPLAIN are)", statementName(stmt))
+}
+
+// statementName names a refused statement for its message ("UPDATE",
+// "LOAD DATA", "SET PASSWORD").
+func statementName(stmt ast.StmtNode) string {
+	switch stmt.(type) {
+	case *ast.SetPwdStmt:
+		return "SET PASSWORD"
+	case *ast.SetRoleStmt:
+		return "SET ROLE"
+	case *ast.SetDefaultRoleStmt:
+		return "SET DEFAULT ROLE"
+	case *ast.SetResourceGroupStmt:
+		return "SET RESOURCE GROUP"
+	}
+	label := ast.GetStmtLabel(stmt)
+	if label == "" || label == "other" {
+		return "this statement"
+	}
+	// "LoadData" → "LOAD DATA"
+	var b strings.Builder
+	for i, r := range label {
+		if i > 0 && 'A' <= r && r <= 'Z' {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return strings.ToUpper(b.String())
 }
 
 // parseChecked bounds and checks the text and the default schema, parses
@@ -208,6 +272,15 @@ func (g *Gate) parseChecked(sql, defaultSchema string) (string, ast.StmtNode, ch
 	if err != nil {
 		return "", nil, checked{}, err
 	}
+	switch stmt.(type) {
+	case *ast.SetStmt, *ast.ShowStmt:
+	default:
+		if hasVariables(sql) {
+			if err := g.substituteVariables(stmt); err != nil {
+				return "", nil, checked{}, err
+			}
+		}
+	}
 	ck, err := checkLimits(stmt, g.limits)
 	if err != nil {
 		return "", nil, checked{}, err
@@ -227,7 +300,7 @@ func (g *Gate) parseOne(sql string) (stmt ast.StmtNode, err error) {
 	}()
 	stmts, _, perr := p.Parse(sql, "", "")
 	if perr != nil {
-		return nil, syntaxErr("%s", parseMessage(perr))
+		return nil, syntaxError(sql, perr)
 	}
 	switch len(stmts) {
 	case 0:
@@ -310,11 +383,13 @@ func (s *Statement) ShowSchema() string { return s.showSchema }
 // was one.
 func (s *Statement) ShowPattern() (string, bool) { return s.pattern, s.hasPattern }
 
-// IsShow reports whether the statement is answered from the catalog view
-// rather than the engine (KindShowDatabases, KindShowTables, KindDescribe).
+// IsShow reports whether the statement is answered by the caller rather
+// than the engine: from the catalog view (KindShowDatabases, KindShowTables,
+// KindDescribe) or from fixed values (KindShowVariables, KindShowWarnings,
+// KindShowCollation, KindShowCharset).
 func (s *Statement) IsShow() bool {
 	switch s.kind {
-	case KindShowDatabases, KindShowTables, KindDescribe:
+	case KindShowDatabases, KindShowTables, KindDescribe, KindShowVariables, KindShowWarnings, KindShowCollation, KindShowCharset:
 		return true
 	}
 	return false

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 )
 
@@ -50,8 +51,47 @@ func showStmt(n *ast.ShowStmt, def string) (*Statement, error) {
 			return nil, unsupported("SHOW COLUMNS … LIKE is not supported")
 		}
 		return describe(n, def)
+	case ast.ShowVariables, ast.ShowCollation, ast.ShowCharset:
+		st := &Statement{kind: KindShowVariables}
+		switch n.Tp {
+		case ast.ShowCollation:
+			st.kind = KindShowCollation
+		case ast.ShowCharset:
+			st.kind = KindShowCharset
+		}
+		if err := st.setPattern(n.Pattern); err != nil {
+			return nil, err
+		}
+		return st, nil
+	case ast.ShowWarnings, ast.ShowErrors:
+		if n.CountWarningsOrErrors {
+			return nil, unsupported("SHOW COUNT(*) WARNINGS and SHOW COUNT(*) ERRORS are not supported")
+		}
+		return &Statement{kind: KindShowWarnings}, nil
 	}
-	return nil, unsupported("this SHOW statement is not supported (only SHOW DATABASES, SHOW SCHEMAS, SHOW TABLES and SHOW COLUMNS)")
+	return nil, unsupported("SHOW %s is not supported (only SHOW DATABASES, SCHEMAS, TABLES, COLUMNS, VARIABLES, WARNINGS, ERRORS, COLLATION and CHARACTER SET)", showName(n))
+}
+
+// showName names a refused SHOW statement by its first keywords ("SESSION
+// STATUS", "CREATE TABLE"), at most four.
+func showName(n *ast.ShowStmt) string {
+	var b strings.Builder
+	if err := n.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
+		return "statement"
+	}
+	// The words after SHOW up to the first name or clause.
+	words := strings.Fields(strings.TrimPrefix(b.String(), "SHOW "))
+	var out []string
+	for _, w := range words {
+		if len(out) == 4 || len(w) > 32 || w != strings.ToUpper(w) || strings.ContainsAny(w, "`'\"()") || w == "FROM" || w == "IN" || w == "LIKE" || w == "WHERE" {
+			break
+		}
+		out = append(out, w)
+	}
+	if len(out) == 0 {
+		return "statement"
+	}
+	return strings.Join(out, " ")
 }
 
 // describe accepts DESCRIBE t / DESC t / SHOW COLUMNS FROM t [FROM s].

@@ -126,7 +126,7 @@ func TestSyntaxErrorPosition(t *testing.T) {
 func TestRefusalNamesConstruct(t *testing.T) {
 	g := sqlgate.New(sqlgate.Config{})
 	for sql, want := range map[string]string{
-		"SHOW VARIABLES":                          "this SHOW statement is not supported",
+		"SHOW STATUS":                             "SHOW SESSION STATUS is not supported",
 		"SHOW FULL TABLES FROM s":                 "SHOW FULL is not supported",
 		"SHOW TABLES FROM s WHERE x = 1":          "SHOW … WHERE is not supported",
 		"EXPLAIN ANALYZE SELECT 1":                "EXPLAIN ANALYZE is not supported",
