@@ -9,7 +9,9 @@
 #
 # Environment: GREMLINS (the binary), MUTATE_REPORT (report directory),
 # MUTATE_PKGS (a subset of the packages below, space-separated),
-# MUTATE_WORKERS (parallel mutants, default 2), MUTATE_SUMMARY_ONLY=1 (score
+# MUTATE_WORKERS (parallel mutants, default 2), MUTATE_FILES (a regexp over
+# file names that replaces the list below for every package run: one file's
+# mutants after a change to it), MUTATE_SUMMARY_ONLY=1 (score
 # the logs already in MUTATE_REPORT again, without running gremlins: after
 # editing the table of equivalent mutants).
 set -euo pipefail
@@ -24,7 +26,7 @@ equivalent="$root/docs/testing.md"
 declare -A files=(
 	[authz]='(authenticator|context|ids|principal|principalmap|token)\.go'
 	[authz/sqlgate]='(policy|funcs)\.go'
-	[catalog]='(decide|snapshot|privilege|roles)\.go'
+	[catalog]='(decide|snapshot|privilege|roles|versions)\.go'
 	[flight]='(tables|discovery|admission|auth)\.go'
 	[flight/ticket]='(ticket|claims)\.go'
 	[flight/metacatalog]='(catalog|decisions)\.go'
@@ -53,12 +55,13 @@ for pkg in "${pkgs[@]}"; do
 		exit 2
 	fi
 	name="${pkg//\//_}"
+	mutated="${MUTATE_FILES:-${files[$pkg]}}"
 	# Exclude subpackages and every file outside the package's list.
 	excl=(-E '/')
 	for f in "$root/$pkg"/*.go; do
 		f="$(basename "$f")"
 		case "$f" in *_test.go) continue ;; esac
-		if ! [[ "$f" =~ ^${files[$pkg]}$ ]]; then
+		if ! [[ "$f" =~ ^${mutated}$ ]]; then
 			excl+=(-E "^${f//./\\.}\$")
 		fi
 	done
@@ -70,7 +73,7 @@ for pkg in "${pkgs[@]}"; do
 		goflags="$goflags -run=${tests[$pkg]}"
 	fi
 	if [ -z "${MUTATE_SUMMARY_ONLY:-}" ]; then
-		echo "== $pkg: mutating ${files[$pkg]} ($goflags)"
+		echo "== $pkg: mutating $mutated ($goflags)"
 		start=$(date +%s)
 		if ! (cd "$root/$pkg" && GOFLAGS="$goflags" "$gremlins" unleash --tags duckdb_arrow \
 			--workers "$workers" --timeout-coefficient 20 --invert-logical --invert-loopctrl \
