@@ -66,6 +66,12 @@ func isDouble(e ast.ExprNode) bool {
 		}
 	case *ast.ParenthesesExpr:
 		return isDouble(n.Expr)
+	case *divExpr:
+		return isDouble(n.l) || isDouble(n.r)
+	case *numAggExpr:
+		return isDouble(n.arg())
+	case *roundExpr:
+		return isDouble(n.v)
 	}
 	return false
 }
@@ -138,8 +144,8 @@ func numOperand(e ast.ExprNode) ast.ExprNode {
 		if !n.isText {
 			return e
 		}
-	case *paramExpr, *unaryExpr:
-		return e // DuckDB's unary - and + are numeric only
+	case *paramExpr, *unaryExpr, *divExpr, *numAggExpr:
+		return e // numeric only
 	case *binExpr:
 		switch n.op {
 		case "+", "-", "*", "/", "%":
@@ -189,18 +195,27 @@ func rwRound(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 	if isDouble(args[0]) {
 		return &tmplExpr{parts: []any{"round_even(", args[0], ", ", d, ")"}, dbl: true}, nil
 	}
-	return letx(args[:1], func(r []ast.ExprNode) *tmplExpr {
+	dv, _ := intLit(d)
+	return &roundExpr{v: args[0], d: d, dv: dv, untyped: letx(args[:1], func(r []ast.ExprNode) *tmplExpr {
 		return tx("CASE WHEN ((typeof(", r[0], ") IN ('DOUBLE', 'FLOAT')) AND (abs(((abs((", r[0], " * pow(10, ", d,
 			"))) - trunc(abs((", r[0], " * pow(10, ", d, "))))) - 0.5)) < 1e-9)) THEN error('ROUND of an inexact value at a tie is ambiguous (MySQL rounds a DOUBLE half to even, a DECIMAL half away from zero); CAST it to DECIMAL or DOUBLE') ELSE round(",
 			r[0], ", ", d, ") END")
-	}), nil
+	})}, nil
 }
 
+// rwTruncate: TRUNCATE(x, d) keeps x's type (roundExpr).
 func rwTruncate(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
-	if _, ok := intLit(args[1]); !ok {
+	dv, ok := intLit(args[1])
+	if !ok {
 		return nil, unsupported("TRUNCATE takes an integer literal as its second argument")
 	}
-	return &callExpr{name: "trunc", args: args, dbl: isDouble(args[0])}, nil
+	return &roundExpr{trunc: true, v: args[0], d: args[1], dv: dv, untyped: &callExpr{name: "trunc", args: args, dbl: isDouble(args[0])}}, nil
+}
+
+// rwUnixTime: UNIX_TIMESTAMP(d) is an integer for a DATE or DATETIME
+// (unixTimeExpr).
+func rwUnixTime(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
+	return &unixTimeExpr{v: args[0]}, nil
 }
 
 func rwMod(_ string, args []ast.ExprNode) (ast.ExprNode, error) {

@@ -20,6 +20,8 @@ type cteDef struct {
 	recursive     bool
 	refs          int  // references resolved to this CTE
 	inAnchor      bool // walking a non-recursive branch of its own body
+	body          ast.ResultSetNode
+	cols          []ast.CIStr // the CTE's column list
 }
 
 // cteFrame holds the CTEs of one WITH clause that are visible at the current
@@ -34,6 +36,7 @@ type cteFrame struct {
 // FROM clause, in order.
 type selScope struct {
 	parent   *selScope
+	stmt     *ast.SelectStmt // nil for the ORDER BY of a set operation
 	bindings []binding
 	real     []TableRef // real tables among the sources
 	aggs     int        // aggregate calls (not window calls) in this SELECT
@@ -45,6 +48,8 @@ type binding struct {
 	alias string
 	real  bool
 	ref   TableRef
+	src   ast.ResultSetNode // a derived table's or CTE's query (type pass)
+	cols  []ast.CIStr       // its column list, if any
 }
 
 // walker validates the tree against the allow-list, extracts real tables,
@@ -66,6 +71,9 @@ type walker struct {
 	dialect   Dialect            // an upstream dialect walks the portable core (dialect.go)
 	checked   checked            // the sizes the engine checks (limits.go)
 	recursive int                // walking the body of a recursive CTE
+	types     typeInfo           // for the type pass at Render (types.go)
+	aggArg    int                // walking the arguments of an aggregate (of this query block)
+	winArg    int                // walking the arguments of a window function
 }
 
 func newWalker(defSchema string) *walker {
@@ -74,6 +82,18 @@ func newWalker(defSchema string) *walker {
 		tables:    make(map[TableRef]struct{}),
 		aliases:   make(map[string]struct{}),
 		anchors:   make(map[ast.Node]*cteDef),
+		types: typeInfo{
+			cols:  make(map[*ast.ColumnName]*selScope),
+			sels:  make(map[*ast.SelectStmt]*selScope),
+			calls: make(map[ast.ExprNode]callType),
+		},
+	}
+}
+
+// noteCall records how the type pass types a call's result node.
+func (w *walker) noteCall(n ast.ExprNode, rule retRule, args []ast.ExprNode) {
+	if rule != retUnknown {
+		w.types.calls[n] = callType{rule: rule, args: args}
 	}
 }
 
@@ -105,7 +125,7 @@ func (w *walker) statement(kind Kind, root ast.Node) *Statement {
 			f.AsName = ast.CIStr{}
 		}
 	}
-	st := &Statement{kind: kind, numParams: w.numberParams(), root: root}
+	st := &Statement{kind: kind, numParams: w.numberParams(), root: root, types: &w.types}
 	st.tables = make([]TableRef, 0, len(w.tables))
 	for t := range w.tables {
 		st.tables = append(st.tables, t)
@@ -168,6 +188,11 @@ func (w *walker) resultSet(n ast.ResultSetNode) error {
 		return err
 	}
 	defer w.pop()
+	// A query block inside an aggregate's argument has aggregates of its
+	// own.
+	aggArg, winArg := w.aggArg, w.winArg
+	w.aggArg, w.winArg = 0, 0
+	defer func() { w.aggArg, w.winArg = aggArg, winArg }()
 	switch n := n.(type) {
 	case *ast.SelectStmt:
 		return w.selectStmt(n)
@@ -214,6 +239,8 @@ func (w *walker) selectStmt(n *ast.SelectStmt) error {
 		defer popWith()
 	}
 	defer w.pushScope()()
+	w.sel.stmt = n
+	w.types.sels[n] = w.sel
 
 	if n.From != nil {
 		if n.From.TableRefs == nil {
@@ -424,8 +451,8 @@ func (w *walker) ctes(wc *ast.WithClause, f *cteFrame) error {
 			return syntaxErr("CTE %q has no query", name)
 		}
 		w.cteSeq++
-		d := &cteDef{name: name, renamed: fmt.Sprintf("__cte%d_%s", w.cteSeq, name), recursive: wc.IsRecursive}
 		body := cte.Query.Query
+		d := &cteDef{name: name, renamed: fmt.Sprintf("__cte%d_%s", w.cteSeq, name), recursive: wc.IsRecursive, body: body, cols: cte.ColNameList}
 		var branches []ast.Node
 		if d.recursive {
 			f.defs = append(f.defs, d) // a recursive CTE sees itself
@@ -566,7 +593,11 @@ func (w *walker) tableSource(ts *ast.TableSource) (ast.ResultSetNode, error) {
 			return nil, err
 		}
 		ts.AsName = cistr(alias)
-		return ts, w.bind(alias, nil)
+		if err := w.bind(alias, nil); err != nil {
+			return nil, err
+		}
+		w.bindSource(src, ts.ColumnNames)
+		return ts, nil
 	case *ast.Join:
 		if alias != "" || len(ts.ColumnNames) > 0 || ts.Lateral {
 			return nil, unsupported("an alias on a parenthesized join is not supported")
@@ -605,7 +636,11 @@ func (w *walker) tableName(ts *ast.TableSource, tn *ast.TableName, alias string)
 			d.refs++
 			*tn = ast.TableName{Name: cistr(d.renamed)}
 			ts.AsName = cistr(alias)
-			return ts, w.bind(alias, nil)
+			if err := w.bind(alias, nil); err != nil {
+				return nil, err
+			}
+			w.bindSource(d.body, d.cols)
+			return ts, nil
 		}
 		if w.defSchema == "" {
 			return nil, newErr(ErrorKindNoSchema, "no schema selected for table %q", name)
@@ -635,6 +670,13 @@ func (w *walker) bind(alias string, real *TableRef) error {
 	sc.bindings = append(sc.bindings, b)
 	w.aliases[alias] = struct{}{}
 	return nil
+}
+
+// bindSource gives the binding just made the query of its derived table or
+// CTE, for the type pass.
+func (w *walker) bindSource(src ast.ResultSetNode, cols []ast.CIStr) {
+	b := &w.sel.bindings[len(w.sel.bindings)-1]
+	b.src, b.cols = src, cols
 }
 
 // qualified resolves the table part of a schema.table.column reference to the
@@ -905,7 +947,10 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		switch x.Op {
 		case opcode.IntDiv:
 			return intDiv(n.l, n.r), nil
-		case opcode.Div, opcode.Mod:
+		case opcode.Div:
+			// Exact for exact values (typed.go); NULL for division by zero.
+			return &divExpr{l: n.l, r: n.r}, nil
+		case opcode.Mod:
 			// MySQL yields NULL for division by zero.
 			n.r = &callExpr{name: "nullif", args: []ast.ExprNode{n.r, &litExpr{text: "0"}}}
 		case opcode.Plus, opcode.Minus:
@@ -1071,10 +1116,18 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 			}
 		}
 		if n, ok, err := w.limitedCall(x, name, spec, args); ok {
+			if err == nil {
+				w.noteCall(n, spec.ret, args)
+			}
 			return n, err
 		}
 		if spec.rw != nil {
-			return spec.rw(spec.duck, args)
+			n, err := spec.rw(spec.duck, args)
+			if err != nil {
+				return nil, err
+			}
+			w.noteCall(n, spec.ret, args)
+			return n, nil
 		}
 		if name == "any_value" {
 			// An aggregate in DuckDB; in MySQL a per-row value unless the
@@ -1084,7 +1137,9 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 			}
 			w.sel.anyValue = true
 		}
-		return &callExpr{name: spec.duck, args: args, dbl: spec.dbl}, nil
+		n := &callExpr{name: spec.duck, args: args, dbl: spec.dbl}
+		w.noteCall(n, spec.ret, args)
+		return n, nil
 	case *ast.AggregateFuncExpr:
 		name := strings.ToLower(x.F)
 		if w.sel == nil {
@@ -1097,16 +1152,29 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		if err != nil {
 			return nil, err
 		}
+		if w.aggArg > 0 {
+			// MySQL rejects them too; and the typed AVG prints its
+			// argument twice, so nesting would double the output at
+			// every level.
+			return nil, unsupported("aggregate functions cannot be nested")
+		}
 		n := &callExpr{name: spec.duck, args: x.Args, distinct: x.Distinct, dbl: spec.dbl}
-		if err := w.exprs(n.args); err != nil {
+		w.aggArg++
+		err = w.exprs(n.args)
+		w.aggArg--
+		if err != nil {
 			return nil, err
 		}
 		w.sel.aggs++
 		a, err := w.aggregate(name, n, x)
-		if err == nil && w.recursive > 0 && growsInRecursion[name] {
+		if err != nil {
+			return nil, err
+		}
+		if w.recursive > 0 && growsInRecursion[name] {
 			a = w.capBuilt(strings.ToUpper(name), a)
 		}
-		return a, err
+		w.noteCall(a, spec.ret, n.args)
+		return a, nil
 	case *ast.WindowFuncExpr:
 		name := strings.ToLower(x.Name)
 		if w.sel == nil {
@@ -1122,11 +1190,24 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		if name == "group_concat" || name == "json_arrayagg" || name == "count" && len(x.Args) > 1 || strings.HasPrefix(name, "bit_") {
 			return nil, unsupported("%q is not supported as a window function", name)
 		}
+		if w.aggArg > 0 || w.winArg > 0 {
+			return nil, unsupported("window functions cannot be nested in aggregate or window functions")
+		}
 		n := &callExpr{name: spec.duck, args: x.Args, over: &x.Spec, dbl: spec.dbl}
-		if err := w.exprs(n.args); err != nil {
+		w.winArg++
+		err = w.exprs(n.args)
+		w.winArg--
+		if err != nil {
 			return nil, err
 		}
-		return n, w.windowSpec(&x.Spec)
+		if err := w.windowSpec(&x.Spec); err != nil {
+			return nil, err
+		}
+		if name == "sum" || name == "avg" {
+			return &numAggExpr{avg: name == "avg", call: n}, nil
+		}
+		w.noteCall(n, spec.ret, n.args)
+		return n, nil
 	case *ast.FuncCastExpr:
 		if x.FunctionType != ast.CastFunction && x.FunctionType != ast.CastConvertFunction {
 			return nil, unsupported("the BINARY operator is not supported")
@@ -1138,6 +1219,9 @@ func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
 		n := &castExpr{typ: typ}
 		if n.v, err = w.expr(x.Expr); err != nil {
 			return nil, err
+		}
+		if typ == "TIME" {
+			return &timeCastExpr{v: n.v}, nil
 		}
 		if typ == "VARCHAR" {
 			// MySQL prints a DOUBLE without ".0" and a boolean as 0/1.
@@ -1251,6 +1335,7 @@ func (w *walker) column(cn *ast.ColumnName) error {
 		}
 	}
 	*cn = ast.ColumnName{Table: cistr(table), Name: cistr(name)}
+	w.types.cols[cn] = w.sel
 	if table == "" {
 		real := w.sel.real
 		w.pending = append(w.pending, colCheck{name: name, scope: real[:len(real):len(real)]})
@@ -1413,6 +1498,9 @@ func (w *walker) aggregate(name string, n *callExpr, x *ast.AggregateFuncExpr) (
 		}
 		n.args = []ast.ExprNode{&castExpr{v: n.args[0], typ: "UBIGINT"}}
 		return tx("coalesce(", n, ", CAST("+empty+" AS UBIGINT))"), nil
+	case "sum", "avg":
+		// MySQL's types (typed.go).
+		return &numAggExpr{avg: name == "avg", call: n}, nil
 	case "json_arrayagg":
 		// MySQL prints the array with ", " between elements and null for
 		// NULL; NULL for no rows.
