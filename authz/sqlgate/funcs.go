@@ -168,9 +168,9 @@ var functions = map[string]fnSpec{
 	"var_pop":       {"var_pop", 1, 1, fnAggregate, nil, retDouble, nil},
 	"variance":      {"var_pop", 1, 1, fnAggregate, nil, retDouble, nil},
 	"var_samp":      {"var_samp", 1, 1, fnAggregate, nil, retDouble, nil},
-	"bit_and":       {"bit_and", 1, 1, fnAggregate, nil, retInt, nil},
-	"bit_or":        {"bit_or", 1, 1, fnAggregate, nil, retInt, nil},
-	"bit_xor":       {"bit_xor", 1, 1, fnAggregate, nil, retInt, nil},
+	"bit_and":       {"bit_and", 1, 1, fnAggregate, nil, retUint, nil},
+	"bit_or":        {"bit_or", 1, 1, fnAggregate, nil, retUint, nil},
+	"bit_xor":       {"bit_xor", 1, 1, fnAggregate, nil, retUint, nil},
 	"group_concat":  {"string_agg", 2, -1, fnAggregate, nil, retString, nil},
 	"json_arrayagg": {"string_agg", 1, 1, fnAggregate, nil, retString, nil},
 	// window

@@ -2,7 +2,11 @@ package sqlgate
 
 import (
 	"database/sql"
+	"flag"
+	"fmt"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,6 +71,8 @@ func engineClass(duck string) retRule {
 		return retDatetime
 	case duck == "BOOLEAN":
 		return retBool
+	case strings.HasPrefix(duck, "U") && strings.HasSuffix(duck, "INT"):
+		return retUint
 	case strings.HasSuffix(duck, "INT") || strings.HasSuffix(duck, "INTEGER"):
 		return retInt
 	}
@@ -148,7 +154,7 @@ func TestFunctionTable(t *testing.T) {
 			continue
 		}
 		switch spec.ret {
-		case retInt, retString, retDouble, retDate, retDatetime, retBool:
+		case retInt, retUint, retString, retDouble, retDate, retDatetime, retBool:
 			if got := engineClass(cts[0].DatabaseTypeName()); got != spec.ret {
 				t.Errorf("%s: the engine's type is %s, the table's rule %d", q, cts[0].DatabaseTypeName(), spec.ret)
 			}
@@ -185,4 +191,118 @@ func TestFunctionTable(t *testing.T) {
 			t.Errorf("fnExamples has %q, which is not in the function table", name)
 		}
 	}
+}
+
+var updateDocs = flag.Bool("update-docs", false, "rewrite the function table of docs/dialect.md from the function table")
+
+// docFuncName is how the docs name a row: the parser's internal names as
+// the client writes them.
+func docFuncName(name string) string {
+	switch name {
+	case "char_func":
+		return "CHAR"
+	case "'tidb`.(dateliteral":
+		return "DATE '…'"
+	case "'tidb`.(timestampliteral":
+		return "TIMESTAMP '…'"
+	}
+	return strings.ToUpper(name)
+}
+
+// typedResults are the result types of the rows that type themselves.
+var typedResults = map[string]string{
+	"round":          "the argument's: DECIMAL(…,d) of a DECIMAL (half away from zero), BIGINT, DOUBLE (half to even)",
+	"truncate":       "the argument's: DECIMAL(…,d) of a DECIMAL, BIGINT, DOUBLE",
+	"sum":            "DECIMAL(38,0) of integers, DECIMAL(38,s) of DECIMAL(p,s), DOUBLE of DOUBLE",
+	"avg":            "DECIMAL(38,s+4) of exact values (half away from zero), DOUBLE of DOUBLE",
+	"unix_timestamp": "BIGINT of a DATE or DATETIME",
+}
+
+var ruleResults = map[retRule]string{
+	retUnknown:  "the engine's (not inferred)",
+	retInt:      "BIGINT",
+	retUint:     "BIGINT UNSIGNED",
+	retBool:     "BOOLEAN",
+	retDouble:   "DOUBLE",
+	retString:   "VARCHAR",
+	retDate:     "DATE",
+	retDatetime: "DATETIME",
+	retArg0:     "the first argument's",
+	retUnify:    "the arguments' (when they have one type)",
+	retUnify12:  "the second and third arguments' (when they have one type)",
+	retFloor:    "BIGINT of an integer, DECIMAL(…,0) of a DECIMAL, DOUBLE of a DOUBLE",
+}
+
+// functionTableDoc is the function table as the docs print it.
+func functionTableDoc() string {
+	names := make([]string, 0, len(functions))
+	for name := range functions {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool { return docFuncName(names[i]) < docFuncName(names[j]) })
+	var b strings.Builder
+	b.WriteString("| Function | Arguments | Where | MySQL result type | DuckDB | Upstream (MySQL, SQLite) |\n|---|---|---|---|---|---|\n")
+	for _, name := range names {
+		s := functions[name]
+		args := strconv.Itoa(s.min)
+		switch {
+		case s.max < 0:
+			args += " or more"
+		case s.max != s.min:
+			args += " to " + strconv.Itoa(s.max)
+		}
+		switch name {
+		case "char_func":
+			args = "1" // the parser adds the USING argument
+		case "group_concat":
+			args = "1 or more" // the parser adds the SEPARATOR
+		}
+		where := map[fnKind]string{fnScalar: "scalar", fnAggregate: "aggregate, window", fnWindow: "window"}[s.kind]
+		res := ruleResults[s.ret]
+		if s.ret == retTyped {
+			res = typedResults[name]
+		}
+		duck := "rewritten (translate.go)"
+		if s.rw == nil {
+			duck = "`" + s.duck + "`"
+		}
+		up := "refused"
+		if s.port != nil {
+			up = "`" + s.port.mysql + "`, `" + strings.ReplaceAll(s.port.sqlite, "|", `\|`) + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", docFuncName(name), args, where, res, duck, up)
+	}
+	return b.String()
+}
+
+const (
+	docTableStart = "<!-- The table below is generated from funcs.go: go test ./authz/sqlgate -run TestFunctionTableDocumented -update-docs -->\n"
+	docTableEnd   = "<!-- end of the generated table -->\n"
+)
+
+// TestFunctionTableDocumented: the function table of docs/dialect.md is the
+// function table of funcs.go.
+func TestFunctionTableDocumented(t *testing.T) {
+	const path = "../../docs/dialect.md"
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	i, j := strings.Index(doc, docTableStart), strings.Index(doc, docTableEnd)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no generated function table", path)
+	}
+	want := functionTableDoc()
+	got := doc[i+len(docTableStart) : j]
+	if got == want {
+		return
+	}
+	if *updateDocs {
+		if err := os.WriteFile(path, []byte(doc[:i+len(docTableStart)]+want+doc[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("the function table of %s is not funcs.go's; run with -update-docs", path)
 }

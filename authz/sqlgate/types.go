@@ -142,6 +142,7 @@ type retRule uint8
 const (
 	retUnknown  retRule = iota // depends on more than the gate models
 	retInt                     // an integer
+	retUint                    // an unsigned 64-bit integer
 	retBool                    // a truth value
 	retDouble                  // DOUBLE
 	retString                  // a string
@@ -312,7 +313,7 @@ func (t *typer) unify(a, b mtype, first bool) mtype {
 
 func (t *typer) byRule(ct callType) mtype {
 	switch ct.rule {
-	case retInt:
+	case retInt, retUint:
 		return intT
 	case retBool:
 		return boolT
