@@ -143,6 +143,9 @@ var functions = map[string]fnSpec{
 	"curdate":                  {"", 0, 0, fnScalar, rwTmpl("current_date"), retDate, nil},
 	"current_date":             {"", 0, 0, fnScalar, rwTmpl("current_date"), retDate, nil},
 	"now":                      {"", 0, 0, fnScalar, rwTmpl("CAST(date_trunc('second', current_timestamp) AS TIMESTAMP)"), retDatetime, nil},
+	"curtime":                  {"", 0, 0, fnScalar, rwTmpl("CAST(CAST(date_trunc('second', current_timestamp) AS TIMESTAMP) AS TIME)"), retTime, nil},
+	"current_time":             {"", 0, 0, fnScalar, rwTmpl("CAST(CAST(date_trunc('second', current_timestamp) AS TIMESTAMP) AS TIME)"), retTime, nil},
+	"time":                     {"", 1, 1, fnScalar, rwTime, retTime, nil},
 	"current_timestamp":        {"", 0, 0, fnScalar, rwTmpl("CAST(date_trunc('second', current_timestamp) AS TIMESTAMP)"), retDatetime, nil},
 	"datediff":                 {"", 2, 2, fnScalar, rwTmpl("date_diff('day', CAST(", 1, " AS DATE), CAST(", 0, " AS DATE))"), retInt, nil},
 	"date_format":              {"", 2, 2, fnScalar, rwDateFormat, retString, nil},
@@ -155,6 +158,7 @@ var functions = map[string]fnSpec{
 	"extract":                  {"", 2, 2, fnScalar, rwExtract, retInt, nil},
 	"'tidb`.(dateliteral":      {"", 1, 1, fnScalar, rwTypedLiteral("DATE"), retDate, nil},
 	"'tidb`.(timestampliteral": {"", 1, 1, fnScalar, rwTypedLiteral("TIMESTAMP"), retDatetime, nil},
+	"'tidb`.(timeliteral":      {"", 1, 1, fnScalar, rwTypedLiteral("TIME"), retTime, nil},
 	// aggregate
 	"count":         {"count", 1, -1, fnAggregate, nil, retInt, &portForm{"count", "count", 1, 1}},
 	"sum":           {"sum", 1, 1, fnAggregate, nil, retTyped, &portForm{"sum", "sum", 1, 1}},

@@ -40,7 +40,8 @@ var fnExamples = map[string]string{
 	"date_format": "DATE_FORMAT(dt, '%Y')", "str_to_date": "STR_TO_DATE('2024-01-02', '%Y-%m-%d')",
 	"date_add": "DATE_ADD(dt, INTERVAL 1 DAY)", "adddate": "ADDDATE(dt, INTERVAL 1 MONTH)", "date_sub": "DATE_SUB(dt, INTERVAL 1 DAY)",
 	"subdate": "SUBDATE(dt, INTERVAL 1 YEAR)", "timestampdiff": "TIMESTAMPDIFF(DAY, dt, ts)", "extract": "EXTRACT(YEAR FROM dt)",
-	"'tidb`.(dateliteral": "DATE '2024-01-02'", "'tidb`.(timestampliteral": "TIMESTAMP '2024-01-02 03:04:05'",
+	"'tidb`.(dateliteral": "DATE '2024-01-02'", "'tidb`.(timeliteral": "TIME '12:34:56'", "time": "TIME(ts)",
+	"curtime": "CURTIME()", "current_time": "CURRENT_TIME()", "'tidb`.(timestampliteral": "TIMESTAMP '2024-01-02 03:04:05'",
 	"count": "COUNT(s)", "sum": "SUM(n)", "avg": "AVG(d)", "min": "MIN(d)", "max": "MAX(s)", "stddev_pop": "STDDEV_POP(x)",
 	"stddev": "STDDEV(x)", "std": "STD(x)", "stddev_samp": "STDDEV_SAMP(x)", "var_pop": "VAR_POP(x)", "variance": "VARIANCE(x)",
 	"var_samp": "VAR_SAMP(x)", "bit_and": "BIT_AND(n)", "bit_or": "BIT_OR(n)", "bit_xor": "BIT_XOR(n)", "group_concat": "GROUP_CONCAT(s)",
@@ -69,6 +70,8 @@ func engineClass(duck string) retRule {
 		return retDate
 	case duck == "TIMESTAMP":
 		return retDatetime
+	case duck == "TIME":
+		return retTime
 	case duck == "BOOLEAN":
 		return retBool
 	case strings.HasPrefix(duck, "U") && strings.HasSuffix(duck, "INT"):
@@ -154,7 +157,7 @@ func TestFunctionTable(t *testing.T) {
 			continue
 		}
 		switch spec.ret {
-		case retInt, retUint, retString, retDouble, retDate, retDatetime, retBool:
+		case retInt, retUint, retString, retDouble, retDate, retDatetime, retTime, retBool:
 			if got := engineClass(cts[0].DatabaseTypeName()); got != spec.ret {
 				t.Errorf("%s: the engine's type is %s, the table's rule %d", q, cts[0].DatabaseTypeName(), spec.ret)
 			}
@@ -205,6 +208,8 @@ func docFuncName(name string) string {
 		return "DATE '…'"
 	case "'tidb`.(timestampliteral":
 		return "TIMESTAMP '…'"
+	case "'tidb`.(timeliteral":
+		return "TIME '…'"
 	}
 	return strings.ToUpper(name)
 }
@@ -227,6 +232,7 @@ var ruleResults = map[retRule]string{
 	retString:   "VARCHAR",
 	retDate:     "DATE",
 	retDatetime: "DATETIME",
+	retTime:     "TIME",
 	retArg0:     "the first argument's",
 	retUnify:    "the arguments' (when they have one type)",
 	retUnify12:  "the second and third arguments' (when they have one type)",

@@ -212,6 +212,15 @@ func rwTruncate(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 	return &roundExpr{trunc: true, v: args[0], d: args[1], dv: dv, untyped: &callExpr{name: "trunc", args: args, dbl: isDouble(args[0])}}, nil
 }
 
+// rwTime: TIME(x) is x's time of day; MySQL's TIME has no fraction of a
+// second here (timeCastExpr).
+func rwTime(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
+	if _, ok := textLit(args[0]); ok {
+		return nil, unsupported("TIME of a string literal is not supported; CAST it to TIME")
+	}
+	return &timeCastExpr{v: args[0]}, nil
+}
+
 // rwUnixTime: UNIX_TIMESTAMP(d) is an integer for a DATE or DATETIME
 // (unixTimeExpr).
 func rwUnixTime(_ string, args []ast.ExprNode) (ast.ExprNode, error) {

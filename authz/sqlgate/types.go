@@ -148,6 +148,7 @@ const (
 	retString                  // a string
 	retDate                    // DATE
 	retDatetime                // DATETIME
+	retTime                    // TIME
 	retArg0                    // the first argument's type (ABS, MIN, MAX, NULLIF)
 	retUnify                   // the common type of all arguments (COALESCE, IFNULL)
 	retUnify12                 // the common type of the second and third (IF)
@@ -325,6 +326,8 @@ func (t *typer) byRule(ct callType) mtype {
 		return dateT
 	case retDatetime:
 		return datetimeT
+	case retTime:
+		return mtype{kind: tTime}
 	case retArg0:
 		if len(ct.args) > 0 {
 			return t.typeOf(ct.args[0])

@@ -162,6 +162,12 @@ func TestResultTypesAreMySQL(t *testing.T) {
 		{"SELECT AVG(x) FROM (SELECT qty AS x FROM orders UNION ALL SELECT 1) u", "DECIMAL(38,4)", []string{"0.2500"}},
 		{"SELECT (SELECT AVG(total) FROM orders) / 2", "DECIMAL(38,10)", []string{"2.5075000000"}},
 		{"SELECT AVG(o.total) FROM orders o WHERE o.id IN (SELECT p.id FROM orders p WHERE p.total / o.total > 0)", "DECIMAL(38,6)", []string{"5.015000"}},
+		// Typed forms in GROUP BY, HAVING and ORDER BY.
+		{"SELECT qty / 2 AS h, COUNT(*) FROM orders WHERE qty IS NOT NULL GROUP BY qty / 2 ORDER BY h", "DECIMAL(38,4) BIGINT", []string{"-3.5000 1", "1.5000 1", "2.0000 1"}},
+		{"SELECT grp FROM orders GROUP BY grp HAVING AVG(total) > 5 ORDER BY AVG(total) DESC", "VARCHAR", []string{"a"}},
+		{"SELECT grp FROM orders GROUP BY grp HAVING SUM(total) / 2 > 5 AND CONCAT(grp, COUNT(*)) = 'a2'", "VARCHAR", []string{"a"}},
+		// TIME.
+		{"SELECT TIME(created_at), TIME '12:34:56', CAST('23:59:59' AS TIME) FROM orders WHERE id = 1", "TIME TIME TIME", []string{"10:00:00 12:34:56 23:59:59"}},
 		// Functions from the table: IFNULL of one type, ABS, FLOOR, MIN.
 		{"SELECT AVG(IFNULL(qty, 0)), AVG(ABS(total)), AVG(FLOOR(total)), MIN(total) / 2 FROM orders", "DECIMAL(38,4) DECIMAL(38,6) DECIMAL(38,4) DECIMAL(38,6)",
 			[]string{"0.0000 5.040000 4.7500 -0.025000"}},
