@@ -409,9 +409,9 @@ func (t *typer) literal(n *litExpr) mtype {
 	return decimalT(scale)
 }
 
-// binary types the arithmetic DuckDB does as MySQL does: + - * % of
-// integers and DECIMALs (scales as in both), anything with a DOUBLE is a
-// DOUBLE; comparisons and logic are truth values.
+// binary types the arithmetic DuckDB does as MySQL does: + - * of
+// integers and DECIMALs (scales as in both), % of integers, anything with a
+// DOUBLE is a DOUBLE; comparisons and logic are truth values.
 func (t *typer) binary(n *binExpr) mtype {
 	switch n.op {
 	case "+", "-", "*", "%":
@@ -434,9 +434,7 @@ func (t *typer) binary(n *binExpr) mtype {
 	case "*":
 		return decimalT(l.scaleOf() + r.scaleOf())
 	case "%":
-		if l.kind != tDecimal || r.kind != tDecimal {
-			return unknownT
-		}
+		return unknownT // DuckDB's % of DECIMALs of different scales is a DOUBLE
 	}
 	return decimalT(max(l.scaleOf(), r.scaleOf()))
 }
@@ -548,6 +546,9 @@ func (t *typer) computeOutputs(rs ast.Node) []outCol {
 		}
 		var out []outCol
 		for _, f := range n.Fields.Fields {
+			if f.WildCard != nil && sc.using {
+				return nil // * lists a USING or NATURAL join's columns once, first
+			}
 			if f.WildCard != nil {
 				found := false
 				for _, b := range sc.bindings {

@@ -206,6 +206,11 @@ func TestResultTypesUnknown(t *testing.T) {
 		{q: "SELECT total / 2 FROM orders WHERE id = 1", rel: untyped, types: "DOUBLE", rows: []string{"5.0"}},
 		// A name that is also a select-list alias may be the alias.
 		{q: "SELECT price AS total, AVG(total) FROM orders GROUP BY price ORDER BY total LIMIT 1", rel: typesRel, types: "DOUBLE DOUBLE", rows: []string{"0.125 -0.05"}},
+		// * over a USING join lists the USING columns once, first: not
+		// typed by position.
+		{q: "WITH d (i, g, x) AS (SELECT * FROM orders a JOIN orders b USING (id)) SELECT AVG(x) FROM d", rel: typesRel, types: "DOUBLE", rows: []string{"5.015"}},
+		// % of DECIMALs.
+		{q: "SELECT AVG(total % 3) FROM orders", rel: typesRel, types: "DOUBLE", rows: []string{"0.515"}},
 		// Mixed types in a union are not guessed.
 		{q: "SELECT AVG(x) FROM (SELECT total AS x FROM orders UNION ALL SELECT qty FROM orders) u", rel: typesRel, types: "DOUBLE", rows: []string{"2.8657142857142857"}},
 		// A fraction of a second MySQL's DATETIME and TIME have not.

@@ -40,6 +40,7 @@ type selScope struct {
 	bindings []binding
 	real     []TableRef // real tables among the sources
 	aggs     int        // aggregate calls (not window calls) in this SELECT
+	using    bool       // a join of its FROM has USING or is NATURAL (types.go)
 	anyValue bool       // ANY_VALUE is used in this SELECT
 }
 
@@ -548,6 +549,9 @@ func (w *walker) join(j *ast.Join) error {
 	case ast.CrossJoin, ast.LeftJoin, ast.RightJoin:
 	default:
 		return unsupported("join type is not supported")
+	}
+	if len(j.Using) > 0 || j.NaturalJoin {
+		w.sel.using = true
 	}
 	for i, c := range j.Using {
 		name, err := ident(c.Name.O)
