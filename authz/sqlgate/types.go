@@ -168,6 +168,16 @@ type typeInfo struct {
 	cols  map[*ast.ColumnName]*selScope // scope of each column reference
 	sels  map[*ast.SelectStmt]*selScope // scope of each SELECT
 	calls map[ast.ExprNode]callType     // function calls by result node
+	rec   map[ast.Node]bool             // bodies of recursive CTEs that refer to themselves
+}
+
+// anchored records the body of a recursive CTE: MySQL and DuckDB type its
+// columns by its first, non-recursive part.
+func (ti *typeInfo) anchored(body ast.Node) {
+	if ti.rec == nil {
+		ti.rec = make(map[ast.Node]bool)
+	}
+	ti.rec[body] = true
 }
 
 // outCol is one output column of a result set.
@@ -577,8 +587,11 @@ func (t *typer) computeOutputs(rs ast.Node) []outCol {
 		}
 		return out
 	case *ast.SetOprStmt:
-		if n.SelectList == nil {
+		if n.SelectList == nil || len(n.SelectList.Selects) == 0 {
 			return nil
+		}
+		if t.info.rec[n] {
+			return t.outputs(n.SelectList.Selects[0])
 		}
 		return t.computeOutputs(n.SelectList)
 	case *ast.SetOprSelectList:

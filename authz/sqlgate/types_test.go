@@ -160,6 +160,8 @@ func TestResultTypesAreMySQL(t *testing.T) {
 		{"SELECT AVG(d.total) FROM (SELECT * FROM orders) d", "DECIMAL(38,6)", []string{"5.015000"}},
 		{"WITH c (x) AS (SELECT qty FROM orders) SELECT SUM(x), AVG(x) FROM c", "DECIMAL(38,0) DECIMAL(38,4)", []string{"0 0.0000"}},
 		{"SELECT AVG(x) FROM (SELECT qty AS x FROM orders UNION ALL SELECT 1) u", "DECIMAL(38,4)", []string{"0.2500"}},
+		{"WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 10) SELECT SUM(n), AVG(n) FROM seq", "DECIMAL(38,0) DECIMAL(38,4)", []string{"55 5.5000"}},
+		{"WITH RECURSIVE seq (n) AS (SELECT total FROM orders WHERE id = 1 UNION ALL SELECT n / 3 FROM seq WHERE n > 1) SELECT n FROM seq", "DECIMAL(12,2)", []string{"10.00", "3.33", "1.11", "0.37"}},
 		{"SELECT (SELECT AVG(total) FROM orders) / 2", "DECIMAL(38,10)", []string{"2.5075000000"}},
 		{"SELECT AVG(o.total) FROM orders o WHERE o.id IN (SELECT p.id FROM orders p WHERE p.total / o.total > 0)", "DECIMAL(38,6)", []string{"5.015000"}},
 		// Typed forms in GROUP BY, HAVING and ORDER BY.

@@ -479,6 +479,7 @@ func (w *walker) ctes(wc *ast.WithClause, f *cteFrame) error {
 			return err
 		}
 		if d.recursive && d.refs > 0 {
+			w.types.anchored(body)
 			if len(branches) < 2 {
 				return unsupported("recursive CTE %q without UNION is not supported", name)
 			}
