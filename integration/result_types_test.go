@@ -5,6 +5,8 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // TestResultTypes: through the gateway, with the ADBC client, results carry
@@ -23,6 +25,7 @@ func TestResultTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	analyst := mustDial(t, srv.uri(), bearer(srv.token(t, "analyst@demo")))
+	rpc, rpcCtx := flightSQLAs(t, srv, srv.token(t, "analyst@demo"))
 
 	for _, tc := range []struct {
 		query string
@@ -40,8 +43,24 @@ func TestResultTypes(t *testing.T) {
 			[]string{"int64", "uint64", "decimal(10, 3)", "utf8", "timestamp[us]", "date32", "time64[us]"}},
 		{"SELECT AVG(a) FROM (SELECT amount AS a FROM sales.orders) d", []string{"decimal(38, 6)"}},
 	} {
-		// The FlightInfo's schema (planned) and the stream's.
-		info, rows, err := analyst.query(ctx, tc.query)
+		check := func(where string, s *arrow.Schema) {
+			t.Helper()
+			var got []string
+			for _, f := range s.Fields() {
+				got = append(got, f.Type.String())
+			}
+			if strings.Join(got, ", ") != strings.Join(tc.types, ", ") {
+				t.Errorf("%s: %s types %s, want %s", tc.query, where, strings.Join(got, ", "), strings.Join(tc.types, ", "))
+			}
+		}
+		// The FlightInfo's schema (planned, not run) and the stream's.
+		info, err := rpc.Execute(rpcCtx, tc.query)
+		if err != nil {
+			t.Errorf("%s: Execute: %v", tc.query, err)
+			continue
+		}
+		check("FlightInfo", schemaOf(t, info.GetSchema()))
+		s, rows, err := analyst.query(ctx, tc.query)
 		if err != nil {
 			t.Errorf("%s: %v", tc.query, err)
 			continue
@@ -49,13 +68,7 @@ func TestResultTypes(t *testing.T) {
 		if len(rows) == 0 {
 			t.Errorf("%s: no rows", tc.query)
 		}
-		var got []string
-		for _, f := range info.Fields() {
-			got = append(got, f.Type.String())
-		}
-		if strings.Join(got, ", ") != strings.Join(tc.types, ", ") {
-			t.Errorf("%s: types %s, want %s", tc.query, strings.Join(got, ", "), strings.Join(tc.types, ", "))
-		}
+		check("stream", s)
 	}
 
 	// UNIX_TIMESTAMP is an integer, not 1.7041536e+09.
