@@ -57,9 +57,9 @@ var functions = map[string]fnSpec{
 	// scalar: numbers
 	"abs":      {"abs", 1, 1, fnScalar, nil, retArg0, &portForm{"ABS", "abs", 1, 1}},
 	"round":    {"round", 1, 2, fnScalar, rwRound, retTyped, nil},
-	"floor":    {"floor", 1, 1, fnScalar, nil, retFloor, nil},
-	"ceil":     {"ceil", 1, 1, fnScalar, nil, retFloor, nil},
-	"ceiling":  {"ceil", 1, 1, fnScalar, nil, retFloor, nil},
+	"floor":    {"floor", 1, 1, fnScalar, rwFloor, retTyped, nil},
+	"ceil":     {"ceil", 1, 1, fnScalar, rwFloor, retTyped, nil},
+	"ceiling":  {"ceil", 1, 1, fnScalar, rwFloor, retTyped, nil},
 	"truncate": {"trunc", 2, 2, fnScalar, rwTruncate, retTyped, nil},
 	"sign":     {"sign", 1, 1, fnScalar, nil, retInt, nil},
 	"mod":      {"%", 2, 2, fnScalar, rwMod, retUnknown, nil},

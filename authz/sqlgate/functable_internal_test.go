@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	_ "github.com/duckdb/duckdb-go/v2" // runs every row's translation
+	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
 // fnExamples is one query per row of the function table, over ft (columns
@@ -156,6 +157,11 @@ func TestFunctionTable(t *testing.T) {
 			t.Errorf("%s: %v", q, err)
 			continue
 		}
+		// The type pass agrees with the engine, DECIMAL scale included.
+		ty := &typer{info: st.types, rel: rels, memo: make(map[ast.Node]mtype)}
+		if cols := ty.outputs(st.root); len(cols) != 1 || !agrees(cols[0].t, cts[0].DatabaseTypeName()) {
+			t.Errorf("%s: the type pass infers %v, the engine's type is %s", q, cols, cts[0].DatabaseTypeName())
+		}
 		switch spec.ret {
 		case retInt, retUint, retString, retDouble, retDate, retDatetime, retTime, retBool:
 			if got := engineClass(cts[0].DatabaseTypeName()); got != spec.ret {
@@ -221,6 +227,9 @@ var typedResults = map[string]string{
 	"sum":            "DECIMAL(38,0) of integers, DECIMAL(38,s) of DECIMAL(p,s), DOUBLE of DOUBLE",
 	"avg":            "DECIMAL(38,s+4) of exact values (half away from zero), DOUBLE of DOUBLE",
 	"unix_timestamp": "BIGINT of a DATE or DATETIME",
+	"floor":          "the argument's: BIGINT of an integer and of a DECIMAL whose result has fewer than 20 digits, else DECIMAL(…,0); DOUBLE",
+	"ceil":           "the argument's: BIGINT of an integer and of a DECIMAL whose result has fewer than 20 digits, else DECIMAL(…,0); DOUBLE",
+	"ceiling":        "the argument's: BIGINT of an integer and of a DECIMAL whose result has fewer than 20 digits, else DECIMAL(…,0); DOUBLE",
 }
 
 var ruleResults = map[retRule]string{
@@ -236,7 +245,6 @@ var ruleResults = map[retRule]string{
 	retArg0:     "the first argument's",
 	retUnify:    "the arguments' (when they have one type)",
 	retUnify12:  "the second and third arguments' (when they have one type)",
-	retFloor:    "BIGINT of an integer, DECIMAL(…,0) of a DECIMAL, DOUBLE of a DOUBLE",
 }
 
 // functionTableDoc is the function table as the docs print it.

@@ -212,6 +212,12 @@ func rwTruncate(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 	return &roundExpr{trunc: true, v: args[0], d: args[1], dv: dv, untyped: &callExpr{name: "trunc", args: args, dbl: isDouble(args[0])}}, nil
 }
 
+// rwFloor: FLOOR and CEIL keep an integer or a DOUBLE; of a DECIMAL they
+// are a BIGINT when the result fits (floorExpr).
+func rwFloor(name string, args []ast.ExprNode) (ast.ExprNode, error) {
+	return &floorExpr{fn: name, v: args[0]}, nil
+}
+
 // rwTime: TIME(x) is x's time of day; MySQL's TIME has no fraction of a
 // second here (timeCastExpr).
 func rwTime(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
@@ -380,6 +386,13 @@ func rwSpace(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 
 // rwConcat: MySQL's CONCAT is NULL if any argument is, like DuckDB's ||.
 func rwConcat(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
+	for _, a := range args {
+		if isNullLit(a) {
+			// NULL, as a string: DuckDB folds 'a' || NULL to a NULL it
+			// types INTEGER.
+			return &castExpr{v: a, typ: "VARCHAR"}, nil
+		}
+	}
 	parts := []any{"("}
 	for i, a := range args {
 		if i > 0 {

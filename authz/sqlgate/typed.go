@@ -229,3 +229,54 @@ func (n *timeCastExpr) Restore(ctx *format.RestoreCtx) error {
 	}).Restore(ctx)
 }
 func (n *timeCastExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+// floorExpr is FLOOR(v) or CEIL(v). MySQL keeps an integer (DuckDB's is a
+// DOUBLE, so an integer is printed as itself) or a DOUBLE; of a
+// DECIMAL(p,s) it gives a BIGINT when the result's digits (with sign and
+// point, less the scale) are fewer than 20, else a DECIMAL(…,0), as DuckDB
+// does for all. The precision is known for columns, literals and CASTs.
+type floorExpr struct {
+	gateExpr
+	fn string // "floor" or "ceil"
+	v  ast.ExprNode
+}
+
+// toInt reports whether MySQL's result for an argument of type a is a
+// BIGINT where DuckDB's is a DECIMAL.
+func (n *floorExpr) toInt(a mtype) bool {
+	if a.kind != tDecimal || a.prec == 0 {
+		return false
+	}
+	length := a.prec + 1 // the sign
+	if a.scale > 0 {
+		length++ // the point
+	}
+	return length-a.scale < 20
+}
+
+func (n *floorExpr) mysqlType(t *typer) mtype {
+	switch a := t.typeOf(n.v); {
+	case a.kind == tInt || a.kind == tDouble:
+		return a
+	case a.kind == tBool, n.toInt(a):
+		return intT
+	case a.kind == tDecimal:
+		return decimalT(0)
+	}
+	return unknownT
+}
+
+func (n *floorExpr) Restore(ctx *format.RestoreCtx) error {
+	call := &callExpr{name: n.fn, args: []ast.ExprNode{n.v}}
+	switch a := typeOfCtx(ctx.In, n.v); {
+	case a.kind == tInt:
+		// DuckDB's floor of an integer is a DOUBLE, inexact beyond 2^53.
+		return n.v.Restore(ctx)
+	case a.kind == tBool:
+		return (&castExpr{v: n.v, typ: "BIGINT"}).Restore(ctx)
+	case n.toInt(a):
+		return tx("CAST(", call, " AS BIGINT)").Restore(ctx)
+	}
+	return call.Restore(ctx)
+}
+func (n *floorExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }

@@ -43,6 +43,7 @@ const (
 type mtype struct {
 	kind  tkind
 	scale int // tDecimal
+	prec  int // tDecimal: the precision when it is known (a column, a literal, a CAST), else 0
 }
 
 // maxScale is MySQL's largest DECIMAL scale.
@@ -70,6 +71,9 @@ func (t mtype) String() string {
 	case tBool:
 		return "BOOLEAN"
 	case tDecimal:
+		if t.prec > 0 {
+			return "DECIMAL(" + strconv.Itoa(t.prec) + "," + strconv.Itoa(t.scale) + ")"
+		}
 		return "DECIMAL(," + strconv.Itoa(t.scale) + ")"
 	case tDouble:
 		return "DOUBLE"
@@ -128,7 +132,7 @@ func engineType(s string) mtype {
 			p, err1 := strconv.Atoi(strings.TrimSpace(rest[:i]))
 			sc, err2 := strconv.Atoi(strings.TrimSpace(rest[i+1 : len(rest)-1]))
 			if err1 == nil && err2 == nil && p >= 1 && p <= 38 && sc >= 0 && sc <= p {
-				return decimalT(sc)
+				return mtype{kind: tDecimal, scale: sc, prec: p}
 			}
 		}
 	}
@@ -152,7 +156,6 @@ const (
 	retArg0                    // the first argument's type (ABS, MIN, MAX, NULLIF)
 	retUnify                   // the common type of all arguments (COALESCE, IFNULL)
 	retUnify12                 // the common type of the second and third (IF)
-	retFloor                   // FLOOR, CEIL: integers stay, DECIMAL loses its scale
 	retTyped                   // the node types itself (roundExpr, numAggExpr, …)
 )
 
@@ -318,6 +321,8 @@ func (t *typer) unify(a, b mtype, first bool) mtype {
 		return a
 	case a == b:
 		return a
+	case a.kind == tDecimal && b.kind == tDecimal && a.scale == b.scale:
+		return decimalT(a.scale) // the precision may differ
 	}
 	return unknownT
 }
@@ -358,15 +363,6 @@ func (t *typer) byRule(ct callType) mtype {
 			return unknownT
 		}
 		return r
-	case retFloor:
-		if len(ct.args) == 1 {
-			switch a := t.typeOf(ct.args[0]); a.kind {
-			case tInt, tDouble:
-				return a
-			case tDecimal:
-				return decimalT(0)
-			}
-		}
 	}
 	return unknownT
 }
@@ -413,10 +409,10 @@ func (t *typer) literal(n *litExpr) mtype {
 		}
 		return intT
 	}
-	if digits > 38 {
+	if digits > 38 || scale > maxScale {
 		return unknownT // DuckDB reads it as a DOUBLE
 	}
-	return decimalT(scale)
+	return mtype{kind: tDecimal, scale: scale, prec: digits}
 }
 
 // binary types the arithmetic DuckDB does as MySQL does: + - * of

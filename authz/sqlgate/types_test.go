@@ -164,6 +164,11 @@ func TestResultTypesAreMySQL(t *testing.T) {
 		{"WITH RECURSIVE seq (n) AS (SELECT total FROM orders WHERE id = 1 UNION ALL SELECT n / 3 FROM seq WHERE n > 1) SELECT n FROM seq", "DECIMAL(12,2)", []string{"10.00", "3.33", "1.11", "0.37"}},
 		{"SELECT (SELECT AVG(total) FROM orders) / 2", "DECIMAL(38,10)", []string{"2.5075000000"}},
 		{"SELECT AVG(o.total) FROM orders o WHERE o.id IN (SELECT p.id FROM orders p WHERE p.total / o.total > 0)", "DECIMAL(38,6)", []string{"5.015000"}},
+		// FLOOR and CEIL of a DECIMAL are a BIGINT when they fit.
+		{"SELECT FLOOR(total), CEIL(total), CEIL(1.1), FLOOR(-1.1), FLOOR(qty), CEIL(price), FLOOR(CAST(total AS DECIMAL(38,2))) FROM orders WHERE id = 3",
+			"BIGINT BIGINT BIGINT BIGINT BIGINT DOUBLE DECIMAL(38,0)", []string{"-1 0 2 -2 -7 1.0 -1"}},
+		{"SELECT FLOOR(SUM(total)) FROM orders", "DECIMAL(38,0)", []string{"20"}},
+		{"SELECT FLOOR(CAST(9007199254740993 AS SIGNED)), CEIL(flag) FROM orders WHERE id = 1", "BIGINT BIGINT", []string{"9007199254740993 1"}},
 		// Typed forms in GROUP BY, HAVING and ORDER BY.
 		{"SELECT qty / 2 AS h, COUNT(*) FROM orders WHERE qty IS NOT NULL GROUP BY qty / 2 ORDER BY h", "DECIMAL(38,4) BIGINT", []string{"-3.5000 1", "1.5000 1", "2.0000 1"}},
 		{"SELECT grp FROM orders GROUP BY grp HAVING AVG(total) > 5 ORDER BY AVG(total) DESC", "VARCHAR", []string{"a"}},
