@@ -50,9 +50,12 @@ func (s fnSpec) double() bool { return s.ret == retDouble }
 // functions is the allow-list, keyed by the lower-case MySQL name. Extend it
 // one line at a time, and only with a DuckDB form that gives MySQL's answer:
 // a refusal is better than a silently different result. The rewrites (rw*)
-// are in translate.go. Deliberately absent: functions reading files,
-// sequences, session state or variables, and those whose MySQL result type
-// depends on argument types the gate cannot see.
+// are in translate.go; a row whose result type depends on its arguments'
+// types beyond what ret models prints a typed node (typed.go) or is
+// retUnknown. Each row needs an example in fnExamples
+// (functable_internal_test.go), and docs/dialect.md's function table is
+// regenerated from this one. Deliberately absent: functions reading files,
+// sequences, session state or variables.
 var functions = map[string]fnSpec{
 	// scalar: numbers
 	"abs":      {"abs", 1, 1, fnScalar, nil, retArg0, &portForm{"ABS", "abs", 1, 1}},
