@@ -108,7 +108,14 @@ func BenchmarkGate5TableJoinPolicies(b *testing.B) {
 // namespace check, fake relations for its tables, translate and render (with
 // the lexical check). One op is one pass over the corpus; the per-query
 // median and p99 are reported as metrics.
-func BenchmarkCorpus(b *testing.B) {
+func BenchmarkCorpus(b *testing.B) { benchCorpus(b, nil) }
+
+// BenchmarkCorpusTyped is BenchmarkCorpus with column types on the
+// relations, so that the type pass infers types and the typed forms
+// print.
+func BenchmarkCorpusTyped(b *testing.B) { benchCorpus(b, benchTypes) }
+
+func benchCorpus(b *testing.B, types []string) {
 	queries := corpusQueries(b)
 	g := sqlgate.New(sqlgate.Config{})
 	gate := func(q string) {
@@ -119,7 +126,7 @@ func BenchmarkCorpus(b *testing.B) {
 		refs := st.Tables()
 		rel := make(map[sqlgate.TableRef]sqlgate.Relation, len(refs))
 		for i, r := range refs {
-			rel[r] = sqlgate.Relation{Schema: "lg_rel", Name: "t_" + strconv.Itoa(i), Columns: benchColumns}
+			rel[r] = sqlgate.Relation{Schema: "lg_rel", Name: "t_" + strconv.Itoa(i), Columns: benchColumns, Types: types}
 		}
 		_, _ = st.Render(rel)
 	}
@@ -141,3 +148,6 @@ func BenchmarkCorpus(b *testing.B) {
 
 // benchColumns are the columns of the corpus tables, so alias checks pass.
 var benchColumns = []string{"id", "name", "country", "tier", "credit_limit", "customer_id", "order_date", "amount", "status", "product_id", "quantity", "price", "category"}
+
+// benchTypes are engine types of benchColumns.
+var benchTypes = []string{"BIGINT", "VARCHAR", "VARCHAR", "VARCHAR", "DECIMAL(10,2)", "BIGINT", "DATE", "DOUBLE", "VARCHAR", "BIGINT", "BIGINT", "DECIMAL(10,2)", "VARCHAR"}

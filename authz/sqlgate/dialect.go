@@ -2,12 +2,10 @@ package sqlgate
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
-	"github.com/pingcap/tidb/pkg/parser/test_driver"
 )
 
 // Dialect is the SQL dialect a Statement is printed in.
@@ -18,8 +16,9 @@ import (
 // core of SELECT printed without translation — columns, literals,
 // comparison, logical and arithmetic operators, IN, BETWEEN, LIKE, IS NULL,
 // CASE, subqueries, joins, set operations, CTEs, GROUP BY, HAVING, ORDER BY,
-// LIMIT, the aggregates COUNT, SUM, MIN, MAX and AVG, and the functions of
-// portableFunctions — and refuse everything else, since the gate cannot
+// LIMIT, and the functions and aggregates of the function table that have
+// a portable form (fnSpec.port: COUNT, SUM, MIN, MAX, AVG, …) — and refuse
+// everything else, since the gate cannot
 // vouch for what another engine would make of it.
 type Dialect uint8
 
@@ -137,29 +136,6 @@ func (s *Statement) checkOutput(out string) error {
 	return fmt.Errorf("sqlgate: internal error: printed MySQL is not a query")
 }
 
-// portableFunctions are the scalar functions of the upstream dialects: the
-// MySQL name and what each dialect prints (the same MySQL semantics).
-var portableFunctions = map[string]struct {
-	min, max      int
-	mysql, sqlite string
-}{
-	"lower":       {1, 1, "LOWER", "lower"},
-	"upper":       {1, 1, "UPPER", "upper"},
-	"abs":         {1, 1, "ABS", "abs"},
-	"coalesce":    {1, -1, "COALESCE", "coalesce"},
-	"ifnull":      {2, 2, "IFNULL", "ifnull"},
-	"nullif":      {2, 2, "NULLIF", "nullif"},
-	"char_length": {1, 1, "CHAR_LENGTH", "length"},
-	"replace":     {3, 3, "REPLACE", "replace"},
-	"trim":        {1, 1, "TRIM", "trim"},
-	"substring":   {2, 3, "SUBSTRING", "substr"},
-	"substr":      {2, 3, "SUBSTRING", "substr"},
-	"concat":      {1, -1, "CONCAT", ""}, // SQLite: a || b || …
-}
-
-// portableAggregates are the aggregates of the upstream dialects.
-var portableAggregates = map[string]string{"count": "count", "sum": "sum", "min": "min", "max": "max", "avg": "avg"}
-
 // portableOps are the binary operators of the upstream dialects.
 var portableOps = map[opcode.Op]string{
 	opcode.LogicAnd: "AND", opcode.LogicOr: "OR",
@@ -167,124 +143,86 @@ var portableOps = map[opcode.Op]string{
 	opcode.Plus: "+", opcode.Minus: "-", opcode.Mul: "*", opcode.Div: "/", opcode.Mod: "%",
 }
 
-// portableExpr walks e for an upstream dialect: the portable core only,
-// validated but not translated.
-func (w *walker) portableExpr(e ast.ExprNode) (ast.ExprNode, error) {
-	var err error
-	switch x := e.(type) {
-	case *test_driver.ParamMarkerExpr:
-		return nil, unsupported("parameters are not supported on tables of an upstream engine")
-	case *test_driver.ValueExpr:
-		return literal(x)
-	case *ast.BinaryOperationExpr:
-		op, ok := portableOps[x.Op]
-		if !ok {
-			return nil, unsupported("operator %q is not supported on tables of an upstream engine", x.Op.String())
-		}
-		n := &binExpr{op: op}
-		if n.l, err = w.expr(x.L); err != nil {
-			return nil, err
-		}
-		if n.r, err = w.expr(x.R); err != nil {
-			return nil, err
-		}
-		if w.dialect == DialectSQLite {
-			switch x.Op {
-			case opcode.Div:
-				// SQLite divides integers as integers; MySQL never does.
-				n.l = tx("CAST(", n.l, " AS REAL)")
-			case opcode.Mod:
-				return nil, unsupported("%% is not supported on tables of this upstream engine")
-			}
-		}
-		return n, nil
-	case *ast.UnaryOperationExpr:
-		op, ok := unaryOps[x.Op]
-		if !ok {
-			return nil, unsupported("operator %q is not supported on tables of an upstream engine", x.Op.String())
-		}
-		n := &unaryExpr{op: op}
-		n.v, err = w.expr(x.V)
-		return n, err
-	case *ast.PatternInExpr:
-		if _, ok := x.Expr.(*ast.RowExpr); ok {
-			return nil, unsupported("row constructors are not supported on tables of an upstream engine")
-		}
-		n, err := w.in(x)
-		if err != nil {
-			return nil, err
-		}
-		return n, nil
-	case *ast.PatternLikeOrIlikeExpr:
-		if !x.IsLike || x.EscapeExplicit {
-			return nil, unsupported("ILIKE and LIKE … ESCAPE are not supported on tables of an upstream engine")
-		}
-		n := &plainLikeExpr{not: x.Not, sqlite: w.dialect == DialectSQLite}
-		if n.v, err = w.expr(x.Expr); err != nil {
-			return nil, err
-		}
-		n.pat, err = w.expr(x.Pattern)
-		return n, err
-	case *ast.BetweenExpr:
-		n, err := w.between(x)
-		if err != nil {
-			return nil, err
-		}
-		return n, nil
-	case *ast.FuncCallExpr:
-		if x.Schema.O != "" {
-			return nil, unsupported("qualified function names are not supported")
-		}
-		if w.pol != nil {
-			if n, ok, err := w.callerFunc(x); ok {
-				return n, err
-			}
-		}
-		name := x.FnName.L
-		f, ok := portableFunctions[name]
-		if !ok {
-			return nil, unsupported("function %q is not supported on tables of an upstream engine", name)
-		}
-		if len(x.Args) < f.min || (f.max >= 0 && len(x.Args) > f.max) {
-			return nil, unsupported("wrong number of arguments to %q", name)
-		}
-		if err := w.exprs(x.Args); err != nil {
-			return nil, err
-		}
-		printed := f.mysql
-		if w.dialect == DialectSQLite {
-			printed = f.sqlite
-			if name == "concat" {
-				parts := []any{"("}
-				for i, a := range x.Args {
-					if i > 0 {
-						parts = append(parts, " || ")
-					}
-					parts = append(parts, a)
-				}
-				return tx(append(parts, ")")...), nil
-			}
-		}
-		return &callExpr{name: printed, args: x.Args}, nil
-	case *ast.AggregateFuncExpr:
-		name := strings.ToLower(x.F)
-		printed, ok := portableAggregates[name]
-		if !ok || x.Order != nil {
-			return nil, unsupported("aggregate %q is not supported on tables of an upstream engine", name)
-		}
-		if w.sel == nil {
-			return nil, unsupported("aggregate functions are not supported %s", w.context())
-		}
-		if len(x.Args) != 1 {
-			return nil, unsupported("%s takes one argument on tables of an upstream engine", name)
-		}
-		if err := w.exprs(x.Args); err != nil {
-			return nil, err
-		}
-		w.sel.aggs++
-		return &callExpr{name: printed, args: x.Args, distinct: x.Distinct}, nil
+// portableBinary walks a binary operator for an upstream dialect.
+func (w *walker) portableBinary(x *ast.BinaryOperationExpr) (ast.ExprNode, error) {
+	op, ok := portableOps[x.Op]
+	if !ok {
+		return nil, unsupported("operator %q is not supported on tables of an upstream engine", x.Op.String())
 	}
-	return nil, unsupported("%s is not supported on tables of an upstream engine", nodeName(e))
+	var err error
+	n := &binExpr{op: op}
+	if n.l, err = w.expr(x.L); err != nil {
+		return nil, err
+	}
+	if n.r, err = w.expr(x.R); err != nil {
+		return nil, err
+	}
+	if w.dialect == DialectSQLite {
+		switch x.Op {
+		case opcode.Div:
+			// SQLite divides integers as integers; MySQL never does.
+			n.l = tx("CAST(", n.l, " AS REAL)")
+		case opcode.Mod:
+			return nil, unsupported("%% is not supported on tables of this upstream engine")
+		}
+	}
+	return n, nil
+}
+
+// portableCall walks a scalar function call for an upstream dialect: the
+// function table's portable form (fnSpec.port), printed untranslated.
+func (w *walker) portableCall(x *ast.FuncCallExpr) (ast.ExprNode, error) {
+	name := x.FnName.L
+	spec, ok := functions[name]
+	if !ok || spec.port == nil || spec.kind != fnScalar {
+		return nil, unsupported("function %q is not supported on tables of an upstream engine", name)
+	}
+	f := spec.port
+	if len(x.Args) < f.min || (f.max >= 0 && len(x.Args) > f.max) {
+		return nil, unsupported("wrong number of arguments to %q", name)
+	}
+	if err := w.exprs(x.Args); err != nil {
+		return nil, err
+	}
+	printed := f.mysql
+	if w.dialect == DialectSQLite {
+		printed = f.sqlite
+		if printed == "||" {
+			parts := []any{"("}
+			for i, a := range x.Args {
+				if i > 0 {
+					parts = append(parts, " || ")
+				}
+				parts = append(parts, a)
+			}
+			return tx(append(parts, ")")...), nil
+		}
+	}
+	return &callExpr{name: printed, args: x.Args}, nil
+}
+
+// portableAggregate walks an aggregate call for an upstream dialect: one
+// argument, no ORDER BY, the function table's portable form.
+func (w *walker) portableAggregate(x *ast.AggregateFuncExpr, name string) (ast.ExprNode, error) {
+	spec, ok := functions[name]
+	if !ok || spec.port == nil || spec.kind != fnAggregate || x.Order != nil {
+		return nil, unsupported("aggregate %q is not supported on tables of an upstream engine", name)
+	}
+	if w.sel == nil {
+		return nil, unsupported("aggregate functions are not supported %s", w.context())
+	}
+	if len(x.Args) != 1 {
+		return nil, unsupported("%s takes one argument on tables of an upstream engine", name)
+	}
+	if err := w.exprs(x.Args); err != nil {
+		return nil, err
+	}
+	w.sel.aggs++
+	printed := spec.port.mysql
+	if w.dialect == DialectSQLite {
+		printed = spec.port.sqlite
+	}
+	return &callExpr{name: printed, args: x.Args, distinct: x.Distinct}, nil
 }
 
 // plainLikeExpr is LIKE as an upstream dialect has it, with MySQL's escape

@@ -92,9 +92,12 @@
 // explicit binary COLLATE), REGEXP and LOCATE/INSTR fold case, and DISTINCT
 // aggregates compare folded text. A rewrite that needs an argument more
 // than once binds it once in a DuckDB lambda (letx), so output size stays
-// linear. Where the answer depends on a type the gate cannot see, the
-// rewrite makes the engine fail rather than answer differently (see rwRound,
-// rwDateAdd, numOperand).
+// linear. Render infers MySQL result types from the relations' column
+// types (types.go) and prints AVG, SUM, /, ROUND, TRUNCATE and
+// UNIX_TIMESTAMP with MySQL's type where every operand's type is known
+// (typed.go), DuckDB's form otherwise. Where the answer depends on a type
+// the gate cannot see, the rewrite makes the engine fail rather than answer
+// differently (see rwRound, rwDateAdd, numOperand).
 //
 // Row filters and column masks (policy.go): a Relation may carry a Policy,
 // prepared with PrepareRowFilter and PrepareMask (the same parser, walker and

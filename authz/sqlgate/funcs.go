@@ -17,156 +17,181 @@ const (
 	fnWindow           // only with OVER (...)
 )
 
-// fnSpec is one allow-listed function: the DuckDB name printed for it, the
-// accepted argument count (max < 0: no upper bound), and optionally rw, which
-// builds the DuckDB form from the walked arguments (TIME UNIT and TRIM
-// direction arguments are passed unwalked) when a rename is not enough.
+// fnSpec is one row of the function table: the DuckDB name printed for it,
+// the accepted argument count (max < 0: no upper bound), where it may
+// appear, optionally rw, which builds the DuckDB form from the walked
+// arguments (TIME UNIT and TRIM direction arguments are passed unwalked)
+// when a rename is not enough, MySQL's result type (the type pass), and the
+// portable form for upstream dialects, if any. The walker, the type pass,
+// the upstream dialects, the tests and the function table of
+// docs/dialect.md are all driven by it.
 type fnSpec struct {
 	duck     string
 	min, max int
 	kind     fnKind
 	rw       func(name string, args []ast.ExprNode) (ast.ExprNode, error)
-	dbl      bool // MySQL's result is a DOUBLE (ROUND then rounds half to even)
+	ret      retRule   // MySQL's result type, for the type pass (types.go)
+	port     *portForm // what an upstream dialect prints; nil: refused there
 }
+
+// portForm is a function's portable form for the upstream dialects
+// (dialect.go): the same MySQL semantics, untranslated: the name each
+// dialect prints and the argument counts it is accepted with there. A
+// SQLite name "||" prints the arguments joined with ||.
+type portForm struct {
+	mysql, sqlite string
+	min, max      int
+}
+
+// double reports whether MySQL's result is a DOUBLE (ROUND then rounds half
+// to even).
+func (s fnSpec) double() bool { return s.ret == retDouble }
 
 // functions is the allow-list, keyed by the lower-case MySQL name. Extend it
 // one line at a time, and only with a DuckDB form that gives MySQL's answer:
 // a refusal is better than a silently different result. The rewrites (rw*)
-// are in translate.go. Deliberately absent: functions reading files,
-// sequences, session state or variables, and those whose MySQL result type
-// depends on argument types the gate cannot see.
+// are in translate.go; a row whose result type depends on its arguments'
+// types beyond what ret models prints a typed node (typed.go) or is
+// retUnknown. Each row needs an example in fnExamples
+// (functable_internal_test.go), and docs/dialect.md's function table is
+// regenerated from this one. Deliberately absent: functions reading files,
+// sequences, session state or variables.
 var functions = map[string]fnSpec{
 	// scalar: numbers
-	"abs":      {"abs", 1, 1, fnScalar, nil, false},
-	"round":    {"round", 1, 2, fnScalar, rwRound, false},
-	"floor":    {"floor", 1, 1, fnScalar, nil, false},
-	"ceil":     {"ceil", 1, 1, fnScalar, nil, false},
-	"ceiling":  {"ceil", 1, 1, fnScalar, nil, false},
-	"truncate": {"trunc", 2, 2, fnScalar, rwTruncate, false},
-	"sign":     {"sign", 1, 1, fnScalar, nil, false},
-	"mod":      {"%", 2, 2, fnScalar, rwMod, false},
-	"pow":      {"pow", 2, 2, fnScalar, nil, true},
-	"power":    {"pow", 2, 2, fnScalar, nil, true},
-	"exp":      {"exp", 1, 1, fnScalar, nil, true},
-	"pi":       {"pi", 0, 0, fnScalar, nil, true},
-	"rand":     {"random", 0, 0, fnScalar, nil, true},
-	"sqrt":     {"sqrt", 1, 1, fnScalar, rwDomain(">= 0"), true},
-	"ln":       {"ln", 1, 1, fnScalar, rwDomain("> 0"), true},
-	"log10":    {"log10", 1, 1, fnScalar, rwDomain("> 0"), true},
-	"log2":     {"log2", 1, 1, fnScalar, rwDomain("> 0"), true},
-	"log":      {"log", 1, 2, fnScalar, rwLog, true},
-	"greatest": {"greatest", 2, -1, fnScalar, rwNullIfAnyNull, false},
-	"least":    {"least", 2, -1, fnScalar, rwNullIfAnyNull, false},
+	"abs":      {"abs", 1, 1, fnScalar, nil, retArg0, &portForm{"ABS", "abs", 1, 1}},
+	"round":    {"round", 1, 2, fnScalar, rwRound, retTyped, nil},
+	"floor":    {"floor", 1, 1, fnScalar, rwFloor, retTyped, nil},
+	"ceil":     {"ceil", 1, 1, fnScalar, rwFloor, retTyped, nil},
+	"ceiling":  {"ceil", 1, 1, fnScalar, rwFloor, retTyped, nil},
+	"truncate": {"trunc", 2, 2, fnScalar, rwTruncate, retTyped, nil},
+	"sign":     {"sign", 1, 1, fnScalar, nil, retInt, nil},
+	"mod":      {"%", 2, 2, fnScalar, rwMod, retUnknown, nil},
+	"pow":      {"pow", 2, 2, fnScalar, nil, retDouble, nil},
+	"power":    {"pow", 2, 2, fnScalar, nil, retDouble, nil},
+	"exp":      {"exp", 1, 1, fnScalar, nil, retDouble, nil},
+	"pi":       {"pi", 0, 0, fnScalar, nil, retDouble, nil},
+	"rand":     {"random", 0, 0, fnScalar, nil, retDouble, nil},
+	"sqrt":     {"sqrt", 1, 1, fnScalar, rwDomain(">= 0"), retDouble, nil},
+	"ln":       {"ln", 1, 1, fnScalar, rwDomain("> 0"), retDouble, nil},
+	"log10":    {"log10", 1, 1, fnScalar, rwDomain("> 0"), retDouble, nil},
+	"log2":     {"log2", 1, 1, fnScalar, rwDomain("> 0"), retDouble, nil},
+	"log":      {"log", 1, 2, fnScalar, rwLog, retDouble, nil},
+	"greatest": {"greatest", 2, -1, fnScalar, rwNullIfAnyNull, retUnify, nil},
+	"least":    {"least", 2, -1, fnScalar, rwNullIfAnyNull, retUnify, nil},
 	// scalar: control flow and NULL
-	"coalesce": {"coalesce", 1, -1, fnScalar, nil, false},
-	"nullif":   {"nullif", 2, 2, fnScalar, nil, false},
-	"ifnull":   {"ifnull", 2, 2, fnScalar, nil, false},
-	"if":       {"if", 3, 3, fnScalar, nil, false},
-	"isnull":   {"", 1, 1, fnScalar, rwIsNull, false},
-	"field":    {"", 2, -1, fnScalar, rwField, false},
+	"coalesce": {"coalesce", 1, -1, fnScalar, nil, retUnify, &portForm{"COALESCE", "coalesce", 1, -1}},
+	"nullif":   {"nullif", 2, 2, fnScalar, nil, retArg0, &portForm{"NULLIF", "nullif", 2, 2}},
+	"ifnull":   {"ifnull", 2, 2, fnScalar, nil, retUnify, &portForm{"IFNULL", "ifnull", 2, 2}},
+	"if":       {"if", 3, 3, fnScalar, nil, retUnify12, nil},
+	"isnull":   {"", 1, 1, fnScalar, rwIsNull, retBool, nil},
+	"field":    {"", 2, -1, fnScalar, rwField, retInt, nil},
 	// scalar: strings
-	"lower":            {"lower", 1, 1, fnScalar, nil, false},
-	"lcase":            {"lower", 1, 1, fnScalar, nil, false},
-	"upper":            {"upper", 1, 1, fnScalar, nil, false},
-	"ucase":            {"upper", 1, 1, fnScalar, nil, false},
-	"trim":             {"trim", 1, 3, fnScalar, rwTrim, false},
-	"ltrim":            {"ltrim", 1, 1, fnScalar, nil, false},
-	"rtrim":            {"rtrim", 1, 1, fnScalar, nil, false},
-	"substring":        {"substring", 2, 3, fnScalar, rwSubstring, false},
-	"substr":           {"substring", 2, 3, fnScalar, rwSubstring, false},
-	"mid":              {"substring", 3, 3, fnScalar, rwSubstring, false},
-	"left":             {"left", 2, 2, fnScalar, rwLeftRight, false},
-	"right":            {"right", 2, 2, fnScalar, rwLeftRight, false},
-	"lpad":             {"lpad", 3, 3, fnScalar, rwPad, false},
-	"rpad":             {"rpad", 3, 3, fnScalar, rwPad, false},
-	"replace":          {"replace", 3, 3, fnScalar, nil, false},
-	"reverse":          {"reverse", 1, 1, fnScalar, nil, false},
-	"repeat":           {"repeat", 2, 2, fnScalar, nil, false},
-	"space":            {"", 1, 1, fnScalar, rwSpace, false},
-	"concat":           {"", 1, -1, fnScalar, rwConcat, false},
-	"concat_ws":        {"concat_ws", 2, -1, fnScalar, rwConcatWS, false},
-	"locate":           {"", 2, 2, fnScalar, rwLocate(false), false},
-	"position":         {"", 2, 2, fnScalar, rwLocate(false), false},
-	"instr":            {"", 2, 2, fnScalar, rwLocate(true), false},
-	"substring_index":  {"", 3, 3, fnScalar, rwSubstringIndex, false},
-	"length":           {"strlen", 1, 1, fnScalar, nil, false},
-	"octet_length":     {"strlen", 1, 1, fnScalar, nil, false},
-	"char_length":      {"length", 1, 1, fnScalar, nil, false},
-	"character_length": {"length", 1, 1, fnScalar, nil, false},
-	"ascii":            {"", 1, 1, fnScalar, rwASCII, false},
-	"char_func":        {"", 2, 2, fnScalar, rwChar, false},
-	"md5":              {"md5", 1, 1, fnScalar, nil, false},
-	"sha1":             {"sha1", 1, 1, fnScalar, nil, false},
-	"sha":              {"sha1", 1, 1, fnScalar, nil, false},
-	"format":           {"", 2, 2, fnScalar, rwFormat, false},
-	"uuid":             {"", 0, 0, fnScalar, rwUUID, false},
-	"json_extract":     {"json_extract", 2, 2, fnScalar, rwJSON, false},
-	"json_unquote":     {"json_extract_string", 1, 1, fnScalar, rwJSONUnquote, false},
-	"any_value":        {"any_value", 1, 1, fnScalar, nil, false}, // aggregated queries only (walk.go)
+	"lower":            {"lower", 1, 1, fnScalar, nil, retString, &portForm{"LOWER", "lower", 1, 1}},
+	"lcase":            {"lower", 1, 1, fnScalar, nil, retString, nil},
+	"upper":            {"upper", 1, 1, fnScalar, nil, retString, &portForm{"UPPER", "upper", 1, 1}},
+	"ucase":            {"upper", 1, 1, fnScalar, nil, retString, nil},
+	"trim":             {"trim", 1, 3, fnScalar, rwTrim, retString, &portForm{"TRIM", "trim", 1, 1}},
+	"ltrim":            {"ltrim", 1, 1, fnScalar, nil, retString, nil},
+	"rtrim":            {"rtrim", 1, 1, fnScalar, nil, retString, nil},
+	"substring":        {"substring", 2, 3, fnScalar, rwSubstring, retString, &portForm{"SUBSTRING", "substr", 2, 3}},
+	"substr":           {"substring", 2, 3, fnScalar, rwSubstring, retString, &portForm{"SUBSTRING", "substr", 2, 3}},
+	"mid":              {"substring", 3, 3, fnScalar, rwSubstring, retString, nil},
+	"left":             {"left", 2, 2, fnScalar, rwLeftRight, retString, nil},
+	"right":            {"right", 2, 2, fnScalar, rwLeftRight, retString, nil},
+	"lpad":             {"lpad", 3, 3, fnScalar, rwPad, retString, nil},
+	"rpad":             {"rpad", 3, 3, fnScalar, rwPad, retString, nil},
+	"replace":          {"replace", 3, 3, fnScalar, nil, retString, &portForm{"REPLACE", "replace", 3, 3}},
+	"reverse":          {"reverse", 1, 1, fnScalar, nil, retString, nil},
+	"repeat":           {"repeat", 2, 2, fnScalar, nil, retString, nil},
+	"space":            {"", 1, 1, fnScalar, rwSpace, retString, nil},
+	"concat":           {"", 1, -1, fnScalar, rwConcat, retString, &portForm{"CONCAT", "||", 1, -1}},
+	"concat_ws":        {"concat_ws", 2, -1, fnScalar, rwConcatWS, retString, nil},
+	"locate":           {"", 2, 2, fnScalar, rwLocate(false), retInt, nil},
+	"position":         {"", 2, 2, fnScalar, rwLocate(false), retInt, nil},
+	"instr":            {"", 2, 2, fnScalar, rwLocate(true), retInt, nil},
+	"substring_index":  {"", 3, 3, fnScalar, rwSubstringIndex, retString, nil},
+	"length":           {"strlen", 1, 1, fnScalar, nil, retInt, nil},
+	"octet_length":     {"strlen", 1, 1, fnScalar, nil, retInt, nil},
+	"char_length":      {"length", 1, 1, fnScalar, nil, retInt, &portForm{"CHAR_LENGTH", "length", 1, 1}},
+	"character_length": {"length", 1, 1, fnScalar, nil, retInt, nil},
+	"ascii":            {"", 1, 1, fnScalar, rwASCII, retInt, nil},
+	"char_func":        {"", 2, 2, fnScalar, rwChar, retString, nil},
+	"md5":              {"md5", 1, 1, fnScalar, nil, retString, nil},
+	"sha1":             {"sha1", 1, 1, fnScalar, nil, retString, nil},
+	"sha":              {"sha1", 1, 1, fnScalar, nil, retString, nil},
+	"format":           {"", 2, 2, fnScalar, rwFormat, retString, nil},
+	"uuid":             {"", 0, 0, fnScalar, rwUUID, retString, nil},
+	"json_extract":     {"json_extract", 2, 2, fnScalar, rwJSON, retUnknown, nil},
+	"json_unquote":     {"json_extract_string", 1, 1, fnScalar, rwJSONUnquote, retString, nil},
+	"any_value":        {"any_value", 1, 1, fnScalar, nil, retArg0, nil}, // aggregated queries only (walk.go)
 	// scalar: dates and times (the engine runs in UTC)
-	"year":                     {"year", 1, 1, fnScalar, nil, false},
-	"month":                    {"month", 1, 1, fnScalar, nil, false},
-	"day":                      {"day", 1, 1, fnScalar, nil, false},
-	"dayofmonth":               {"day", 1, 1, fnScalar, nil, false},
-	"hour":                     {"hour", 1, 1, fnScalar, nil, false},
-	"minute":                   {"minute", 1, 1, fnScalar, nil, false},
-	"second":                   {"second", 1, 1, fnScalar, nil, false},
-	"quarter":                  {"quarter", 1, 1, fnScalar, nil, false},
-	"dayofyear":                {"dayofyear", 1, 1, fnScalar, nil, false},
-	"dayname":                  {"dayname", 1, 1, fnScalar, nil, false},
-	"monthname":                {"monthname", 1, 1, fnScalar, nil, false},
-	"last_day":                 {"last_day", 1, 1, fnScalar, nil, false},
-	"dayofweek":                {"", 1, 1, fnScalar, rwTmpl("(dayofweek(", 0, ") + 1)"), false},
-	"weekday":                  {"", 1, 1, fnScalar, rwTmpl("(isodow(", 0, ") - 1)"), false},
-	"week":                     {"", 1, 1, fnScalar, rwTmpl("CAST(strftime(", 0, ", '%U') AS INTEGER)"), false},
-	"date":                     {"", 1, 1, fnScalar, rwTmpl("CAST(", 0, " AS DATE)"), false},
-	"unix_timestamp":           {"epoch", 1, 1, fnScalar, nil, false},
-	"from_unixtime":            {"", 1, 1, fnScalar, rwTmpl("CAST(to_timestamp(", 0, ") AS TIMESTAMP)"), false},
-	"curdate":                  {"", 0, 0, fnScalar, rwTmpl("current_date"), false},
-	"current_date":             {"", 0, 0, fnScalar, rwTmpl("current_date"), false},
-	"now":                      {"", 0, 0, fnScalar, rwTmpl("CAST(date_trunc('second', current_timestamp) AS TIMESTAMP)"), false},
-	"current_timestamp":        {"", 0, 0, fnScalar, rwTmpl("CAST(date_trunc('second', current_timestamp) AS TIMESTAMP)"), false},
-	"datediff":                 {"", 2, 2, fnScalar, rwTmpl("date_diff('day', CAST(", 1, " AS DATE), CAST(", 0, " AS DATE))"), false},
-	"date_format":              {"", 2, 2, fnScalar, rwDateFormat, false},
-	"str_to_date":              {"", 2, 2, fnScalar, rwStrToDate, false},
-	"date_add":                 {"", 3, 3, fnScalar, rwDateAdd(false), false},
-	"adddate":                  {"", 3, 3, fnScalar, rwDateAdd(false), false},
-	"date_sub":                 {"", 3, 3, fnScalar, rwDateAdd(true), false},
-	"subdate":                  {"", 3, 3, fnScalar, rwDateAdd(true), false},
-	"timestampdiff":            {"", 3, 3, fnScalar, rwTimestampDiff, false},
-	"extract":                  {"", 2, 2, fnScalar, rwExtract, false},
-	"'tidb`.(dateliteral":      {"", 1, 1, fnScalar, rwTypedLiteral("DATE"), false},
-	"'tidb`.(timestampliteral": {"", 1, 1, fnScalar, rwTypedLiteral("TIMESTAMP"), false},
+	"year":                     {"year", 1, 1, fnScalar, nil, retInt, nil},
+	"month":                    {"month", 1, 1, fnScalar, nil, retInt, nil},
+	"day":                      {"day", 1, 1, fnScalar, nil, retInt, nil},
+	"dayofmonth":               {"day", 1, 1, fnScalar, nil, retInt, nil},
+	"hour":                     {"hour", 1, 1, fnScalar, nil, retInt, nil},
+	"minute":                   {"minute", 1, 1, fnScalar, nil, retInt, nil},
+	"second":                   {"second", 1, 1, fnScalar, nil, retInt, nil},
+	"quarter":                  {"quarter", 1, 1, fnScalar, nil, retInt, nil},
+	"dayofyear":                {"dayofyear", 1, 1, fnScalar, nil, retInt, nil},
+	"dayname":                  {"dayname", 1, 1, fnScalar, nil, retString, nil},
+	"monthname":                {"monthname", 1, 1, fnScalar, nil, retString, nil},
+	"last_day":                 {"last_day", 1, 1, fnScalar, nil, retDate, nil},
+	"dayofweek":                {"", 1, 1, fnScalar, rwTmpl("(dayofweek(", 0, ") + 1)"), retInt, nil},
+	"weekday":                  {"", 1, 1, fnScalar, rwTmpl("(isodow(", 0, ") - 1)"), retInt, nil},
+	"week":                     {"", 1, 1, fnScalar, rwTmpl("CAST(strftime(", 0, ", '%U') AS INTEGER)"), retInt, nil},
+	"date":                     {"", 1, 1, fnScalar, rwTmpl("CAST(", 0, " AS DATE)"), retDate, nil},
+	"unix_timestamp":           {"epoch", 1, 1, fnScalar, rwUnixTime, retTyped, nil},
+	"from_unixtime":            {"", 1, 1, fnScalar, rwTmpl("CAST(to_timestamp(", 0, ") AS TIMESTAMP)"), retDatetime, nil},
+	"curdate":                  {"", 0, 0, fnScalar, rwTmpl("current_date"), retDate, nil},
+	"current_date":             {"", 0, 0, fnScalar, rwTmpl("current_date"), retDate, nil},
+	"now":                      {"", 0, 0, fnScalar, rwTmpl("CAST(date_trunc('second', current_timestamp) AS TIMESTAMP)"), retDatetime, nil},
+	"curtime":                  {"", 0, 0, fnScalar, rwTmpl("CAST(CAST(date_trunc('second', current_timestamp) AS TIMESTAMP) AS TIME)"), retTime, nil},
+	"current_time":             {"", 0, 0, fnScalar, rwTmpl("CAST(CAST(date_trunc('second', current_timestamp) AS TIMESTAMP) AS TIME)"), retTime, nil},
+	"time":                     {"", 1, 1, fnScalar, rwTime, retTime, nil},
+	"current_timestamp":        {"", 0, 0, fnScalar, rwTmpl("CAST(date_trunc('second', current_timestamp) AS TIMESTAMP)"), retDatetime, nil},
+	"datediff":                 {"", 2, 2, fnScalar, rwTmpl("date_diff('day', CAST(", 1, " AS DATE), CAST(", 0, " AS DATE))"), retInt, nil},
+	"date_format":              {"", 2, 2, fnScalar, rwDateFormat, retString, nil},
+	"str_to_date":              {"", 2, 2, fnScalar, rwStrToDate, retUnknown, nil},
+	"date_add":                 {"", 3, 3, fnScalar, rwDateAdd(false), retUnknown, nil},
+	"adddate":                  {"", 3, 3, fnScalar, rwDateAdd(false), retUnknown, nil},
+	"date_sub":                 {"", 3, 3, fnScalar, rwDateAdd(true), retUnknown, nil},
+	"subdate":                  {"", 3, 3, fnScalar, rwDateAdd(true), retUnknown, nil},
+	"timestampdiff":            {"", 3, 3, fnScalar, rwTimestampDiff, retInt, nil},
+	"extract":                  {"", 2, 2, fnScalar, rwExtract, retInt, nil},
+	"'tidb`.(dateliteral":      {"", 1, 1, fnScalar, rwTypedLiteral("DATE"), retDate, nil},
+	"'tidb`.(timestampliteral": {"", 1, 1, fnScalar, rwTypedLiteral("TIMESTAMP"), retDatetime, nil},
+	"'tidb`.(timeliteral":      {"", 1, 1, fnScalar, rwTypedLiteral("TIME"), retTime, nil},
 	// aggregate
-	"count":         {"count", 1, -1, fnAggregate, nil, false},
-	"sum":           {"sum", 1, 1, fnAggregate, nil, false},
-	"avg":           {"avg", 1, 1, fnAggregate, nil, false},
-	"min":           {"min", 1, 1, fnAggregate, nil, false},
-	"max":           {"max", 1, 1, fnAggregate, nil, false},
-	"stddev_pop":    {"stddev_pop", 1, 1, fnAggregate, nil, true},
-	"stddev":        {"stddev_pop", 1, 1, fnAggregate, nil, true},
-	"std":           {"stddev_pop", 1, 1, fnAggregate, nil, true},
-	"stddev_samp":   {"stddev_samp", 1, 1, fnAggregate, nil, true},
-	"var_pop":       {"var_pop", 1, 1, fnAggregate, nil, true},
-	"variance":      {"var_pop", 1, 1, fnAggregate, nil, true},
-	"var_samp":      {"var_samp", 1, 1, fnAggregate, nil, true},
-	"bit_and":       {"bit_and", 1, 1, fnAggregate, nil, false},
-	"bit_or":        {"bit_or", 1, 1, fnAggregate, nil, false},
-	"bit_xor":       {"bit_xor", 1, 1, fnAggregate, nil, false},
-	"group_concat":  {"string_agg", 2, -1, fnAggregate, nil, false},
-	"json_arrayagg": {"string_agg", 1, 1, fnAggregate, nil, false},
+	"count":         {"count", 1, -1, fnAggregate, nil, retInt, &portForm{"count", "count", 1, 1}},
+	"sum":           {"sum", 1, 1, fnAggregate, nil, retTyped, &portForm{"sum", "sum", 1, 1}},
+	"avg":           {"avg", 1, 1, fnAggregate, nil, retTyped, &portForm{"avg", "avg", 1, 1}},
+	"min":           {"min", 1, 1, fnAggregate, nil, retArg0, &portForm{"min", "min", 1, 1}},
+	"max":           {"max", 1, 1, fnAggregate, nil, retArg0, &portForm{"max", "max", 1, 1}},
+	"stddev_pop":    {"stddev_pop", 1, 1, fnAggregate, nil, retDouble, nil},
+	"stddev":        {"stddev_pop", 1, 1, fnAggregate, nil, retDouble, nil},
+	"std":           {"stddev_pop", 1, 1, fnAggregate, nil, retDouble, nil},
+	"stddev_samp":   {"stddev_samp", 1, 1, fnAggregate, nil, retDouble, nil},
+	"var_pop":       {"var_pop", 1, 1, fnAggregate, nil, retDouble, nil},
+	"variance":      {"var_pop", 1, 1, fnAggregate, nil, retDouble, nil},
+	"var_samp":      {"var_samp", 1, 1, fnAggregate, nil, retDouble, nil},
+	"bit_and":       {"bit_and", 1, 1, fnAggregate, nil, retUint, nil},
+	"bit_or":        {"bit_or", 1, 1, fnAggregate, nil, retUint, nil},
+	"bit_xor":       {"bit_xor", 1, 1, fnAggregate, nil, retUint, nil},
+	"group_concat":  {"string_agg", 2, -1, fnAggregate, nil, retString, nil},
+	"json_arrayagg": {"string_agg", 1, 1, fnAggregate, nil, retString, nil},
 	// window
-	"row_number":   {"row_number", 0, 0, fnWindow, nil, false},
-	"rank":         {"rank", 0, 0, fnWindow, nil, false},
-	"dense_rank":   {"dense_rank", 0, 0, fnWindow, nil, false},
-	"lag":          {"lag", 1, 3, fnWindow, nil, false},
-	"lead":         {"lead", 1, 3, fnWindow, nil, false},
-	"first_value":  {"first_value", 1, 1, fnWindow, nil, false},
-	"last_value":   {"last_value", 1, 1, fnWindow, nil, false},
-	"nth_value":    {"nth_value", 2, 2, fnWindow, nil, false},
-	"ntile":        {"ntile", 1, 1, fnWindow, nil, false},
-	"percent_rank": {"percent_rank", 0, 0, fnWindow, nil, true},
-	"cume_dist":    {"cume_dist", 0, 0, fnWindow, nil, true},
+	"row_number":   {"row_number", 0, 0, fnWindow, nil, retInt, nil},
+	"rank":         {"rank", 0, 0, fnWindow, nil, retInt, nil},
+	"dense_rank":   {"dense_rank", 0, 0, fnWindow, nil, retInt, nil},
+	"lag":          {"lag", 1, 3, fnWindow, nil, retUnknown, nil},
+	"lead":         {"lead", 1, 3, fnWindow, nil, retUnknown, nil},
+	"first_value":  {"first_value", 1, 1, fnWindow, nil, retArg0, nil},
+	"last_value":   {"last_value", 1, 1, fnWindow, nil, retArg0, nil},
+	"nth_value":    {"nth_value", 2, 2, fnWindow, nil, retArg0, nil},
+	"ntile":        {"ntile", 1, 1, fnWindow, nil, retInt, nil},
+	"percent_rank": {"percent_rank", 0, 0, fnWindow, nil, retDouble, nil},
+	"cume_dist":    {"cume_dist", 0, 0, fnWindow, nil, retDouble, nil},
 }
 
 // lookupFunc returns the spec for name if it is allowed in a position that
@@ -240,6 +265,14 @@ func castType(tp *types.FieldType) (string, error) {
 		return "TIMESTAMP", nil
 	case mysql.TypeDouble:
 		return "DOUBLE", nil
+	case mysql.TypeDuration:
+		if d := tp.GetDecimal(); d > 0 && d != types.UnspecifiedLength {
+			return "", unsupported("CAST to TIME(%d) is not supported", d)
+		}
+		return "TIME", nil
+	case mysql.TypeJSON:
+		// MySQL prints JSON normalised (", ", ": "), DuckDB compactly.
+		return "", unsupported("CAST to json is not supported")
 	}
 	return "", unsupported("CAST to %s is not supported", types.TypeStr(tp.GetType()))
 }

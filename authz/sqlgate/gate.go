@@ -140,6 +140,7 @@ type Statement struct {
 	tables      []TableRef
 	numParams   int
 	root        ast.Node   // rewritten query (part); never mutated after Parse
+	types       *typeInfo  // what the type pass needs at Render (types.go)
 	checks      []colCheck // bare column names that are also table aliases
 	target      TableRef   // write kinds
 	ifNotExists bool       // KindCreateTableAs

@@ -260,7 +260,7 @@ func (w *walker) limitedCall(x *ast.FuncCallExpr, name string, spec fnSpec, args
 		if spec.rw != nil {
 			n, err = spec.rw(spec.duck, args)
 		} else {
-			n = &callExpr{name: spec.duck, args: args, dbl: spec.dbl}
+			n = &callExpr{name: spec.duck, args: args, dbl: spec.double()}
 		}
 		if err == nil {
 			n = w.capBuilt(strings.ToUpper(name), n)

@@ -44,7 +44,8 @@ type litExpr struct {
 	gateExpr
 	text    string
 	isText  bool
-	isFloat bool // a MySQL approximate-value (DOUBLE) literal such as 2.5E0
+	isFloat bool         // a MySQL approximate-value (DOUBLE) literal such as 2.5E0
+	of      ast.ExprNode // a letx reference: the value it stands for (types.go)
 }
 
 func (n *litExpr) Restore(ctx *format.RestoreCtx) error {
@@ -417,6 +418,8 @@ type renderBuf struct {
 	// filters; pushed reports whether there was any.
 	kinds  []ParamKind
 	pushed bool
+	info   *typeInfo // the statement's type information (types.go)
+	ty     *typer    // the type pass, made when first needed
 }
 
 func (b *renderBuf) fail(err error) {
@@ -477,8 +480,12 @@ func tx(parts ...any) *tmplExpr { return &tmplExpr{parts: parts} }
 //
 //	(list_transform([struct_pack(f0 := v0, …)], lambda __lg_v: body)[1])
 //
+// with __lg_v['f0'], … for the references in body.
+//
 // The references are only valid inside body; vals are printed outside the
-// lambda, so nested letx never see each other's parameter.
+// lambda, so nested letx never see each other's parameter. A reference is
+// __lg_v['f0'], not __lg_v.f0: in HAVING, DuckDB binds the dotted form as a
+// column of a table __lg_v.
 func letx(vals []ast.ExprNode, body func(refs []ast.ExprNode) *tmplExpr) *tmplExpr {
 	parts := []any{"(list_transform([struct_pack("}
 	refs := make([]ast.ExprNode, len(vals))
@@ -488,7 +495,7 @@ func letx(vals []ast.ExprNode, body func(refs []ast.ExprNode) *tmplExpr) *tmplEx
 			parts = append(parts, ", ")
 		}
 		parts = append(parts, f+" := ", v)
-		refs[i] = &litExpr{text: "__lg_v." + f}
+		refs[i] = &litExpr{text: "__lg_v['" + f + "']", of: v}
 	}
 	b := body(refs)
 	parts = append(parts, ")], lambda __lg_v: ", b, ")[1])")

@@ -66,6 +66,12 @@ func isDouble(e ast.ExprNode) bool {
 		}
 	case *ast.ParenthesesExpr:
 		return isDouble(n.Expr)
+	case *divExpr:
+		return isDouble(n.l) || isDouble(n.r)
+	case *numAggExpr:
+		return isDouble(n.arg())
+	case *roundExpr:
+		return isDouble(n.v)
 	}
 	return false
 }
@@ -138,8 +144,8 @@ func numOperand(e ast.ExprNode) ast.ExprNode {
 		if !n.isText {
 			return e
 		}
-	case *paramExpr, *unaryExpr:
-		return e // DuckDB's unary - and + are numeric only
+	case *paramExpr, *unaryExpr, *divExpr, *numAggExpr:
+		return e // numeric only
 	case *binExpr:
 		switch n.op {
 		case "+", "-", "*", "/", "%":
@@ -189,18 +195,42 @@ func rwRound(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 	if isDouble(args[0]) {
 		return &tmplExpr{parts: []any{"round_even(", args[0], ", ", d, ")"}, dbl: true}, nil
 	}
-	return letx(args[:1], func(r []ast.ExprNode) *tmplExpr {
+	dv, _ := intLit(d)
+	return &roundExpr{v: args[0], d: d, dv: dv, untyped: letx(args[:1], func(r []ast.ExprNode) *tmplExpr {
 		return tx("CASE WHEN ((typeof(", r[0], ") IN ('DOUBLE', 'FLOAT')) AND (abs(((abs((", r[0], " * pow(10, ", d,
 			"))) - trunc(abs((", r[0], " * pow(10, ", d, "))))) - 0.5)) < 1e-9)) THEN error('ROUND of an inexact value at a tie is ambiguous (MySQL rounds a DOUBLE half to even, a DECIMAL half away from zero); CAST it to DECIMAL or DOUBLE') ELSE round(",
 			r[0], ", ", d, ") END")
-	}), nil
+	})}, nil
 }
 
+// rwTruncate: TRUNCATE(x, d) keeps x's type (roundExpr).
 func rwTruncate(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
-	if _, ok := intLit(args[1]); !ok {
+	dv, ok := intLit(args[1])
+	if !ok {
 		return nil, unsupported("TRUNCATE takes an integer literal as its second argument")
 	}
-	return &callExpr{name: "trunc", args: args, dbl: isDouble(args[0])}, nil
+	return &roundExpr{trunc: true, v: args[0], d: args[1], dv: dv, untyped: &callExpr{name: "trunc", args: args, dbl: isDouble(args[0])}}, nil
+}
+
+// rwFloor: FLOOR and CEIL keep an integer or a DOUBLE; of a DECIMAL they
+// are a BIGINT when the result fits (floorExpr).
+func rwFloor(name string, args []ast.ExprNode) (ast.ExprNode, error) {
+	return &floorExpr{fn: name, v: args[0]}, nil
+}
+
+// rwTime: TIME(x) is x's time of day; MySQL's TIME has no fraction of a
+// second here (timeCastExpr).
+func rwTime(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
+	if _, ok := textLit(args[0]); ok {
+		return nil, unsupported("TIME of a string literal is not supported; CAST it to TIME")
+	}
+	return &timeCastExpr{v: args[0]}, nil
+}
+
+// rwUnixTime: UNIX_TIMESTAMP(d) is an integer for a DATE or DATETIME
+// (unixTimeExpr).
+func rwUnixTime(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
+	return &unixTimeExpr{v: args[0]}, nil
 }
 
 func rwMod(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
@@ -356,6 +386,13 @@ func rwSpace(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 
 // rwConcat: MySQL's CONCAT is NULL if any argument is, like DuckDB's ||.
 func rwConcat(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
+	for _, a := range args {
+		if isNullLit(a) {
+			// NULL, as a string: DuckDB folds 'a' || NULL to a NULL it
+			// types INTEGER.
+			return &castExpr{v: a, typ: "VARCHAR"}, nil
+		}
+	}
 	parts := []any{"("}
 	for i, a := range args {
 		if i > 0 {

@@ -20,6 +20,8 @@ type cteDef struct {
 	recursive     bool
 	refs          int  // references resolved to this CTE
 	inAnchor      bool // walking a non-recursive branch of its own body
+	body          ast.ResultSetNode
+	cols          []ast.CIStr // the CTE's column list
 }
 
 // cteFrame holds the CTEs of one WITH clause that are visible at the current
@@ -34,9 +36,11 @@ type cteFrame struct {
 // FROM clause, in order.
 type selScope struct {
 	parent   *selScope
+	stmt     *ast.SelectStmt // nil for the ORDER BY of a set operation
 	bindings []binding
 	real     []TableRef // real tables among the sources
 	aggs     int        // aggregate calls (not window calls) in this SELECT
+	using    bool       // a join of its FROM has USING or is NATURAL (types.go)
 	anyValue bool       // ANY_VALUE is used in this SELECT
 }
 
@@ -45,6 +49,8 @@ type binding struct {
 	alias string
 	real  bool
 	ref   TableRef
+	src   ast.ResultSetNode // a derived table's or CTE's query (type pass)
+	cols  []ast.CIStr       // its column list, if any
 }
 
 // walker validates the tree against the allow-list, extracts real tables,
@@ -66,6 +72,9 @@ type walker struct {
 	dialect   Dialect            // an upstream dialect walks the portable core (dialect.go)
 	checked   checked            // the sizes the engine checks (limits.go)
 	recursive int                // walking the body of a recursive CTE
+	types     typeInfo           // for the type pass at Render (types.go)
+	aggArg    int                // walking the arguments of an aggregate (of this query block)
+	winArg    int                // walking the arguments of a window function
 }
 
 func newWalker(defSchema string) *walker {
@@ -74,6 +83,18 @@ func newWalker(defSchema string) *walker {
 		tables:    make(map[TableRef]struct{}),
 		aliases:   make(map[string]struct{}),
 		anchors:   make(map[ast.Node]*cteDef),
+		types: typeInfo{
+			cols:  make(map[*ast.ColumnName]*selScope),
+			sels:  make(map[*ast.SelectStmt]*selScope),
+			calls: make(map[ast.ExprNode]callType),
+		},
+	}
+}
+
+// noteCall records how the type pass types a call's result node.
+func (w *walker) noteCall(n ast.ExprNode, rule retRule, args []ast.ExprNode) {
+	if rule != retUnknown {
+		w.types.calls[n] = callType{rule: rule, args: args}
 	}
 }
 
@@ -105,7 +126,7 @@ func (w *walker) statement(kind Kind, root ast.Node) *Statement {
 			f.AsName = ast.CIStr{}
 		}
 	}
-	st := &Statement{kind: kind, numParams: w.numberParams(), root: root}
+	st := &Statement{kind: kind, numParams: w.numberParams(), root: root, types: &w.types}
 	st.tables = make([]TableRef, 0, len(w.tables))
 	for t := range w.tables {
 		st.tables = append(st.tables, t)
@@ -168,6 +189,11 @@ func (w *walker) resultSet(n ast.ResultSetNode) error {
 		return err
 	}
 	defer w.pop()
+	// A query block inside an aggregate's argument has aggregates of its
+	// own.
+	aggArg, winArg := w.aggArg, w.winArg
+	w.aggArg, w.winArg = 0, 0
+	defer func() { w.aggArg, w.winArg = aggArg, winArg }()
 	switch n := n.(type) {
 	case *ast.SelectStmt:
 		return w.selectStmt(n)
@@ -214,6 +240,8 @@ func (w *walker) selectStmt(n *ast.SelectStmt) error {
 		defer popWith()
 	}
 	defer w.pushScope()()
+	w.sel.stmt = n
+	w.types.sels[n] = w.sel
 
 	if n.From != nil {
 		if n.From.TableRefs == nil {
@@ -424,8 +452,8 @@ func (w *walker) ctes(wc *ast.WithClause, f *cteFrame) error {
 			return syntaxErr("CTE %q has no query", name)
 		}
 		w.cteSeq++
-		d := &cteDef{name: name, renamed: fmt.Sprintf("__cte%d_%s", w.cteSeq, name), recursive: wc.IsRecursive}
 		body := cte.Query.Query
+		d := &cteDef{name: name, renamed: fmt.Sprintf("__cte%d_%s", w.cteSeq, name), recursive: wc.IsRecursive, body: body, cols: cte.ColNameList}
 		var branches []ast.Node
 		if d.recursive {
 			f.defs = append(f.defs, d) // a recursive CTE sees itself
@@ -451,6 +479,7 @@ func (w *walker) ctes(wc *ast.WithClause, f *cteFrame) error {
 			return err
 		}
 		if d.recursive && d.refs > 0 {
+			w.types.anchored(body)
 			if len(branches) < 2 {
 				return unsupported("recursive CTE %q without UNION is not supported", name)
 			}
@@ -522,6 +551,9 @@ func (w *walker) join(j *ast.Join) error {
 	default:
 		return unsupported("join type is not supported")
 	}
+	if len(j.Using) > 0 || j.NaturalJoin {
+		w.sel.using = true
+	}
 	for i, c := range j.Using {
 		name, err := ident(c.Name.O)
 		if err != nil {
@@ -566,7 +598,11 @@ func (w *walker) tableSource(ts *ast.TableSource) (ast.ResultSetNode, error) {
 			return nil, err
 		}
 		ts.AsName = cistr(alias)
-		return ts, w.bind(alias, nil)
+		if err := w.bind(alias, nil); err != nil {
+			return nil, err
+		}
+		w.bindSource(src, ts.ColumnNames)
+		return ts, nil
 	case *ast.Join:
 		if alias != "" || len(ts.ColumnNames) > 0 || ts.Lateral {
 			return nil, unsupported("an alias on a parenthesized join is not supported")
@@ -605,7 +641,11 @@ func (w *walker) tableName(ts *ast.TableSource, tn *ast.TableName, alias string)
 			d.refs++
 			*tn = ast.TableName{Name: cistr(d.renamed)}
 			ts.AsName = cistr(alias)
-			return ts, w.bind(alias, nil)
+			if err := w.bind(alias, nil); err != nil {
+				return nil, err
+			}
+			w.bindSource(d.body, d.cols)
+			return ts, nil
 		}
 		if w.defSchema == "" {
 			return nil, newErr(ErrorKindNoSchema, "no schema selected for table %q", name)
@@ -635,6 +675,13 @@ func (w *walker) bind(alias string, real *TableRef) error {
 	sc.bindings = append(sc.bindings, b)
 	w.aliases[alias] = struct{}{}
 	return nil
+}
+
+// bindSource gives the binding just made the query of its derived table or
+// CTE, for the type pass.
+func (w *walker) bindSource(src ast.ResultSetNode, cols []ast.CIStr) {
+	b := &w.sel.bindings[len(w.sel.bindings)-1]
+	b.src, b.cols = src, cols
 }
 
 // qualified resolves the table part of a schema.table.column reference to the
@@ -842,357 +889,6 @@ func (w *walker) subquery(e ast.ExprNode) (*ast.SubqueryExpr, error) {
 	return sq, w.resultSet(sq.Query)
 }
 
-func (w *walker) expr(e ast.ExprNode) (ast.ExprNode, error) {
-	if e == nil {
-		return nil, syntaxErr("missing expression")
-	}
-	if err := w.push(); err != nil {
-		return nil, err
-	}
-	defer w.pop()
-	if n, ok, err := w.sharedExpr(e); ok {
-		return n, err
-	}
-	if w.dialect != DialectDuckDB {
-		return w.portableExpr(e)
-	}
-	var err error
-	switch x := e.(type) {
-	case *test_driver.ParamMarkerExpr:
-		if w.pol != nil {
-			return nil, unsupported("parameters are not allowed in a policy expression")
-		}
-		p := &paramExpr{offset: x.Offset}
-		w.params = append(w.params, p)
-		return p, nil
-	case *test_driver.ValueExpr:
-		return literal(x)
-	case *ast.SetCollationExpr:
-		coll, err := collation(x.Collate)
-		if err != nil {
-			return nil, err
-		}
-		v, err := w.expr(x.Expr)
-		if err != nil {
-			return nil, err
-		}
-		t := tx("(", v, " COLLATE "+coll+")")
-		t.bin = coll == "c"
-		return t, nil
-	case *ast.BinaryOperationExpr:
-		op, ok := binaryOps[x.Op]
-		if !ok {
-			return nil, unsupported("operator %q is not supported", x.Op.String())
-		}
-		lr, lok := x.L.(*ast.RowExpr)
-		rr, rok := x.R.(*ast.RowExpr)
-		if lok && rok && (x.Op == opcode.EQ || x.Op == opcode.NE) {
-			if err := w.exprs(lr.Values); err != nil {
-				return nil, err
-			}
-			if err := w.exprs(rr.Values); err != nil {
-				return nil, err
-			}
-			return rowCompare(op, lr.Values, rr.Values)
-		}
-		n := &binExpr{op: op}
-		if n.l, err = w.expr(x.L); err != nil {
-			return nil, err
-		}
-		if n.r, err = w.expr(x.R); err != nil {
-			return nil, err
-		}
-		switch x.Op {
-		case opcode.IntDiv:
-			return intDiv(n.l, n.r), nil
-		case opcode.Div, opcode.Mod:
-			// MySQL yields NULL for division by zero.
-			n.r = &callExpr{name: "nullif", args: []ast.ExprNode{n.r, &litExpr{text: "0"}}}
-		case opcode.Plus, opcode.Minus:
-			n.l, n.r = numOperand(n.l), numOperand(n.r)
-		case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:
-			n.l, n.r = cmpOperand(n.l, n.r), cmpOperand(n.r, n.l)
-		case opcode.LogicXor:
-			// NULL if either is NULL, else true when exactly one is true.
-			n.op = "<>"
-			n.l, n.r = &castExpr{v: n.l, typ: "BOOLEAN"}, &castExpr{v: n.r, typ: "BOOLEAN"}
-		case opcode.And, opcode.Or, opcode.Xor, opcode.LeftShift, opcode.RightShift:
-			// MySQL's bit operations are on unsigned 64-bit integers.
-			l, r := &castExpr{v: n.l, typ: "UBIGINT"}, &castExpr{v: n.r, typ: "UBIGINT"}
-			if x.Op == opcode.Xor {
-				return &callExpr{name: "xor", args: []ast.ExprNode{l, r}}, nil
-			}
-			n.l, n.r = l, r
-		}
-		return n, nil
-	case *ast.UnaryOperationExpr:
-		n := &unaryExpr{}
-		switch op, ok := unaryOps[x.Op]; {
-		case ok:
-			n.op = op
-		case x.Op == opcode.BitNeg:
-			n.op = "~"
-			if n.v, err = w.expr(x.V); err != nil {
-				return nil, err
-			}
-			n.v = &castExpr{v: n.v, typ: "UBIGINT"}
-			return n, nil
-		default:
-			return nil, unsupported("operator %q is not supported", x.Op.String())
-		}
-		n.v, err = w.expr(x.V)
-		return n, err
-	case *ast.PatternInExpr:
-		if row, ok := x.Expr.(*ast.RowExpr); ok && x.Sel != nil {
-			if err := w.exprs(row.Values); err != nil {
-				return nil, err
-			}
-			sub, err := w.subquery(x.Sel)
-			if err != nil {
-				return nil, err
-			}
-			return rowInSub(x.Not, row.Values, sub)
-		}
-		if row, ok := x.Expr.(*ast.RowExpr); ok && x.Sel == nil {
-			if err := w.exprs(row.Values); err != nil {
-				return nil, err
-			}
-			rows := make([][]ast.ExprNode, len(x.List))
-			for i, e := range x.List {
-				r, ok := e.(*ast.RowExpr)
-				if !ok {
-					return nil, unsupported("a row constructor is not supported here")
-				}
-				if err := w.exprs(r.Values); err != nil {
-					return nil, err
-				}
-				rows[i] = r.Values
-			}
-			return rowIn(x.Not, row.Values, rows)
-		}
-		n, err := w.in(x)
-		if err != nil {
-			return nil, err
-		}
-		for i := range n.list {
-			n.list[i] = cmpOperand(n.list[i], n.v)
-		}
-		return n, nil
-	case *ast.IsTruthExpr:
-		v, err := w.expr(x.Expr)
-		if err != nil {
-			return nil, err
-		}
-		what := " IS TRUE)"
-		switch {
-		case x.True == 0 && !x.Not:
-			what = " IS FALSE)"
-		case x.True == 0:
-			what = " IS NOT FALSE)"
-		case x.Not:
-			what = " IS NOT TRUE)"
-		}
-		return tx("(CAST(", v, " AS BOOLEAN)"+what), nil
-	case *ast.PatternRegexpExpr:
-		// MySQL's REGEXP is case-insensitive under its default collation.
-		v, err := w.expr(x.Expr)
-		if err != nil {
-			return nil, err
-		}
-		p, err := w.expr(x.Pattern)
-		if err != nil {
-			return nil, err
-		}
-		flags := ", 'i')"
-		if binaryColl(v) || binaryColl(p) {
-			flags = ", 'c')"
-		}
-		m := tx("regexp_matches(", v, ", ", p, flags)
-		if x.Not {
-			return &unaryExpr{op: "NOT ", v: m}, nil
-		}
-		return m, nil
-	case *ast.PatternLikeOrIlikeExpr:
-		if !x.IsLike {
-			return nil, unsupported("ILIKE is not supported")
-		}
-		n := &likeExpr{not: x.Not, escape: `\`}
-		if x.EscapeExplicit {
-			switch {
-			case x.Escape == 0:
-				n.escape = ""
-			case x.Escape < 0x80:
-				n.escape = string(rune(x.Escape))
-			default:
-				return nil, unsupported("non-ASCII LIKE escape characters are not supported")
-			}
-		}
-		if n.v, err = w.expr(x.Expr); err != nil {
-			return nil, err
-		}
-		if n.pat, err = w.expr(x.Pattern); err != nil {
-			return nil, err
-		}
-		n.cs = binaryColl(n.v) || binaryColl(n.pat)
-		return n, nil
-	case *ast.BetweenExpr:
-		n, err := w.between(x)
-		if err != nil {
-			return nil, err
-		}
-		n.lo, n.hi = cmpOperand(n.lo, n.v), cmpOperand(n.hi, n.v)
-		return n, nil
-	case *ast.FuncCallExpr:
-		name := x.FnName.L
-		if x.Schema.O != "" {
-			return nil, unsupported("qualified function names are not supported")
-		}
-		if w.pol != nil {
-			if n, ok, err := w.callerFunc(x); ok {
-				return n, err
-			}
-		}
-		spec, err := lookupFunc(name, len(x.Args), fnScalar)
-		if err != nil {
-			return nil, err
-		}
-		args := make([]ast.ExprNode, len(x.Args))
-		for i, a := range x.Args {
-			switch a.(type) {
-			case *ast.TimeUnitExpr, *ast.TrimDirectionExpr:
-				if spec.rw == nil {
-					return nil, unsupported("%s is not supported", nodeName(a))
-				}
-				args[i] = a // validated by spec.rw
-				continue
-			}
-			if args[i], err = w.expr(a); err != nil {
-				return nil, err
-			}
-		}
-		if n, ok, err := w.limitedCall(x, name, spec, args); ok {
-			return n, err
-		}
-		if spec.rw != nil {
-			return spec.rw(spec.duck, args)
-		}
-		if name == "any_value" {
-			// An aggregate in DuckDB; in MySQL a per-row value unless the
-			// SELECT is aggregated (checked at the end of the SELECT).
-			if w.sel == nil {
-				return nil, unsupported("ANY_VALUE is not supported here")
-			}
-			w.sel.anyValue = true
-		}
-		return &callExpr{name: spec.duck, args: args, dbl: spec.dbl}, nil
-	case *ast.AggregateFuncExpr:
-		name := strings.ToLower(x.F)
-		if w.sel == nil {
-			return nil, unsupported("aggregate functions are not supported %s", w.context())
-		}
-		if x.Order != nil && name != "group_concat" {
-			return nil, unsupported("ORDER BY inside %q is not supported", name)
-		}
-		spec, err := lookupFunc(name, len(x.Args), fnAggregate)
-		if err != nil {
-			return nil, err
-		}
-		n := &callExpr{name: spec.duck, args: x.Args, distinct: x.Distinct, dbl: spec.dbl}
-		if err := w.exprs(n.args); err != nil {
-			return nil, err
-		}
-		w.sel.aggs++
-		a, err := w.aggregate(name, n, x)
-		if err == nil && w.recursive > 0 && growsInRecursion[name] {
-			a = w.capBuilt(strings.ToUpper(name), a)
-		}
-		return a, err
-	case *ast.WindowFuncExpr:
-		name := strings.ToLower(x.Name)
-		if w.sel == nil {
-			return nil, unsupported("window functions are not supported %s", w.context())
-		}
-		if x.IgnoreNull || x.FromLast || x.Distinct {
-			return nil, unsupported("IGNORE NULLS, FROM LAST and DISTINCT in window functions are not supported")
-		}
-		spec, err := lookupFunc(name, len(x.Args), fnWindow, fnAggregate)
-		if err != nil {
-			return nil, err
-		}
-		if name == "group_concat" || name == "json_arrayagg" || name == "count" && len(x.Args) > 1 || strings.HasPrefix(name, "bit_") {
-			return nil, unsupported("%q is not supported as a window function", name)
-		}
-		n := &callExpr{name: spec.duck, args: x.Args, over: &x.Spec, dbl: spec.dbl}
-		if err := w.exprs(n.args); err != nil {
-			return nil, err
-		}
-		return n, w.windowSpec(&x.Spec)
-	case *ast.FuncCastExpr:
-		if x.FunctionType != ast.CastFunction && x.FunctionType != ast.CastConvertFunction {
-			return nil, unsupported("the BINARY operator is not supported")
-		}
-		typ, err := castType(x.Tp)
-		if err != nil {
-			return nil, err
-		}
-		n := &castExpr{typ: typ}
-		if n.v, err = w.expr(x.Expr); err != nil {
-			return nil, err
-		}
-		if typ == "VARCHAR" {
-			// MySQL prints a DOUBLE without ".0" and a boolean as 0/1.
-			return mysqlStr(n.v), nil
-		}
-		if s, ok := textLit(n.v); ok && (typ == "BIGINT" || typ == "UBIGINT") {
-			// MySQL reads the integer prefix of a string ('2.5' is 2),
-			// DuckDB rounds it.
-			if _, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err != nil {
-				return nil, unsupported("CAST of a string that is not an integer to SIGNED/UNSIGNED is not supported")
-			}
-		}
-		return n, nil
-	}
-	return nil, unsupported("%s is not supported", nodeName(e))
-}
-
-// sharedExpr walks the expressions every dialect walks alike; ok is false
-// for any other.
-func (w *walker) sharedExpr(e ast.ExprNode) (n ast.ExprNode, ok bool, err error) {
-	switch x := e.(type) {
-	case *ast.ColumnNameExpr:
-		return x, true, w.column(x.Name)
-	case *ast.ParenthesesExpr:
-		x.Expr, err = w.expr(x.Expr)
-		return x, true, err
-	case *ast.IsNullExpr:
-		n := &isNullExpr{not: x.Not}
-		n.v, err = w.expr(x.Expr)
-		return n, true, err
-	case *ast.CompareSubqueryExpr:
-		op, ok := comparisonOps[x.Op]
-		if !ok || w.dialect == DialectSQLite {
-			return nil, true, unsupported("operator %q is not supported with ANY/ALL here", x.Op.String())
-		}
-		n := &cmpSubExpr{op: op, all: x.All}
-		if n.l, err = w.expr(x.L); err != nil {
-			return nil, true, err
-		}
-		n.sub, err = w.subquery(x.R)
-		return n, true, err
-	case *ast.ExistsSubqueryExpr:
-		n := &existsExpr{not: x.Not}
-		n.sub, err = w.subquery(x.Sel)
-		return n, true, err
-	case *ast.SubqueryExpr:
-		n, err := w.subquery(x)
-		return n, true, err
-	case *ast.CaseExpr:
-		n, err := w.caseExpr(x)
-		return n, true, err
-	}
-	return nil, false, nil
-}
-
 // caseExpr walks the parts of a CASE expression in place.
 func (w *walker) caseExpr(x *ast.CaseExpr) (ast.ExprNode, error) {
 	var err error
@@ -1251,6 +947,7 @@ func (w *walker) column(cn *ast.ColumnName) error {
 		}
 	}
 	*cn = ast.ColumnName{Table: cistr(table), Name: cistr(name)}
+	w.types.cols[cn] = w.sel
 	if table == "" {
 		real := w.sel.real
 		w.pending = append(w.pending, colCheck{name: name, scope: real[:len(real):len(real)]})
@@ -1413,6 +1110,9 @@ func (w *walker) aggregate(name string, n *callExpr, x *ast.AggregateFuncExpr) (
 		}
 		n.args = []ast.ExprNode{&castExpr{v: n.args[0], typ: "UBIGINT"}}
 		return tx("coalesce(", n, ", CAST("+empty+" AS UBIGINT))"), nil
+	case "sum", "avg":
+		// MySQL's types (typed.go).
+		return &numAggExpr{avg: name == "avg", call: n}, nil
 	case "json_arrayagg":
 		// MySQL prints the array with ", " between elements and null for
 		// NULL; NULL for no rows.
