@@ -246,6 +246,23 @@ func rwDomain(cond string) func(string, []ast.ExprNode) (ast.ExprNode, error) {
 	}
 }
 
+// rwFinite: MySQL raises "DOUBLE value is out of range" where DuckDB's
+// EXP and POW overflow to infinity; the engine is made to fail the same way
+// rather than answer inf.
+func rwFinite(name string, args []ast.ExprNode) (ast.ExprNode, error) {
+	call := []any{name + "("}
+	for i, a := range args {
+		if i > 0 {
+			call = append(call, ", ")
+		}
+		call = append(call, a)
+	}
+	call = append(call, ")")
+	return letx([]ast.ExprNode{&tmplExpr{parts: call, dbl: true}}, func(r []ast.ExprNode) *tmplExpr {
+		return &tmplExpr{parts: []any{"CASE WHEN isinf(", r[0], ") THEN error('DOUBLE value is out of range in " + name + "()') ELSE ", r[0], " END"}, dbl: true}
+	}), nil
+}
+
 // rwLog: LOG(x) is the natural logarithm, LOG(b, x) base b; NULL outside the
 // domain.
 func rwLog(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
