@@ -182,6 +182,7 @@ func (s *Server) routes() error {
 	s.domainRoutes()
 	s.accessRoutes()
 	s.explainRoutes()
+	s.whoamiRoutes()
 	s.internalRoutes()
 	return nil
 }

@@ -24,7 +24,8 @@ const adminUsage = `usage: lakegate admin [global flags] <command> [args] [flags
 global flags (accepted anywhere on the line):
   --server URL     metasrv REST address (default $LAKEGATE_METASRV or http://127.0.0.1:8816)
   --token TOKEN    bearer token (default $LAKEGATE_TOKEN)
-  --metalake M     metalake (tenant) to work in (default $LAKEGATE_METALAKE)
+  --metalake M     metalake (tenant) to work in (default $LAKEGATE_METALAKE, else the
+                   caller's own: see whoami)
   --json           print the raw response body instead of a table
   --tls-ca FILE    trust this CA (PEM) instead of the system roots
   --insecure-no-tls  allow http:// to a non-loopback --server (a trusted network):
@@ -33,6 +34,7 @@ global flags (accepted anywhere on the line):
 commands:
   cluster status
   cluster remove-node ID
+  whoami           who the token belongs to: principal, tenant, role, default metalake
   metalake create NAME [--comment C] [--owner O] [--property K=V]...
   metalake list | get NAME | drop NAME [--force]
   catalog create NAME [--type managed|upstream] [--comment C] [--property K=V]...
@@ -76,6 +78,7 @@ commands:
 // adminCommands maps "group verb" (or "group" for verbless commands) to
 // its implementation.
 var adminCommands = map[string]func(a *admin, args []string) error{
+	"whoami":              adminWhoami,
 	"cluster status":      adminClusterStatus,
 	"cluster remove-node": adminClusterRemove,
 	"metalake create":     adminMetalakeCreate,
@@ -206,7 +209,7 @@ func (a *admin) flags() *flag.FlagSet {
 	fs := newFlagSet(a.name)
 	fs.StringVar(&a.server, "server", a.server, "metasrv REST address (default $LAKEGATE_METASRV or http://127.0.0.1:8816)")
 	fs.StringVar(&a.token, "token", a.token, "bearer token (default $LAKEGATE_TOKEN)")
-	fs.StringVar(&a.metalake, "metalake", a.metalake, "metalake to work in (default $LAKEGATE_METALAKE)")
+	fs.StringVar(&a.metalake, "metalake", a.metalake, "metalake to work in (default $LAKEGATE_METALAKE, else the caller's own: see whoami)")
 	fs.BoolVar(&a.json, "json", a.json, "print the raw response body")
 	fs.StringVar(&a.tlsCA, "tls-ca", a.tlsCA, "trust this CA (PEM) instead of the system roots")
 	fs.BoolVar(&a.insecure, "insecure-no-tls", a.insecure, "allow http:// to a non-loopback --server (a trusted network): the token crosses it in clear")
@@ -281,12 +284,43 @@ func metasrvClient(server, caFile string, insecure bool) (string, *http.Client, 
 	return server, &http.Client{Timeout: 60 * time.Second, Transport: tr}, nil
 }
 
-// lake returns the path of segs (URL-encoded) under the metalake.
+// lake returns the path of segs (URL-encoded) under the metalake: the one
+// --metalake or $LAKEGATE_METALAKE names, else the caller's own (whoami).
 func (a *admin) lake(segs ...string) (string, error) {
 	if a.metalake == "" {
-		return "", fmt.Errorf("%w: %s needs --metalake (or $LAKEGATE_METALAKE)", errUsage, a.name)
+		me, err := a.whoami()
+		if err != nil {
+			return "", err
+		}
+		if me.Metalake == "" {
+			return "", fmt.Errorf("%w: %s needs --metalake (or $LAKEGATE_METALAKE): %s is an %s, which works on every metalake and has none of its own", errUsage, a.name, me.Name, me.Role)
+		}
+		a.metalake = me.Metalake
 	}
 	return apiPath(append([]string{"api", "metalakes", a.metalake}, segs...)...), nil
+}
+
+// whoamiAnswer is metasrv's GET /api/whoami.
+type whoamiAnswer struct {
+	Name        string   `json:"name"`
+	Tenant      string   `json:"tenant"`
+	Role        string   `json:"role"`
+	Namespaces  []string `json:"namespaces"`
+	Metalake    string   `json:"metalake"`
+	DelegatedBy string   `json:"delegatedBy"`
+}
+
+// whoami asks metasrv who the token belongs to.
+func (a *admin) whoami() (whoamiAnswer, error) {
+	raw, err := a.send(a.ctx, http.MethodGet, "/api/whoami", nil, "")
+	if err != nil {
+		return whoamiAnswer{}, fmt.Errorf("asking metasrv whose token this is (for the default metalake): %w", err)
+	}
+	var r struct{ Principal whoamiAnswer }
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return whoamiAnswer{}, fmt.Errorf("decoding the answer: %w", err)
+	}
+	return r.Principal, nil
 }
 
 // apiPath joins URL-encoded path segments.

@@ -185,6 +185,22 @@ func adminMetalakeList(a *admin, args []string) error {
 	})
 }
 
+func adminWhoami(a *admin, args []string) error {
+	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
+		return err
+	}
+	raw, err := a.call("GET", "/api/whoami", nil, nil, "")
+	if err != nil {
+		return err
+	}
+	var r struct{ Principal whoamiAnswer }
+	return a.show(raw, &r, func() {
+		p := r.Principal
+		a.fields("name", p.Name, "tenant", p.Tenant, "role", p.Role, "namespaces", strings.Join(p.Namespaces, ","),
+			"metalake", p.Metalake, "delegated by", p.DelegatedBy)
+	})
+}
+
 func adminMetalakeGet(a *admin, args []string) error {
 	pos, err := a.parse(a.flags(), args, 1, 1, "NAME")
 	if err != nil {

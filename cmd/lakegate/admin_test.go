@@ -130,6 +130,13 @@ func TestAdminEndToEnd(t *testing.T) {
 	}
 	contains(alice("catalog", "create", "lake", "--comment", "main lake"), "lake", "managed")
 	contains(alice("catalog", "list"), "lake", "main lake")
+	// Without --metalake a command works in the caller's own metalake, as
+	// whoami tells it; an operator has none and is told so.
+	contains(ok("tok-alice", "whoami"), "alice@acme", "acme", "user", "sales")
+	contains(ok("tok-alice", "catalog", "list"), "lake", "main lake")
+	if _, _, err := admin("tok-admin", "catalog", "list"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--metalake") || !strings.Contains(err.Error(), "operator") {
+		t.Fatalf("an operator's catalog list without --metalake: %v", err)
+	}
 	contains(alice("schema", "create", "lake.sales"), "sales")
 	// Flags after positional arguments and names needing escapes.
 	contains(alice("schema", "create", "lake.a b", "--comment", "spaced"), "a b", "spaced")
@@ -309,14 +316,13 @@ func TestAdminUsage(t *testing.T) {
 		{"admin"},
 		{"admin", "bogus"},
 		{"admin", "catalog", "frobnicate"},
-		{"admin", "catalog", "get"},                        // missing NAME
-		{"admin", "catalog", "list"},                       // no metalake
+		{"admin", "catalog", "get"}, // missing NAME
 		{"admin", "--metalake", "m", "schema", "get", "x"}, // not CATALOG.SCHEMA
 		{"admin", "--metalake", "m", "grant", "r", "schema", "c.s"},
 		{"admin", "--nope", "cluster", "status"},
 		{"admin", "cluster", "remove-node"},
 		{"admin", "--token", "", "cluster", "status"},
-		{"admin", "--metalake", "m", "policy", "create", "p", "--content", "{}"}, // no --type
+		{"admin", "--metalake", "m", "policy", "create", "p", "--content", "{}"},                          // no --type
 		{"admin", "--metalake", "m", "policy", "create", "p", "--type", "row_filter", "--content", "[1]"}, // not an object
 		{"admin", "--metalake", "m", "policy", "alter", "p"},                                              // no update
 		{"admin", "--metalake", "m", "policy", "enable"},                                                  // missing NAME

@@ -64,8 +64,9 @@ func adminBenchWrites(a *admin, args []string) error {
 	case *minRate < 0 || *maxP99 < 0:
 		return fmt.Errorf("%w: %s: --min-rate and --max-p99 cannot be negative", errUsage, a.name)
 	}
-	if _, err := a.lake(); err != nil {
-		return err
+	// A load generator writes only where it is told to: no default metalake.
+	if a.metalake == "" {
+		return fmt.Errorf("%w: %s needs --metalake (or $LAKEGATE_METALAKE): it creates and drops objects there", errUsage, a.name)
 	}
 	// One kept-alive connection per writer: the default transport keeps
 	// two per host and would open a new one for most requests.

@@ -414,6 +414,7 @@ var adminExamples = map[string]string{
 	"cluster remove-node": "lakegate admin cluster remove-node ms3",
 	"metalake create":     "lakegate admin metalake create acme --owner admin@acme --comment 'Acme Corp'",
 	"metalake list":       "lakegate admin metalake list",
+	"whoami":              "lakegate admin whoami",
 	"metalake get":        "lakegate admin metalake get acme",
 	"metalake drop":       "lakegate admin metalake drop acme --force",
 	"catalog create": "lakegate admin catalog create warehouse --type upstream \\\n" +
