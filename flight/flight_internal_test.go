@@ -42,6 +42,11 @@ func TestLike(t *testing.T) {
 		{"%a%a%a%a%a%a%a%a%a%a%b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},
 		{"", "", true},
 		{"", "x", false},
+		// A trailing backslash escapes nothing: it is a literal backslash.
+		{"abc\\", "abc\\", true},
+		{"abc\\", "abc", false},
+		{"\\", "\\", true},
+		{"\\", "", false},
 	}
 	for _, c := range cases {
 		if got := likeMatch(&c.pattern, c.s); got != c.want {
@@ -107,7 +112,12 @@ func TestCredentialsFrom(t *testing.T) {
 		{"basic outside handshake", []string{basicPadded}, false, callCredentials{}, false},
 		{"basic without colon", []string{"Basic " + base64.StdEncoding.EncodeToString([]byte("alice"))}, true, callCredentials{}, false},
 		{"basic empty token", []string{"Basic " + base64.StdEncoding.EncodeToString([]byte("alice:"))}, true, callCredentials{}, false},
+		{"basic empty id", []string{"Basic " + base64.StdEncoding.EncodeToString([]byte(":lg_tok"))}, true, callCredentials{}, false},
+		{"basic empty id and token", []string{"Basic " + base64.StdEncoding.EncodeToString([]byte(":"))}, true, callCredentials{}, false},
 		{"basic garbage", []string{"Basic !!!"}, true, callCredentials{}, false},
+		{"exactly the limit", []string{"Bearer " + strings.Repeat("t", maxAuthHeader-len("Bearer "))}, false,
+			callCredentials{token: strings.Repeat("t", maxAuthHeader-len("Bearer "))}, true},
+		{"one byte over the limit", []string{"Bearer " + strings.Repeat("t", maxAuthHeader-len("Bearer ")+1)}, false, callCredentials{}, false},
 		{"oversized", []string{"Bearer " + string(make([]byte, maxAuthHeader))}, false, callCredentials{}, false},
 	}
 	for _, c := range cases {

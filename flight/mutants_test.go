@@ -2,6 +2,7 @@ package flight
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"slices"
 	"strings"
@@ -9,6 +10,10 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"lakegate/authz"
@@ -290,6 +295,324 @@ func TestTicketOnlyForItsPrincipal(t *testing.T) {
 			}
 			if err == nil || status.Code(err) != status.Code(forgedErr) || err.Error() != forgedErr.Error() {
 				t.Fatalf("redeemed by %s: %v, want as a forged ticket: %v", c.p.ID(), err, forgedErr)
+			}
+		})
+	}
+}
+
+// TestAuthenticateBasicOnlyOnHandshake checks that Basic credentials
+// authenticate the Handshake and nothing else: any other RPC presenting
+// them is refused as a wrong token is, while a bearer token works on both.
+func TestAuthenticateBasicOnlyOnHandshake(t *testing.T) {
+	s, _ := metricsServer(t, newGovCatalog(), nil)
+	basic := func(id, token string) string {
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(id+":"+token))
+	}
+	cases := []struct {
+		name   string
+		method string
+		header string
+		want   string // the principal authenticated, "" when refused
+	}{
+		{"basic on handshake", handshakeMethod, basic("alice@acme", aliceToken), "alice@acme"},
+		{"basic on GetFlightInfo", methodGetFlightInfo, basic("alice@acme", aliceToken), ""},
+		{"basic on DoGet", methodDoGet, basic("alice@acme", aliceToken), ""},
+		{"basic on DoAction", methodDoAction, basic("alice@acme", aliceToken), ""},
+		{"basic with another's id", handshakeMethod, basic("carol@acme", aliceToken), ""},
+		{"basic with an empty id", handshakeMethod, basic("", aliceToken), ""},
+		{"bearer on handshake", handshakeMethod, "Bearer " + aliceToken, "alice@acme"},
+		{"bearer on GetFlightInfo", methodGetFlightInfo, "Bearer " + aliceToken, "alice@acme"},
+		{"no header", methodGetFlightInfo, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			md := metadata.MD{}
+			if c.header != "" {
+				md.Set("authorization", c.header)
+			}
+			ctx, creds, err := s.auth.authenticate(metadata.NewIncomingContext(context.Background(), md), c.method)
+			if c.want == "" {
+				if status.Code(err) != codes.Unauthenticated || ctx != nil || creds != (callCredentials{}) {
+					t.Fatalf("authenticate = %v, %+v, %v; want Unauthenticated", ctx, creds, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("authenticate: %v", err)
+			}
+			if p, ok := authz.PrincipalFrom(ctx); !ok || p.ID().String() != c.want {
+				t.Fatalf("authenticated %v, want %s", p, c.want)
+			}
+		})
+	}
+}
+
+// discoveryFilter is a flightsql.GetTables (and GetDBSchemas) with filters.
+type discoveryFilter struct {
+	catalog, schema, table *string
+	types                  []string
+}
+
+func (f discoveryFilter) GetCatalog() *string                { return f.catalog }
+func (f discoveryFilter) GetDBSchemaFilterPattern() *string  { return f.schema }
+func (f discoveryFilter) GetTableNameFilterPattern() *string { return f.table }
+func (f discoveryFilter) GetTableTypes() []string            { return f.types }
+func (f discoveryFilter) GetIncludeSchema() bool             { return false }
+
+func ptr(s string) *string { return &s }
+
+// rowsOf drains a DoGet* answer into rows of its first n string columns,
+// joined with ".".
+func rowsOf(t *testing.T, ch <-chan flight.StreamChunk, n int) []string {
+	t.Helper()
+	if ch == nil {
+		t.Fatal("no stream to read") // ranging over it would block forever
+	}
+	var rows []string
+	for chunk := range ch {
+		if chunk.Err != nil {
+			t.Fatal(chunk.Err)
+		}
+		rec := chunk.Data
+		for i := range int(rec.NumRows()) {
+			var cells []string
+			for c := range n {
+				cells = append(cells, rec.Column(c).(*array.String).Value(i))
+			}
+			rows = append(rows, strings.Join(cells, "."))
+		}
+		rec.Release()
+	}
+	return rows
+}
+
+// withSessionCatalog returns a context of p whose session has chosen
+// catalog, through SetSessionOptions and the cookie it sends.
+func withSessionCatalog(t *testing.T, s *Server, p *authz.Principal, catalog string) context.Context {
+	t.Helper()
+	hs := &headerStream{}
+	opts, err := flight.NewSessionOptionValues(map[string]any{optCatalog: catalog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := grpc.NewContextWithServerTransportStream(authz.WithPrincipal(context.Background(), p), hs)
+	res, err := s.SetSessionOptions(ctx, &flight.SetSessionOptionsRequest{SessionOptions: opts})
+	if err != nil || len(res.GetErrors()) != 0 {
+		t.Fatalf("SetSessionOptions = %v, %v", res, err)
+	}
+	cookie := hs.md.Get("set-cookie")
+	if len(cookie) != 1 {
+		t.Fatalf("set-cookie = %v", cookie)
+	}
+	nameValue, _, _ := strings.Cut(cookie[0], ";")
+	return metadata.NewIncomingContext(authz.WithPrincipal(context.Background(), p), metadata.Pairs("cookie", nameValue))
+}
+
+// TestDiscoveryFilters checks GetCatalogs, GetDbSchemas and GetTables
+// against the Flight SQL filters: the catalog filter names the session's
+// catalog ("" names tables without a catalog: none; unset: any), schema and
+// table name patterns are SQL LIKE patterns that must all match, and the
+// table types requested must include TABLE (case-insensitively; none
+// requested: any).
+func TestDiscoveryFilters(t *testing.T) {
+	cat := newGovCatalog("sales.orders", "sales.items", "sales_eu.orders", "hr.people")
+	cat.schemas = []string{"empty"}
+	s, _ := metricsServer(t, cat, nil)
+	admin := mutantPrincipal(t, "admin@acme", authz.RoleTenantAdmin)
+	lake := authz.WithPrincipal(context.Background(), admin)
+	other := withSessionCatalog(t, s, admin, "other")
+	all := []string{"hr.people", "sales.items", "sales.orders", "sales_eu.orders"}
+	cases := []struct {
+		name    string
+		ctx     context.Context
+		f       discoveryFilter
+		schemas []string // DoGetDBSchemas (catalog and schema filters only)
+		tables  []string // DoGetTables
+	}{
+		{"no filter", lake, discoveryFilter{}, []string{"empty", "hr", "sales", "sales_eu"}, all},
+		{"the session's catalog", lake, discoveryFilter{catalog: ptr("lake")}, []string{"empty", "hr", "sales", "sales_eu"}, all},
+		{"another catalog", lake, discoveryFilter{catalog: ptr("other")}, nil, nil},
+		{"no catalog", lake, discoveryFilter{catalog: ptr("")}, nil, nil},
+		{"the session's chosen catalog", other, discoveryFilter{catalog: ptr("other")}, []string{"empty", "hr", "sales", "sales_eu"}, all},
+		{"the default once another is chosen", other, discoveryFilter{catalog: ptr("lake")}, nil, nil},
+		{"schema pattern", lake, discoveryFilter{schema: ptr("sales")}, []string{"sales"}, []string{"sales.items", "sales.orders"}},
+		{"schema pattern with %", lake, discoveryFilter{schema: ptr("sales%")}, []string{"sales", "sales_eu"},
+			[]string{"sales.items", "sales.orders", "sales_eu.orders"}},
+		{"schema pattern with an escaped _", lake, discoveryFilter{schema: ptr("sales\\_%")}, []string{"sales_eu"}, []string{"sales_eu.orders"}},
+		{"table pattern", lake, discoveryFilter{table: ptr("orders")}, []string{"empty", "hr", "sales", "sales_eu"},
+			[]string{"sales.orders", "sales_eu.orders"}},
+		{"both patterns", lake, discoveryFilter{schema: ptr("sales"), table: ptr("orders")}, []string{"sales"}, []string{"sales.orders"}},
+		{"schema matches, table does not", lake, discoveryFilter{schema: ptr("hr"), table: ptr("orders")}, []string{"hr"}, nil},
+		{"table matches, schema does not", lake, discoveryFilter{schema: ptr("hr"), table: ptr("items")}, []string{"hr"}, nil},
+		{"patterns in another catalog", lake, discoveryFilter{catalog: ptr("other"), schema: ptr("sales"), table: ptr("orders")}, nil, nil},
+		{"type TABLE", lake, discoveryFilter{types: []string{"TABLE"}}, []string{"empty", "hr", "sales", "sales_eu"}, all},
+		{"type table", lake, discoveryFilter{types: []string{"table"}}, []string{"empty", "hr", "sales", "sales_eu"}, all},
+		{"types VIEW and TABLE", lake, discoveryFilter{types: []string{"VIEW", "TABLE"}}, []string{"empty", "hr", "sales", "sales_eu"}, all},
+		{"type VIEW", lake, discoveryFilter{types: []string{"VIEW"}}, []string{"empty", "hr", "sales", "sales_eu"}, nil},
+		{"type VIEW in the session's catalog", lake, discoveryFilter{catalog: ptr("lake"), types: []string{"VIEW"}}, []string{"empty", "hr", "sales", "sales_eu"}, nil},
+		{"type TABLE in another catalog", lake, discoveryFilter{catalog: ptr("other"), types: []string{"TABLE"}}, nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, ch, err := s.DoGetDBSchemas(c.ctx, c.f)
+			if err != nil {
+				t.Fatalf("DoGetDBSchemas: %v", err)
+			}
+			if got := rowsOf(t, ch, 2); !slices.Equal(got, prefixed(s.catalogOf(c.ctx, admin), c.schemas)) {
+				t.Errorf("DoGetDBSchemas = %v, want %v", got, c.schemas)
+			}
+			_, ch, err = s.DoGetTables(c.ctx, c.f)
+			if err != nil {
+				t.Fatalf("DoGetTables: %v", err)
+			}
+			if got := rowsOf(t, ch, 3); !slices.Equal(got, prefixed(s.catalogOf(c.ctx, admin), c.tables)) {
+				t.Errorf("DoGetTables = %v, want %v", got, c.tables)
+			}
+		})
+	}
+}
+
+// prefixed returns each name prefixed with catalog and a dot.
+func prefixed(catalog string, names []string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, catalog+"."+n)
+	}
+	return out
+}
+
+// TestSessionCatalog checks the catalog a caller is in (DoGetCatalogs, and
+// the catalog discovery rows name): the default one, or the one its session
+// chose.
+func TestSessionCatalog(t *testing.T) {
+	s, _ := metricsServer(t, newGovCatalog("sales.orders"), func(c *Config) { c.DefaultCatalog = "lake" })
+	alice := mutantPrincipal(t, "alice@acme", authz.RoleUser, "sales")
+	cases := []struct {
+		name string
+		ctx  context.Context
+		want string
+	}{
+		{"default", authz.WithPrincipal(context.Background(), alice), "lake"},
+		{"chosen", withSessionCatalog(t, s, alice, "other"), "other"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, ch, err := s.DoGetCatalogs(c.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rowsOf(t, ch, 1); !slices.Equal(got, []string{c.want}) {
+				t.Errorf("DoGetCatalogs = %v, want [%s]", got, c.want)
+			}
+			_, ch, err = s.DoGetTables(c.ctx, getTables{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rowsOf(t, ch, 3); !slices.Equal(got, []string{c.want + ".sales.orders"}) {
+				t.Errorf("DoGetTables = %v, want [%s.sales.orders]", got, c.want)
+			}
+		})
+	}
+}
+
+// TestDiscoveryCatalogFailure checks that discovery fails, rather than
+// answering an empty listing, when the catalog cannot list.
+func TestDiscoveryCatalogFailure(t *testing.T) {
+	s, _ := metricsServer(t, &metricsCatalog{err: backend.ErrCatalogUnavailable}, nil)
+	ctx := authz.WithPrincipal(context.Background(), mutantPrincipal(t, "alice@acme", authz.RoleUser, "sales"))
+	cases := []struct {
+		name string
+		call func() (<-chan flight.StreamChunk, error)
+	}{
+		{"DoGetDBSchemas", func() (<-chan flight.StreamChunk, error) {
+			_, ch, err := s.DoGetDBSchemas(ctx, discoveryFilter{})
+			return ch, err
+		}},
+		{"DoGetTables", func() (<-chan flight.StreamChunk, error) {
+			_, ch, err := s.DoGetTables(ctx, discoveryFilter{})
+			return ch, err
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ch, err := c.call()
+			if status.Code(err) != codes.Unavailable || ch != nil {
+				t.Fatalf("%s = %v, %v; want Unavailable", c.name, ch, err)
+			}
+		})
+	}
+}
+
+// relBackend binds every version as relation name in lg_rel, of BIGINT
+// columns.
+type relBackend struct {
+	backend.Backend
+	name string
+}
+
+func (b relBackend) Bind(_ context.Context, _ string, tables []backend.LocalTable) ([]backend.Relation, error) {
+	out := make([]backend.Relation, len(tables))
+	for i, lt := range tables {
+		out[i] = backend.Relation{Schema: "lg_rel", Name: b.name, Types: slices.Repeat([]string{"BIGINT"}, len(lt.Columns))}
+	}
+	return out, nil
+}
+
+// TestRender checks the texts render gives a statement: a parameter
+// compared with a column of a row-filtered table is pushed behind the filter
+// too; and a statement the gate cannot print is refused, never run as an
+// empty text.
+func TestRender(t *testing.T) {
+	cases := []struct {
+		name     string
+		sql      string
+		relation string // as the engine binds the table
+		filter   string
+		pushed   bool
+		fails    bool
+	}{
+		{"point lookup on a filtered table", "SELECT id FROM orders WHERE id = ?", "v_orders", "id > 0", true, false},
+		{"point lookup on an unfiltered table", "SELECT id FROM orders WHERE id = ?", "v_orders", "", false, false},
+		{"no parameter", "SELECT id FROM orders", "v_orders", "id > 0", false, false},
+		{"a relation the gate refuses", "SELECT id FROM orders", "v_\x01", "", false, true},
+		{"a relation the gate refuses, filtered", "SELECT id FROM orders WHERE id = ?", "v_\x01", "id > 0", false, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			files := &countingFiles{}
+			s, _ := metricsServer(t, newGovCatalog(), func(cfg *Config) {
+				cfg.Backend = relBackend{name: c.relation}
+				cfg.Files = files
+			})
+			alice := mutantPrincipal(t, "alice@acme", authz.RoleUser, "sales")
+			stmt, err := s.gate.Parse(c.sql, "sales")
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := backend.TableVersion{Name: backend.TableName{Schema: "sales", Name: "orders"}, StorageID: "st", Version: 1,
+				Columns: []backend.Column{{Name: "id", Type: "BIGINT"}}}
+			if c.filter != "" {
+				v.Policy = &backend.TablePolicy{RowFilter: c.filter}
+			}
+			r, release, err := s.render(context.Background(), alice, stmt, []backend.TableVersion{v})
+			if c.fails {
+				if err == nil || release != nil || r.sql != "" || r.pushed != "" {
+					t.Fatalf("render = %+v, %v; want an error", r, err)
+				}
+				if files.released != files.acquired {
+					t.Fatalf("files acquired %d, released %d", files.acquired, files.released)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("render: %v", err)
+			}
+			release()
+			if !strings.Contains(r.sql, "lg_rel") || (c.filter != "" && !strings.Contains(r.sql, "> 0")) {
+				t.Errorf("sql = %s", r.sql)
+			}
+			if got := r.pushed != "" && len(r.kinds) == 1; got != c.pushed {
+				t.Errorf("pushed = %q %v, want pushed %v", r.pushed, r.kinds, c.pushed)
 			}
 		})
 	}
