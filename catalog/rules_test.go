@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -217,6 +218,10 @@ func TestMintedStorageIDs(t *testing.T) {
 		seen[sid] = true
 		if len(sid) != 17 || sid[0] != 't' || !strings.ContainsAny(sid[1:2], "89abcdef") {
 			t.Fatalf("storage id %s is not of the minted form", sid)
+		}
+		// Minted from the generation the table is created at.
+		if want := fmt.Sprintf("t%016x", s.Generation()|1<<63); sid != want {
+			t.Fatalf("storage id %s, want %s (generation %d)", sid, want, s.Generation())
 		}
 		return sid
 	}

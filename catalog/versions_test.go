@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -72,6 +74,11 @@ func TestCreateTableStorage(t *testing.T) {
 		{"storage id too long", CreateTable{Name: "lake.fin.t", Columns: cols, StorageID: strings.Repeat("a", 65)}, ErrInvalidArgument, "", 0, 0},
 		{"storage id 64 chars", CreateTable{Name: "lake.fin.t", Columns: cols, StorageID: strings.Repeat("a", 64)}, nil, strings.Repeat("a", 64), 1, 0},
 		{"reserved storage id", CreateTable{Name: "lake.fin.t", Columns: cols, StorageID: "t00000000000000ff"}, ErrInvalidArgument, "", 0, 0},
+		// Only "t" and exactly 16 lower-case hex digits is reserved.
+		{"t and 15 hex digits", CreateTable{Name: "lake.fin.t", Columns: cols, StorageID: "t00000000000000f"}, nil, "t00000000000000f", 1, 0},
+		{"17 hex digits", CreateTable{Name: "lake.fin.t", Columns: cols, StorageID: "a00000000000000ff"}, nil, "a00000000000000ff", 1, 0},
+		{"t and 16 non-hex characters", CreateTable{Name: "lake.fin.t", Columns: cols, StorageID: "tables-for-ledger"}, nil, "tables-for-ledger", 1, 0},
+		{"storage id of a to z and 0 to 9", CreateTable{Name: "lake.fin.t", Columns: cols, StorageID: "az-09"}, nil, "az-09", 1, 0},
 		{"duplicate storage id", CreateTable{Name: "lake.fin.t", Columns: cols, StorageID: "events"}, ErrAlreadyExists, "", 0, 0},
 		{"file of another storage id", CreateTable{Name: "lake.fin.t", Columns: cols, StorageID: "x",
 			Files: []DataFile{df("y", "p/1", 3)}}, ErrInvalidArgument, "", 0, 0},
@@ -144,13 +151,13 @@ func TestDerivedStorageID(t *testing.T) {
 
 func TestCommitTableVersion(t *testing.T) {
 	long := "tables/ledger/" + strings.Repeat("a", 1024-len("tables/ledger/")-len(".parquet")) + ".parquet"
-	badFile := func(f DataFile) CommitTableVersion {
+	withFile := func(f DataFile) CommitTableVersion {
 		return CommitTableVersion{Table: "lake.fin.ledger", Base: 1, Files: []DataFile{f}}
 	}
 	withPath := func(p string) CommitTableVersion {
 		f := df("ledger", "x", 1)
 		f.Path = p
-		return badFile(f)
+		return withFile(f)
 	}
 	// lake.fin.ledger again, with a known storage id and tagged columns.
 	s0 := catalogtest.Apply(t, versioned(t), admin,
@@ -189,7 +196,7 @@ func TestCommitTableVersion(t *testing.T) {
 			Columns: []ColumnDef{{Name: "amount", Type: "INT"}, {Name: "card", Type: "VARCHAR"}}}, ErrInvalidArgument, nil},
 		{"append with reordered columns", CommitTableVersion{Table: "lake.fin.ledger", Base: 1,
 			Columns: []ColumnDef{{Name: "card", Type: "VARCHAR"}, {Name: "amount", Type: "BIGINT"}}}, ErrInvalidArgument, nil},
-		{"append of an existing file", badFile(df("ledger", "f1", 5)), ErrInvalidArgument, nil},
+		{"append of an existing file", withFile(df("ledger", "f1", 5)), ErrInvalidArgument, nil},
 		{"stale base", CommitTableVersion{Table: "lake.fin.ledger", Base: 0, Files: []DataFile{df("ledger", "f2", 7)}}, ErrVersionConflict, nil},
 		{"future base", CommitTableVersion{Table: "lake.fin.ledger", Base: 2, Files: []DataFile{df("ledger", "f2", 7)}}, ErrVersionConflict, nil},
 		{"missing table", CommitTableVersion{Table: "lake.fin.nope", Base: 0}, ErrNotFound, nil},
@@ -255,12 +262,29 @@ func TestCommitTableVersion(t *testing.T) {
 		{"leading slash", withPath("/tables/ledger/x.parquet"), ErrInvalidArgument, nil},
 		{"too long", withPath(long + "x"), ErrInvalidArgument, nil},
 		{"1024 bytes", withPath(long), nil, nil},
-		{"negative size", badFile(DataFile{Path: "tables/ledger/x.parquet", Size: -1, SHA256: strings.Repeat("0", 64)}), ErrInvalidArgument, nil},
-		{"negative rows", badFile(DataFile{Path: "tables/ledger/x.parquet", Rows: -1, SHA256: strings.Repeat("0", 64)}), ErrInvalidArgument, nil},
-		{"upper-case sha", badFile(DataFile{Path: "tables/ledger/x.parquet", SHA256: strings.Repeat("A", 64)}), ErrInvalidArgument, nil},
-		{"short sha", badFile(DataFile{Path: "tables/ledger/x.parquet", SHA256: strings.Repeat("a", 63)}), ErrInvalidArgument, nil},
+		{"negative size", withFile(DataFile{Path: "tables/ledger/x.parquet", Size: -1, SHA256: strings.Repeat("0", 64)}), ErrInvalidArgument, nil},
+		{"negative rows", withFile(DataFile{Path: "tables/ledger/x.parquet", Rows: -1, SHA256: strings.Repeat("0", 64)}), ErrInvalidArgument, nil},
+		{"upper-case sha", withFile(DataFile{Path: "tables/ledger/x.parquet", SHA256: strings.Repeat("A", 64)}), ErrInvalidArgument, nil},
+		{"short sha", withFile(DataFile{Path: "tables/ledger/x.parquet", SHA256: strings.Repeat("a", 63)}), ErrInvalidArgument, nil},
 		{"duplicate within the commit", CommitTableVersion{Table: "lake.fin.ledger", Base: 1,
 			Files: []DataFile{df("ledger", "x", 1), df("ledger", "x", 2)}}, ErrInvalidArgument, nil},
+		{"segments of every allowed character", withPath("tables/ledger/AZ-az_09/A.Z.parquet"), nil, nil},
+		{"empty file", withFile(DataFile{Path: "tables/ledger/x.parquet", SHA256: strings.Repeat("0", 64)}), nil, nil},
+		// f1 holds 5 rows.
+		{"rows adding up to MaxInt64", withFile(DataFile{Path: "tables/ledger/x.parquet", Rows: math.MaxInt64 - 5, SHA256: strings.Repeat("0", 64)}), nil,
+			func(t *testing.T, s *Snapshot) {
+				if _, v, _ := s.TableVersion("lake.fin.ledger", 0); v.Rows != math.MaxInt64 {
+					t.Fatalf("rows %d", v.Rows)
+				}
+			}},
+		{"rows overflowing", withFile(DataFile{Path: "tables/ledger/x.parquet", Rows: math.MaxInt64 - 4, SHA256: strings.Repeat("0", 64)}), ErrInvalidArgument, nil},
+		{"replace changing only a comment", CommitTableVersion{Table: "lake.fin.ledger", Base: 1, Replace: true,
+			Columns: []ColumnDef{{Name: "amount", Type: "BIGINT"}, {Name: "card", Type: "VARCHAR", Comment: "card number"}}}, nil,
+			func(t *testing.T, s *Snapshot) {
+				if card, _ := s.Object(Column("lake.fin.ledger.card")); card.Comment != "card number" {
+					t.Fatalf("card = %+v", card)
+				}
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -348,6 +372,67 @@ func TestRetention(t *testing.T) {
 		t.Fatalf("referenced %v, want %v", got, want)
 	}
 	checkRoundTrip(t, s)
+}
+
+// TestReferencedFilesOfRetainedVersions: every file of every retained
+// version is referenced, also one that only the oldest version lists and
+// one listed after a file a newer version shares (a garbage collector
+// deletes what is not referenced).
+func TestReferencedFilesOfRetainedVersions(t *testing.T) {
+	cols := []ColumnDef{{Name: "id", Type: "BIGINT"}, {Name: "ssn", Type: "VARCHAR"}}
+	// versioned's lake.fin.events is at version 1 with a/f1.
+	cases := []struct {
+		name    string
+		commits []Command
+		want    []string // under tables/events/, without .parquet
+	}{
+		{"a replaced version's files", []Command{
+			CommitTableVersion{Table: "lake.fin.events", Base: 1, Replace: true, Columns: cols, Files: []DataFile{df("events", "b/g1", 1)}},
+		}, []string{"a/f1", "b/g1"}},
+		{"files after one a newer version shares", []Command{
+			CommitTableVersion{Table: "lake.fin.events", Base: 1, Files: []DataFile{df("events", "a/f2", 1)}},
+			CommitTableVersion{Table: "lake.fin.events", Base: 2, Replace: true, Columns: cols, Files: []DataFile{df("events", "a/f1", 10)}},
+		}, []string{"a/f1", "a/f2"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := catalogtest.Apply(t, versioned(t), admin, tc.commits...)
+			var got []string
+			for p, sid := range referenced(s) {
+				if sid == "events" {
+					got = append(got, strings.TrimSuffix(strings.TrimPrefix(p, "tables/events/"), ".parquet"))
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("referenced %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDataFileErrorQuotesPath: a refused data file's error quotes its path,
+// cut after 80 bytes.
+func TestDataFileErrorQuotesPath(t *testing.T) {
+	// Refused for its suffix; prefix "tables/events/" and ".csv".
+	path := func(n int) string {
+		return "tables/events/" + strings.Repeat("a", n-len("tables/events/")-len(".csv")) + ".csv"
+	}
+	cases := []struct {
+		path, quoted string
+	}{
+		{path(80), strconv.Quote(path(80))},
+		{path(81), strconv.Quote(path(81)[:80] + "…")},
+	}
+	s := versioned(t)
+	for _, tc := range cases {
+		f := df("events", "x", 1)
+		f.Path = tc.path
+		_, _, err := Apply(s, CommitTableVersion{Table: "lake.fin.events", Base: 1, Files: []DataFile{f}}, catalogtest.Meta(s, admin))
+		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "data file "+tc.quoted+": ") {
+			t.Errorf("%d bytes: %v, want the path quoted as %s", len(tc.path), err, tc.quoted)
+		}
+	}
 }
 
 func TestCommitTableVersionPermission(t *testing.T) {
