@@ -173,6 +173,9 @@ var functions = map[string]fnSpec{
 // accepts the given kinds.
 func lookupFunc(name string, nargs int, kinds ...fnKind) (fnSpec, error) {
 	spec, ok := functions[name]
+	if !ok {
+		spec, ok = stringFunctions[name]
+	}
 	if ok {
 		ok = false
 		for _, k := range kinds {

@@ -281,6 +281,7 @@ func (g *Gate) parseChecked(sql, defaultSchema string) (string, ast.StmtNode, ch
 			}
 		}
 	}
+	substituteSession(stmt, def) // DATABASE(), SCHEMA() (funcs_more_string.go)
 	ck, err := checkLimits(stmt, g.limits)
 	if err != nil {
 		return "", nil, checked{}, err
