@@ -75,3 +75,139 @@ func TestStringFunctionValues(t *testing.T) {
 		}
 	}
 }
+
+// TestStringFunctionRefusals: what the translations of funcs_more_string.go
+// cannot answer as MySQL does is refused by name, at the gate or, where a
+// value decides, by the engine at run time.
+func TestStringFunctionRefusals(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	db := policyDB(t)
+	tests := []struct{ sql, want string }{
+		// arity
+		{"SELECT SIN()", `function "sin" does not take 0 arguments`},
+		{"SELECT ATAN(1, 2, 3)", `function "atan" does not take 3 arguments`},
+		{"SELECT BIT_COUNT(1, 2)", `function "bit_count" does not take 2 arguments`},
+		{"SELECT ELT(1)", `function "elt" does not take 1 arguments`},
+		{"SELECT FIND_IN_SET('a')", `function "find_in_set" does not take 1 arguments`},
+		{"SELECT EXPORT_SET(1, 'a')", `function "export_set" does not take 2 arguments`},
+		{"SELECT REGEXP_LIKE('a')", `function "regexp_like" does not take 1 arguments`},
+		{"SELECT REGEXP_INSTR('a', 'b', 1, 1, 0, 'c', 1)", `function "regexp_instr" does not take 7 arguments`},
+		{"SELECT VERSION(1)", `function "version" does not take 1 arguments`},
+		{"SELECT SHA2('a')", `function "sha2" does not take 1 arguments`},
+		{"SELECT UUID_TO_BIN('a', 1, 2)", `function "uuid_to_bin" does not take 3 arguments`},
+		// by design: the gate parses without the principal or the connection
+		{"SELECT USER()", `function "user" is not supported`},
+		{"SELECT CURRENT_USER()", `function "current_user" is not supported`},
+		{"SELECT SESSION_USER()", `function "session_user" is not supported`},
+		{"SELECT SYSTEM_USER()", `function "system_user" is not supported`},
+		{"SELECT CONNECTION_ID()", `function "connection_id" is not supported`},
+		{"SELECT COERCIBILITY('a')", `function "coercibility" is not supported`},
+		{"SELECT WEIGHT_STRING('a')", `function "weight_string" is not supported`},
+		// arguments the gate must see
+		{"SELECT SHA2('a', 512)", "SHA2 with a hash length of 512 is not supported"},
+		{"SELECT SHA2(name, age) FROM people", "SHA2 takes an integer literal hash length"},
+		{"SELECT EXPORT_SET(1, 'a', 'b', ',', age) FROM people", "EXPORT_SET takes an integer literal count of bits"},
+		{"SELECT BIN(1.5E0)", "BIN and OCT of a DOUBLE are not supported"},
+		{"SELECT CHARSET(UPPER(name)) FROM people", "CHARSET and COLLATION take a column or a literal"},
+		{"SELECT CHARSET(VERSION())", "CHARSET and COLLATION take a column or a literal"},
+		{"SELECT UUID_TO_BIN('a', age) FROM people", "swap flag"},
+		{"SELECT LENGTH(TO_BASE64(UNHEX('00'))), QUOTE(UNHEX('41'))", "binary strings are not supported here"},
+		// regular expressions MySQL (ICU) and DuckDB (RE2) read differently
+		{"SELECT REGEXP_LIKE(name, ssn) FROM people", "string literal pattern"},
+		{"SELECT REGEXP_LIKE('aa', '(a)\\\\1')", `with \1 are not supported`},
+		{"SELECT REGEXP_LIKE('a', 'a(?=b)')", "(? groups"},
+		{"SELECT REGEXP_LIKE('a', '[a[b]]')", "nested character classes"},
+		{"SELECT REGEXP_LIKE('a', '[a&&b]')", "set operations"},
+		{"SELECT REGEXP_LIKE('a', '\\\\v')", `with \v are not supported`},
+		{"SELECT REGEXP_LIKE('a', 'a{,2}')", "a { that is not a repetition"},
+		{"SELECT REGEXP_LIKE('a', 'a', 'u')", `match type "u"`},
+		{"SELECT REGEXP_LIKE('ß', 'ß')", "case-insensitive"},
+		{"SELECT REGEXP_REPLACE('a', 'a', '$1')", "without \\ or $"},
+		{"SELECT REGEXP_SUBSTR('a b', '^b', 2)", "a position and an anchor"},
+		{"SELECT REGEXP_SUBSTR('a', 'a', 0)", "position of a REGEXP function must be an integer literal of at least 1"},
+		{"SELECT REGEXP_INSTR('a', 'a', 1, 1, 2)", "return option"},
+		// run time
+		{"SELECT REGEXP_LIKE('a\rb', 'a.b')", `strings with \r`},
+		{"SELECT REGEXP_LIKE('abc\n', 'abc$')", `strings with \r`},
+		{"SELECT REGEXP_LIKE('é1', '\\\\w')", `strings with \r`},
+		{"SELECT REGEXP_SUBSTR('abc', 'x*')", "matches an empty string"},
+		{"SELECT REGEXP_SUBSTR('abc', 'b', 5)", "past the end of the string"},
+		{"SELECT BIT_COUNT(2.5E0)", "must be an integer of at most 64 bits"},
+		{"SELECT MAKE_SET('1.5', 'a')", "must be an integer of at most 64 bits"},
+		{"SELECT BIN(age / 2) FROM people", "BIN and OCT of a DECIMAL are not supported"},
+		{"SELECT ELT(1.0, 'a')", "ELT takes an integer index"},
+		{"SELECT INSERT('abc', 1.5, 1, 'x')", "INSERT takes integer positions"},
+		{"SELECT STRCMP('a~', 'a_')", "STRCMP of strings that first differ"},
+		{"SELECT FROM_BASE64('YWJ')", "FROM_BASE64 of this padding"},
+		{"SELECT INET_ATON('1..2')", "INET_ATON of this form"},
+		{"SELECT UUID_TO_BIN('xyz')", "Incorrect string value for UUID_TO_BIN"},
+		{"SELECT BIN_TO_UUID('abc')", "Incorrect string value for BIN_TO_UUID"},
+	}
+	for _, tt := range tests {
+		_, err := policyRun(t, g, db, nil, tt.sql)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tt.sql, err, tt.want)
+		}
+	}
+}
+
+// TestStringFunctionLimits: the strings these functions build stay within
+// StringBytes whatever their arguments (attacks on the engine's memory).
+func TestStringFunctionLimits(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	db := policyDB(t)
+	hex16, quote12 := "name", "REPEAT('\\\\', 10000)"
+	for range 16 {
+		hex16 = "HEX(" + hex16 + ")"
+	}
+	for range 12 {
+		quote12 = "QUOTE(" + quote12 + ")"
+	}
+	for _, q := range []string{
+		"SELECT " + hex16 + " FROM people",
+		"SELECT EXPORT_SET(-1, REPEAT(name, 200), 'y') FROM people",
+		"SELECT EXPORT_SET(-1, 'x', 'y', REPEAT(name, 200)) FROM people",
+		"SELECT REGEXP_REPLACE(REPEAT(name, 1000), '.', REPEAT('x', 100)) FROM people",
+		"SELECT REGEXP_REPLACE(REPEAT('a', 1000), 'a', '" + strings.Repeat("b", 100) + "')",
+		"SELECT " + quote12,
+		"SELECT TO_BASE64(TO_BASE64(TO_BASE64(TO_BASE64(TO_BASE64(TO_BASE64(TO_BASE64(TO_BASE64(REPEAT(name, 1000))))))))) FROM people",
+		"SELECT INSERT(INSERT(INSERT(INSERT(INSERT(INSERT(REPEAT(name, 5000), 1, 0, REPEAT(name, 5000)), 1, 0, REPEAT(name, 5000)), 1, 0, REPEAT(name, 5000)), 1, 0, REPEAT(name, 5000)), 1, 0, REPEAT(name, 5000)), 1, 0, REPEAT(name, 5000)) FROM people",
+	} {
+		_, err := policyRun(t, g, db, nil, q)
+		if err == nil {
+			t.Errorf("%s: accepted", q)
+			continue
+		}
+		if !strings.Contains(err.Error(), "exceeds the limit") {
+			t.Errorf("%s: %v, want a limit", q, err)
+		}
+	}
+	// Within the limits, the same functions answer.
+	if _, err := policyRun(t, g, db, nil, "SELECT HEX(name), HEX(ssn), HEX(region), QUOTE(name), TO_BASE64(name), EXPORT_SET(age, 'Y', 'N'), MAKE_SET(age, name, ssn, region), REGEXP_REPLACE(name, 'n', 'NN'), INSERT(name, 1, 1, ssn) FROM people"); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestSessionFunctions: DATABASE() and SCHEMA() are the session's schema,
+// fixed when the statement is parsed (NULL without one), named as the
+// client wrote them; a policy expression, which has no session, refuses
+// them.
+func TestSessionFunctions(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	for _, tt := range []struct{ schema, want string }{
+		{"sales", `SELECT 'sales' AS "DATABASE()",'sales' AS "schema()"`},
+		{"", `SELECT CAST(NULL AS VARCHAR) AS "DATABASE()",CAST(NULL AS VARCHAR) AS "schema()"`},
+	} {
+		st, err := g.Parse("SELECT DATABASE(), schema()", tt.schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := st.Render(nil)
+		if err != nil || out != tt.want {
+			t.Errorf("schema %q: %s, %v; want %s", tt.schema, out, err, tt.want)
+		}
+	}
+	if err := g.CheckRowFilter("region = database()"); err == nil {
+		t.Error("DATABASE() accepted in a row filter")
+	}
+}
