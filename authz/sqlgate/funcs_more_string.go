@@ -1,6 +1,7 @@
 package sqlgate
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -43,6 +44,8 @@ var stringFunctions = map[string]fnSpec{
 	"quote":          {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwQuote},
 	"bin":            {duck: "b", min: 1, max: 1, kind: fnScalar, rw: rwRadix},
 	"oct":            {duck: "o", min: 1, max: 1, kind: fnScalar, rw: rwRadix},
+	"conv":           {duck: "", min: 3, max: 3, kind: fnScalar, rw: rwConv},
+	"crc32":          {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwCRC32},
 	"strcmp":         {duck: "", min: 2, max: 2, kind: fnScalar, rw: rwStrcmp},
 	"sha2":           {duck: "", min: 2, max: 2, kind: fnScalar, rw: rwSHA2},
 	"regexp_like":    {duck: "like", min: 2, max: 3, kind: fnScalar, rw: rwRegexp},
@@ -53,6 +56,7 @@ var stringFunctions = map[string]fnSpec{
 	"version":       {duck: "", min: 0, max: 0, kind: fnScalar, rw: rwVersion},
 	"charset":       {duck: "utf8mb4", min: 1, max: 1, kind: fnScalar, rw: rwCharset},
 	"collation":     {duck: Collation, min: 1, max: 1, kind: fnScalar, rw: rwCharset},
+	"coercibility":  {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwCoercibility},
 	sessionDatabase: {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwSessionDatabase},
 	// miscellaneous
 	"inet_aton":   {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwInetAton},
@@ -168,6 +172,78 @@ func rwRadix(code string, args []ast.ExprNode) (ast.ExprNode, error) {
 	}
 	return letx(args, func(r []ast.ExprNode) *tmplExpr {
 		return tx("CASE WHEN (typeof(", r[0], ") LIKE 'DECIMAL%') THEN "+runErr("BIN and OCT of a DECIMAL are not supported")+" ELSE format('{:"+code+"}', CAST(", u64Arg(r[0]), " AS UBIGINT)) END")
+	}), nil
+}
+
+// rwCRC32: the CRC-32 (IEEE, as zlib's) of the string's bytes, computed
+// bit by bit over the bytes read from its hex form: DuckDB has no CRC-32.
+func rwCRC32(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
+	h := tx("hex(", strArg(args[0]), ")")
+	if _, ok := args[0].(*binaryText); ok {
+		h = tx("hex(", args[0], ")")
+	}
+	return letx([]ast.ExprNode{h}, func(r []ast.ExprNode) *tmplExpr {
+		return tx("CASE WHEN (", r[0], " IS NULL) THEN NULL ELSE xor(list_reduce(list_transform(range(0, strlen(", r[0], "), 2), lambda __lg_i: CAST(('0x' || substring(", r[0],
+			", (__lg_i + 1), 2)) AS BIGINT)), lambda __lg_a, __lg_b: list_reduce(range(8), lambda __lg_c, __lg_d: xor((__lg_c >> 1), (3988292384 & (-(__lg_c & 1)))), xor(__lg_a, __lg_b)), CAST(4294967295 AS BIGINT)), 4294967295) END")
+	}), nil
+}
+
+// rwConv: CONV(N, from, to) with literal bases. MySQL reads N as a string:
+// leading whitespace, a sign, then the longest run of digits of the base
+// (a negative from base reads a signed number); it prints the value as an
+// unsigned 64-bit integer (signed for a negative to base) in the to base,
+// with upper-case letters. A base outside 2 … 36 gives NULL. No digits,
+// and a value beyond 64 bits (which MySQL clips), are refused at run time.
+func rwConv(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
+	fb, fok := intLit(args[1])
+	tb, tok := intLit(args[2])
+	if !fok || !tok {
+		return nil, unsupported("CONV takes integer literal bases")
+	}
+	from, to := max(fb, -fb), max(tb, -tb)
+	if from < 2 || from > 36 || to < 2 || to > 36 {
+		return tx("CAST(NULL AS VARCHAR)"), nil
+	}
+	const alpha = "0123456789abcdefghijklmnopqrstuvwxyz"
+	d := alpha[from-1 : from]
+	class := "0-" + d
+	if from > 10 {
+		class = "0-9a-" + d + "A-" + strings.ToUpper(d)
+	}
+	// Digits that cannot overflow a HUGEINT while read: from^k < 2^126.
+	maxDigits := int(126 / math.Log2(float64(from)))
+	// The powers of the to base up to 2^64, highest first.
+	var pows []string
+	for p := uint64(1); ; p *= uint64(to) {
+		pows = append([]string{strconv.FormatUint(p, 10)}, pows...)
+		if p > (1<<64-1)/uint64(to) {
+			break
+		}
+	}
+	digitsOf := func(x ast.ExprNode) *tmplExpr {
+		return tx("CASE WHEN (", x, " = 0) THEN '0' ELSE ltrim(array_to_string(list_transform(CAST(["+strings.Join(pows, ", ")+"] AS HUGEINT[]), lambda __lg_p: substring('"+
+			strings.ToUpper(alpha)+"', (CAST(((", x, " // __lg_p) % "+strconv.FormatInt(to, 10)+") AS BIGINT) + 1), 1)), ''), '0') END")
+	}
+	tooBig := runErr("CONV of a value beyond 64 bits is not supported")
+	re := text(`^[ \t\n\r\x0B\x0C]*([+-]?)([` + class + `]*)`)
+	return letx([]ast.ExprNode{tx("regexp_extract(", strArg(args[0]), ", ", re, ", ['s', 'd'])")}, func(r []ast.ExprNode) *tmplExpr {
+		sign, dg := tx(r[0], ".s"), tx(r[0], ".d")
+		v := tx("list_reduce(list_transform(string_split(", dg, ", ''), lambda __lg_c: (strpos('"+alpha+"', lower(__lg_c)) - 1)), lambda __lg_a, __lg_b: ((__lg_a * "+
+			strconv.FormatInt(from, 10)+") + __lg_b), CAST(0 AS HUGEINT))")
+		return tx("CASE WHEN (", r[0], " IS NULL) THEN NULL WHEN (", dg, " = '') THEN "+runErr("CONV of a string without digits is not supported")+
+			" WHEN (length(", dg, ") > "+strconv.Itoa(maxDigits)+") THEN "+tooBig+" ELSE ", letx([]ast.ExprNode{sign, v}, func(q []ast.ExprNode) *tmplExpr {
+			limit := tx("18446744073709551615")
+			if fb < 0 { // a signed value: -2^63 … 2^63-1
+				limit = tx("CASE WHEN (", q[0], " = '-') THEN 9223372036854775808 ELSE 9223372036854775807 END")
+			}
+			u := tx("CASE WHEN (", q[0], " = '-') THEN ((18446744073709551616 - ", q[1], ") % 18446744073709551616) ELSE ", q[1], " END")
+			return tx("CASE WHEN (", q[1], " > ", limit, ") THEN "+tooBig+" ELSE ", letx([]ast.ExprNode{u}, func(w []ast.ExprNode) *tmplExpr {
+				if tb > 0 {
+					return digitsOf(w[0])
+				}
+				return tx("CASE WHEN (", w[0], " >= 9223372036854775808) THEN ('-' || ", digitsOf(tx("(18446744073709551616 - ", w[0], ")")), ") ELSE ", digitsOf(w[0]), " END")
+			}), " END")
+		}), " END")
 	}), nil
 }
 
@@ -737,6 +813,25 @@ func rwCharset(name string, args []ast.ExprNode) (ast.ExprNode, error) {
 	return nil, unsupported("CHARSET and COLLATION take a column or a literal")
 }
 
+// rwCoercibility: a string literal is coercible (4), NULL ignorable (6), a
+// number numeric (5); a column of strings implicit (2), of numbers or
+// times numeric (5). Other expressions are refused, as in rwCharset.
+func rwCoercibility(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
+	switch a := args[0].(type) {
+	case *litExpr:
+		switch {
+		case a.isText:
+			return num(4), nil
+		case isNullLit(a):
+			return num(6), nil
+		}
+		return num(5), nil
+	case *ast.ColumnNameExpr:
+		return tx("CASE WHEN (typeof(", a, ") IN ('VARCHAR', 'BLOB')) THEN 2 ELSE 5 END"), nil
+	}
+	return nil, unsupported("COERCIBILITY takes a column or a literal")
+}
+
 // ---- miscellaneous ----
 
 // rwInetAton: a dotted IPv4 address as a number, with MySQL's short forms
@@ -880,8 +975,8 @@ func moreStringWidth(name string, x *ast.FuncCallExpr, widths []width, strict wi
 			return strict, true
 		}
 		w = scale(arg(0), max(int64(len(r)), 1), 0)
-	case "bin", "oct", "sha2", "version", "charset", "collation", "bin_to_uuid", "inet_ntoa":
-		w = width{a: 64}
+	case "bin", "oct", "conv", "sha2", "version", "charset", "collation", "bin_to_uuid", "inet_ntoa":
+		w = width{a: 65}
 	default:
 		return width{}, false
 	}
