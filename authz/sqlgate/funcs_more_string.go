@@ -46,6 +46,7 @@ var stringFunctions = map[string]fnSpec{
 	"oct":            {duck: "o", min: 1, max: 1, kind: fnScalar, rw: rwRadix},
 	"conv":           {duck: "", min: 3, max: 3, kind: fnScalar, rw: rwConv},
 	"crc32":          {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwCRC32},
+	"soundex":        {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwSoundex},
 	"strcmp":         {duck: "", min: 2, max: 2, kind: fnScalar, rw: rwStrcmp},
 	"sha2":           {duck: "", min: 2, max: 2, kind: fnScalar, rw: rwSHA2},
 	"regexp_like":    {duck: "like", min: 2, max: 3, kind: fnScalar, rw: rwRegexp},
@@ -185,6 +186,31 @@ func rwCRC32(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 	return letx([]ast.ExprNode{h}, func(r []ast.ExprNode) *tmplExpr {
 		return tx("CASE WHEN (", r[0], " IS NULL) THEN NULL ELSE xor(list_reduce(list_transform(range(0, strlen(", r[0], "), 2), lambda __lg_i: CAST(('0x' || substring(", r[0],
 			", (__lg_i + 1), 2)) AS BIGINT)), lambda __lg_a, __lg_b: list_reduce(range(8), lambda __lg_c, __lg_d: xor((__lg_c >> 1), (3988292384 & (-(__lg_c & 1)))), xor(__lg_a, __lg_b)), CAST(4294967295 AS BIGINT)), 4294967295) END")
+	}), nil
+}
+
+// rwSoundex: MySQL's SOUNDEX (not truncated to four characters): the
+// first letter, then the codes of the following letters, a vowel's (0)
+// dropped and a code equal to the last one kept skipped, padded with 0 to
+// four characters; non-letters are ignored. A string with a non-ASCII
+// character (a letter to MySQL, treated as a vowel) is refused at run time.
+func rwSoundex(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
+	const letters, codes = "'ABCDEFGHIJKLMNOPQRSTUVWXYZ'", "'01230120022455012623010202'"
+	return letx([]ast.ExprNode{strArg(args[0])}, func(r []ast.ExprNode) *tmplExpr {
+		// L: the letters, upper-cased; C: the first letter's code, then the
+		// other letters' codes without vowels. A code equal to the one
+		// before it in C is skipped (it equals the last one kept).
+		l := tx("upper(regexp_replace(", r[0], ", '[^A-Za-z]', '', 'g'))")
+		return tx("CASE WHEN (", r[0], " IS NULL) THEN NULL WHEN regexp_matches(", r[0], ", '[^\\x00-\\x7F]') THEN "+runErr("SOUNDEX of a non-ASCII string is not supported")+
+			" ELSE ", letx([]ast.ExprNode{l}, func(l []ast.ExprNode) *tmplExpr {
+			c := tx("list_prepend(translate(left(", l[0], ", 1), "+letters+", "+codes+"), string_split(replace(translate(substring(", l[0], ", 2), "+letters+", "+codes+"), '0', ''), ''))")
+			return tx("CASE WHEN (", l[0], " = '') THEN '' ELSE ", letx([]ast.ExprNode{l[0], c}, func(q []ast.ExprNode) *tmplExpr {
+				out := tx("(left(", q[0], ", 1) || array_to_string(list_transform(range(2, (len(", q[1], ") + 1)), lambda __lg_i: CASE WHEN (", q[1], "[__lg_i] = ", q[1], "[(__lg_i - 1)]) THEN '' ELSE ", q[1], "[__lg_i] END), ''))")
+				return letx([]ast.ExprNode{out}, func(o []ast.ExprNode) *tmplExpr {
+					return tx("CASE WHEN (length(", o[0], ") < 4) THEN rpad(", o[0], ", 4, '0') ELSE ", o[0], " END")
+				})
+			}), " END")
+		}), " END")
 	}), nil
 }
 

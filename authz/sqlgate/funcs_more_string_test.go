@@ -24,6 +24,8 @@ func TestStringFunctionValues(t *testing.T) {
 		{"SELECT CONV('a', 16, 2), CONV('6E', 18, 8), CONV(-17, 10, -18), CONV(40, 10, 10), CONV('ff', 16, 10), CONV('-1', 10, 16), CONV(' 12abc', 10, 10), CONV(NULL, 10, 2), CONV('1', 1, 10), CONV('-9223372036854775808', -10, -10), CONV('z', 36, 10), CONV(0, 10, 2)",
 			"1010 172 -H 40 255 FFFFFFFFFFFFFFFF 12 <nil> <nil> -9223372036854775808 35 0"},
 		{"SELECT CRC32('MySQL'), CRC32('mysql'), CRC32(NULL), CRC32(''), CRC32(UNHEX('00')), CRC32(12) = CRC32('12')", "3259397556 2501908538 <nil> 0 3523407757 true"},
+		{"SELECT SOUNDEX('Hello'), SOUNDEX('Quadratically'), SOUNDEX(''), SOUNDEX(NULL), SOUNDEX('  1 a'), SOUNDEX('Tymczak'), SOUNDEX('Pfister'), SOUNDEX('Ashcraft'), SOUNDEX('bb')",
+			"H400 Q36324  <nil> A000 T520 P236 A2613 B000"},
 		// strings
 		{"SELECT BIT_LENGTH('text'), BIT_LENGTH(''), BIT_LENGTH('é'), BIT_LENGTH(NULL), BIT_LENGTH(123)", "32 0 16 <nil> 24"},
 		{"SELECT ORD('2'), ORD('dx'), ORD(''), ORD(NULL), ORD('é'), ORD('€'), ORD('😀'), ORD(2)", "50 100 0 <nil> 50089 14844588 4036991104 50"},
@@ -143,6 +145,7 @@ func TestStringFunctionRefusals(t *testing.T) {
 		{"SELECT INSERT('abc', 1.5, 1, 'x')", "INSERT takes integer positions"},
 		{"SELECT STRCMP('a~', 'a_')", "STRCMP of strings that first differ"},
 		{"SELECT FROM_BASE64('YWJ')", "FROM_BASE64 of this padding"},
+		{"SELECT SOUNDEX('Müller')", "SOUNDEX of a non-ASCII string"},
 		{"SELECT CONV(name, age, 10) FROM people", "CONV takes integer literal bases"},
 		{"SELECT CONV('xyz', 10, 2)", "CONV of a string without digits"},
 		{"SELECT CONV('18446744073709551616', 10, 10)", "CONV of a value beyond 64 bits"},
