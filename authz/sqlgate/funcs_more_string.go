@@ -60,13 +60,18 @@ var stringFunctions = map[string]fnSpec{
 	"coercibility":  {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwCoercibility},
 	sessionDatabase: {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwSessionDatabase},
 	// miscellaneous
-	"inet_aton":   {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwInetAton},
-	"inet_ntoa":   {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwInetNtoa},
-	"is_ipv4":     {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwIsIPv4},
-	"is_uuid":     {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwIsUUID},
-	"uuid_to_bin": {duck: "", min: 1, max: 2, kind: fnScalar, rw: rwUUIDToBin},
-	"bin_to_uuid": {duck: "", min: 1, max: 2, kind: fnScalar, rw: rwBinToUUID},
-	"grouping":    {duck: "grouping", min: 1, max: -1, kind: fnScalar},
+	"inet_aton":      {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwInetAton},
+	"inet_ntoa":      {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwInetNtoa},
+	"is_ipv4":        {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwIsIPv4},
+	"is_ipv6":        {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwIsIPv6},
+	"inet6_aton":     {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwInet6Aton},
+	"inet6_ntoa":     {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwInet6Ntoa},
+	"is_ipv4_compat": {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwIsIPv4Form(false)},
+	"is_ipv4_mapped": {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwIsIPv4Form(true)},
+	"is_uuid":        {duck: "", min: 1, max: 1, kind: fnScalar, rw: rwIsUUID},
+	"uuid_to_bin":    {duck: "", min: 1, max: 2, kind: fnScalar, rw: rwUUIDToBin},
+	"bin_to_uuid":    {duck: "", min: 1, max: 2, kind: fnScalar, rw: rwBinToUUID},
+	"grouping":       {duck: "grouping", min: 1, max: -1, kind: fnScalar},
 }
 
 // ---- helpers ----
@@ -861,20 +866,140 @@ func rwCoercibility(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 // ---- miscellaneous ----
 
 // rwInetAton: a dotted IPv4 address as a number, with MySQL's short forms
-// (a.b is a.0.0.b); NULL for a part over 255, a character other than
-// digits and dots, or a trailing dot. Forms with empty parts or more than
-// four are refused at run time.
+// (a.b is a.0.0.b, an empty part is 0); NULL for a part over 255, a
+// character other than digits and dots, a trailing dot, or more than four
+// parts.
 func rwInetAton(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 	return letx([]ast.ExprNode{strArg(args[0])}, func(r []ast.ExprNode) *tmplExpr {
 		s := r[0]
-		return tx("CASE WHEN (", s, " IS NULL) OR (NOT regexp_full_match(", s, ", '[0-9.]+')) OR (", s, " LIKE '%.') OR regexp_matches(", s,
-			", '(^|\\.)0*([3-9][0-9][0-9]|2[6-9][0-9]|25[6-9]|[1-9][0-9][0-9][0-9]+)(\\.|$)') THEN NULL WHEN NOT regexp_full_match(", s,
-			", '[0-9]+(\\.[0-9]+){0,3}') THEN "+runErr("INET_ATON of this form is not supported")+" ELSE ", letx([]ast.ExprNode{tx("list_transform(string_split(", s, ", '.'), lambda __lg_i: CAST(__lg_i AS BIGINT))")},
+		return tx("CASE WHEN (", s, " IS NULL) OR (NOT regexp_full_match(", s, ", '[0-9.]+')) OR (", s, " LIKE '%.') OR ((strlen(", s, ") - strlen(replace(", s, ", '.', ''))) > 3) OR regexp_matches(", s,
+			", '(^|\\.)0*([3-9][0-9][0-9]|2[6-9][0-9]|25[6-9]|[1-9][0-9][0-9][0-9]+)(\\.|$)') THEN NULL ELSE ", letx([]ast.ExprNode{tx("list_transform(string_split(", s, ", '.'), lambda __lg_i: coalesce(CAST(nullif(__lg_i, '') AS BIGINT), 0))")},
 				func(p []ast.ExprNode) *tmplExpr {
 					return tx("CASE len(", p[0], ") WHEN 1 THEN ", p[0], "[1] WHEN 2 THEN ((", p[0], "[1] * 16777216) + ", p[0], "[2]) WHEN 3 THEN (((", p[0], "[1] * 16777216) + (", p[0], "[2] * 65536)) + ", p[0],
 						"[3]) ELSE ((((", p[0], "[1] * 16777216) + (", p[0], "[2] * 65536)) + (", p[0], "[3] * 256)) + ", p[0], "[4]) END")
 				}), " END")
 	}), nil
+}
+
+// ipv4RE and ipv6RE match what MySQL's str_to_ipv4 and str_to_ipv6 accept:
+// four dotted parts of one to three digits up to 255; eight groups of one
+// to four hex digits, or fewer around one :: (which stands for at least
+// one group), the last two groups possibly written as an IPv4 address, at
+// most 39 characters (checked apart).
+var ipv4RE, ipv6RE = func() (string, string) {
+	b := `([0-9]{1,2}|[01][0-9][0-9]|2[0-4][0-9]|25[0-5])`
+	v4 := "(" + b + `\.){3}` + b
+	h := "[0-9A-Fa-f]{1,4}"
+	alts := []string{"(" + h + ":){7}" + h, "(" + h + ":){6}" + v4}
+	for k := 0; k <= 7; k++ {
+		left := ""
+		if k > 0 {
+			left = h + "(:" + h + "){" + strconv.Itoa(k-1) + "}"
+		}
+		right := ""
+		if k < 7 {
+			right = "(" + h + "(:" + h + "){0," + strconv.Itoa(6-k) + "})?"
+		}
+		alts = append(alts, left+"::"+right)
+		if k <= 5 {
+			alts = append(alts, left+"::("+h+":){0,"+strconv.Itoa(5-k)+"}"+v4)
+		}
+	}
+	return v4, "(" + strings.Join(alts, "|") + ")"
+}()
+
+// rwIsIPv6: 1 for what INET6_ATON reads as an IPv6 address, else 0 (also
+// for NULL).
+func rwIsIPv6(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
+	return letx([]ast.ExprNode{strArg(args[0])}, func(r []ast.ExprNode) *tmplExpr {
+		return tx("CASE WHEN coalesce(((strlen(", r[0], ") <= 39) AND regexp_full_match(", r[0], ", ", text(ipv6RE), ")), false) THEN 1 ELSE 0 END")
+	}), nil
+}
+
+// rwInet6Aton: the 4 bytes of an IPv4 address or the 16 of an IPv6
+// address, NULL for anything else.
+func rwInet6Aton(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
+	return &binaryText{letx([]ast.ExprNode{strArg(args[0])}, func(r []ast.ExprNode) *tmplExpr {
+		s := r[0]
+		v4hex := func(e ast.ExprNode) *tmplExpr {
+			return tx("array_to_string(list_transform(string_split(", e, ", '.'), lambda __lg_i: lpad(lower(hex(CAST(__lg_i AS BIGINT))), 2, '0')), '')")
+		}
+		// The groups as hex: those before ::, zeros for the gap, those
+		// after; an IPv4 tail is two groups.
+		grp := func(e ast.ExprNode) *tmplExpr {
+			return tx("CASE WHEN (", e, " = '') THEN [] ELSE list_transform(string_split(", e, ", ':'), lambda __lg_g: CASE WHEN (strpos(__lg_g, '.') > 0) THEN ",
+				v4hex(tx("__lg_g")), " ELSE lpad(lower(__lg_g), 4, '0') END) END")
+		}
+		return tx("CASE WHEN (", s, " IS NULL) THEN NULL WHEN regexp_full_match(", s, ", ", text(ipv4RE), ") THEN unhex(", v4hex(s), ") WHEN coalesce(((strlen(", s, ") <= 39) AND regexp_full_match(", s, ", ", text(ipv6RE), ")), false) THEN ",
+			letx([]ast.ExprNode{grp(tx("split_part(", s, ", '::', 1)")), grp(tx("CASE WHEN (strpos(", s, ", '::') > 0) THEN split_part(", s, ", '::', 2) ELSE '' END"))}, func(g []ast.ExprNode) *tmplExpr {
+				return tx("unhex(((array_to_string(", g[0], ", '') || repeat('0', (32 - strlen((array_to_string(", g[0], ", '') || array_to_string(", g[1], ", '')))))) || array_to_string(", g[1], ", '')))")
+			}), " ELSE NULL END")
+	})}, nil
+}
+
+// rwInet6Ntoa: the text of 4 or 16 bytes as MySQL prints it (lower-case
+// groups without leading zeros, the first longest run of zero groups as
+// ::, the IPv4-compatible and IPv4-mapped forms with a dotted tail); NULL
+// for other lengths and for a literal (not a binary string). Only binary
+// strings the gate made are accepted.
+func rwInet6Ntoa(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
+	if _, ok := args[0].(*binaryText); !ok {
+		if _, ok := args[0].(*litExpr); ok {
+			return tx("CAST(NULL AS VARCHAR)"), nil
+		}
+		return nil, unsupported("INET6_NTOA takes the result of INET6_ATON, UNHEX or FROM_BASE64")
+	}
+	return letx([]ast.ExprNode{tx("lower(hex(", args[0], "))")}, func(r []ast.ExprNode) *tmplExpr {
+		h := r[0]
+		v4 := func(h ast.ExprNode, from int) *tmplExpr {
+			parts := []any{"concat_ws('.'"}
+			for i := 0; i < 4; i++ {
+				parts = append(parts, ", CAST(CAST(('0x' || substring(", h, ", "+strconv.Itoa(from+2*i)+", 2)) AS BIGINT) AS VARCHAR)")
+			}
+			return tx(append(parts, ")")...)
+		}
+		words := tx("list_transform(range(0, 8), lambda __lg_i: CAST(('0x' || substring(", h, ", ((__lg_i * 4) + 1), 4)) AS BIGINT))")
+		v6 := letx([]ast.ExprNode{h, words}, func(w []ast.ExprNode) *tmplExpr {
+			// Z: for each word, the length of the run of zero words
+			// starting there (0 for a non-zero word).
+			runs := tx("list_transform(range(1, 9), lambda __lg_i: CASE WHEN (", w[1], "[__lg_i] <> 0) THEN 0 ELSE coalesce((list_position(list_transform(range(__lg_i, 9), lambda __lg_j: (", w[1],
+				"[__lg_j] <> 0)), true) - 1), (9 - __lg_i)) END)")
+			return letx([]ast.ExprNode{w[0], w[1], runs}, func(q []ast.ExprNode) *tmplExpr {
+				// gp: where the first longest run starts (0: none).
+				return letx([]ast.ExprNode{q[0], q[1], q[2], tx("CASE WHEN (list_max(", q[2], ") = 0) THEN 0 ELSE list_position(", q[2], ", list_max(", q[2], ")) END")}, func(q []ast.ExprNode) *tmplExpr {
+					H, W, Z, gp := q[0], q[1], q[2], q[3]
+					gl := tx("CASE WHEN (", gp, " = 0) THEN 0 ELSE ", Z, "[", gp, "] END")
+					word := func(i string) *tmplExpr { return tx("lower(hex(", W, "[", i, "]))") }
+					left := tx("array_to_string(list_transform(range(1, ", gp, "), lambda __lg_i: ", word("__lg_i"), "), ':')")
+					right := tx("array_to_string(list_transform(range((", gp, " + ", gl, "), 9), lambda __lg_i: ", word("__lg_i"), "), ':')")
+					all := tx("array_to_string(list_transform(range(1, 9), lambda __lg_i: ", word("__lg_i"), "), ':')")
+					return tx("CASE WHEN (", gp, " = 1) AND ((", gl, " = 6) OR ((", gl, " = 5) AND (", W, "[6] = 65535))) THEN (CASE WHEN (", gl, " = 6) THEN '::' ELSE '::ffff:' END || ", v4(H, 25),
+						") WHEN (", gp, " = 0) THEN ", all, " ELSE ((", left, " || '::') || ", right, ") END")
+				})
+			})
+		})
+		return tx("CASE WHEN (", h, " IS NULL) THEN NULL WHEN (strlen(", h, ") = 8) THEN ", v4(h, 1), " WHEN (strlen(", h, ") = 32) THEN ", v6, " ELSE NULL END")
+	}), nil
+}
+
+// rwIsIPv4Form: IS_IPV4_COMPAT (16 bytes ::a.b.c.d: the first 12 zero,
+// the last four neither 0.0.0.0 nor 0.0.0.1) and IS_IPV4_MAPPED (16 bytes
+// ::ffff:a.b.c.d); 0 for other lengths and literals.
+func rwIsIPv4Form(mapped bool) func(string, []ast.ExprNode) (ast.ExprNode, error) {
+	return func(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
+		if _, ok := args[0].(*binaryText); !ok {
+			if _, ok := args[0].(*litExpr); ok {
+				return num(0), nil
+			}
+			return nil, unsupported("IS_IPV4_COMPAT and IS_IPV4_MAPPED take the result of INET6_ATON, UNHEX or FROM_BASE64")
+		}
+		return letx([]ast.ExprNode{tx("lower(hex(", args[0], "))")}, func(r []ast.ExprNode) *tmplExpr {
+			if mapped {
+				return tx("CASE WHEN coalesce(((strlen(", r[0], ") = 32) AND (left(", r[0], ", 24) = '00000000000000000000ffff')), false) THEN 1 ELSE 0 END")
+			}
+			return tx("CASE WHEN coalesce(((strlen(", r[0], ") = 32) AND (left(", r[0], ", 24) = '000000000000000000000000') AND (right(", r[0], ", 8) NOT IN ('00000000', '00000001'))), false) THEN 1 ELSE 0 END")
+		}), nil
+	}
 }
 
 // rwInetNtoa: the dotted form of a number in 0 … 2^32-1, else NULL.
@@ -889,7 +1014,7 @@ func rwInetNtoa(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 // 255; 0 for NULL.
 func rwIsIPv4(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 	return letx([]ast.ExprNode{strArg(args[0])}, func(r []ast.ExprNode) *tmplExpr {
-		return tx("CASE WHEN coalesce(regexp_full_match(", r[0], ", '(([0-9]{1,2}|[01][0-9][0-9]|2[0-4][0-9]|25[0-5])\\.){3}([0-9]{1,2}|[01][0-9][0-9]|2[0-4][0-9]|25[0-5])'), false) THEN 1 ELSE 0 END")
+		return tx("CASE WHEN coalesce(regexp_full_match(", r[0], ", ", text(ipv4RE), "), false) THEN 1 ELSE 0 END")
 	}), nil
 }
 
@@ -1001,7 +1126,7 @@ func moreStringWidth(name string, x *ast.FuncCallExpr, widths []width, strict wi
 			return strict, true
 		}
 		w = scale(arg(0), max(int64(len(r)), 1), 0)
-	case "bin", "oct", "conv", "sha2", "version", "charset", "collation", "bin_to_uuid", "inet_ntoa":
+	case "bin", "oct", "conv", "sha2", "version", "charset", "collation", "bin_to_uuid", "inet_ntoa", "inet6_ntoa":
 		w = width{a: 65}
 	default:
 		return width{}, false
