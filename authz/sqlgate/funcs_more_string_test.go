@@ -232,3 +232,12 @@ func TestSessionFunctions(t *testing.T) {
 		t.Error("DATABASE() accepted in a row filter")
 	}
 }
+
+// TestSessionFunctionsUpstream: an upstream dialect does not translate
+// DATABASE(); its refusal names it as the client wrote it.
+func TestSessionFunctionsUpstream(t *testing.T) {
+	_, err := sqlgate.New(sqlgate.Config{}).ParseFor("SELECT DATABASE()", "sales", sqlgate.DialectMySQL)
+	if err == nil || !strings.Contains(err.Error(), `function "database" is not supported`) {
+		t.Errorf("got %v", err)
+	}
+}
