@@ -88,8 +88,10 @@ func runErr(msg string) string { return "error('" + strings.ReplaceAll(msg, "'",
 // intTypes are DuckDB's integer types, as typeof names them.
 const intTypes = "('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT', 'UHUGEINT', 'BOOLEAN')"
 
-// strArg is MySQL's string of e (see mysqlStr); a BLOB is refused at run
-// time, since DuckDB's text of one is not its bytes.
+// strArg is MySQL's string of e (see mysqlStr). Refused at run time: a
+// BLOB (DuckDB's text of one is not its bytes) and a DATETIME or TIME
+// (MySQL prints as many fractional digits as the column declares, DuckDB
+// none for a whole second).
 func strArg(e ast.ExprNode) ast.ExprNode {
 	if _, ok := e.(*binaryText); ok {
 		return tx(runErr("binary strings are not supported here"))
@@ -101,7 +103,8 @@ func strArg(e ast.ExprNode) ast.ExprNode {
 		return mysqlStr(e)
 	}
 	return letx([]ast.ExprNode{e}, func(r []ast.ExprNode) *tmplExpr {
-		return tx("CASE WHEN (typeof(", r[0], ") = 'BLOB') THEN "+runErr("binary strings are not supported here")+" ELSE ", mysqlStr(r[0]), " END")
+		return tx("CASE WHEN (typeof(", r[0], ") = 'BLOB') THEN "+runErr("binary strings are not supported here")+" WHEN ((typeof(", r[0], ") LIKE 'TIMESTAMP%') OR (typeof(", r[0], ") LIKE 'TIME%')) THEN "+
+			runErr("a DATETIME or TIME as a string is not supported here (MySQL prints its declared fractional digits); use DATE_FORMAT")+" ELSE ", mysqlStr(r[0]), " END")
 	})
 }
 
@@ -544,6 +547,7 @@ func translateRegexp(p string, o *regexpOpts) error {
 		case inClass:
 			switch {
 			case c == '[' && i+1 < len(p) && p[i+1] == ':':
+				o.shorthand = true // [[:alpha:]] is Unicode in ICU, ASCII in RE2
 				j := strings.Index(p[i:], ":]")
 				if j < 0 {
 					return bad("an unterminated character class")
@@ -1084,6 +1088,9 @@ func rwBinToUUID(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 // StringBytes or copies copies of column values, the result counts as
 // StringBytes: the translation makes the engine refuse a longer one
 // (capped, or the checks of REGEXP_REPLACE and EXPORT_SET before building).
+//
+// It runs before the walker checks the number of arguments: it must read
+// only the arguments there are.
 func moreStringWidth(name string, x *ast.FuncCallExpr, widths []width, strict width, copies int64) (width, bool) {
 	arg := func(i int) width {
 		if i < len(widths) {
@@ -1102,8 +1109,8 @@ func moreStringWidth(name string, x *ast.FuncCallExpr, widths []width, strict wi
 		w = arg(0).plus(arg(3))
 	case "make_set":
 		w = width{a: int64(len(widths))}
-		for _, a := range widths[1:] {
-			w = w.plus(a)
+		for i := 1; i < len(widths); i++ {
+			w = w.plus(widths[i])
 		}
 	case "export_set":
 		n := int64(64)
@@ -1121,6 +1128,9 @@ func moreStringWidth(name string, x *ast.FuncCallExpr, widths []width, strict wi
 		// Every match is at least one character (an empty match is
 		// refused), so each byte of the subject becomes at most the
 		// replacement.
+		if len(x.Args) < 3 {
+			return width{}, true // refused by the walker
+		}
 		r, ok := literalText(x.Args[2])
 		if !ok {
 			return strict, true

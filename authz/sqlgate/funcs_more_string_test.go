@@ -50,6 +50,7 @@ func TestStringFunctionValues(t *testing.T) {
 		{"SELECT SHA2('abc', 256) = SHA2('abc', 0), SHA2('abc', 1), SHA2(NULL, 256)", "true <nil> <nil>"},
 		// regular expressions
 		{"SELECT REGEXP_LIKE('CamelCase', 'CAMELCASE'), REGEXP_LIKE('CamelCase', 'CAMELCASE', 'c'), REGEXP_LIKE('Michael!', '.*'), REGEXP_LIKE('a', '^[a-d]'), REGEXP_LIKE(NULL, 'a')", "1 0 1 1 <nil>"},
+		{"SELECT REGEXP_LIKE('ab1', '^[[:alpha:]]+[[:digit:]]$'), QUOTE(DATE '2024-01-02')", "1 '2024-01-02'"},
 		{"SELECT REGEXP_LIKE('a\nb', 'a.b'), REGEXP_LIKE('a\nb', 'a.b', 'n'), REGEXP_LIKE('x\nabc', '^abc'), REGEXP_LIKE('x\nabc', '^abc', 'm')", "0 1 0 1"},
 		{"SELECT REGEXP_SUBSTR('abc def ghi', '[a-z]+', 1, 3), REGEXP_SUBSTR('abc def ghi', '[a-z]+'), REGEXP_SUBSTR('abc def', 'x'), REGEXP_SUBSTR('abc def ghi', '[a-z]+', 5)", "ghi abc <nil> def"},
 		{"SELECT REGEXP_INSTR('dog cat dog', 'dog'), REGEXP_INSTR('dog cat dog', 'dog', 2), REGEXP_INSTR('aa aaa aaaa', 'a{4}'), REGEXP_INSTR('aa aaa aaaa', 'a{3}', 1, 2), REGEXP_INSTR('abc', 'b', 1, 1, 1), REGEXP_INSTR('abc', 'x')", "1 9 8 8 3 0"},
@@ -146,6 +147,8 @@ func TestStringFunctionRefusals(t *testing.T) {
 		{"SELECT REGEXP_LIKE('abc\n', 'abc$')", `strings with \r`},
 		{"SELECT REGEXP_LIKE('é1', '\\\\w')", `strings with \r`},
 		{"SELECT REGEXP_SUBSTR('abc', 'x*')", "matches an empty string"},
+		{"SELECT REGEXP_LIKE('é', '[[:alpha:]]')", `strings with \r`},
+		{"SELECT QUOTE(TIMESTAMP '2024-01-01 10:00:00'), HEX(CAST('2024-01-01 10:00:00' AS DATETIME))", "a DATETIME or TIME as a string"},
 		{"SELECT REGEXP_SUBSTR('abc', 'b', 5)", "past the end of the string"},
 		{"SELECT BIT_COUNT(2.5E0)", "must be an integer of at most 64 bits"},
 		{"SELECT MAKE_SET('1.5', 'a')", "must be an integer of at most 64 bits"},
@@ -239,5 +242,35 @@ func TestSessionFunctionsUpstream(t *testing.T) {
 	_, err := sqlgate.New(sqlgate.Config{}).ParseFor("SELECT DATABASE()", "sales", sqlgate.DialectMySQL)
 	if err == nil || !strings.Contains(err.Error(), `function "database" is not supported`) {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestStringFunctionArities: every function of the table, with any number
+// of arguments, is accepted or refused, never a panic (the limit pass reads
+// arguments before the arity is checked).
+func TestStringFunctionArities(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	names := []string{"sin", "cos", "tan", "cot", "asin", "acos", "atan", "atan2", "degrees", "radians", "bit_count", "bit_length", "ord", "hex", "unhex",
+		"to_base64", "from_base64", "insert", "elt", "find_in_set", "make_set", "export_set", "quote", "bin", "oct", "conv", "crc32", "soundex", "strcmp", "sha2",
+		"regexp_like", "regexp_substr", "regexp_instr", "regexp_replace", "version", "charset", "collation", "coercibility", "database", "schema",
+		"inet_aton", "inet_ntoa", "is_ipv4", "is_ipv6", "inet6_aton", "inet6_ntoa", "is_ipv4_compat", "is_ipv4_mapped", "is_uuid", "uuid_to_bin", "bin_to_uuid", "grouping"}
+	for _, n := range names {
+		for k := 0; k <= 7; k++ {
+			args := make([]string, k)
+			for i := range args {
+				args[i] = []string{"name", "'x'", "1", "NULL"}[i%4]
+			}
+			q := "SELECT " + n + "(" + strings.Join(args, ", ") + ") FROM people"
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("%s: panic %v", q, r)
+					}
+				}()
+				if st, err := g.Parse(q, "s"); err == nil {
+					_, _ = st.Render(map[sqlgate.TableRef]sqlgate.Relation{{Schema: "s", Name: "people"}: {Schema: "lg_rel", Name: "people", Columns: peopleCols, Types: peopleTypes}})
+				}
+			}()
+		}
 	}
 }
