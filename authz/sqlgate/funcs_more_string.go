@@ -354,14 +354,17 @@ func rwFromBase64(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 	})}, nil
 }
 
-// rwInsert: INSERT(s, pos, len, new): s unchanged for pos outside 1 …
-// CHAR_LENGTH(s); a negative or overlong len replaces the rest.
+// rwInsert: INSERT(s, pos, len, new) as MySQL's: s unchanged for pos
+// below 1 or beyond its length in bytes (so, for a string of multi-byte
+// characters, a pos past the last character appends new); a negative len
+// or one beyond the length in bytes replaces the rest. Positions and
+// lengths count characters otherwise.
 func rwInsert(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 	vals := []ast.ExprNode{strArg(args[0]), args[1], args[2], strArg(args[3])}
 	return capped("INSERT", letx(vals, func(r []ast.ExprNode) *tmplExpr {
 		return nullIfAny(r, "CASE WHEN (NOT (typeof(", r[1], ") IN "+intTypes+")) OR (NOT (typeof(", r[2], ") IN "+intTypes+")) THEN "+
-			runErr("INSERT takes integer positions and lengths")+" WHEN (", r[1], " < 1) OR (", r[1], " > length(", r[0], ")) THEN ", r[0],
-			" WHEN (", r[2], " < 0) OR (", r[2], " >= ((length(", r[0], ") - ", r[1], ") + 1)) THEN (substring(", r[0], ", 1, (", r[1], " - 1)) || ", r[3],
+			runErr("INSERT takes integer positions and lengths")+" WHEN (", r[1], " < 1) OR (", r[1], " > strlen(", r[0], ")) THEN ", r[0],
+			" WHEN (", r[2], " < 0) OR (", r[2], " > strlen(", r[0], ")) THEN (substring(", r[0], ", 1, (", r[1], " - 1)) || ", r[3],
 			") ELSE ((substring(", r[0], ", 1, (", r[1], " - 1)) || ", r[3], ") || substring(", r[0], ", (", r[1], " + ", r[2], "))) END")
 	})), nil
 }
@@ -383,10 +386,11 @@ func rwElt(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 
 // rwFindInSet: the 1-based place of s in the comma-separated list, compared
 // as the default collation does (case and accents folded); 0 when absent,
-// for an empty list, or when s holds a comma.
+// for an empty list, when s holds a comma, or when the list has fewer
+// bytes than s (MySQL does not search then: FIND_IN_SET('é', 'e') is 0).
 func rwFindInSet(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 	return letx([]ast.ExprNode{strArg(args[0]), strArg(args[1])}, func(r []ast.ExprNode) *tmplExpr {
-		return nullIfAny(r, "CASE WHEN (", r[1], " = '') OR (strpos(", r[0], ", ',') > 0) THEN 0 ELSE CAST(coalesce(list_position(string_split(lower(strip_accents(", r[1],
+		return nullIfAny(r, "CASE WHEN (", r[1], " = '') OR (strpos(", r[0], ", ',') > 0) OR (strlen(", r[1], ") < strlen(", r[0], ")) THEN 0 ELSE CAST(coalesce(list_position(string_split(lower(strip_accents(", r[1],
 			")), ','), lower(strip_accents(", r[0], "))), 0) AS BIGINT) END")
 	}), nil
 }
@@ -1068,7 +1072,11 @@ func rwBinToUUID(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	return letx([]ast.ExprNode{tx("lower(hex(", args[0], "))")}, func(r []ast.ExprNode) *tmplExpr {
+	h := tx("lower(hex(", strArg(args[0]), "))")
+	if _, ok := args[0].(*binaryText); ok {
+		h = tx("lower(hex(", args[0], "))")
+	}
+	return letx([]ast.ExprNode{h}, func(r []ast.ExprNode) *tmplExpr {
 		h := r[0]
 		var f [5]*tmplExpr
 		if swap {

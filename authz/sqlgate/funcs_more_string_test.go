@@ -34,11 +34,11 @@ func TestStringFunctionValues(t *testing.T) {
 		{"SELECT TO_BASE64('abc'), TO_BASE64(''), TO_BASE64(NULL), FROM_BASE64('YWJj') = 'abc', FROM_BASE64('!!'), FROM_BASE64(TO_BASE64('abc')) = 'abc'", "YWJj  <nil> true <nil> true"},
 		{"SELECT TO_BASE64(REPEAT('a', 60)), FROM_BASE64(TO_BASE64(REPEAT('a', 60))) = REPEAT('a', 60)",
 			"YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFh\nYWFh true"},
-		{"SELECT INSERT('Quadratic', 3, 4, 'What'), INSERT('Quadratic', -1, 4, 'What'), INSERT('Quadratic', 3, 100, 'What'), INSERT('Quadratic', 10, 1, 'X'), INSERT('Quadratic', 1, 0, 'X'), INSERT('abc', 2, -1, 'X'), INSERT(NULL, 1, 1, 'x')",
-			"QuWhattic Quadratic QuWhat Quadratic XQuadratic aX <nil>"},
+		{"SELECT INSERT('Quadratic', 3, 4, 'What'), INSERT('Quadratic', -1, 4, 'What'), INSERT('Quadratic', 3, 100, 'What'), INSERT('Quadratic', 10, 1, 'X'), INSERT('Quadratic', 1, 0, 'X'), INSERT('abc', 2, -1, 'X'), INSERT(NULL, 1, 1, 'x'), INSERT('éé', 3, 1, 'x'), INSERT('éé', 5, 1, 'x'), INSERT('aéb', 2, 1, 'x')",
+			"QuWhattic Quadratic QuWhat Quadratic XQuadratic aX <nil> ééx éé axb"},
 		{"SELECT ELT(1, 'Aa', 'Bb', 'Cc'), ELT(4, 'Aa', 'Bb', 'Cc'), ELT(0, 'a'), ELT(2, 1, 2), ELT(NULL, 'a')", "Aa <nil> <nil> 2 <nil>"},
-		{"SELECT FIND_IN_SET('b', 'a,b,c,d'), FIND_IN_SET('z', 'a,b'), FIND_IN_SET('a', ''), FIND_IN_SET(NULL, 'a'), FIND_IN_SET('B', 'a,b,c'), FIND_IN_SET('É', 'a,e'), FIND_IN_SET('a,b', 'a,b'), FIND_IN_SET('', 'a,,b')",
-			"2 0 0 <nil> 2 2 0 2"},
+		{"SELECT FIND_IN_SET('b', 'a,b,c,d'), FIND_IN_SET('z', 'a,b'), FIND_IN_SET('a', ''), FIND_IN_SET(NULL, 'a'), FIND_IN_SET('B', 'a,b,c'), FIND_IN_SET('É', 'a,e'), FIND_IN_SET('a,b', 'a,b'), FIND_IN_SET('', 'a,,b'), FIND_IN_SET('é', 'e'), FIND_IN_SET('', 'a,'), FIND_IN_SET('', '')",
+			"2 0 0 <nil> 2 2 0 2 0 2 0"},
 		{"SELECT MAKE_SET(1, 'a', 'b', 'c'), MAKE_SET(1 | 4, 'hello', 'nice', 'world'), MAKE_SET(1 | 4, 'hello', 'nice', NULL, 'world'), MAKE_SET(0, 'a', 'b'), MAKE_SET(NULL, 'a'), MAKE_SET(-1, 'a', 'b')",
 			"a hello,world hello  <nil> a,b"},
 		{"SELECT EXPORT_SET(5, 'Y', 'N', ',', 4), EXPORT_SET(6, '1', '0', ',', 10), EXPORT_SET(1, 'y', 'n', '', 3), EXPORT_SET(NULL, 'y', 'n'), LENGTH(EXPORT_SET(0, '1', '0'))",
@@ -166,6 +166,7 @@ func TestStringFunctionRefusals(t *testing.T) {
 		{"SELECT CONV('9223372036854775808', -10, 10)", "CONV of a value beyond 64 bits"},
 		{"SELECT UUID_TO_BIN('xyz')", "Incorrect string value for UUID_TO_BIN"},
 		{"SELECT BIN_TO_UUID('abc')", "Incorrect string value for BIN_TO_UUID"},
+		{"SELECT BIN_TO_UUID(CAST(340282366920938463463374607431768211455 AS DECIMAL(38,0)))", "Incorrect string value for BIN_TO_UUID"},
 	}
 	for _, tt := range tests {
 		_, err := policyRun(t, g, db, nil, tt.sql)
