@@ -11,7 +11,7 @@ import (
 // minFunctionCoverage is the share (in percent) of MySQL 8.0's built-in
 // functions (testdata/mysql_functions.tsv, those not excluded as touching
 // the server, locks or keys) that the gate translates. It may only rise.
-const minFunctionCoverage = 53.5
+const minFunctionCoverage = 75.1
 
 // constructs are the functions of the list the walker translates as
 // constructs of their own rather than through the function table.
@@ -19,7 +19,7 @@ var constructs = map[string]bool{"case": true, "cast": true, "convert": true}
 
 // parserNames are the names the parser gives functions whose SQL name it
 // reads differently.
-var parserNames = map[string]string{"char": "char_func"}
+var parserNames = map[string]string{"char": "char_func", "insert": "insert_func", "database": sessionDatabase, "schema": sessionDatabase}
 
 // mysqlFunction is one line of testdata/mysql_functions.tsv.
 type mysqlFunction struct{ name, chapter, excluded string }

@@ -992,6 +992,8 @@ func (p *limitPass) call(x *ast.FuncCallExpr, d int) (width, bool, error) {
 			w = width{a: fw}
 		} else if nonString[name] {
 			w = width{}
+		} else if mw, ok := moreStringWidth(name, x, widths, strict, int64(p.lim.ColumnCopies)); ok {
+			w = mw // funcs_more_string.go
 		}
 	}
 	if !rowVarying(x) {
