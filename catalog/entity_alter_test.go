@@ -11,52 +11,52 @@ import (
 	"lakegate/catalog/catalogtest"
 )
 
-// entityUpdate is one update of AlterTag, AlterPolicy or AlterDomain in a
+// alterUpdate is one update of AlterTag, AlterPolicy or AlterDomain in a
 // form every kind converts from; a kind drops the fields it has no place
 // for (a policy update has no property).
-type entityUpdate struct{ typ, newName, newComment, property, value string }
+type alterUpdate struct{ typ, newName, newComment, property, value string }
 
-func rename(n string) entityUpdate  { return entityUpdate{typ: "rename", newName: n} }
-func comment(c string) entityUpdate { return entityUpdate{typ: "updateComment", newComment: c} }
-func setProp(k, v string) entityUpdate {
-	return entityUpdate{typ: "setProperty", property: k, value: v}
+func rename(n string) alterUpdate  { return alterUpdate{typ: "rename", newName: n} }
+func comment(c string) alterUpdate { return alterUpdate{typ: "updateComment", newComment: c} }
+func setProp(k, v string) alterUpdate {
+	return alterUpdate{typ: "setProperty", property: k, value: v}
 }
-func removeProp(k string) entityUpdate { return entityUpdate{typ: "removeProperty", property: k} }
+func removeProp(k string) alterUpdate { return alterUpdate{typ: "removeProperty", property: k} }
 
-// entityState is what the alter updates change, as the snapshot reads it.
-type entityState struct {
+// alterState is what the alter updates change, as the snapshot reads it.
+type alterState struct {
 	name, comment string
 	props         map[string]string
 	audit         Audit
 }
 
-// entityKind is one kind of named entity that AlterTag, AlterPolicy and
+// alterKind is one kind of named entity that AlterTag, AlterPolicy and
 // AlterDomain alter by the same rules.
-type entityKind struct {
+type alterKind struct {
 	name  string // as error messages name it
 	props bool   // whether it has properties
 	// rules maps a case's failure ("taken", "missing") to the kind's
 	// DomainError rule for it (absent: a plain error).
 	rules  map[string]string
 	create func(name, comment string, props map[string]string) Command
-	alter  func(name string, us []entityUpdate) Command
-	read   func(s *Snapshot, name string) (entityState, bool)
+	alter  func(name string, us []alterUpdate) Command
+	read   func(s *Snapshot, name string) (alterState, bool)
 }
 
-var entityKinds = []entityKind{
+var alterKinds = []alterKind{
 	{
 		name: "tag", props: true,
 		create: func(n, c string, p map[string]string) Command {
 			return CreateTag{Name: n, Comment: c, Properties: p}
 		},
-		alter: func(n string, us []entityUpdate) Command {
-			return AlterTag{Name: n, Updates: convert(us, func(u entityUpdate) TagUpdate {
+		alter: func(n string, us []alterUpdate) Command {
+			return AlterTag{Name: n, Updates: convert(us, func(u alterUpdate) TagUpdate {
 				return TagUpdate{u.typ, u.newName, u.newComment, u.property, u.value}
 			})}
 		},
-		read: func(s *Snapshot, n string) (entityState, bool) {
+		read: func(s *Snapshot, n string) (alterState, bool) {
 			i, ok := s.Tag(n)
-			return entityState{i.Name, i.Comment, i.Properties, i.Audit}, ok
+			return alterState{i.Name, i.Comment, i.Properties, i.Audit}, ok
 		},
 	},
 	{
@@ -64,14 +64,14 @@ var entityKinds = []entityKind{
 		create: func(n, c string, _ map[string]string) Command {
 			return CreatePolicy{Name: n, Comment: c, Type: PolicyCustom, Content: PolicyContent{Custom: json.RawMessage(`{}`)}}
 		},
-		alter: func(n string, us []entityUpdate) Command {
-			return AlterPolicy{Name: n, Updates: convert(us, func(u entityUpdate) PolicyUpdate {
+		alter: func(n string, us []alterUpdate) Command {
+			return AlterPolicy{Name: n, Updates: convert(us, func(u alterUpdate) PolicyUpdate {
 				return PolicyUpdate{Type: u.typ, NewName: u.newName, NewComment: u.newComment}
 			})}
 		},
-		read: func(s *Snapshot, n string) (entityState, bool) {
+		read: func(s *Snapshot, n string) (alterState, bool) {
 			i, ok := s.Policy(n)
-			return entityState{i.Name, i.Comment, nil, i.Audit}, ok
+			return alterState{i.Name, i.Comment, nil, i.Audit}, ok
 		},
 	},
 	{
@@ -80,14 +80,14 @@ var entityKinds = []entityKind{
 		create: func(n, c string, p map[string]string) Command {
 			return CreateDomain{Name: n, Comment: c, Properties: p, BackingTag: newTag("backing-" + n)}
 		},
-		alter: func(n string, us []entityUpdate) Command {
-			return AlterDomain{Name: n, Updates: convert(us, func(u entityUpdate) DomainUpdate {
+		alter: func(n string, us []alterUpdate) Command {
+			return AlterDomain{Name: n, Updates: convert(us, func(u alterUpdate) DomainUpdate {
 				return DomainUpdate{u.typ, u.newName, u.newComment, u.property, u.value}
 			})}
 		},
-		read: func(s *Snapshot, n string) (entityState, bool) {
+		read: func(s *Snapshot, n string) (alterState, bool) {
 			i, ok := s.Domain(n)
-			return entityState{i.Name, i.Comment, i.Properties, i.Audit}, ok
+			return alterState{i.Name, i.Comment, i.Properties, i.Audit}, ok
 		},
 	},
 }
@@ -103,7 +103,7 @@ func TestEntityAlterRules(t *testing.T) {
 	cases := []struct {
 		name    string
 		target  string // "": "a"
-		updates []entityUpdate
+		updates []alterUpdate
 		// On success: the entity's state under wantName (the absent names
 		// in gone).
 		wantName    string
@@ -112,77 +112,77 @@ func TestEntityAlterRules(t *testing.T) {
 		gone        []string
 		// On failure: the sentinel and the message's tail, with {kind} for
 		// the kind's name and {KIND} for it in upper case; failure names a
-		// failure some kinds answer with a DomainError (entityKind.rules).
+		// failure some kinds answer with a DomainError (alterKind.rules).
 		err     error
 		errTail string
 		failure string
 	}{
-		{name: "rename", updates: []entityUpdate{rename("a2")},
+		{name: "rename", updates: []alterUpdate{rename("a2")},
 			wantName: "a2", wantComment: "c0", wantProps: map[string]string{"k": "v"}, gone: []string{"a"}},
-		{name: "rename to a name with a dot and a slash", updates: []entityUpdate{rename("x.y/z")},
+		{name: "rename to a name with a dot and a slash", updates: []alterUpdate{rename("x.y/z")},
 			wantName: "x.y/z", wantComment: "c0", wantProps: map[string]string{"k": "v"}, gone: []string{"a"}},
-		{name: "rename to its own name is a no-op", updates: []entityUpdate{rename("a")},
+		{name: "rename to its own name is a no-op", updates: []alterUpdate{rename("a")},
 			wantName: "a", wantComment: "c0", wantProps: map[string]string{"k": "v"}},
-		{name: "rename twice", updates: []entityUpdate{rename("x"), rename("y")},
+		{name: "rename twice", updates: []alterUpdate{rename("x"), rename("y")},
 			wantName: "y", wantComment: "c0", wantProps: map[string]string{"k": "v"}, gone: []string{"a", "x"}},
-		{name: "rename away and back", updates: []entityUpdate{rename("x"), rename("a")},
+		{name: "rename away and back", updates: []alterUpdate{rename("x"), rename("a")},
 			wantName: "a", wantComment: "c0", wantProps: map[string]string{"k": "v"}, gone: []string{"x"}},
-		{name: "rename to a taken name", updates: []entityUpdate{rename("b")},
+		{name: "rename to a taken name", updates: []alterUpdate{rename("b")},
 			err: ErrAlreadyExists, errTail: `: {KIND} b`, failure: "taken"},
-		{name: "rename to the name an earlier rename gave", target: "b", updates: []entityUpdate{rename("c"), rename("c")},
+		{name: "rename to the name an earlier rename gave", target: "b", updates: []alterUpdate{rename("c"), rename("c")},
 			wantName: "c", wantComment: "", gone: []string{"b"}},
-		{name: "rename to an empty name", updates: []entityUpdate{rename("")},
+		{name: "rename to an empty name", updates: []alterUpdate{rename("")},
 			err: ErrInvalidName, errTail: `invalid name "": empty`},
-		{name: "rename to a name with a control character", updates: []entityUpdate{rename("a\x01")},
+		{name: "rename to a name with a control character", updates: []alterUpdate{rename("a\x01")},
 			err: ErrInvalidName, errTail: "invalid name \"a\x01\": contains a control character"},
-		{name: "rename to a name too long", updates: []entityUpdate{rename(long)},
+		{name: "rename to a name too long", updates: []alterUpdate{rename(long)},
 			err: ErrInvalidName, errTail: "longer than 128 characters"},
-		{name: "update the comment", updates: []entityUpdate{comment("new")},
+		{name: "update the comment", updates: []alterUpdate{comment("new")},
 			wantName: "a", wantComment: "new", wantProps: map[string]string{"k": "v"}},
-		{name: "clear the comment", updates: []entityUpdate{comment("")},
+		{name: "clear the comment", updates: []alterUpdate{comment("")},
 			wantName: "a", wantComment: "", wantProps: map[string]string{"k": "v"}},
-		{name: "the same comment still modifies", updates: []entityUpdate{comment("c0")},
+		{name: "the same comment still modifies", updates: []alterUpdate{comment("c0")},
 			wantName: "a", wantComment: "c0", wantProps: map[string]string{"k": "v"}},
-		{name: "the last comment wins", updates: []entityUpdate{comment("1"), comment("2")},
+		{name: "the last comment wins", updates: []alterUpdate{comment("1"), comment("2")},
 			wantName: "a", wantComment: "2", wantProps: map[string]string{"k": "v"}},
-		{name: "set a property", updates: []entityUpdate{setProp("k2", "v2")},
+		{name: "set a property", updates: []alterUpdate{setProp("k2", "v2")},
 			wantName: "a", wantComment: "c0", wantProps: map[string]string{"k": "v", "k2": "v2"}},
-		{name: "set a property on an entity without", target: "b", updates: []entityUpdate{setProp("k2", "v2")},
+		{name: "set a property on an entity without", target: "b", updates: []alterUpdate{setProp("k2", "v2")},
 			wantName: "b", wantComment: "", wantProps: map[string]string{"k2": "v2"}},
-		{name: "replace a property", updates: []entityUpdate{setProp("k", "w")},
+		{name: "replace a property", updates: []alterUpdate{setProp("k", "w")},
 			wantName: "a", wantComment: "c0", wantProps: map[string]string{"k": "w"}},
-		{name: "set a property to the empty value", updates: []entityUpdate{setProp("k", "")},
+		{name: "set a property to the empty value", updates: []alterUpdate{setProp("k", "")},
 			wantName: "a", wantComment: "c0", wantProps: map[string]string{"k": ""}},
-		{name: "set a property with an empty key", updates: []entityUpdate{setProp("", "v")},
+		{name: "set a property with an empty key", updates: []alterUpdate{setProp("", "v")},
 			err: ErrInvalidArgument, errTail: "empty property key"},
-		{name: "remove the last property", updates: []entityUpdate{removeProp("k")},
+		{name: "remove the last property", updates: []alterUpdate{removeProp("k")},
 			wantName: "a", wantComment: "c0", wantProps: nil},
-		{name: "remove a missing property is a no-op", updates: []entityUpdate{removeProp("nope")},
+		{name: "remove a missing property is a no-op", updates: []alterUpdate{removeProp("nope")},
 			wantName: "a", wantComment: "c0", wantProps: map[string]string{"k": "v"}},
-		{name: "remove the empty key is a no-op", updates: []entityUpdate{removeProp("")},
+		{name: "remove the empty key is a no-op", updates: []alterUpdate{removeProp("")},
 			wantName: "a", wantComment: "c0", wantProps: map[string]string{"k": "v"}},
-		{name: "remove then set the same key", updates: []entityUpdate{removeProp("k"), setProp("k", "w")},
+		{name: "remove then set the same key", updates: []alterUpdate{removeProp("k"), setProp("k", "w")},
 			wantName: "a", wantComment: "c0", wantProps: map[string]string{"k": "w"}},
-		{name: "set then remove the same key", updates: []entityUpdate{setProp("k2", "v2"), removeProp("k2")},
+		{name: "set then remove the same key", updates: []alterUpdate{setProp("k2", "v2"), removeProp("k2")},
 			wantName: "a", wantComment: "c0", wantProps: map[string]string{"k": "v"}},
-		{name: "every update at once", updates: []entityUpdate{rename("z"), comment("new"), setProp("k2", "v2"), removeProp("k")},
+		{name: "every update at once", updates: []alterUpdate{rename("z"), comment("new"), setProp("k2", "v2"), removeProp("k")},
 			wantName: "z", wantComment: "new", wantProps: map[string]string{"k2": "v2"}, gone: []string{"a"}},
-		{name: "an unknown update", updates: []entityUpdate{{typ: "frobnicate"}},
+		{name: "an unknown update", updates: []alterUpdate{{typ: "frobnicate"}},
 			err: ErrInvalidArgument, errTail: `unknown {kind} update "frobnicate"`},
-		{name: "an unknown update's name is truncated", updates: []entityUpdate{{typ: strings.Repeat("u", 100)}},
+		{name: "an unknown update's name is truncated", updates: []alterUpdate{{typ: strings.Repeat("u", 100)}},
 			err: ErrInvalidArgument, errTail: `unknown {kind} update "` + strings.Repeat("u", 64) + `…"`},
-		{name: "the update type is case-sensitive", updates: []entityUpdate{{typ: "Rename", newName: "x"}},
+		{name: "the update type is case-sensitive", updates: []alterUpdate{{typ: "Rename", newName: "x"}},
 			err: ErrInvalidArgument, errTail: `unknown {kind} update "Rename"`},
 		{name: "no updates", updates: nil,
 			err: ErrInvalidArgument, errTail: "no updates"},
-		{name: "all or nothing: a rename before a failing update", updates: []entityUpdate{rename("x"), {typ: "frobnicate"}},
+		{name: "all or nothing: a rename before a failing update", updates: []alterUpdate{rename("x"), {typ: "frobnicate"}},
 			err: ErrInvalidArgument, errTail: `unknown {kind} update "frobnicate"`},
-		{name: "all or nothing: a comment before a failing rename", updates: []entityUpdate{comment("new"), rename("")},
+		{name: "all or nothing: a comment before a failing rename", updates: []alterUpdate{comment("new"), rename("")},
 			err: ErrInvalidName, errTail: `invalid name "": empty`},
-		{name: "a missing entity", target: "zz", updates: []entityUpdate{comment("new")},
+		{name: "a missing entity", target: "zz", updates: []alterUpdate{comment("new")},
 			err: ErrNotFound, errTail: `: {KIND} zz`, failure: "missing"},
 	}
-	for _, k := range entityKinds {
+	for _, k := range alterKinds {
 		s := catalogtest.Apply(t, catalogtest.New(t, "acme", admin), admin,
 			k.create("a", "c0", map[string]string{"k": "v"}), k.create("b", "", nil))
 		for _, c := range cases {
@@ -228,7 +228,7 @@ func TestEntityAlterRules(t *testing.T) {
 					if !ok {
 						t.Fatalf("%s %q is missing", k.name, c.wantName)
 					}
-					want := entityState{name: c.wantName, comment: c.wantComment, props: c.wantProps}
+					want := alterState{name: c.wantName, comment: c.wantComment, props: c.wantProps}
 					if !k.props {
 						want.props = nil
 					}
@@ -260,7 +260,7 @@ func TestEntityAlterRules(t *testing.T) {
 }
 
 // convert converts updates to a kind's update type (nil for none).
-func convert[U any](us []entityUpdate, f func(entityUpdate) U) []U {
+func convert[U any](us []alterUpdate, f func(alterUpdate) U) []U {
 	var out []U
 	for _, u := range us {
 		out = append(out, f(u))
@@ -268,9 +268,9 @@ func convert[U any](us []entityUpdate, f func(entityUpdate) U) []U {
 	return out
 }
 
-func touchesProps(us []entityUpdate) bool { return firstPropUpdate(us) != "" }
+func touchesProps(us []alterUpdate) bool { return firstPropUpdate(us) != "" }
 
-func firstPropUpdate(us []entityUpdate) string {
+func firstPropUpdate(us []alterUpdate) string {
 	for _, u := range us {
 		if u.typ == "setProperty" || u.typ == "removeProperty" {
 			return u.typ
