@@ -278,3 +278,68 @@ func firstPropUpdate(us []alterUpdate) string {
 	}
 	return ""
 }
+
+// TestEntityCreateRules pins, from one table, the checks CreateTag,
+// CreatePolicy and CreateDomain share, in their order: the name, the
+// property keys (for the kinds with properties), then whether the name is
+// taken ("a" exists).
+func TestEntityCreateRules(t *testing.T) {
+	// outcome is a create's result: err nil is created; tail ends the
+	// error's message, with {KIND} for the kind's name in upper case;
+	// failure is as in TestEntityAlterRules.
+	type outcome struct {
+		err           error
+		tail, failure string
+	}
+	taken := outcome{ErrAlreadyExists, ": {KIND} a", "taken"}
+	emptyKey := outcome{ErrInvalidArgument, "empty property key", ""}
+	cases := []struct {
+		name   string
+		create string
+		props  map[string]string
+		want   outcome
+		// noProps is the outcome for a kind without properties, which
+		// creates without them (nil: want).
+		noProps *outcome
+	}{
+		{name: "a new name", create: "n", props: map[string]string{"k": "v"}},
+		{name: "a taken name", create: "a", want: taken},
+		{name: "an empty name", create: "", want: outcome{ErrInvalidName, `invalid name "": empty`, ""}},
+		{name: "an invalid name with an empty property key", create: "a\x01", props: map[string]string{"": "v"},
+			want: outcome{ErrInvalidName, "contains a control character", ""}},
+		{name: "an empty property key", create: "n", props: map[string]string{"": "v"},
+			want: emptyKey, noProps: &outcome{}},
+		{name: "an empty property key on a taken name", create: "a", props: map[string]string{"": "v"},
+			want: emptyKey, noProps: &taken},
+	}
+	for _, k := range alterKinds {
+		s := catalogtest.Apply(t, catalogtest.New(t, "acme", admin), admin, k.create("a", "", nil))
+		for _, c := range cases {
+			t.Run(k.name+"/"+c.name, func(t *testing.T) {
+				props, want := c.props, c.want
+				if !k.props {
+					props = nil
+					if c.noProps != nil {
+						want = *c.noProps
+					}
+				}
+				cmd := k.create(c.create, "", props)
+				if want.err == nil {
+					n := catalogtest.Apply(t, s, admin, cmd)
+					if _, ok := k.read(n, c.create); !ok {
+						t.Fatalf("%s %q is missing", k.name, c.create)
+					}
+					return
+				}
+				mustFail(t, s, admin, cmd, want.err)
+				_, _, err := Apply(s, cmd, catalogtest.Meta(s, admin))
+				if tail := strings.ReplaceAll(want.tail, "{KIND}", strings.ToUpper(k.name)); !strings.HasSuffix(err.Error(), tail) {
+					t.Errorf("error %q does not end with %q", err, tail)
+				}
+				if got := ruleOf(err); got != k.rules[want.failure] {
+					t.Errorf("rule = %q, want %q", got, k.rules[want.failure])
+				}
+			})
+		}
+	}
+}
