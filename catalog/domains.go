@@ -552,15 +552,10 @@ func (c AlterDomain) apply(tx *txn) error {
 	if err != nil {
 		return err
 	}
-	if len(c.Updates) == 0 {
-		return errf(ErrInvalidArgument, "no updates")
-	}
 	nd := d.clone()
 	e := entityEdit{kind: domainKind, tx: tx, id: nd.id, name: &nd.name, comment: &nd.comment, props: &nd.props}
-	for _, u := range c.Updates {
-		if err := e.apply(entityUpdate{u.Type, u.NewName, u.NewComment, u.Property, u.Value}); err != nil {
-			return err
-		}
+	if err := alterEntity(e, c.Updates, DomainUpdate.shared, nil); err != nil {
+		return err
 	}
 	nd.audit = tx.touch(d.audit)
 	tx.putDomain(nd)

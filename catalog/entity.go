@@ -69,6 +69,42 @@ type entityEdit struct {
 	props   *map[string]string // nil: the kind has no properties
 }
 
+// alterEntity applies updates to e in order, stopping at the first error
+// (the caller's transaction is then discarded: all or nothing); an empty
+// list is refused. own, when not nil, applies a kind's own update and
+// reports whether u was one (it fails only for one of its own); the others
+// are shared updates, read through shared.
+func alterEntity[U any](e entityEdit, updates []U, shared func(U) entityUpdate, own func(U) (bool, error)) error {
+	if len(updates) == 0 {
+		return errf(ErrInvalidArgument, "no updates")
+	}
+	for _, u := range updates {
+		done, err := false, error(nil)
+		if own != nil {
+			done, err = own(u)
+		}
+		if !done {
+			err = e.apply(shared(u))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (u TagUpdate) shared() entityUpdate {
+	return entityUpdate{u.Type, u.NewName, u.NewComment, u.Property, u.Value}
+}
+
+// shared reads a domain update as a tag update: they have the same fields
+// (the conversion stops compiling when they differ).
+func (u DomainUpdate) shared() entityUpdate { return TagUpdate(u).shared() }
+
+func (u PolicyUpdate) shared() entityUpdate {
+	return entityUpdate{typ: u.Type, newName: u.NewName, newComment: u.NewComment}
+}
+
 // apply applies one shared update to e (see the rules above).
 func (e entityEdit) apply(u entityUpdate) error {
 	switch {

@@ -343,3 +343,54 @@ func TestEntityCreateRules(t *testing.T) {
 		}
 	}
 }
+
+// TestAlterPolicyContent pins a policy's own update, updateContent, among
+// the shared ones: its checks, its order with them and all or nothing.
+func TestAlterPolicyContent(t *testing.T) {
+	s := catalogtest.Apply(t, catalogtest.New(t, "acme", admin), admin,
+		CreatePolicy{Name: "a", Type: PolicyColumnMask, Content: PolicyContent{Mask: MaskNull}})
+	content := func(m string) *PolicyContent { return &PolicyContent{Mask: m} }
+	cases := []struct {
+		name     string
+		updates  []PolicyUpdate
+		err      error  // nil: applied
+		errTail  string // on failure
+		wantName string // on success
+		wantMask string
+	}{
+		{name: "new content", updates: []PolicyUpdate{{Type: "updateContent", PolicyType: PolicyColumnMask, NewContent: content("redact")}},
+			wantName: "a", wantMask: MaskRedact},
+		{name: "another type", updates: []PolicyUpdate{{Type: "updateContent", PolicyType: PolicyRowFilter, NewContent: content("redact")}},
+			err: ErrInvalidArgument, errTail: "policyType must be column_mask"},
+		{name: "no content", updates: []PolicyUpdate{{Type: "updateContent", PolicyType: PolicyColumnMask}},
+			err: ErrInvalidArgument, errTail: "newContent is required"},
+		{name: "invalid content", updates: []PolicyUpdate{{Type: "updateContent", PolicyType: PolicyColumnMask, NewContent: content("a;b")}},
+			err: ErrInvalidArgument, errTail: "column_mask policy: mask: catalog: invalid argument: ';' is not allowed"},
+		{name: "rename then new content", updates: []PolicyUpdate{{Type: "rename", NewName: "b"},
+			{Type: "updateContent", PolicyType: PolicyColumnMask, NewContent: content("hash")}},
+			wantName: "b", wantMask: MaskHash},
+		{name: "new content then a failing rename", updates: []PolicyUpdate{
+			{Type: "updateContent", PolicyType: PolicyColumnMask, NewContent: content("hash")}, {Type: "rename"}},
+			err: ErrInvalidName, errTail: `invalid name "": empty`},
+		{name: "a failing content after a rename", updates: []PolicyUpdate{{Type: "rename", NewName: "b"},
+			{Type: "updateContent", PolicyType: PolicyColumnMask}},
+			err: ErrInvalidArgument, errTail: "newContent is required"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := AlterPolicy{Name: "a", Updates: c.updates}
+			if c.err != nil {
+				mustFail(t, s, admin, cmd, c.err)
+				if _, _, err := Apply(s, cmd, catalogtest.Meta(s, admin)); !strings.HasSuffix(err.Error(), c.errTail) {
+					t.Errorf("error %q does not end with %q", err, c.errTail)
+				}
+				return
+			}
+			n := catalogtest.Apply(t, s, admin, cmd)
+			p, ok := n.Policy(c.wantName)
+			if !ok || p.Content.Mask != c.wantMask {
+				t.Fatalf("policy %q = %+v, %v; want mask %s", c.wantName, p, ok, c.wantMask)
+			}
+		})
+	}
+}

@@ -43,15 +43,10 @@ func (c AlterTag) apply(tx *txn) error {
 	if !ok {
 		return errf(ErrNotFound, Tag(c.Name).String())
 	}
-	if len(c.Updates) == 0 {
-		return errf(ErrInvalidArgument, "no updates")
-	}
 	nt := t.clone()
 	e := entityEdit{kind: tagKind, tx: tx, id: nt.id, name: &nt.name, comment: &nt.comment, props: &nt.props}
-	for _, u := range c.Updates {
-		if err := e.apply(entityUpdate{u.Type, u.NewName, u.NewComment, u.Property, u.Value}); err != nil {
-			return err
-		}
+	if err := alterEntity(e, c.Updates, TagUpdate.shared, nil); err != nil {
+		return err
 	}
 	nt.audit = tx.touch(t.audit)
 	tx.s.tags = tx.s.tags.Set(nt.id, nt)
@@ -495,29 +490,27 @@ func (c AlterPolicy) apply(tx *txn) error {
 	if !ok {
 		return errf(ErrNotFound, Policy(c.Name).String())
 	}
-	if len(c.Updates) == 0 {
-		return errf(ErrInvalidArgument, "no updates")
-	}
 	np := p.clone()
 	e := entityEdit{kind: policyKind, tx: tx, id: np.id, name: &np.name, comment: &np.comment}
-	for _, u := range c.Updates {
+	updateContent := func(u PolicyUpdate) (bool, error) {
 		if u.Type != "updateContent" {
-			if err := e.apply(entityUpdate{typ: u.Type, newName: u.NewName, newComment: u.NewComment}); err != nil {
-				return err
-			}
-			continue
+			return false, nil
 		}
 		if u.PolicyType != np.typ {
-			return errf(ErrInvalidArgument, "policyType must be "+string(np.typ))
+			return true, errf(ErrInvalidArgument, "policyType must be "+string(np.typ))
 		}
 		if u.NewContent == nil {
-			return errf(ErrInvalidArgument, "newContent is required")
+			return true, errf(ErrInvalidArgument, "newContent is required")
 		}
 		content, ps, err := tx.s.checkPolicy(np.typ, *u.NewContent)
 		if err != nil {
-			return err
+			return true, err
 		}
 		np.content, np.privs = content, ps
+		return true, nil
+	}
+	if err := alterEntity(e, c.Updates, PolicyUpdate.shared, updateContent); err != nil {
+		return err
 	}
 	np.audit = tx.touch(p.audit)
 	tx.s.policies = tx.s.policies.Set(np.id, np)
