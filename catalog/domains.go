@@ -489,14 +489,8 @@ func (s *Snapshot) checkBinding(w *who, self uint64, t *tag, v string) error {
 }
 
 func (c CreateDomain) apply(tx *txn) error {
-	if err := CheckEntityName(c.Name); err != nil {
+	if err := domainKind.checkNew(tx.s, c.Name, c.Properties); err != nil {
 		return err
-	}
-	if err := checkProps(c.Properties); err != nil {
-		return err
-	}
-	if tx.s.domainIDs.Has(c.Name) {
-		return domainErr(ErrAlreadyExists, RuleDomainAlreadyExists, Domain(c.Name).String())
 	}
 	bt := c.BackingTag
 	if bt.Name == "" {
@@ -558,31 +552,10 @@ func (c AlterDomain) apply(tx *txn) error {
 	if err != nil {
 		return err
 	}
-	if len(c.Updates) == 0 {
-		return errf(ErrInvalidArgument, "no updates")
-	}
 	nd := d.clone()
-	for _, u := range c.Updates {
-		switch u.Type {
-		case "rename":
-			if u.NewName != nd.name && tx.s.domainIDs.Has(u.NewName) {
-				return domainErr(ErrAlreadyExists, RuleDomainAlreadyExists, Domain(u.NewName).String())
-			}
-			if err := renameEntity(&tx.s.domainIDs, Domain, &nd.name, nd.id, u.NewName); err != nil {
-				return err
-			}
-		case "updateComment":
-			nd.comment = u.NewComment
-		case "setProperty":
-			if u.Property == "" {
-				return errf(ErrInvalidArgument, "empty property key")
-			}
-			nd.props = alterProps(nd.props, map[string]string{u.Property: u.Value}, nil)
-		case "removeProperty":
-			nd.props = alterProps(nd.props, nil, []string{u.Property})
-		default:
-			return errf(ErrInvalidArgument, "unknown domain update "+quote(trunc(u.Type)))
-		}
+	e := entityEdit{kind: domainKind, tx: tx, id: nd.id, name: &nd.name, comment: &nd.comment, props: &nd.props}
+	if err := alterEntity(e, c.Updates, DomainUpdate.shared, nil); err != nil {
+		return err
 	}
 	nd.audit = tx.touch(d.audit)
 	tx.putDomain(nd)

@@ -265,103 +265,150 @@ func UnmarshalSnapshot(b []byte) (*Snapshot, error) {
 	return s, nil
 }
 
+// restore builds the snapshot f describes, checking it section by section
+// in this order (a snapshot with several faults reports the first):
+// objects, the tree's parents, policies, tags, tag assignments, domains,
+// users, groups, roles with their grants, role bindings, the indexes, then
+// the linked tree. Each section reads only what the earlier ones restored.
 func restore(f *snapFile) (*Snapshot, error) {
-	bad := func(msg string) (*Snapshot, error) { return nil, errf(ErrInvalidSnapshot, msg) }
 	s := emptySnapshot()
 	s.gen, s.index, s.nextID = f.Generation, f.Index, f.NextID
 	if f.Rules < RulesOriginal || f.Rules > CurrentRules {
-		return bad("unknown rule level " + itoa(uint64(max(f.Rules, 0))))
+		return nil, badSnapshot("unknown rule level " + itoa(uint64(max(f.Rules, 0))))
 	}
 	s.rules = uint8(f.Rules)
-	objs := make(map[uint64]*object, len(f.Objects))
-	byDepth := [5][]*object{}
-	for _, r := range f.Objects {
-		d := r.Type.depth()
-		if d < 0 || r.ID == 0 || r.ID >= f.NextID || objs[r.ID] != nil {
-			return bad("object " + itoa(r.ID) + ": bad id or type")
+	r := &restoring{s: s, f: f, objs: make(map[uint64]*object, len(f.Objects))}
+	for _, section := range []func() error{
+		r.objects, r.parents, r.policies, r.tags, r.assignments, r.domains,
+		r.users, r.groups, r.roles, r.roleBindings, r.index, r.link,
+	} {
+		if err := section(); err != nil {
+			return nil, err
 		}
-		if (d == 0) != (r.ID == metalakeID) {
-			return bad("metalake must have id 1")
+	}
+	return s, nil
+}
+
+func badSnapshot(msg string) error { return errf(ErrInvalidSnapshot, msg) }
+
+// restoring is one restore under way: the snapshot being built, which no
+// one else sees yet (so its records may still be modified in place), and
+// the objects of the tree by id and by depth.
+type restoring struct {
+	s       *Snapshot
+	f       *snapFile
+	objs    map[uint64]*object
+	byDepth [5][]*object
+}
+
+// objects restores the tree's objects (unlinked), their table data and
+// their tag assignments.
+func (r *restoring) objects() error {
+	s, f := r.s, r.f
+	for _, rec := range f.Objects {
+		d := rec.Type.depth()
+		if d < 0 || rec.ID == 0 || rec.ID >= f.NextID || r.objs[rec.ID] != nil {
+			return badSnapshot("object " + itoa(rec.ID) + ": bad id or type")
+		}
+		if (d == 0) != (rec.ID == metalakeID) {
+			return badSnapshot("metalake must have id 1")
 		}
 		if d == 0 {
-			if CheckEntityName(r.Name) != nil || r.Name != f.Metalake {
-				return bad("bad metalake name")
+			if CheckEntityName(rec.Name) != nil || rec.Name != f.Metalake {
+				return badSnapshot("bad metalake name")
 			}
-		} else if CheckNamePart(r.Name) != nil {
-			return bad("object " + itoa(r.ID) + ": bad name")
+		} else if CheckNamePart(rec.Name) != nil {
+			return badSnapshot("object " + itoa(rec.ID) + ": bad name")
 		}
-		o := &object{id: r.ID, typ: r.Type, name: r.Name, parent: r.Parent, comment: r.Comment, props: r.Props,
-			kind: r.Kind, nullable: r.Nullable, audit: r.Audit, columns: r.Columns, children: pmap.NewString[child]()}
-		if r.Owner != nil {
-			o.owner = *r.Owner
+		o := &object{id: rec.ID, typ: rec.Type, name: rec.Name, parent: rec.Parent, comment: rec.Comment, props: rec.Props,
+			kind: rec.Kind, nullable: rec.Nullable, audit: rec.Audit, columns: rec.Columns, children: pmap.NewString[child]()}
+		if rec.Owner != nil {
+			o.owner = *rec.Owner
 		}
-		if r.Type == ObjectTable {
-			d, err := restoreTableData(&r)
+		if rec.Type == ObjectTable {
+			d, err := restoreTableData(&rec)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if s.storageIDs.Has(d.storage) {
-				return bad("object " + itoa(r.ID) + ": duplicate storage id")
+				return badSnapshot("object " + itoa(rec.ID) + ": duplicate storage id")
 			}
-			s.storageIDs = s.storageIDs.Set(d.storage, r.ID)
+			s.storageIDs = s.storageIDs.Set(d.storage, rec.ID)
 			o.data = d
-		} else if r.StorageID != "" || r.Versions != nil {
-			return bad("object " + itoa(r.ID) + ": storage on a non-table")
+		} else if rec.StorageID != "" || rec.Versions != nil {
+			return badSnapshot("object " + itoa(rec.ID) + ": storage on a non-table")
 		}
 		var prev uint64
-		for _, a := range r.Tags {
+		for _, a := range rec.Tags {
 			if a.Tag <= prev || !slices.IsSorted(a.Values) {
-				return bad("object " + itoa(r.ID) + ": unsorted tags")
+				return badSnapshot("object " + itoa(rec.ID) + ": unsorted tags")
 			}
 			prev = a.Tag
 			o.tags = append(o.tags, assignment{tag: a.Tag, values: a.Values})
 		}
-		objs[r.ID] = o
-		byDepth[d] = append(byDepth[d], o)
+		r.objs[rec.ID] = o
+		r.byDepth[d] = append(r.byDepth[d], o)
 	}
-	if len(byDepth[0]) != 1 {
-		return bad("missing metalake")
+	return nil
+}
+
+// parents checks that there is one metalake and that every other object's
+// parent is an object one level up.
+func (r *restoring) parents() error {
+	if len(r.byDepth[0]) != 1 {
+		return badSnapshot("missing metalake")
 	}
 	for d := 1; d <= 4; d++ {
-		for _, o := range byDepth[d] {
-			if p := objs[o.parent]; p == nil || p.typ.depth() != d-1 {
-				return bad("object " + itoa(o.id) + ": bad parent")
+		for _, o := range r.byDepth[d] {
+			if p := r.objs[o.parent]; p == nil || p.typ.depth() != d-1 {
+				return badSnapshot("object " + itoa(o.id) + ": bad parent")
 			}
 		}
 	}
-	// Tags and policies.
-	for _, r := range f.Policies {
-		if r.ID == 0 || r.ID >= f.NextID || objs[r.ID] != nil || s.policies.Has(r.ID) || s.policyIDs.Has(r.Name) || CheckEntityName(r.Name) != nil {
-			return bad("policy " + itoa(r.ID) + ": bad id or name")
+	return nil
+}
+
+func (r *restoring) policies() error {
+	s, f := r.s, r.f
+	for _, rec := range f.Policies {
+		if rec.ID == 0 || rec.ID >= f.NextID || r.objs[rec.ID] != nil || s.policies.Has(rec.ID) || s.policyIDs.Has(rec.Name) || CheckEntityName(rec.Name) != nil {
+			return badSnapshot("policy " + itoa(rec.ID) + ": bad id or name")
 		}
-		ps, ok := privBits(r.Content.Privileges)
+		ps, ok := privBits(rec.Content.Privileges)
 		if !ok {
-			return bad("policy " + itoa(r.ID) + ": bad privileges")
+			return badSnapshot("policy " + itoa(rec.ID) + ": bad privileges")
 		}
-		p := &policy{id: r.ID, name: r.Name, comment: r.Comment, typ: r.Type, enabled: r.Enabled,
-			content: r.Content, privs: ps, owner: r.Owner, audit: r.Audit}
+		p := &policy{id: rec.ID, name: rec.Name, comment: rec.Comment, typ: rec.Type, enabled: rec.Enabled,
+			content: rec.Content, privs: ps, owner: rec.Owner, audit: rec.Audit}
 		s.policies = s.policies.Set(p.id, p)
 		s.policyIDs = s.policyIDs.Set(p.name, p.id)
 	}
-	for _, r := range f.Tags {
-		if r.ID == 0 || r.ID >= f.NextID || objs[r.ID] != nil || s.policies.Has(r.ID) || s.tags.Has(r.ID) || s.tagIDs.Has(r.Name) || CheckEntityName(r.Name) != nil {
-			return bad("tag " + itoa(r.ID) + ": bad id or name")
+	return nil
+}
+
+// tags restores the tags with their policy attachments, and the
+// attachments' side on the policies.
+func (r *restoring) tags() error {
+	s, f := r.s, r.f
+	for _, rec := range f.Tags {
+		if rec.ID == 0 || rec.ID >= f.NextID || r.objs[rec.ID] != nil || s.policies.Has(rec.ID) || s.tags.Has(rec.ID) || s.tagIDs.Has(rec.Name) || CheckEntityName(rec.Name) != nil {
+			return badSnapshot("tag " + itoa(rec.ID) + ": bad id or name")
 		}
-		t := &tag{id: r.ID, name: r.Name, comment: r.Comment, props: r.Props, anyValue: r.AnyValue,
-			owner: r.Owner, audit: r.Audit, objects: pmap.NewUint64[struct{}]()}
-		if !r.AnyValue {
-			t.allowed = r.Allowed
+		t := &tag{id: rec.ID, name: rec.Name, comment: rec.Comment, props: rec.Props, anyValue: rec.AnyValue,
+			owner: rec.Owner, audit: rec.Audit, objects: pmap.NewUint64[struct{}]()}
+		if !rec.AnyValue {
+			t.allowed = rec.Allowed
 			if t.allowed == nil {
 				t.allowed = []string{}
 			}
-		} else if len(r.Allowed) > 0 {
-			return bad("tag " + itoa(r.ID) + ": allowed values with anyValue")
+		} else if len(rec.Allowed) > 0 {
+			return badSnapshot("tag " + itoa(rec.ID) + ": allowed values with anyValue")
 		}
 		var prev uint64
-		for _, a := range r.Policies {
+		for _, a := range rec.Policies {
 			p, ok := s.policies.Get(a.Policy)
 			if !ok || a.Policy <= prev {
-				return bad("tag " + itoa(r.ID) + ": bad policy attachment")
+				return badSnapshot("tag " + itoa(rec.ID) + ": bad policy attachment")
 			}
 			prev = a.Policy
 			t.policies = append(t.policies, attachment{policy: a.Policy, sel: a.Selector})
@@ -372,165 +419,243 @@ func restore(f *snapFile) (*Snapshot, error) {
 		s.tags = s.tags.Set(t.id, t)
 		s.tagIDs = s.tagIDs.Set(t.name, t.id)
 	}
-	for _, r := range f.Objects {
-		for _, a := range r.Tags {
-			t, ok := s.tags.Get(a.Tag)
+	return nil
+}
+
+// assignments records on each tag the objects that carry it.
+func (r *restoring) assignments() error {
+	for _, rec := range r.f.Objects {
+		for _, a := range rec.Tags {
+			t, ok := r.s.tags.Get(a.Tag)
 			if !ok {
-				return bad("object " + itoa(r.ID) + ": unknown tag")
+				return badSnapshot("object " + itoa(rec.ID) + ": unknown tag")
 			}
-			t.objects = t.objects.Set(r.ID, struct{}{}) // t is still private to restore
+			t.objects = t.objects.Set(rec.ID, struct{}{})
 		}
 	}
-	if err := restoreDomains(s, f, objs); err != nil {
-		return nil, err
-	}
-	// Users, groups, roles.
-	for _, r := range f.Users {
-		if CheckEntityName(r.Name) != nil || s.users.Has(r.Name) || !slices.IsSorted(r.Roles) {
-			return bad("user " + quote(r.Name) + ": bad record")
+	return nil
+}
+
+// domains restores the domains with their parent links and checks
+// CheckDomainInvariants.
+func (r *restoring) domains() error {
+	s, f := r.s, r.f
+	var prev uint64
+	for _, rec := range f.Domains {
+		if rec.ID <= prev || rec.ID >= f.NextID || r.objs[rec.ID] != nil || s.tags.Has(rec.ID) || s.policies.Has(rec.ID) ||
+			CheckEntityName(rec.Name) != nil || s.domainIDs.Has(rec.Name) {
+			return badSnapshot("domain " + itoa(rec.ID) + ": bad id or name")
 		}
-		s.users = s.users.Set(r.Name, &user{name: r.Name, roles: r.Roles, audit: r.Audit})
-	}
-	for _, r := range f.Groups {
-		if CheckEntityName(r.Name) != nil || s.groups.Has(r.Name) || !slices.IsSorted(r.Roles) || !slices.IsSorted(r.Members) {
-			return bad("group " + quote(r.Name) + ": bad record")
+		prev = rec.ID
+		if rec.Status != DomainDraft && rec.Status != DomainPublished {
+			return badSnapshot("domain " + itoa(rec.ID) + ": bad status")
 		}
-		for _, m := range r.Members {
+		if rec.Parent == 0 && rec.ParentAudit != (Audit{}) {
+			return badSnapshot("domain " + itoa(rec.ID) + ": edge audit without a parent")
+		}
+		d := &domain{id: rec.ID, name: rec.Name, comment: rec.Comment, props: rec.Props, published: rec.Status == DomainPublished,
+			owner: rec.Owner, parent: rec.Parent, relAudit: rec.ParentAudit, tag: rec.Tag, value: rec.Value, audit: rec.Audit}
+		s.domains = s.domains.Set(d.id, d)
+		s.domainIDs = s.domainIDs.Set(d.name, d.id)
+	}
+	for _, rec := range f.Domains { // ids ascending: subs stay sorted
+		if rec.Parent == 0 {
+			continue
+		}
+		p, ok := s.domains.Get(rec.Parent)
+		if !ok {
+			return badSnapshot("domain " + itoa(rec.ID) + ": unknown parent")
+		}
+		p.subs = append(p.subs, rec.ID)
+	}
+	if err := s.CheckDomainInvariants(); err != nil {
+		return badSnapshot(strings.TrimPrefix(err.Error(), "catalog: "))
+	}
+	return nil
+}
+
+func (r *restoring) users() error {
+	for _, rec := range r.f.Users {
+		if CheckEntityName(rec.Name) != nil || r.s.users.Has(rec.Name) || !slices.IsSorted(rec.Roles) {
+			return badSnapshot("user " + quote(rec.Name) + ": bad record")
+		}
+		r.s.users = r.s.users.Set(rec.Name, &user{name: rec.Name, roles: rec.Roles, audit: rec.Audit})
+	}
+	return nil
+}
+
+// groups restores the groups and their side on their members.
+func (r *restoring) groups() error {
+	s := r.s
+	for _, rec := range r.f.Groups {
+		if CheckEntityName(rec.Name) != nil || s.groups.Has(rec.Name) || !slices.IsSorted(rec.Roles) || !slices.IsSorted(rec.Members) {
+			return badSnapshot("group " + quote(rec.Name) + ": bad record")
+		}
+		for _, m := range rec.Members {
 			u, ok := s.users.Get(m)
 			if !ok {
-				return bad("group " + quote(r.Name) + ": unknown member")
+				return badSnapshot("group " + quote(rec.Name) + ": unknown member")
 			}
-			u.groups = append(u.groups, r.Name) // groups visited in name order
+			u.groups = append(u.groups, rec.Name) // groups visited in name order
 		}
-		s.groups = s.groups.Set(r.Name, &group{name: r.Name, members: r.Members, roles: r.Roles, audit: r.Audit})
+		s.groups = s.groups.Set(rec.Name, &group{name: rec.Name, members: rec.Members, roles: rec.Roles, audit: rec.Audit})
 	}
-	for _, r := range f.Roles {
-		if CheckEntityName(r.Name) != nil || s.roles.Has(r.Name) || r.ID == 0 || r.ID >= f.NextID || s.roleByID.Has(r.ID) ||
-			objs[r.ID] != nil || s.tags.Has(r.ID) || s.policies.Has(r.ID) || s.domains.Has(r.ID) {
-			return bad("role " + quote(r.Name) + ": bad record")
+	return nil
+}
+
+// roles restores the roles and their grants, on both sides: the role's
+// list and the granted object's (sorted by index).
+func (r *restoring) roles() error {
+	s, f := r.s, r.f
+	for _, rec := range f.Roles {
+		if CheckEntityName(rec.Name) != nil || s.roles.Has(rec.Name) || rec.ID == 0 || rec.ID >= f.NextID || s.roleByID.Has(rec.ID) ||
+			r.objs[rec.ID] != nil || s.tags.Has(rec.ID) || s.policies.Has(rec.ID) || s.domains.Has(rec.ID) {
+			return badSnapshot("role " + quote(rec.Name) + ": bad record")
 		}
-		ro := &role{id: r.ID, name: r.Name, owner: r.Owner, props: r.Props, audit: r.Audit}
-		s.roleByID = s.roleByID.Set(r.ID, r.Name)
-		for _, g := range r.Grants {
-			a, ok1 := privBits(g.Allow)
-			d, ok2 := privBits(g.Deny)
-			if !ok1 || !ok2 || a&d != 0 {
-				return bad("role " + quote(r.Name) + ": bad grant")
+		ro := &role{id: rec.ID, name: rec.Name, owner: rec.Owner, props: rec.Props, audit: rec.Audit}
+		s.roleByID = s.roleByID.Set(rec.ID, rec.Name)
+		for _, g := range rec.Grants {
+			og, err := r.grant(rec.Name, rec.ID, g)
+			if err != nil {
+				return err
 			}
-			rg := roleGrant{role: r.ID, allow: a, deny: d}
-			switch g.Type {
-			case ObjectTag:
-				t, ok := s.tags.Get(g.ID)
-				if !ok {
-					return bad("role " + quote(r.Name) + ": grant on unknown tag")
-				}
-				t.grants = append(t.grants, rg)
-			case ObjectPolicy:
-				p, ok := s.policies.Get(g.ID)
-				if !ok {
-					return bad("role " + quote(r.Name) + ": grant on unknown policy")
-				}
-				np := p.clone()
-				np.grants = append(slices.Clip(np.grants), rg)
-				s.policies = s.policies.Set(np.id, np)
-			case ObjectDomain:
-				d, ok := s.domains.Get(g.ID)
-				if !ok {
-					return bad("role " + quote(r.Name) + ": grant on unknown domain")
-				}
-				d.grants = append(d.grants, rg) // d is still private to restore
-			default:
-				o := objs[g.ID]
-				if o == nil || o.typ != g.Type {
-					return bad("role " + quote(r.Name) + ": grant on unknown object")
-				}
-				o.grants = append(o.grants, rg)
-			}
-			for _, p := range privList(a | d) {
-				if !p.CanBindTo(g.Type) {
-					return bad("role " + quote(r.Name) + ": unbindable grant")
-				}
-			}
-			ro.grants = append(ro.grants, objGrant{typ: g.Type, id: g.ID, allow: a, deny: d})
+			ro.grants = append(ro.grants, og)
 		}
 		if !slices.IsSortedFunc(ro.grants, cmpObjGrant) {
-			return bad("role " + quote(r.Name) + ": unsorted grants")
+			return badSnapshot("role " + quote(rec.Name) + ": unsorted grants")
 		}
-		s.roles = s.roles.Set(r.Name, ro)
+		s.roles = s.roles.Set(rec.Name, ro)
 	}
+	return nil
+}
+
+// grant restores one grant of role name (id) on the granted object's side
+// and returns the role's side of it.
+func (r *restoring) grant(name string, id uint64, g grantRec) (objGrant, error) {
+	s := r.s
+	bad := func(msg string) (objGrant, error) { return objGrant{}, badSnapshot("role " + quote(name) + ": " + msg) }
+	a, ok1 := privBits(g.Allow)
+	d, ok2 := privBits(g.Deny)
+	if !ok1 || !ok2 || a&d != 0 {
+		return bad("bad grant")
+	}
+	rg := roleGrant{role: id, allow: a, deny: d}
+	switch g.Type {
+	case ObjectTag:
+		t, ok := s.tags.Get(g.ID)
+		if !ok {
+			return bad("grant on unknown tag")
+		}
+		t.grants = append(t.grants, rg)
+	case ObjectPolicy:
+		p, ok := s.policies.Get(g.ID)
+		if !ok {
+			return bad("grant on unknown policy")
+		}
+		np := p.clone()
+		np.grants = append(slices.Clip(np.grants), rg)
+		s.policies = s.policies.Set(np.id, np)
+	case ObjectDomain:
+		d, ok := s.domains.Get(g.ID)
+		if !ok {
+			return bad("grant on unknown domain")
+		}
+		d.grants = append(d.grants, rg)
+	default:
+		o := r.objs[g.ID]
+		if o == nil || o.typ != g.Type {
+			return bad("grant on unknown object")
+		}
+		o.grants = append(o.grants, rg)
+	}
+	for _, p := range privList(a | d) {
+		if !p.CanBindTo(g.Type) {
+			return bad("unbindable grant")
+		}
+	}
+	return objGrant{typ: g.Type, id: g.ID, allow: a, deny: d}, nil
+}
+
+// roleBindings resolves the roles of users and groups to role ids.
+func (r *restoring) roleBindings() error {
+	s := r.s
 	roleIDs := func(names []string) ([]uint64, bool) {
 		var ids []uint64
 		for _, n := range names {
-			r, ok := s.roles.Get(n)
+			ro, ok := s.roles.Get(n)
 			if !ok {
 				return nil, false
 			}
-			ids, _ = insertU64(ids, r.id)
+			ids, _ = insertU64(ids, ro.id)
 		}
 		return ids, true
 	}
-	for _, r := range f.Users {
-		u, _ := s.users.Get(r.Name)
-		ids, ok := roleIDs(r.Roles)
+	for _, rec := range r.f.Users {
+		u, _ := s.users.Get(rec.Name)
+		ids, ok := roleIDs(rec.Roles)
 		if !ok {
-			return bad("user " + quote(r.Name) + ": unknown role")
+			return badSnapshot("user " + quote(rec.Name) + ": unknown role")
 		}
-		u.roleIDs = ids // u is still private to restore
+		u.roleIDs = ids
 	}
-	for _, r := range f.Groups {
-		g, _ := s.groups.Get(r.Name)
-		ids, ok := roleIDs(r.Roles)
+	for _, rec := range r.f.Groups {
+		g, _ := s.groups.Get(rec.Name)
+		ids, ok := roleIDs(rec.Roles)
 		if !ok {
-			return bad("group " + quote(r.Name) + ": unknown role")
+			return badSnapshot("group " + quote(rec.Name) + ": unknown role")
 		}
 		g.roleIDs = ids
 	}
-	// Grants on objects are sorted by role id.
-	for _, o := range objs {
-		slices.SortFunc(o.grants, func(a, b roleGrant) int { return cmpU64(a.role, b.role) })
+	return nil
+}
+
+// index sorts the grants on every object, tag, policy and domain by role
+// id and builds the tags' system_access_control index.
+func (r *restoring) index() error {
+	s := r.s
+	byRole := func(a, b roleGrant) int { return cmpU64(a.role, b.role) }
+	for _, o := range r.objs {
+		slices.SortFunc(o.grants, byRole)
 	}
-	s.tags.Range(func(_ uint64, t *tag) bool {
-		slices.SortFunc(t.grants, func(a, b roleGrant) int { return cmpU64(a.role, b.role) })
-		return true
-	})
-	s.policies.Range(func(_ uint64, p *policy) bool {
-		slices.SortFunc(p.grants, func(a, b roleGrant) int { return cmpU64(a.role, b.role) })
-		return true
-	})
-	s.domains.Range(func(_ uint64, d *domain) bool {
-		slices.SortFunc(d.grants, func(a, b roleGrant) int { return cmpU64(a.role, b.role) })
-		return true
-	})
+	s.tags.Range(func(_ uint64, t *tag) bool { slices.SortFunc(t.grants, byRole); return true })
+	s.policies.Range(func(_ uint64, p *policy) bool { slices.SortFunc(p.grants, byRole); return true })
+	s.domains.Range(func(_ uint64, d *domain) bool { slices.SortFunc(d.grants, byRole); return true })
 	for _, id := range s.tags.Keys() {
 		s.reindexTag(id)
 	}
-	// Link the tree bottom-up now that every record is complete.
+	return nil
+}
+
+// link links the tree bottom-up now that every record is complete, checks
+// each table's column list, and sets the root.
+func (r *restoring) link() error {
+	s := r.s
 	for d := 4; d >= 1; d-- {
-		for _, o := range byDepth[d] {
-			p := objs[o.parent]
+		for _, o := range r.byDepth[d] {
+			p := r.objs[o.parent]
 			if p == nil || p.typ.depth() != d-1 {
-				return bad("object " + itoa(o.id) + ": bad parent")
+				return badSnapshot("object " + itoa(o.id) + ": bad parent")
 			}
 			if p.children.Has(o.name) {
-				return bad("object " + itoa(o.id) + ": duplicate name")
+				return badSnapshot("object " + itoa(o.id) + ": duplicate name")
 			}
 			p.children = p.children.Set(o.name, mkChild(o))
 			s.locs = s.locs.Set(o.id, loc{parent: o.parent, name: o.name, typ: o.typ})
 		}
 	}
-	for _, o := range byDepth[3] {
+	for _, o := range r.byDepth[3] {
 		if len(o.columns) != o.children.Len() {
-			return bad("table " + itoa(o.id) + ": column list mismatch")
+			return badSnapshot("table " + itoa(o.id) + ": column list mismatch")
 		}
 		for _, c := range o.columns {
 			if !o.children.Has(c) {
-				return bad("table " + itoa(o.id) + ": column list mismatch")
+				return badSnapshot("table " + itoa(o.id) + ": column list mismatch")
 			}
 		}
 	}
-	s.root = byDepth[0][0]
+	s.root = r.byDepth[0][0]
 	s.locs = s.locs.Set(metalakeID, loc{typ: ObjectMetalake, name: s.root.name})
-	return s, nil
+	return nil
 }
 
 // restoreTableData checks and restores a table's storage id and versions; a
@@ -568,42 +693,4 @@ func restoreTableData(r *objRec) (*tableData, error) {
 			rows: v.Rows, actor: v.Actor, time: normTime(v.Time)})
 	}
 	return d, nil
-}
-
-// restoreDomains restores the domains of f into s (after tags and policies,
-// before roles) and checks CheckDomainInvariants.
-func restoreDomains(s *Snapshot, f *snapFile, objs map[uint64]*object) error {
-	bad := func(msg string) error { return errf(ErrInvalidSnapshot, msg) }
-	var prev uint64
-	for _, r := range f.Domains {
-		if r.ID <= prev || r.ID >= f.NextID || objs[r.ID] != nil || s.tags.Has(r.ID) || s.policies.Has(r.ID) ||
-			CheckEntityName(r.Name) != nil || s.domainIDs.Has(r.Name) {
-			return bad("domain " + itoa(r.ID) + ": bad id or name")
-		}
-		prev = r.ID
-		if r.Status != DomainDraft && r.Status != DomainPublished {
-			return bad("domain " + itoa(r.ID) + ": bad status")
-		}
-		if r.Parent == 0 && r.ParentAudit != (Audit{}) {
-			return bad("domain " + itoa(r.ID) + ": edge audit without a parent")
-		}
-		d := &domain{id: r.ID, name: r.Name, comment: r.Comment, props: r.Props, published: r.Status == DomainPublished,
-			owner: r.Owner, parent: r.Parent, relAudit: r.ParentAudit, tag: r.Tag, value: r.Value, audit: r.Audit}
-		s.domains = s.domains.Set(d.id, d)
-		s.domainIDs = s.domainIDs.Set(d.name, d.id)
-	}
-	for _, r := range f.Domains { // ids ascending: subs stay sorted
-		if r.Parent == 0 {
-			continue
-		}
-		p, ok := s.domains.Get(r.Parent)
-		if !ok {
-			return bad("domain " + itoa(r.ID) + ": unknown parent")
-		}
-		p.subs = append(p.subs, r.ID) // p is still private to restore
-	}
-	if err := s.CheckDomainInvariants(); err != nil {
-		return bad(strings.TrimPrefix(err.Error(), "catalog: "))
-	}
-	return nil
 }

@@ -13,14 +13,8 @@ import (
 func (c CreateTag) permit(s *Snapshot, w *who) error { return s.onMetalake(w, PrivCreateTag) }
 
 func (c CreateTag) apply(tx *txn) error {
-	if err := CheckEntityName(c.Name); err != nil {
+	if err := tagKind.checkNew(tx.s, c.Name, c.Properties); err != nil {
 		return err
-	}
-	if err := checkProps(c.Properties); err != nil {
-		return err
-	}
-	if tx.s.tagIDs.Has(c.Name) {
-		return errf(ErrAlreadyExists, Tag(c.Name).String())
 	}
 	t := &tag{name: c.Name, comment: c.Comment, props: copyProps(c.Properties), anyValue: c.AllowedValues == nil,
 		owner: Owner{OwnerUser, tx.m.Actor}, audit: tx.audit(), objects: pmap.NewUint64[struct{}]()}
@@ -49,36 +43,10 @@ func (c AlterTag) apply(tx *txn) error {
 	if !ok {
 		return errf(ErrNotFound, Tag(c.Name).String())
 	}
-	if len(c.Updates) == 0 {
-		return errf(ErrInvalidArgument, "no updates")
-	}
 	nt := t.clone()
-	for _, u := range c.Updates {
-		switch u.Type {
-		case "rename":
-			if err := renameEntity(&tx.s.tagIDs, Tag, &nt.name, nt.id, u.NewName); err != nil {
-				return err
-			}
-		case "updateComment":
-			nt.comment = u.NewComment
-		case "setProperty":
-			if u.Property == "" {
-				return errf(ErrInvalidArgument, "empty property key")
-			}
-			nt.props = copyProps(nt.props)
-			if nt.props == nil {
-				nt.props = map[string]string{}
-			}
-			nt.props[u.Property] = u.Value
-		case "removeProperty":
-			nt.props = copyProps(nt.props)
-			delete(nt.props, u.Property)
-			if len(nt.props) == 0 {
-				nt.props = nil
-			}
-		default:
-			return errf(ErrInvalidArgument, "unknown tag update "+quote(trunc(u.Type)))
-		}
+	e := entityEdit{kind: tagKind, tx: tx, id: nt.id, name: &nt.name, comment: &nt.comment, props: &nt.props}
+	if err := alterEntity(e, c.Updates, TagUpdate.shared, nil); err != nil {
+		return err
 	}
 	nt.audit = tx.touch(t.audit)
 	tx.s.tags = tx.s.tags.Set(nt.id, nt)
@@ -501,11 +469,8 @@ func checkExpr(e string) error {
 }
 
 func (c CreatePolicy) apply(tx *txn) error {
-	if err := CheckEntityName(c.Name); err != nil {
+	if err := policyKind.checkNew(tx.s, c.Name, nil); err != nil {
 		return err
-	}
-	if tx.s.policyIDs.Has(c.Name) {
-		return errf(ErrAlreadyExists, Policy(c.Name).String())
 	}
 	content, ps, err := tx.s.checkPolicy(c.Type, c.Content)
 	if err != nil {
@@ -525,33 +490,27 @@ func (c AlterPolicy) apply(tx *txn) error {
 	if !ok {
 		return errf(ErrNotFound, Policy(c.Name).String())
 	}
-	if len(c.Updates) == 0 {
-		return errf(ErrInvalidArgument, "no updates")
-	}
 	np := p.clone()
-	for _, u := range c.Updates {
-		switch u.Type {
-		case "rename":
-			if err := renameEntity(&tx.s.policyIDs, Policy, &np.name, np.id, u.NewName); err != nil {
-				return err
-			}
-		case "updateComment":
-			np.comment = u.NewComment
-		case "updateContent":
-			if u.PolicyType != np.typ {
-				return errf(ErrInvalidArgument, "policyType must be "+string(np.typ))
-			}
-			if u.NewContent == nil {
-				return errf(ErrInvalidArgument, "newContent is required")
-			}
-			content, ps, err := tx.s.checkPolicy(np.typ, *u.NewContent)
-			if err != nil {
-				return err
-			}
-			np.content, np.privs = content, ps
-		default:
-			return errf(ErrInvalidArgument, "unknown policy update "+quote(trunc(u.Type)))
+	e := entityEdit{kind: policyKind, tx: tx, id: np.id, name: &np.name, comment: &np.comment}
+	updateContent := func(u PolicyUpdate) (bool, error) {
+		if u.Type != "updateContent" {
+			return false, nil
 		}
+		if u.PolicyType != np.typ {
+			return true, errf(ErrInvalidArgument, "policyType must be "+string(np.typ))
+		}
+		if u.NewContent == nil {
+			return true, errf(ErrInvalidArgument, "newContent is required")
+		}
+		content, ps, err := tx.s.checkPolicy(np.typ, *u.NewContent)
+		if err != nil {
+			return true, err
+		}
+		np.content, np.privs = content, ps
+		return true, nil
+	}
+	if err := alterEntity(e, c.Updates, PolicyUpdate.shared, updateContent); err != nil {
+		return err
 	}
 	np.audit = tx.touch(p.audit)
 	tx.s.policies = tx.s.policies.Set(np.id, np)
@@ -693,22 +652,4 @@ func insertU64(s []uint64, v uint64) ([]uint64, bool) {
 		return s, false
 	}
 	return slices.Insert(slices.Clone(s), i, v), true
-}
-
-// renameEntity renames the entity with the given id from *name to newName in
-// the name→id map ids, after checking newName. Renaming to the current name
-// is a no-op; a name already in ids is ErrAlreadyExists, described by obj.
-func renameEntity(ids *pmap.Map[string, uint64], obj func(string) Object, name *string, id uint64, newName string) error {
-	if err := CheckEntityName(newName); err != nil {
-		return err
-	}
-	if newName == *name {
-		return nil
-	}
-	if ids.Has(newName) {
-		return errf(ErrAlreadyExists, obj(newName).String())
-	}
-	*ids = ids.Delete(*name).Set(newName, id)
-	*name = newName
-	return nil
 }
