@@ -172,7 +172,7 @@ var functions = map[string]fnSpec{
 // lookupFunc returns the spec for name if it is allowed in a position that
 // accepts the given kinds.
 func lookupFunc(name string, nargs int, kinds ...fnKind) (fnSpec, error) {
-	spec, ok := functions[name]
+	spec, ok := lookupMore(name)
 	if ok {
 		ok = false
 		for _, k := range kinds {
