@@ -10,9 +10,13 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
-// lookupMore finds name in the tables of this file, then in functions.
+// lookupMore finds name in datetimeFunctions and jsonFunctions
+// (funcs_more_json.go), then in functions.
 func lookupMore(name string) (fnSpec, bool) {
 	if spec, ok := datetimeFunctions[name]; ok {
+		return spec, true
+	}
+	if spec, ok := jsonFunctions[name]; ok {
 		return spec, true
 	}
 	spec, ok := functions[name]

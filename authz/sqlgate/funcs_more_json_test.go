@@ -1,0 +1,112 @@
+package sqlgate_test
+
+import (
+	"testing"
+
+	"lakegate/authz/sqlgate"
+)
+
+// TestJSONFunctionAnswers runs the JSON functions of funcs_more_json.go on
+// DuckDB and compares each with MySQL 8.0's documented answer.
+func TestJSONFunctionAnswers(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	db := policyDB(t)
+	tests := []struct{ expr, want string }{
+		{`JSON_OBJECT('id', 87, 'name', 'carrot')`, `{"id": 87, "name": "carrot"}`},
+		{`JSON_OBJECT('name', 'carrot', 'id', 87, 'a', NULL)`, `{"a": null, "id": 87, "name": "carrot"}`},
+		{`JSON_OBJECT('bb', 1, 'a', 2, 'c', 3)`, `{"a": 2, "c": 3, "bb": 1}`},
+		{`JSON_OBJECT()`, `{}`},
+		{`JSON_ARRAY()`, `[]`},
+		{`JSON_ARRAY(1, 'abc', NULL, TRUE, 'a"b', -2, 1.50)`, `[1, "abc", null, true, "a\"b", -2, 1.50]`},
+		{`JSON_ARRAY(JSON_ARRAY(1, 2), JSON_OBJECT('k', 'v'))`, `[[1, 2], {"k": "v"}]`},
+		{`JSON_ARRAY(DATE '2024-01-02', CAST(12.5 AS DECIMAL(10,2)), 'x\ny')`, `["2024-01-02", 12.50, "x\ny"]`},
+		{`JSON_VALID('{"a": 1}')`, `1`},
+		{`JSON_VALID('hello')`, `0`},
+		{`JSON_VALID('[1,]')`, `0`},
+		{`JSON_VALID('"hello"')`, `1`},
+		{`JSON_VALID(NULL)`, `<nil>`},
+		{`JSON_TYPE('[1]')`, `ARRAY`},
+		{`JSON_TYPE('{"a": [10, true]}')`, `OBJECT`},
+		{`JSON_TYPE(JSON_EXTRACT('{"a": [10, true]}', '$.a[1]'))`, `BOOLEAN`},
+		{`JSON_TYPE('1.5')`, `DOUBLE`},
+		{`JSON_TYPE('"x"')`, `STRING`},
+		{`JSON_TYPE('null')`, `NULL`},
+		{`JSON_TYPE('1')`, `INTEGER`},
+		{`JSON_TYPE('-1')`, `INTEGER`},
+		{`JSON_TYPE('18446744073709551615')`, `UNSIGNED INTEGER`},
+		{`JSON_LENGTH('[1, 2, {"a": 3}]')`, `3`},
+		{`JSON_LENGTH('{"a": 1, "b": {"c": 30}}')`, `2`},
+		{`JSON_LENGTH('{"a": 1, "b": {"c": 30}}', '$.b')`, `1`},
+		{`JSON_LENGTH('5')`, `1`},
+		{`JSON_LENGTH(NULL)`, `<nil>`},
+		{`JSON_LENGTH('{"a": 1}', '$.x')`, `<nil>`},
+		{`JSON_KEYS('{"a": 1, "b": {"c": 30}}')`, `["a", "b"]`},
+		{`JSON_KEYS('{"a": 1, "b": {"c": 30}}', '$.b')`, `["c"]`},
+		{`JSON_KEYS('{"bb": 1, "a": 2, "B": 3}')`, `["B", "a", "bb"]`},
+		{`JSON_KEYS('[1]')`, `<nil>`},
+		{`JSON_CONTAINS_PATH('{"a": 1, "b": 2}', 'one', '$.a', '$.e')`, `1`},
+		{`JSON_CONTAINS_PATH('{"a": 1, "b": 2}', 'all', '$.a', '$.e')`, `0`},
+		{`JSON_QUOTE('null')`, `"null"`},
+		{`JSON_QUOTE('"null"')`, `"\"null\""`},
+		{`JSON_QUOTE('[1, 2, 3]')`, `"[1, 2, 3]"`},
+		{`JSON_UNQUOTE('"abc"')`, `abc`},
+		{`JSON_UNQUOTE('abc')`, `abc`},
+		{`JSON_UNQUOTE('"a\\tb"')`, "a\tb"},
+		{`JSON_EXTRACT('[10, 20, [30, 40]]', '$[1]')`, `20`},
+		{`CAST(JSON_EXTRACT('{"a": "x"}', '$.a') AS CHAR)`, `"x"`},
+		{`JSON_EXTRACT('{"a": "x"}', '$.b')`, `<nil>`},
+		{`JSON_UNQUOTE(JSON_EXTRACT('{"a": "x"}', '$.a'))`, `x`},
+	}
+	for _, tt := range tests {
+		got, err := policyRun(t, g, db, nil, "SELECT "+tt.expr)
+		if err != nil {
+			t.Errorf("%s: %v", tt.expr, err)
+			continue
+		}
+		if len(got) != 1 || got[0] != tt.want {
+			t.Errorf("%s = %q, want %q", tt.expr, got, tt.want)
+		}
+	}
+	// Values from columns.
+	got, err := policyRun(t, g, db, nil, "SELECT JSON_OBJECT('id', id, 'name', name) FROM people ORDER BY id LIMIT 1")
+	if err != nil || len(got) != 1 || got[0] != `{"id": 1, "name": "ann"}` {
+		t.Errorf("JSON_OBJECT of columns = %q, %v", got, err)
+	}
+}
+
+// TestJSONFunctionRefusals: what DuckDB reads or prints differently from
+// MySQL is refused, at translation or at run time.
+func TestJSONFunctionRefusals(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	db := policyDB(t)
+	for _, expr := range []string{
+		`JSON_LENGTH('not json')`,                // MySQL: Invalid JSON text
+		`JSON_LENGTH('[1,]')`,                    // DuckDB reads it
+		`JSON_LENGTH('{"a": 1, "a": 2}')`,        // duplicate keys
+		`JSON_LENGTH(CONCAT('[1, ', 'NaN]'))`,    // at run time
+		`JSON_VALID(CONCAT('[1, ', '2,]'))`,      // at run time: DuckDB says valid
+		`JSON_LENGTH('5', '$[0]')`,               // MySQL: [0] of a scalar is the scalar
+		`JSON_EXTRACT('{"a": 1}', '$[0]')`,       // likewise
+		`JSON_EXTRACT('{"a": 1.5}', '$.a')`,      // a DOUBLE
+		`JSON_EXTRACT('{"a": [1]}', '$.a')`,      // an array
+		`JSON_EXTRACT('{"a": 1}', 'a')`,          // MySQL: invalid path
+		`JSON_EXTRACT('{"a": 1}', '$.*')`,        // wildcard
+		`JSON_EXTRACT('{"a": 1}', '$.a', '$.b')`, // several paths
+		`JSON_KEYS('{"a": 1}', '$."a b"')`,       // quoted member
+		`JSON_OBJECT('a', 1, 'a', 2)`,            // duplicate keys
+		`JSON_OBJECT(name, 1) FROM people`,       // key not a literal
+		`JSON_OBJECT('a')`,                       // odd
+		`JSON_ARRAY(1.5E0)`,                      // a DOUBLE
+		`JSON_ARRAY(id > 1) FROM people`,         // a boolean
+		`JSON_ARRAY(CAST(1 AS DOUBLE))`,          // a DOUBLE, at run time
+		`JSON_QUOTE(5)`,                          // not a string
+		`JSON_QUOTE(id) FROM people`,             // not a string, at run time
+		`JSON_UNQUOTE(name) FROM people`,         // not of JSON_EXTRACT
+		`JSON_CONTAINS_PATH('{"a": 1}', 'some', '$.a')`,
+		`JSON_DEPTH('[1]')`,
+	} {
+		if got, err := policyRun(t, g, db, nil, "SELECT "+expr); err == nil {
+			t.Errorf("%s answered %v; want a refusal", expr, got)
+		}
+	}
+}
