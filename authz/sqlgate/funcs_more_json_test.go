@@ -80,28 +80,32 @@ func TestJSONFunctionRefusals(t *testing.T) {
 	g := sqlgate.New(sqlgate.Config{})
 	db := policyDB(t)
 	for _, expr := range []string{
-		`JSON_LENGTH('not json')`,                // MySQL: Invalid JSON text
-		`JSON_LENGTH('[1,]')`,                    // DuckDB reads it
-		`JSON_LENGTH('{"a": 1, "a": 2}')`,        // duplicate keys
-		`JSON_LENGTH(CONCAT('[1, ', 'NaN]'))`,    // at run time
-		`JSON_VALID(CONCAT('[1, ', '2,]'))`,      // at run time: DuckDB says valid
-		`JSON_LENGTH('5', '$[0]')`,               // MySQL: [0] of a scalar is the scalar
-		`JSON_EXTRACT('{"a": 1}', '$[0]')`,       // likewise
-		`JSON_EXTRACT('{"a": 1.5}', '$.a')`,      // a DOUBLE
-		`JSON_EXTRACT('{"a": [1]}', '$.a')`,      // an array
-		`JSON_EXTRACT('{"a": 1}', 'a')`,          // MySQL: invalid path
-		`JSON_EXTRACT('{"a": 1}', '$.*')`,        // wildcard
-		`JSON_EXTRACT('{"a": 1}', '$.a', '$.b')`, // several paths
-		`JSON_KEYS('{"a": 1}', '$."a b"')`,       // quoted member
-		`JSON_OBJECT('a', 1, 'a', 2)`,            // duplicate keys
-		`JSON_OBJECT(name, 1) FROM people`,       // key not a literal
-		`JSON_OBJECT('a')`,                       // odd
-		`JSON_ARRAY(1.5E0)`,                      // a DOUBLE
-		`JSON_ARRAY(id > 1) FROM people`,         // a boolean
-		`JSON_ARRAY(CAST(1 AS DOUBLE))`,          // a DOUBLE, at run time
-		`JSON_QUOTE(5)`,                          // not a string
-		`JSON_QUOTE(id) FROM people`,             // not a string, at run time
-		`JSON_UNQUOTE(name) FROM people`,         // not of JSON_EXTRACT
+		`JSON_LENGTH('not json')`,                             // MySQL: Invalid JSON text
+		`JSON_LENGTH('[1,]')`,                                 // DuckDB reads it
+		`JSON_LENGTH('{"a": 1, "a": 2}')`,                     // duplicate keys
+		`JSON_LENGTH(CONCAT('[1, ', 'NaN]'))`,                 // at run time
+		`JSON_VALID(CONCAT('[1, ', '2,]'))`,                   // at run time: DuckDB says valid
+		`JSON_LENGTH('5', '$[0]')`,                            // MySQL: [0] of a scalar is the scalar
+		`JSON_EXTRACT('{"a": 1}', '$[0]')`,                    // likewise
+		`JSON_EXTRACT('{"a": 1.5}', '$.a')`,                   // a DOUBLE
+		`JSON_EXTRACT('{"a": 1, "a": 2}', '$.a')`,             // MySQL keeps the last duplicate, DuckDB the first
+		`JSON_EXTRACT('[1, 2,]', '$[0]')`,                     // MySQL: Invalid JSON text
+		`JSON_EXTRACT(CONCAT('{"a": 1, ', '"a": 2}'), '$.a')`, // at run time
+		`JSON_EXTRACT(CONCAT('[1, ', 'NaN]'), '$[0]')`,        // at run time
+		`JSON_EXTRACT('{"a": [1]}', '$.a')`,                   // an array
+		`JSON_EXTRACT('{"a": 1}', 'a')`,                       // MySQL: invalid path
+		`JSON_EXTRACT('{"a": 1}', '$.*')`,                     // wildcard
+		`JSON_EXTRACT('{"a": 1}', '$.a', '$.b')`,              // several paths
+		`JSON_KEYS('{"a": 1}', '$."a b"')`,                    // quoted member
+		`JSON_OBJECT('a', 1, 'a', 2)`,                         // duplicate keys
+		`JSON_OBJECT(name, 1) FROM people`,                    // key not a literal
+		`JSON_OBJECT('a')`,                                    // odd
+		`JSON_ARRAY(1.5E0)`,                                   // a DOUBLE
+		`JSON_ARRAY(id > 1) FROM people`,                      // a boolean
+		`JSON_ARRAY(CAST(1 AS DOUBLE))`,                       // a DOUBLE, at run time
+		`JSON_QUOTE(5)`,                                       // not a string
+		`JSON_QUOTE(id) FROM people`,                          // not a string, at run time
+		`JSON_UNQUOTE(name) FROM people`,                      // not of JSON_EXTRACT
 		`JSON_CONTAINS_PATH('{"a": 1}', 'some', '$.a')`,
 		`JSON_DEPTH('[1]')`,
 	} {
