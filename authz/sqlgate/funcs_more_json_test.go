@@ -56,6 +56,7 @@ func TestJSONFunctionAnswers(t *testing.T) {
 		{`CAST(JSON_EXTRACT('{"a": "x"}', '$.a') AS CHAR)`, `"x"`},
 		{`JSON_EXTRACT('{"a": "x"}', '$.b')`, `<nil>`},
 		{`JSON_UNQUOTE(JSON_EXTRACT('{"a": "x"}', '$.a'))`, `x`},
+		{`JSON_UNQUOTE(JSON_EXTRACT('{"a": null}', '$.a'))`, `null`}, // MySQL: the text null
 	}
 	for _, tt := range tests {
 		got, err := policyRun(t, g, db, nil, "SELECT "+tt.expr)
@@ -107,7 +108,74 @@ func TestJSONFunctionRefusals(t *testing.T) {
 		`JSON_QUOTE(id) FROM people`,                          // not a string, at run time
 		`JSON_UNQUOTE(name) FROM people`,                      // not of JSON_EXTRACT
 		`JSON_CONTAINS_PATH('{"a": 1}', 'some', '$.a')`,
-		`JSON_DEPTH('[1]')`,
+	} {
+		if got, err := policyRun(t, g, db, nil, "SELECT "+expr); err == nil {
+			t.Errorf("%s answered %v; want a refusal", expr, got)
+		}
+	}
+}
+
+// TestJSONLiteralFunctions: the functions computed in the gate of literal
+// arguments give MySQL's documented answers, and refuse columns.
+func TestJSONLiteralFunctions(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	db := policyDB(t)
+	for expr, want := range map[string]string{
+		`JSON_DEPTH('{}')`:              `1`,
+		`JSON_DEPTH('[10, 20]')`:        `2`,
+		`JSON_DEPTH('[10, {"a": 20}]')`: `3`,
+		`JSON_DEPTH('1')`:               `1`,
+		`JSON_CONTAINS('{"a": 1, "b": 2, "c": {"d": 4}}', '1', '$.a')`:                           `1`,
+		`JSON_CONTAINS('{"a": 1, "b": 2, "c": {"d": 4}}', '1', '$.b')`:                           `0`,
+		`JSON_CONTAINS('{"a": 1, "b": 2, "c": {"d": 4}}', '{"d": 4}', '$.c')`:                    `1`,
+		`JSON_CONTAINS('[1, 2, 3]', '[1, 3]')`:                                                   `1`,
+		`JSON_CONTAINS('{"a": 1}', '1', '$.x')`:                                                  `<nil>`,
+		`JSON_SET('{"a": 1}', '$.b', 2)`:                                                         `{"a": 1, "b": 2}`,
+		`JSON_SET('{"a": 1, "b": [2, 3]}', '$.a', 10, '$.c', '[true, false]')`:                   `{"a": 10, "b": [2, 3], "c": "[true, false]"}`,
+		`JSON_INSERT('{"a": 1}', '$.a', 5, '$.c', 3)`:                                            `{"a": 1, "c": 3}`,
+		`JSON_REPLACE('{"a": 1}', '$.a', 5, '$.c', 3)`:                                           `{"a": 5}`,
+		`JSON_REMOVE('[1, 2, 3]', '$[1]')`:                                                       `[1, 3]`,
+		`JSON_REMOVE('{"a": 1, "b": 2}', '$.a', '$.x')`:                                          `{"b": 2}`,
+		`JSON_ARRAY_APPEND('[1, 2]', '$', 3)`:                                                    `[1, 2, 3]`,
+		`JSON_ARRAY_APPEND('{"a": 1}', '$.a', 2)`:                                                `{"a": [1, 2]}`,
+		`JSON_ARRAY_INSERT('[1, 2]', '$[0]', 0)`:                                                 `[0, 1, 2]`,
+		`JSON_ARRAY_INSERT('[1, 2]', '$[9]', 0)`:                                                 `[1, 2, 0]`,
+		`JSON_MERGE_PRESERVE('[1, 2]', '[true, false]')`:                                         `[1, 2, true, false]`,
+		`JSON_MERGE_PRESERVE('{"a": 1}', '{"a": 2, "b": 3}')`:                                    `{"a": [1, 2], "b": 3}`,
+		`JSON_MERGE_PRESERVE('1', '{"a": 1}')`:                                                   `[1, {"a": 1}]`,
+		`JSON_MERGE_PATCH('{"a": 1, "b": 2}', '{"b": null, "c": 3}')`:                            `{"a": 1, "c": 3}`,
+		`JSON_MERGE_PATCH('[1, 2]', '[true, false]')`:                                            `[true, false]`,
+		`JSON_OVERLAPS('[1, 3, 5, 7]', '[2, 5, 7]')`:                                             `1`,
+		`JSON_OVERLAPS('[1, 3, 5, 7]', '[2, 6]')`:                                                `0`,
+		`JSON_OVERLAPS('{"a": 1, "b": 10}', '{"c": 1, "b": 10}')`:                                `1`,
+		`JSON_OVERLAPS('5', '[2, 5]')`:                                                           `1`,
+		`JSON_SEARCH('["abc", [{"k": "10"}, "def"], {"x": "abc"}, {"y": "bcd"}]', 'one', 'abc')`: `"$[0]"`,
+		`JSON_SEARCH('["abc", [{"k": "10"}, "def"], {"x": "abc"}, {"y": "bcd"}]', 'all', 'abc')`: `["$[0]", "$[2].x"]`,
+		`JSON_SEARCH('["abc", [{"k": "10"}, "def"], {"x": "abc"}, {"y": "bcd"}]', 'all', '10')`:  `"$[1][0].k"`,
+		`JSON_SEARCH('["abc", [{"k": "10"}, "def"], {"x": "abc"}, {"y": "bcd"}]', 'all', '%b%')`: `["$[0]", "$[2].x", "$[3].y"]`,
+		`JSON_SEARCH('["abc"]', 'all', 'x')`:                                                     `<nil>`,
+		`JSON_PRETTY('{"b": [1, 2], "a": {}}')`:                                                  "{\n  \"a\": {},\n  \"b\": [\n    1,\n    2\n  ]\n}",
+		`JSON_VALUE('{"a": "x"}', '$.a')`:                                                        `x`,
+	} {
+		got, err := policyRun(t, g, db, nil, "SELECT "+expr)
+		if err != nil {
+			t.Errorf("%s: %v", expr, err)
+			continue
+		}
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("%s = %q, want %q", expr, got, want)
+		}
+	}
+	for _, expr := range []string{
+		`JSON_DEPTH(name) FROM people`,
+		`JSON_SET('{"a": 1}', '$.b', JSON_ARRAY(1))`,
+		`JSON_SET('1', '$[1]', 2)`, // MySQL wraps the scalar
+		`JSON_SET('{"a": 1.5}', '$.b', 2)`,
+		`JSON_REMOVE('[1]', '$')`,
+		`JSON_SEARCH('["ABC"]', 'one', 'abc')`, // the collation decides
+		`JSON_SEARCH('["é"]', 'one', 'e')`,
+		`JSON_MERGE_PATCH(NULL, '{"a": 1}')`,
+		`JSON_CONTAINS('[1]', '1', '$[*]')`,
 	} {
 		if got, err := policyRun(t, g, db, nil, "SELECT "+expr); err == nil {
 			t.Errorf("%s answered %v; want a refusal", expr, got)
