@@ -885,6 +885,10 @@ func jvResult(v *jv, indent int) (ast.ExprNode, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(s) > DefaultStringBytes {
+		// JSON_PRETTY indents: its text may be far longer than its input.
+		return nil, limitErr("%s", stringLimitMsg(DefaultStringBytes, "JSON"))
+	}
 	return textNode(s), nil
 }
 

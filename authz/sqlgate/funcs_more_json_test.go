@@ -1,6 +1,8 @@
 package sqlgate_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"lakegate/authz/sqlgate"
@@ -180,5 +182,50 @@ func TestJSONLiteralFunctions(t *testing.T) {
 		if got, err := policyRun(t, g, db, nil, "SELECT "+expr); err == nil {
 			t.Errorf("%s answered %v; want a refusal", expr, got)
 		}
+	}
+}
+
+// TestJSONBuildersLimited: JSON_ARRAY, JSON_OBJECT and JSON_QUOTE build a
+// string from their arguments, escaped (up to twice as long): fed their own
+// result by a recursive CTE, or doubled through CTEs, they must meet the
+// engine's string limit as CONCAT does, not grow without bound.
+func TestJSONBuildersLimited(t *testing.T) {
+	db := engineDB(t)
+	g := sqlgate.New(sqlgate.Config{})
+	for _, c := range []struct{ sql, fn string }{
+		{"WITH RECURSIVE r (s, k) AS (SELECT 'x', 1 UNION ALL SELECT json_array(s, s), k + 1 FROM r WHERE k < 16) SELECT max(length(s)) FROM r", "JSON_ARRAY"},
+		{"WITH RECURSIVE r (s, k) AS (SELECT 'x', 1 UNION ALL SELECT json_array(s), k + 1 FROM r WHERE k < 40) SELECT max(length(s)) FROM r", "JSON_ARRAY"},
+		{"WITH RECURSIVE r (s, k) AS (SELECT 'x', 1 UNION ALL SELECT json_object('a', s, 'b', s), k + 1 FROM r WHERE k < 16) SELECT max(length(s)) FROM r", "JSON_OBJECT"},
+		{"WITH RECURSIVE r (s, k) AS (SELECT 'x', 1 UNION ALL SELECT json_quote(s), k + 1 FROM r WHERE k < 40) SELECT max(length(s)) FROM r", "JSON_QUOTE"},
+		{strings.ReplaceAll(doubling("SELECT v AS s FROM big", 7), "concat(s, s)", "json_array(s, s)"), "JSON_ARRAY"},
+	} {
+		if _, err := g.Parse(c.sql, "s"); err != nil {
+			if !errors.Is(err, sqlgate.ErrLimit) {
+				t.Errorf("%s: %v, want a limit", c.sql, err)
+			}
+			continue // refused before the engine
+		}
+		_, err := runRendered(t, db, g, c.sql)
+		if err == nil {
+			t.Errorf("%s: no error", c.sql)
+			continue
+		}
+		msg := err.Error()
+		if i := strings.Index(msg, "Invalid Input Error: "); i > 0 {
+			msg = msg[i:]
+		}
+		le, ok := sqlgate.EngineLimit(msg)
+		if !ok || !strings.Contains(le.Error(), "bytes for a string "+c.fn+" builds") {
+			t.Errorf("%s: %v, want the engine's %s limit", c.sql, err, c.fn)
+		}
+	}
+	// Under the limit the answer is unchanged.
+	got, err := runRendered(t, db, g, "WITH RECURSIVE r (s, k) AS (SELECT 'x', 1 UNION ALL SELECT json_array(s, k), k + 1 FROM r WHERE k < 3) SELECT s FROM r WHERE k = 3")
+	if err != nil || len(got) != 1 || got[0] != `["[\"x\", 1]", 2]` {
+		t.Fatalf("recursive JSON_ARRAY = %q, %v", got, err)
+	}
+	// A literal result computed in the gate is bounded too.
+	if _, err := g.Parse("SELECT json_pretty('"+strings.Repeat("[", 100)+strings.Repeat("]", 100)+"')", "s"); err != nil {
+		t.Fatalf("JSON_PRETTY of depth 100: %v", err)
 	}
 }
