@@ -69,6 +69,10 @@ var datetimeFunctions = map[string]fnSpec{
 	"subtime":             {duck: "", min: 2, max: 2, kind: fnScalar, rw: rwAddTime(true)},
 	"timestamp":           {duck: "", min: 1, max: 2, kind: fnScalar, rw: rwTimestamp},
 	"timestampadd":        {duck: "", min: 3, max: 3, kind: fnScalar, rw: rwTimestampAdd},
+	"date_add":            {duck: "", min: 3, max: 3, kind: fnScalar, rw: rwDateAddMore(false)},
+	"adddate":             {duck: "", min: 3, max: 3, kind: fnScalar, rw: rwDateAddMore(false)},
+	"date_sub":            {duck: "", min: 3, max: 3, kind: fnScalar, rw: rwDateAddMore(true)},
+	"subdate":             {duck: "", min: 3, max: 3, kind: fnScalar, rw: rwDateAddMore(true)},
 	"convert_tz":          {duck: "", min: 3, max: 3, kind: fnScalar, rw: rwConvertTZ},
 	"period_add":          {duck: "", min: 2, max: 2, kind: fnScalar, rw: rwPeriod(true)},
 	"period_diff":         {duck: "", min: 2, max: 2, kind: fnScalar, rw: rwPeriod(false)},
@@ -725,7 +729,7 @@ func rwTimestamp(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 
 // rwTimestampAdd: TIMESTAMPADD(unit, n, d) is DATE_ADD(d, INTERVAL n unit).
 func rwTimestampAdd(name string, args []ast.ExprNode) (ast.ExprNode, error) {
-	return rwDateAdd(false)(name, []ast.ExprNode{args[2], args[1], args[0]})
+	return rwDateAddMore(false)(name, []ast.ExprNode{args[2], args[1], args[0]})
 }
 
 var tzOffsetRe = regexp.MustCompile(`^([+-])(\d{1,2}):(\d{2})$`)
@@ -976,4 +980,130 @@ func rwDateFormatMore(name string, args []ast.ExprNode) (ast.ExprNode, error) {
 		return nil, bad
 	}
 	return out, nil
+}
+
+// compoundUnits are MySQL's compound INTERVAL units read from a string
+// ('1:30' MINUTE_SECOND): the size of each part, in months for YEAR_MONTH
+// and in microseconds otherwise. Units with a microsecond part are not
+// read (MySQL scales their fraction).
+var compoundUnits = map[ast.TimeUnitType][]int64{
+	ast.TimeUnitYearMonth:    {12, 1},
+	ast.TimeUnitDayHour:      {86400e6, 3600e6},
+	ast.TimeUnitDayMinute:    {86400e6, 3600e6, 60e6},
+	ast.TimeUnitDaySecond:    {86400e6, 3600e6, 60e6, 1e6},
+	ast.TimeUnitHourMinute:   {3600e6, 60e6},
+	ast.TimeUnitHourSecond:   {3600e6, 60e6, 1e6},
+	ast.TimeUnitMinuteSecond: {60e6, 1e6},
+}
+
+var intervalTextRe = regexp.MustCompile(`^[0-9]+([ :.\-_/]+[0-9]+)*$`)
+var digitsRe = regexp.MustCompile(`[0-9]+`)
+
+// compoundInterval reads a string literal of a compound unit as MySQL
+// does: parts separated by punctuation, missing leading parts zero, a
+// leading - negating the whole.
+func compoundInterval(s string, sizes []int64) (int64, error) {
+	s = strings.TrimSpace(s)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = strings.TrimSpace(s[1:])
+	}
+	if !intervalTextRe.MatchString(s) {
+		return 0, unsupported("INTERVAL of this string is not supported")
+	}
+	parts := digitsRe.FindAllString(s, -1)
+	if len(parts) > len(sizes) {
+		return 0, unsupported("INTERVAL of this string is not supported")
+	}
+	var n int64
+	for i, p := range parts {
+		v, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || v > 1e9 {
+			return 0, unsupported("INTERVAL of this string is not supported")
+		}
+		n += v * sizes[len(sizes)-len(parts)+i]
+	}
+	if neg {
+		n = -n
+	}
+	return n, nil
+}
+
+// rwDateAddMore: DATE_ADD/DATE_SUB/ADDDATE/SUBDATE(d, INTERVAL n unit), and
+// TIMESTAMPADD, with MySQL's answers where the engine's differ: a compound
+// unit from a string, a NULL date, NULL for a year beyond 9999, and of a
+// string a string with six fraction digits when there is a fraction (DuckDB
+// prints the fraction short). A DATE with a unit of a day or more stays a
+// DATE; "d + 0" makes DuckDB refuse a DATETIME there (MySQL answers a
+// DATETIME, which DuckDB's types cannot follow without the column type).
+func rwDateAddMore(sub bool) func(string, []ast.ExprNode) (ast.ExprNode, error) {
+	op := " + "
+	if sub {
+		op = " - "
+	}
+	return func(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
+		u, ok := args[2].(*ast.TimeUnitExpr)
+		if !ok {
+			return nil, unsupported("DATE_ADD/DATE_SUB take an INTERVAL")
+		}
+		var iv ast.ExprNode
+		var dateUnit bool
+		if sizes, ok := compoundUnits[u.Unit]; ok {
+			s, ok := textLit(args[1])
+			if !ok {
+				return nil, unsupported("INTERVAL of unit %s takes a string literal", u.Unit.String())
+			}
+			n, err := compoundInterval(s, sizes)
+			if err != nil {
+				return nil, err
+			}
+			if u.Unit == ast.TimeUnitYearMonth {
+				iv, dateUnit = tx("to_months(CAST("+strconv.FormatInt(n, 10)+" AS INTEGER))"), true
+			} else {
+				iv = tx("to_microseconds(CAST(" + strconv.FormatInt(n, 10) + " AS BIGINT))")
+			}
+		} else {
+			var err error
+			if iv, dateUnit, err = interval(args[1], u); err != nil {
+				return nil, err
+			}
+		}
+		d := args[0]
+		asText := false
+		if isNullLit(d) {
+			return typedNull("TIMESTAMP"), nil
+		}
+		if s, ok := textLit(d); ok {
+			v := readTemporal(s)
+			switch v.kind {
+			case tDate:
+				d = &castExpr{v: textNode(v.text()), typ: "DATE"}
+			case tDatetime:
+				d = &castExpr{v: textNode(v.text()), typ: "TIMESTAMP"}
+				dateUnit = false
+			case tNull:
+				return typedNull("VARCHAR"), nil
+			default:
+				return nil, unsupported("DATE_ADD/DATE_SUB of this string is not supported; give 'YYYY-MM-DD' or 'YYYY-MM-DD hh:mm:ss'")
+			}
+			asText = true
+		}
+		var res ast.ExprNode
+		if dateUnit {
+			res = tx("CAST(((", d, " + 0)"+op, iv, ") AS DATE)")
+		} else {
+			res = tx("(", d, op, iv, ")")
+		}
+		return letx([]ast.ExprNode{res}, func(r []ast.ExprNode) *tmplExpr {
+			out := r[0]
+			if asText {
+				if dateUnit {
+					out = tx("CAST(", r[0], " AS VARCHAR)")
+				} else {
+					out = tx("CASE WHEN ((microsecond(", r[0], ") % 1000000) <> 0) THEN strftime(", r[0], ", '%Y-%m-%d %H:%M:%S.%f') ELSE strftime(", r[0], ", '%Y-%m-%d %H:%M:%S') END")
+				}
+			}
+			return tx("CASE WHEN (year(", r[0], ") > 9999) THEN NULL WHEN (year(", r[0], ") < 1) THEN error('DATE_ADD/DATE_SUB before year 1 is not supported') ELSE ", out, " END")
+		}), nil
+	}
 }
