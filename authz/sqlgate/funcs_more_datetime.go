@@ -636,6 +636,10 @@ func rwTimeFormat(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 	if !ok {
 		return nil, unsupported("TIME_FORMAT takes a string literal format")
 	}
+	if 6*len(f) > DefaultStringBytes {
+		// A specifier prints up to 11 bytes for its 2 (%r), as DATE_FORMAT.
+		return nil, limitErr("%s", stringLimitMsg(DefaultStringBytes, "TIME_FORMAT"))
+	}
 	for i := 0; i < len(f); i++ {
 		if f[i] == '%' {
 			if i+1 >= len(f) || !timeFormatCodes[f[i+1]] {

@@ -1,6 +1,7 @@
 package sqlgate_test
 
 import (
+	"strings"
 	"testing"
 
 	"lakegate/authz/sqlgate"
@@ -155,7 +156,9 @@ func TestDatetimeFunctionRefusals(t *testing.T) {
 		"DATE_FORMAT('2024-01-01', '%Q')",
 		"EXTRACT(HOUR FROM '10:00:00')",
 		"CURTIME(3)",
-		"DATE_ADD('2024-01-01', INTERVAL '1:2:3' MINUTE_SECOND)", // too many parts
+		"TIME_FORMAT('10:00:00', REPEAT('%r', 3000))", // not a literal format
+		"TIME_FORMAT('10:00:00', '" + strings.Repeat("%r", 3000) + "')", // beyond the string limit
+		"DATE_ADD('2024-01-01', INTERVAL '1:2:3' MINUTE_SECOND)",        // too many parts
 		"DATE_ADD('2024-01-01', INTERVAL '1.5' SECOND_MICROSECOND)",
 		"DATE_ADD('2024-01-01', INTERVAL 'a' DAY_HOUR)",
 		"DATE_ADD('0001-01-01', INTERVAL -1 DAY)",
