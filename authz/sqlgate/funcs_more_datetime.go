@@ -946,11 +946,8 @@ func rwDateFormatMore(name string, args []ast.ExprNode) (ast.ExprNode, error) {
 	if start < len(f) {
 		segs = append(segs, f[start:])
 	}
-	if len(segs) == 1 && segs[0][0] != 0 {
+	if len(segs) == 0 || len(segs) == 1 && segs[0][0] != 0 {
 		return rwDateFormat(name, []ast.ExprNode{d, args[1]})
-	}
-	if len(segs) == 0 {
-		return textNode(""), nil
 	}
 	var bad error
 	out := letx([]ast.ExprNode{d}, func(r []ast.ExprNode) *tmplExpr {

@@ -27,6 +27,8 @@ func TestDatetimeFunctionAnswers(t *testing.T) {
 		{"LAST_DAY('2003-03-32')", "<nil>"},
 		{"LAST_DAY('2024-02-30')", "<nil>"},
 		{"DAYNAME(NULL)", "<nil>"},
+		{"DATE_FORMAT(NULL, '')", "<nil>"},
+		{"DATE_FORMAT(NULL, '%D')", "<nil>"},
 		{"DATE('2003-12-31 01:02:03')", "2003-12-31"},
 		{"HOUR('10:05:03')", "10"},
 		{"HOUR('272:59:59')", "272"},
@@ -156,6 +158,7 @@ func TestDatetimeFunctionRefusals(t *testing.T) {
 		"DATE_FORMAT('2024-01-01', '%Q')",
 		"EXTRACT(HOUR FROM '10:00:00')",
 		"CURTIME(3)",
+		"DATE_FORMAT('2024-01-01', '')",               // the engine's strftime refuses an empty format
 		"TIME_FORMAT('10:00:00', REPEAT('%r', 3000))", // not a literal format
 		"TIME_FORMAT('10:00:00', '" + strings.Repeat("%r", 3000) + "')", // beyond the string limit
 		"DATE_ADD('2024-01-01', INTERVAL '1:2:3' MINUTE_SECOND)",        // too many parts
