@@ -18,6 +18,21 @@ import (
 // of every type the rows take). TestFunctionTable fails for a row without
 // one, so a row is never added untested.
 var fnExamples = map[string]string{
+	"weekofyear": "WEEKOFYEAR(dt)", "yearweek": "YEARWEEK(dt)", "to_days": "TO_DAYS(dt)", "to_seconds": "TO_SECONDS(ts)",
+	"from_days": "FROM_DAYS(739000)", "makedate": "MAKEDATE(2024, 32)", "microsecond": "MICROSECOND(ts)", "time_to_sec": "TIME_TO_SEC('10:05:03')",
+	"sec_to_time": "SEC_TO_TIME(3661)", "maketime": "MAKETIME(10, 5, 3)", "timediff": "TIMEDIFF('10:05:03', '09:00:00')",
+	"time_format": "TIME_FORMAT('10:05:03', '%H')", "addtime": "ADDTIME('2024-01-02 10:05:03', '01:00:00')", "subtime": "SUBTIME('2024-01-02 10:05:03', '01:00:00')",
+	"timestamp": "TIMESTAMP(dt)", "timestampadd": "TIMESTAMPADD(DAY, 1, dt)", "convert_tz": "CONVERT_TZ(ts, '+00:00', '+01:00')",
+	"period_add": "PERIOD_ADD(202401, 2)", "period_diff": "PERIOD_DIFF(202403, 202401)", "utc_time": "UTC_TIME()", "utc_date": "UTC_DATE()",
+	"localtime": "LOCALTIME()", "localtimestamp": "LOCALTIMESTAMP()", "utc_timestamp": "UTC_TIMESTAMP()", "sysdate": "SYSDATE()",
+	"json_valid": "JSON_VALID(j)", "json_type": "JSON_TYPE('[1]')", "json_length": "JSON_LENGTH('[1, 2]')", "json_keys": `JSON_KEYS('{"a": 1}')`,
+	"json_contains_path": `JSON_CONTAINS_PATH('{"a": 1}', 'one', '$.a')`, "json_quote": "JSON_QUOTE(s)", "json_array": "JSON_ARRAY(n, s)",
+	"json_object": "JSON_OBJECT('k', n)", "json_value": `JSON_VALUE('{"a": 1}', '$.a')`, "json_depth": "JSON_DEPTH('[1]')",
+	"json_pretty": "JSON_PRETTY('[1]')", "json_contains": "JSON_CONTAINS('[1, 2]', '1')", "json_overlaps": "JSON_OVERLAPS('[1]', '[1]')",
+	"json_merge_preserve": "JSON_MERGE_PRESERVE('[1]', '[2]')", "json_merge": "JSON_MERGE('[1]', '[2]')", "json_merge_patch": `JSON_MERGE_PATCH('{}', '{"a": 1}')`,
+	"json_set": "JSON_SET('{}', '$.a', 1)", "json_insert": "JSON_INSERT('{}', '$.a', 1)", "json_replace": `JSON_REPLACE('{"a": 1}', '$.a', 2)`,
+	"json_array_append": "JSON_ARRAY_APPEND('[1]', '$', 2)", "json_array_insert": "JSON_ARRAY_INSERT('[1]', '$[0]', 2)",
+	"json_remove": "JSON_REMOVE('[1, 2]', '$[0]')", "json_search": `JSON_SEARCH('["a"]', 'one', 'a')`,
 	"abs": "ABS(n)", "round": "ROUND(d, 1)", "floor": "FLOOR(d)", "ceil": "CEIL(d)", "ceiling": "CEILING(d)",
 	"truncate": "TRUNCATE(d, 1)", "sign": "SIGN(n)", "mod": "MOD(n, 3)", "pow": "POW(n, 2)", "power": "POWER(n, 2)",
 	"exp": "EXP(x)", "pi": "PI()", "rand": "RAND()", "sqrt": "SQRT(x)", "ln": "LN(x)", "log10": "LOG10(x)", "log2": "LOG2(x)",

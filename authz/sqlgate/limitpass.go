@@ -961,11 +961,16 @@ func (p *limitPass) call(x *ast.FuncCallExpr, d int) (width, bool, error) {
 				p.grew = p.grew || p.recursive > 0
 			}
 		}
-	case "concat", "concat_ws":
+	case "concat", "concat_ws", "json_array", "json_object", "json_quote":
 		w = sum
 		if name == "concat_ws" && n > 2 {
 			sep := widths[0]
 			w = sum.plus(width{sep.a * int64(n-3), sep.m * int64(n-3)})
+		}
+		if strings.HasPrefix(name, "json_") {
+			// JSON text escapes every value (up to twice its bytes) and
+			// adds quotes and separators.
+			w = width{a: 2*sum.a + 8*int64(n) + 2, m: 2 * sum.m}
 		}
 		// Where the gate cannot bound the result — in a recursive CTE, or
 		// beyond StringBytes or ColumnCopies (parameters, columns doubled

@@ -289,7 +289,8 @@ func (w *walker) capBuilt(fn string, e ast.ExprNode) ast.ExprNode {
 // so there the engine checks their result (capBuilt). REPEAT and REPLACE
 // are checked anyway; LPAD, RPAD and SPACE build at most their literal
 // length.
-var growsInRecursion = map[string]bool{"concat": true, "concat_ws": true, "group_concat": true, "json_arrayagg": true}
+var growsInRecursion = map[string]bool{"concat": true, "concat_ws": true, "group_concat": true, "json_arrayagg": true,
+	"json_array": true, "json_object": true, "json_quote": true}
 
 func (w *walker) stringBytes() int {
 	if w.checked.lim.StringBytes > 0 {

@@ -103,7 +103,6 @@ func foldKey(e ast.ExprNode) ast.ExprNode {
 // datetimeLit matches a string literal MySQL reads as a DATETIME with a time
 // part when compared with a DATE.
 var datetimeLit = regexp.MustCompile(`^\d{4}-\d{1,2}-\d{1,2}[ T]\d{1,2}:\d{1,2}(:\d{1,2}(\.\d{1,6})?)?$`)
-var dateOnlyLit = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
 // cmpOperand casts a DATETIME string literal compared with a non-literal to
 // TIMESTAMP: MySQL compares a DATE with it as a DATETIME, while DuckDB would
@@ -216,21 +215,6 @@ func rwTruncate(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
 // are a BIGINT when the result fits (floorExpr).
 func rwFloor(name string, args []ast.ExprNode) (ast.ExprNode, error) {
 	return &floorExpr{fn: name, v: args[0]}, nil
-}
-
-// rwTime: TIME(x) is x's time of day; MySQL's TIME has no fraction of a
-// second here (timeCastExpr).
-func rwTime(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
-	if _, ok := textLit(args[0]); ok {
-		return nil, unsupported("TIME of a string literal is not supported; CAST it to TIME")
-	}
-	return &timeCastExpr{v: args[0]}, nil
-}
-
-// rwUnixTime: UNIX_TIMESTAMP(d) is an integer for a DATE or DATETIME
-// (unixTimeExpr).
-func rwUnixTime(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
-	return &unixTimeExpr{v: args[0]}, nil
 }
 
 func rwMod(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
@@ -596,52 +580,6 @@ func interval(n ast.ExprNode, u *ast.TimeUnitExpr) (ast.ExprNode, bool, error) {
 	return tx(f+"(CAST(", n, " AS INTEGER))"), dateUnit, nil
 }
 
-// rwDateAdd: DATE_ADD(d, INTERVAL n unit). MySQL returns a DATE for a DATE
-// and a unit of a day or more, a DATETIME otherwise, and a string for a
-// string. DuckDB's date + interval is a TIMESTAMP, so for day units the DATE
-// is forced: "d + 0" only binds for a DATE (a DATETIME is refused by the
-// engine rather than answered as a DATE).
-func rwDateAdd(sub bool) func(string, []ast.ExprNode) (ast.ExprNode, error) {
-	op := " + "
-	if sub {
-		op = " - "
-	}
-	return func(_ string, args []ast.ExprNode) (ast.ExprNode, error) {
-		u, ok := args[2].(*ast.TimeUnitExpr)
-		if !ok {
-			return nil, unsupported("DATE_ADD/DATE_SUB take an INTERVAL")
-		}
-		iv, dateUnit, err := interval(args[1], u)
-		if err != nil {
-			return nil, err
-		}
-		d := args[0]
-		asText := false
-		if s, ok := textLit(d); ok {
-			switch {
-			case dateOnlyLit.MatchString(s):
-				d = &castExpr{v: d, typ: "DATE"}
-			case datetimeLit.MatchString(s):
-				d = &castExpr{v: d, typ: "TIMESTAMP"}
-				dateUnit = false
-			default:
-				return nil, unsupported("DATE_ADD/DATE_SUB of this string is not supported; CAST it to DATE or DATETIME")
-			}
-			asText = true
-		}
-		var out ast.ExprNode
-		if dateUnit {
-			out = tx("CAST(((", d, " + 0)"+op, iv, ") AS DATE)")
-		} else {
-			out = tx("(", d, op, iv, ")")
-		}
-		if asText {
-			out = tx("CAST(", out, " AS VARCHAR)")
-		}
-		return out, nil
-	}
-}
-
 var diffUnits = map[ast.TimeUnitType]string{
 	ast.TimeUnitMicrosecond: "microsecond", ast.TimeUnitSecond: "second", ast.TimeUnitMinute: "minute",
 	ast.TimeUnitHour: "hour", ast.TimeUnitDay: "day", ast.TimeUnitWeek: "week", ast.TimeUnitMonth: "month",
@@ -762,31 +700,6 @@ func rowCompare(op string, l, r []ast.ExprNode) (ast.ExprNode, error) {
 type jsonExtract struct {
 	*tmplExpr
 	doc, path ast.ExprNode
-}
-
-// rwJSON: JSON_EXTRACT(doc, '$.path') of a scalar (MySQL prints objects and
-// arrays with spaces, DuckDB without; refused at run time).
-func rwJSON(name string, args []ast.ExprNode) (ast.ExprNode, error) {
-	p, ok := textLit(args[1])
-	if !ok || !strings.HasPrefix(p, "$") || strings.Contains(p, "*") {
-		return nil, unsupported("JSON_EXTRACT takes one string literal path without wildcards")
-	}
-	return &jsonExtract{tmplExpr: jsonScalar(name, args), doc: args[0], path: args[1]}, nil
-}
-
-func jsonScalar(name string, args []ast.ExprNode) *tmplExpr {
-	return letx(args[:1], func(r []ast.ExprNode) *tmplExpr {
-		return tx("CASE WHEN (json_type(", r[0], ", ", args[1], ") IN ('OBJECT', 'ARRAY')) THEN error('JSON objects and arrays as results are not supported') ELSE "+name+"(", r[0], ", ", args[1], ") END")
-	})
-}
-
-// rwJSONUnquote: JSON_UNQUOTE(JSON_EXTRACT(doc, path)), doc->>path.
-func rwJSONUnquote(name string, args []ast.ExprNode) (ast.ExprNode, error) {
-	j, ok := args[0].(*jsonExtract)
-	if !ok {
-		return nil, unsupported("JSON_UNQUOTE is supported only of JSON_EXTRACT (->>)")
-	}
-	return jsonScalar(name, []ast.ExprNode{j.doc, j.path}), nil
 }
 
 // rowIn expands (a, b) IN ((x, y), …) with literal rows to an OR of row
