@@ -60,6 +60,10 @@
 // events. A request whose path is a route's under another method gets 405
 // / 1006 with an Allow header.
 //
+// The wire contract (header names, the error envelope and its codes, the
+// internal API's requests and responses) is declared once in metasrv/api;
+// the names here (ResolveRequest, TableDescriptor, …) are its aliases.
+//
 // Metrics: Server.MetricsHandler (metrics.go). Every endpoint is
 // documented in docs/rest.md; throughput and latency in
 // docs/performance.md.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
 // ---- wire shapes (Gravitino's) ----
@@ -306,8 +307,8 @@ func (s *Server) objectRoutes() {
 					// lakegate: the table's storage id and its first
 					// version's data files (either starts it at version 1),
 					// from a gateway only (see checkDataFrom).
-					StorageID string        `json:"storageId"`
-					Files     []dataFileDTO `json:"files"`
+					StorageID string         `json:"storageId"`
+					Files     []api.DataFile `json:"files"`
 				}
 				if err := rq.decode(&b); err != nil {
 					return nil, err

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
 // Table versions over REST (lakegate extension of Gravitino's table API):
@@ -20,24 +21,14 @@ import (
 // first, to callers that may see the table. A table of an upstream catalog
 // holds no data in lakegate: commits to it are refused (400).
 
-// dataFileDTO is one data file of a table version on the wire (the same
-// shape as catalog.DataFile). Path is relative to the tenant's child stage
-// ("tables/<storageId>/…").
-type dataFileDTO struct {
-	Path   string `json:"path"`
-	Size   int64  `json:"size"`
-	Rows   int64  `json:"rows"`
-	SHA256 string `json:"sha256"`
-}
-
 // versionDTO is one retained version of a table.
 type versionDTO struct {
-	Version uint64        `json:"version"`
-	Rows    int64         `json:"rows"`
-	Files   []dataFileDTO `json:"files"`
-	Columns []columnDTO   `json:"columns"`
-	Actor   string        `json:"actor"`
-	Time    time.Time     `json:"time"`
+	Version uint64         `json:"version"`
+	Rows    int64          `json:"rows"`
+	Files   []api.DataFile `json:"files"`
+	Columns []columnDTO    `json:"columns"`
+	Actor   string         `json:"actor"`
+	Time    time.Time      `json:"time"`
 }
 
 // commitBody is the body of POST …/tables/{t}/versions.
@@ -49,11 +40,11 @@ type commitBody struct {
 	// appended to the base version's files.
 	Replace bool `json:"replace"`
 	// Columns, when present, are the new version's columns.
-	Columns []columnDTO   `json:"columns"`
-	Files   []dataFileDTO `json:"files"`
+	Columns []columnDTO    `json:"columns"`
+	Files   []api.DataFile `json:"files"`
 }
 
-func toDataFiles(in []dataFileDTO) []catalog.DataFile {
+func toDataFiles(in []api.DataFile) []catalog.DataFile {
 	if in == nil {
 		return nil
 	}
@@ -64,10 +55,10 @@ func toDataFiles(in []dataFileDTO) []catalog.DataFile {
 	return out
 }
 
-func fromDataFiles(in []catalog.DataFile) []dataFileDTO {
-	out := make([]dataFileDTO, len(in))
+func fromDataFiles(in []catalog.DataFile) []api.DataFile {
+	out := make([]api.DataFile, len(in))
 	for i, f := range in {
-		out[i] = dataFileDTO{Path: f.Path, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
+		out[i] = api.DataFile{Path: f.Path, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
 	}
 	return out
 }

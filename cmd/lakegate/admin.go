@@ -17,6 +17,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"lakegate/metasrv/api"
 )
 
 const adminUsage = `usage: lakegate admin [global flags] <command> [args] [flags]
@@ -333,26 +335,6 @@ func apiPath(segs ...string) string {
 	return b.String()
 }
 
-// apiError is an error answer: Gravitino's {code,type,message}, or the
-// cluster endpoints' {error}.
-type apiError struct {
-	Status  int
-	Code    int
-	Type    string
-	Message string
-}
-
-func (e *apiError) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = "no message"
-	}
-	if e.Type != "" {
-		return fmt.Sprintf("%s (HTTP %d %s, %s %d)", msg, e.Status, http.StatusText(e.Status), e.Type, e.Code)
-	}
-	return fmt.Sprintf("%s (HTTP %d %s)", msg, e.Status, http.StatusText(e.Status))
-}
-
 // call sends a request and returns the body of a 2xx answer. body is
 // marshaled as JSON with contentType (default application/json).
 func (a *admin) call(method, path string, query url.Values, body any, contentType string) ([]byte, error) {
@@ -374,7 +356,7 @@ func (a *admin) call(method, path string, query url.Values, body any, contentTyp
 
 // send sends body (none if nil) as contentType (default
 // application/json) to path, which may carry a query, and returns the
-// body of a 2xx answer or an *apiError.
+// body of a 2xx answer or an *api.Error.
 func (a *admin) send(ctx context.Context, method, path string, body []byte, contentType string) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
@@ -404,20 +386,8 @@ func (a *admin) send(ctx context.Context, method, path string, body []byte, cont
 	if resp.StatusCode/100 == 2 {
 		return raw, nil
 	}
-	var eb struct {
-		Code    int    `json:"code"`
-		Type    string `json:"type"`
-		Message string `json:"message"`
-		Error   string `json:"error"`
-	}
-	e := &apiError{Status: resp.StatusCode}
-	if json.Unmarshal(raw, &eb) == nil {
-		e.Code, e.Type, e.Message = eb.Code, eb.Type, eb.Message
-		if e.Message == "" {
-			e.Message = eb.Error
-		}
-	}
-	if e.Message == "" {
+	e := api.DecodeError(resp.StatusCode, raw)
+	if e.Message == "" { // the operator's own server: show what it said
 		e.Message = strings.TrimSpace(string(raw))
 	}
 	return nil, e
