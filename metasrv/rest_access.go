@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
 type privilegeDTO struct {
@@ -18,62 +19,26 @@ type securableDTO struct {
 	Privileges []privilegeDTO `json:"privileges"`
 }
 
-type roleDTO struct {
-	Name             string            `json:"name"`
-	Properties       map[string]string `json:"properties,omitempty"`
-	SecurableObjects []securableOut    `json:"securableObjects"`
-	Audit            catalog.Audit     `json:"audit"`
-}
-
-type privilegeOut struct {
-	Name      string `json:"name"`
-	Condition string `json:"condition"`
-}
-
-type securableOut struct {
-	FullName   string         `json:"fullName"`
-	Type       string         `json:"type"`
-	Privileges []privilegeOut `json:"privileges"`
-}
-
-type userDTO struct {
-	Name  string        `json:"name"`
-	Roles []string      `json:"roles"`
-	Audit catalog.Audit `json:"audit"`
-}
-
-type groupDTO struct {
-	Name  string        `json:"name"`
-	Roles []string      `json:"roles"`
-	Users []string      `json:"users,omitempty"`
-	Audit catalog.Audit `json:"audit"`
-}
-
-type ownerDTO struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-}
-
-func toRole(r catalog.RoleInfo) roleDTO {
-	d := roleDTO{Name: r.Name, Properties: r.Properties, Audit: r.Audit, SecurableObjects: []securableOut{}}
+func toRole(r catalog.RoleInfo) api.RoleDTO {
+	d := api.RoleDTO{Name: r.Name, Properties: r.Properties, Audit: r.Audit, SecurableObjects: []api.SecurableDTO{}}
 	for _, g := range r.Grants {
 		n := len(d.SecurableObjects)
-		p := privilegeOut{Name: lower(g.Privilege), Condition: lower(g.Condition)}
+		p := api.PrivilegeDTO{Name: lower(g.Privilege), Condition: lower(g.Condition)}
 		if n > 0 && d.SecurableObjects[n-1].FullName == g.Object.Name && d.SecurableObjects[n-1].Type == lower(g.Object.Type) {
 			d.SecurableObjects[n-1].Privileges = append(d.SecurableObjects[n-1].Privileges, p)
 			continue
 		}
-		d.SecurableObjects = append(d.SecurableObjects, securableOut{FullName: g.Object.Name, Type: lower(g.Object.Type), Privileges: []privilegeOut{p}})
+		d.SecurableObjects = append(d.SecurableObjects, api.SecurableDTO{FullName: g.Object.Name, Type: lower(g.Object.Type), Privileges: []api.PrivilegeDTO{p}})
 	}
 	return d
 }
 
-func toUser(u catalog.UserInfo) userDTO {
-	return userDTO{Name: u.Name, Roles: nonNil(u.Roles), Audit: u.Audit}
+func toUser(u catalog.UserInfo) api.UserDTO {
+	return api.UserDTO{Name: u.Name, Roles: nonNil(u.Roles), Audit: u.Audit}
 }
 
-func toGroup(g catalog.GroupInfo) groupDTO {
-	return groupDTO{Name: g.Name, Roles: nonNil(g.Roles), Users: g.Members, Audit: g.Audit}
+func toGroup(g catalog.GroupInfo) api.GroupDTO {
+	return api.GroupDTO{Name: g.Name, Roles: nonNil(g.Roles), Users: g.Members, Audit: g.Audit}
 }
 
 func nonNil(ss []string) []string {
@@ -334,7 +299,7 @@ func (s *Server) accessRoutes() {
 		if !ok || !l.Snapshot.Visible(rq.actor(), o) {
 			return nil, fmt.Errorf("%w: %s", ErrNotFound, o)
 		}
-		return map[string]any{"owner": ownerDTO{Name: ow.Name, Type: lower(ow.Type)}}, nil
+		return map[string]any{"owner": api.OwnerDTO{Name: ow.Name, Type: lower(ow.Type)}}, nil
 	})
 	s.write("PUT", base+"/owners/{type}/{fullName}", "SetOwner", s.preEventsOnDomain("SetOwner", func(rq *request, l *Lake) (*plan, error) {
 		o, err := parseObject(rq)

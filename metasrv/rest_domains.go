@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
 // Domains (see catalog.CreateDomain): every write is one proposal,
@@ -14,45 +15,11 @@ import (
 // caller may not see answers 404 exactly like a missing one. Every write
 // records a pre-event before it is decided (domainWrite).
 
-// backingTagDTO is a domain's backing tag on the wire.
-type backingTagDTO struct {
-	Name   string `json:"name"`
-	Value  string `json:"value,omitempty"`
-	Create bool   `json:"create,omitempty"`
-}
-
-type domainDTO struct {
-	Name        string            `json:"name"`
-	Comment     string            `json:"comment,omitempty"`
-	Properties  map[string]string `json:"properties,omitempty"`
-	Status      string            `json:"status"` // draft | published
-	Owner       ownerDTO          `json:"owner"`
-	Parent      string            `json:"parent,omitempty"`
-	BackingTag  *backingTagDTO    `json:"backingTag,omitempty"`
-	Audit       catalog.Audit     `json:"audit"`
-	ParentAudit *catalog.Audit    `json:"parentAudit,omitempty"`
-	// In an object's context (GET /objects/{type}/{fullName}/domains):
-	Relations []relationDTO `json:"relations,omitempty"`
-}
-
-// relationDTO is one reason an object is in a domain's scope.
-type relationDTO struct {
-	Type   string             `json:"type"` // direct | inherited | via_subdomain
-	Source *metadataObjectDTO `json:"source,omitempty"`
-}
-
-// memberDTO is a member of a domain's scope.
-type memberDTO struct {
-	FullName  string        `json:"fullName"`
-	Type      string        `json:"type"`
-	Relations []relationDTO `json:"relations"`
-}
-
-func toDomain(d catalog.DomainInfo) domainDTO {
-	out := domainDTO{Name: d.Name, Comment: d.Comment, Properties: d.Properties, Status: strings.ToLower(string(d.Status)),
-		Owner: ownerDTO{Name: d.Owner.Name, Type: lower(d.Owner.Type)}, Parent: d.Parent, Audit: d.Audit}
+func toDomain(d catalog.DomainInfo) api.DomainDTO {
+	out := api.DomainDTO{Name: d.Name, Comment: d.Comment, Properties: d.Properties, Status: strings.ToLower(string(d.Status)),
+		Owner: api.OwnerDTO{Name: d.Owner.Name, Type: lower(d.Owner.Type)}, Parent: d.Parent, Audit: d.Audit}
 	if d.BackingTag != nil {
-		out.BackingTag = &backingTagDTO{Name: d.BackingTag.Name, Value: d.BackingTag.Value}
+		out.BackingTag = &api.BackingTagDTO{Name: d.BackingTag.Name, Value: d.BackingTag.Value}
 	}
 	if d.Parent != "" {
 		a := d.ParentAudit
@@ -61,12 +28,12 @@ func toDomain(d catalog.DomainInfo) domainDTO {
 	return out
 }
 
-func toRelations(rs []catalog.DomainRelation) []relationDTO {
-	out := make([]relationDTO, 0, len(rs))
+func toRelations(rs []catalog.DomainRelation) []api.RelationDTO {
+	out := make([]api.RelationDTO, 0, len(rs))
 	for _, r := range rs {
-		d := relationDTO{Type: strings.ToLower(string(r.Type))}
+		d := api.RelationDTO{Type: strings.ToLower(string(r.Type))}
 		if r.Source.Type != 0 {
-			d.Source = &metadataObjectDTO{FullName: r.Source.Name, Type: lower(r.Source.Type)}
+			d.Source = &api.ObjectDTO{FullName: r.Source.Name, Type: lower(r.Source.Type)}
 		}
 		out = append(out, d)
 	}
@@ -77,7 +44,7 @@ func toRelations(rs []catalog.DomainRelation) []relationDTO {
 // details.
 func domainList(rq *request, ds []catalog.DomainInfo) map[string]any {
 	if rq.details() {
-		out := []domainDTO{}
+		out := []api.DomainDTO{}
 		for _, d := range ds {
 			out = append(out, toDomain(d))
 		}
@@ -107,7 +74,7 @@ func parseBackingTag(raw json.RawMessage) (*catalog.DomainTag, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	var b backingTagDTO
+	var b api.BackingTagDTO
 	if err := decodeRequest(raw, &b); err != nil {
 		return nil, badRequest("backingTag: %v", err)
 	}
@@ -387,9 +354,9 @@ func (s *Server) domainRoutes() {
 		if err != nil {
 			return nil, err
 		}
-		out := make([]memberDTO, 0, len(ms))
+		out := make([]api.MemberDTO, 0, len(ms))
 		for _, m := range ms {
-			out = append(out, memberDTO{FullName: m.Object.Name, Type: lower(m.Object.Type), Relations: toRelations(m.Relations)})
+			out = append(out, api.MemberDTO{FullName: m.Object.Name, Type: lower(m.Object.Type), Relations: toRelations(m.Relations)})
 		}
 		return map[string]any{"metadataObjects": out}, nil
 	})
@@ -409,7 +376,7 @@ func (s *Server) domainRoutes() {
 			}
 			return map[string]any{"names": names}, nil
 		}
-		out := []domainDTO{}
+		out := []api.DomainDTO{}
 		for _, m := range ms {
 			d, ok := l.Snapshot.Domain(m.Domain)
 			if !ok {

@@ -12,55 +12,11 @@ import (
 
 // ---- wire shapes (Gravitino's) ----
 
-type metalakeDTO struct {
-	Name       string            `json:"name"`
-	Comment    string            `json:"comment,omitempty"`
-	Properties map[string]string `json:"properties,omitempty"`
-	Owner      string            `json:"owner,omitempty"`
-	Audit      catalog.Audit     `json:"audit"`
-}
-
-type catalogDTO struct {
-	Name       string            `json:"name"`
-	Type       string            `json:"type"`
-	Provider   string            `json:"provider"`
-	Comment    string            `json:"comment,omitempty"`
-	Properties map[string]string `json:"properties,omitempty"`
-	Audit      catalog.Audit     `json:"audit"`
-}
-
-type schemaDTO struct {
-	Name       string            `json:"name"`
-	Comment    string            `json:"comment,omitempty"`
-	Properties map[string]string `json:"properties,omitempty"`
-	Audit      catalog.Audit     `json:"audit"`
-}
-
-type columnDTO struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Comment  string `json:"comment,omitempty"`
-	Nullable *bool  `json:"nullable,omitempty"`
-}
-
-type tableDTO struct {
-	Name       string            `json:"name"`
-	Comment    string            `json:"comment,omitempty"`
-	Columns    []columnDTO       `json:"columns"`
-	Properties map[string]string `json:"properties,omitempty"`
-	Audit      catalog.Audit     `json:"audit"`
-	// StorageID (lakegate) is the table's directory under the tenant's
-	// stage, "tables/<storageId>/…"; omitted for a table without one.
-	StorageID string `json:"storageId,omitempty"`
-	// Version (lakegate) is the table's current version (0: no data yet).
-	Version uint64 `json:"version"`
-}
-
 // provider is the only catalog provider metasrv serves.
 const provider = "lakegate"
 
-func toMetalake(l *Lake) metalakeDTO {
-	return metalakeDTO{Name: l.Name(), Comment: l.Comment, Properties: l.Properties,
+func toMetalake(l *Lake) api.MetalakeDTO {
+	return api.MetalakeDTO{Name: l.Name(), Comment: l.Comment, Properties: l.Properties,
 		Owner: l.Snapshot.MetalakeOwner().Name, Audit: l.Audit}
 }
 
@@ -73,16 +29,16 @@ func lastPart(full string) string {
 	return full
 }
 
-func toCatalog(i catalog.ObjectInfo) catalogDTO {
-	return catalogDTO{Name: i.Object.Name, Type: i.Type, Provider: provider, Comment: i.Comment, Properties: i.Properties, Audit: i.Audit}
+func toCatalog(i catalog.ObjectInfo) api.CatalogDTO {
+	return api.CatalogDTO{Name: i.Object.Name, Type: i.Type, Provider: provider, Comment: i.Comment, Properties: i.Properties, Audit: i.Audit}
 }
 
-func toSchema(i catalog.ObjectInfo) schemaDTO {
-	return schemaDTO{Name: lastPart(i.Object.Name), Comment: i.Comment, Properties: i.Properties, Audit: i.Audit}
+func toSchema(i catalog.ObjectInfo) api.SchemaDTO {
+	return api.SchemaDTO{Name: lastPart(i.Object.Name), Comment: i.Comment, Properties: i.Properties, Audit: i.Audit}
 }
 
-func toTable(snap *catalog.Snapshot, i catalog.ObjectInfo) tableDTO {
-	t := tableDTO{Name: lastPart(i.Object.Name), Comment: i.Comment, Properties: i.Properties, Audit: i.Audit,
+func toTable(snap *catalog.Snapshot, i catalog.ObjectInfo) api.TableDTO {
+	t := api.TableDTO{Name: lastPart(i.Object.Name), Comment: i.Comment, Properties: i.Properties, Audit: i.Audit,
 		Columns: toColumnDTOs(i.Columns)}
 	t.StorageID, t.Version = tableVersion(snap, i.Object.Name)
 	return t
@@ -146,7 +102,7 @@ func (s *Server) metalakeRoutes() {
 			}}, nil
 	})
 	s.read("/api/metalakes", "ListMetalakes", func(rq *request, _ *Lake) (map[string]any, error) {
-		out := []metalakeDTO{}
+		out := []api.MetalakeDTO{}
 		for _, n := range s.fsm.Lakes() {
 			l, ok := s.fsm.Lake(n)
 			if !ok {
@@ -302,7 +258,7 @@ func (s *Server) objectRoutes() {
 				var b struct {
 					Name       string            `json:"name"`
 					Comment    string            `json:"comment"`
-					Columns    []columnDTO       `json:"columns"`
+					Columns    []api.ColumnDTO   `json:"columns"`
 					Properties map[string]string `json:"properties"`
 					// lakegate: the table's storage id and its first
 					// version's data files (either starts it at version 1),
@@ -496,7 +452,7 @@ func (a *propertyAlter) command(o catalog.Object) catalog.AlterObject {
 	return catalog.AlterObject{Object: o, Comment: a.comment, SetProperties: a.set, RemoveProperties: a.remove}
 }
 
-func colDef(c columnDTO) catalog.ColumnDef {
+func colDef(c api.ColumnDTO) catalog.ColumnDef {
 	nullable := c.Nullable == nil || *c.Nullable // Gravitino: nullable unless said otherwise
 	return catalog.ColumnDef{Name: c.Name, Type: c.Type, Comment: c.Comment, Nullable: nullable}
 }
@@ -511,7 +467,7 @@ func columnUpdate(table string, u Update) (catalog.Command, error) {
 	}
 	switch u.Type {
 	case "addColumn":
-		return catalog.AddColumn{Table: table, Column: colDef(columnDTO{Name: field[0], Type: u.DataType, Comment: u.Comment, Nullable: u.Nullable})}, nil
+		return catalog.AddColumn{Table: table, Column: colDef(api.ColumnDTO{Name: field[0], Type: u.DataType, Comment: u.Comment, Nullable: u.Nullable})}, nil
 	case "deleteColumn":
 		return catalog.DropObject{Object: catalog.Column(table + "." + field[0])}, nil
 	}

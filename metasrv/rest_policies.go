@@ -2,68 +2,29 @@ package metasrv
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
-// policyContentDTO is a policy's content on the wire: the catalog's
-// content with privilege names in lower case.
-type policyContentDTO struct {
-	Privileges      []string        `json:"privileges,omitempty"`
-	ApplicableRoles []string        `json:"applicable_roles,omitempty"`
-	ExemptRoles     []string        `json:"exempt_roles,omitempty"`
-	Expression      string          `json:"expression,omitempty"`
-	Mask            string          `json:"mask,omitempty"`
-	Custom          json.RawMessage `json:"custom,omitempty"`
-}
-
-type policyDTO struct {
-	Name       string           `json:"name"`
-	Comment    string           `json:"comment,omitempty"`
-	PolicyType string           `json:"policyType"`
-	Enabled    bool             `json:"enabled"`
-	Content    policyContentDTO `json:"content"`
-	Audit      *catalog.Audit   `json:"audit,omitempty"`
-	// In an object's context (derived policies):
-	Inherited *bool              `json:"inherited,omitempty"`
-	Tag       string             `json:"tag,omitempty"`
-	Selector  *selectorDTO       `json:"selector,omitempty"`
-	Source    *metadataObjectDTO `json:"source,omitempty"`
-}
-
-// selectorDTO is an attachment's selector; presence selectors are written
-// as null.
-type selectorDTO struct {
-	Type  string `json:"type"`
-	Value string `json:"value,omitempty"`
-}
-
-// associationDTO is one policy-tag attachment in a details listing.
-type associationDTO struct {
-	Policy   string       `json:"policy,omitempty"`
-	Tag      string       `json:"tag,omitempty"`
-	Selector *selectorDTO `json:"selector"`
-}
-
-func toSelector(s catalog.Selector) *selectorDTO {
+func toSelector(s catalog.Selector) *api.SelectorDTO {
 	if s.Value == "" {
 		return nil
 	}
-	return &selectorDTO{Type: "tag_value", Value: s.Value}
+	return &api.SelectorDTO{Type: "tag_value", Value: s.Value}
 }
 
-func toPolicy(p catalog.PolicyInfo) policyDTO {
-	c := policyContentDTO{ApplicableRoles: p.Content.ApplicableRoles, ExemptRoles: p.Content.ExemptRoles,
+func toPolicy(p catalog.PolicyInfo) api.PolicyDTO {
+	c := api.PolicyContentDTO{ApplicableRoles: p.Content.ApplicableRoles, ExemptRoles: p.Content.ExemptRoles,
 		Expression: p.Content.Expression, Mask: p.Content.Mask, Custom: p.Content.Custom}
 	for _, pr := range p.Content.Privileges {
 		c.Privileges = append(c.Privileges, lower(pr))
 	}
 	a := p.Audit
-	return policyDTO{Name: p.Name, Comment: p.Comment, PolicyType: string(p.Type), Enabled: p.Enabled, Content: c, Audit: &a}
+	return api.PolicyDTO{Name: p.Name, Comment: p.Comment, PolicyType: string(p.Type), Enabled: p.Enabled, Content: c, Audit: &a}
 }
 
 // parsePolicyType reads a policy type case-insensitively.
@@ -120,7 +81,7 @@ func (s *Server) policyRoutes() {
 	s.read(base+"/policies", "ListPolicies", func(rq *request, l *Lake) (map[string]any, error) {
 		ps := l.Snapshot.ViewPolicies(rq.actor())
 		if rq.details() {
-			out := []policyDTO{}
+			out := []api.PolicyDTO{}
 			for _, p := range ps {
 				out = append(out, toPolicy(p))
 			}
@@ -254,9 +215,9 @@ func (s *Server) policyRoutes() {
 			return nil, err
 		}
 		if rq.details() {
-			out := []associationDTO{}
+			out := []api.AssociationDTO{}
 			for _, a := range p.Tags {
-				out = append(out, associationDTO{Tag: a.Tag, Selector: toSelector(a.Selector)})
+				out = append(out, api.AssociationDTO{Tag: a.Tag, Selector: toSelector(a.Selector)})
 			}
 			return map[string]any{"associations": out}, nil
 		}
@@ -272,9 +233,9 @@ func (s *Server) policyRoutes() {
 			return nil, err
 		}
 		if rq.details() {
-			out := []associationDTO{}
+			out := []api.AssociationDTO{}
 			for _, a := range t.Policies {
-				out = append(out, associationDTO{Policy: a.Policy, Selector: toSelector(a.Selector)})
+				out = append(out, api.AssociationDTO{Policy: a.Policy, Selector: toSelector(a.Selector)})
 			}
 			return map[string]any{"associations": out}, nil
 		}
@@ -318,7 +279,7 @@ func (s *Server) policyRoutes() {
 			}
 			return map[string]any{"names": names}, nil
 		}
-		out := []policyDTO{}
+		out := []api.PolicyDTO{}
 		for _, dp := range ps {
 			p, ok := l.Snapshot.Policy(dp.Policy)
 			if !ok {
@@ -328,7 +289,7 @@ func (s *Server) policyRoutes() {
 			inh := dp.Inherited
 			d.Inherited = &inh
 			if dp.Tag != "" { // empty: reached through tags the caller may not view
-				src := metadataObjectDTO{FullName: dp.Source.Name, Type: lower(dp.Source.Type)}
+				src := api.ObjectDTO{FullName: dp.Source.Name, Type: lower(dp.Source.Type)}
 				d.Tag, d.Selector, d.Source = dp.Tag, toSelector(dp.Selector), &src
 			}
 			out = append(out, d)

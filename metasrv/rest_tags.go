@@ -5,26 +5,11 @@ import (
 	"slices"
 
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
-type tagDTO struct {
-	Name          string            `json:"name"`
-	Comment       string            `json:"comment,omitempty"`
-	Properties    map[string]string `json:"properties,omitempty"`
-	AllowedValues *[]string         `json:"allowedValues,omitempty"` // absent: any value
-	Audit         *catalog.Audit    `json:"audit,omitempty"`
-	// In an object's context:
-	Inherited        *bool     `json:"inherited,omitempty"`
-	AssignmentValues *[]string `json:"assignmentValues,omitempty"`
-}
-
-type metadataObjectDTO struct {
-	FullName string `json:"fullName"`
-	Type     string `json:"type"`
-}
-
-func toTag(t catalog.TagInfo) tagDTO {
-	d := tagDTO{Name: t.Name, Comment: t.Comment, Properties: t.Properties}
+func toTag(t catalog.TagInfo) api.TagDTO {
+	d := api.TagDTO{Name: t.Name, Comment: t.Comment, Properties: t.Properties}
 	if t.AllowedValues != nil {
 		av := append([]string{}, t.AllowedValues...)
 		d.AllowedValues = &av
@@ -34,10 +19,10 @@ func toTag(t catalog.TagInfo) tagDTO {
 	return d
 }
 
-func toObjects(os []catalog.Object) []metadataObjectDTO {
-	out := []metadataObjectDTO{}
+func toObjects(os []catalog.Object) []api.ObjectDTO {
+	out := []api.ObjectDTO{}
 	for _, o := range os {
-		out = append(out, metadataObjectDTO{FullName: o.Name, Type: lower(o.Type)})
+		out = append(out, api.ObjectDTO{FullName: o.Name, Type: lower(o.Type)})
 	}
 	return out
 }
@@ -75,7 +60,7 @@ func (s *Server) tagRoutes() {
 	s.read(base+"/tags", "ListTags", func(rq *request, l *Lake) (map[string]any, error) {
 		tags := l.Snapshot.ViewTags(rq.actor())
 		if rq.details() {
-			out := []tagDTO{}
+			out := []api.TagDTO{}
 			for _, t := range tags {
 				out = append(out, toTag(t))
 			}
@@ -170,7 +155,7 @@ func (s *Server) tagRoutes() {
 			}
 			return map[string]any{"names": names}, nil
 		}
-		out := []tagDTO{}
+		out := []api.TagDTO{}
 		for _, et := range tags {
 			t, _ := l.Snapshot.Tag(et.Name)
 			d := toTag(t)

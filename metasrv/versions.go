@@ -2,7 +2,6 @@ package metasrv
 
 import (
 	"fmt"
-	"time"
 
 	"lakegate/catalog"
 	"lakegate/metasrv/api"
@@ -21,16 +20,6 @@ import (
 // first, to callers that may see the table. A table of an upstream catalog
 // holds no data in lakegate: commits to it are refused (400).
 
-// versionDTO is one retained version of a table.
-type versionDTO struct {
-	Version uint64         `json:"version"`
-	Rows    int64          `json:"rows"`
-	Files   []api.DataFile `json:"files"`
-	Columns []columnDTO    `json:"columns"`
-	Actor   string         `json:"actor"`
-	Time    time.Time      `json:"time"`
-}
-
 // commitBody is the body of POST …/tables/{t}/versions.
 type commitBody struct {
 	// Base is the version the commit was prepared against. Required (0
@@ -40,8 +29,8 @@ type commitBody struct {
 	// appended to the base version's files.
 	Replace bool `json:"replace"`
 	// Columns, when present, are the new version's columns.
-	Columns []columnDTO    `json:"columns"`
-	Files   []api.DataFile `json:"files"`
+	Columns []api.ColumnDTO `json:"columns"`
+	Files   []api.DataFile  `json:"files"`
 }
 
 func toDataFiles(in []api.DataFile) []catalog.DataFile {
@@ -63,17 +52,17 @@ func fromDataFiles(in []catalog.DataFile) []api.DataFile {
 	return out
 }
 
-func toColumnDTOs(in []catalog.ColumnDef) []columnDTO {
-	out := make([]columnDTO, len(in))
+func toColumnDTOs(in []catalog.ColumnDef) []api.ColumnDTO {
+	out := make([]api.ColumnDTO, len(in))
 	for i, c := range in {
 		n := c.Nullable
-		out[i] = columnDTO{Name: c.Name, Type: c.Type, Comment: c.Comment, Nullable: &n}
+		out[i] = api.ColumnDTO{Name: c.Name, Type: c.Type, Comment: c.Comment, Nullable: &n}
 	}
 	return out
 }
 
-func toVersion(v catalog.TableVersionInfo) versionDTO {
-	return versionDTO{Version: v.Version, Rows: v.Rows, Files: fromDataFiles(v.Files),
+func toVersion(v catalog.TableVersionInfo) api.VersionDTO {
+	return api.VersionDTO{Version: v.Version, Rows: v.Rows, Files: fromDataFiles(v.Files),
 		Columns: toColumnDTOs(v.Columns), Actor: v.Actor, Time: v.Time.UTC()}
 }
 
@@ -98,7 +87,7 @@ func (s *Server) versionRoutes() {
 		if _, err := visibleObject(rq, l.Snapshot, o); err != nil {
 			return nil, err
 		}
-		out := []versionDTO{}
+		out := []api.VersionDTO{}
 		if _, vs, ok := l.Snapshot.TableVersions(o.Name); ok {
 			for _, v := range vs {
 				out = append(out, toVersion(v))

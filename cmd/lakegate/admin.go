@@ -302,25 +302,15 @@ func (a *admin) lake(segs ...string) (string, error) {
 	return apiPath(append([]string{"api", "metalakes", a.metalake}, segs...)...), nil
 }
 
-// whoamiAnswer is metasrv's GET /api/whoami.
-type whoamiAnswer struct {
-	Name        string   `json:"name"`
-	Tenant      string   `json:"tenant"`
-	Role        string   `json:"role"`
-	Namespaces  []string `json:"namespaces"`
-	Metalake    string   `json:"metalake"`
-	DelegatedBy string   `json:"delegatedBy"`
-}
-
 // whoami asks metasrv who the token belongs to.
-func (a *admin) whoami() (whoamiAnswer, error) {
+func (a *admin) whoami() (api.WhoamiDTO, error) {
 	raw, err := a.send(a.ctx, http.MethodGet, "/api/whoami", nil, "")
 	if err != nil {
-		return whoamiAnswer{}, fmt.Errorf("asking metasrv whose token this is (for the default metalake): %w", err)
+		return api.WhoamiDTO{}, fmt.Errorf("asking metasrv whose token this is (for the default metalake): %w", err)
 	}
-	var r struct{ Principal whoamiAnswer }
+	var r struct{ Principal api.WhoamiDTO }
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return whoamiAnswer{}, fmt.Errorf("decoding the answer: %w", err)
+		return api.WhoamiDTO{}, fmt.Errorf("decoding the answer: %w", err)
 	}
 	return r.Principal, nil
 }
@@ -553,11 +543,12 @@ func splitList(s string) []string {
 	return out
 }
 
-func ts(s string) string {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC().Format("2006-01-02 15:04:05")
+// ts renders a timestamp in UTC to the second; "" for none.
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return ""
 	}
-	return s
+	return t.UTC().Format("2006-01-02 15:04:05")
 }
 
 func orDash(s string) string {

@@ -11,103 +11,24 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"lakegate/catalog"
+	"lakegate/metasrv/api"
 	"lakegate/metasrv/raftnode"
 )
 
-// Answer shapes, decoded only as far as the tables need.
+// eventDTO is an audit event, decoded only as far as the table needs.
 type (
-	auditDTO struct {
-		Creator    string `json:"creator"`
-		CreateTime string `json:"createTime"`
-	}
-	metalakeDTO struct {
-		Name       string            `json:"name"`
-		Comment    string            `json:"comment"`
-		Owner      string            `json:"owner"`
-		Properties map[string]string `json:"properties"`
-		Audit      auditDTO          `json:"audit"`
-	}
-	catalogDTO struct {
-		Name       string            `json:"name"`
-		Type       string            `json:"type"`
-		Provider   string            `json:"provider"`
-		Comment    string            `json:"comment"`
-		Properties map[string]string `json:"properties"`
-		Audit      auditDTO          `json:"audit"`
-	}
-	columnDTO struct {
-		Name     string `json:"name"`
-		Type     string `json:"type"`
-		Nullable *bool  `json:"nullable"`
-		Comment  string `json:"comment"`
-	}
-	tableDTO struct {
-		Name       string            `json:"name"`
-		Comment    string            `json:"comment"`
-		Columns    []columnDTO       `json:"columns"`
-		Properties map[string]string `json:"properties"`
-		Audit      auditDTO          `json:"audit"`
-	}
-	tagDTO struct {
-		Name             string            `json:"name"`
-		Comment          string            `json:"comment"`
-		AllowedValues    *[]string         `json:"allowedValues"`
-		Properties       map[string]string `json:"properties"`
-		Inherited        *bool             `json:"inherited"`
-		AssignmentValues []string          `json:"assignmentValues"`
-		Audit            auditDTO          `json:"audit"`
-	}
-	policyDTO struct {
-		Name       string          `json:"name"`
-		Comment    string          `json:"comment"`
-		PolicyType string          `json:"policyType"`
-		Enabled    bool            `json:"enabled"`
-		Content    json.RawMessage `json:"content"`
-		Audit      auditDTO        `json:"audit"`
-	}
-	privilegeDTO struct {
-		Name      string `json:"name"`
-		Condition string `json:"condition"`
-	}
-	roleDTO struct {
-		Name             string `json:"name"`
-		SecurableObjects []struct {
-			FullName   string         `json:"fullName"`
-			Type       string         `json:"type"`
-			Privileges []privilegeDTO `json:"privileges"`
-		} `json:"securableObjects"`
-	}
-	userDTO struct {
-		Name  string   `json:"name"`
-		Roles []string `json:"roles"`
-	}
-	objectDTO struct {
-		FullName string `json:"fullName"`
-		Type     string `json:"type"`
-	}
-	fileDTO struct {
-		Path string `json:"path"`
-		Size int64  `json:"size"`
-		Rows int64  `json:"rows"`
-	}
-	versionDTO struct {
-		Version uint64      `json:"version"`
-		Rows    int64       `json:"rows"`
-		Files   []fileDTO   `json:"files"`
-		Columns []columnDTO `json:"columns"`
-		Actor   string      `json:"actor"`
-		Time    string      `json:"time"`
-	}
 	eventDTO struct {
-		Index     uint64    `json:"index"`
-		Time      string    `json:"time"`
-		Actor     string    `json:"actor"`
-		Delegator string    `json:"delegator"`
-		Operation string    `json:"operation"`
-		Target    objectDTO `json:"target"`
-		Outcome   string    `json:"outcome"`
-		Detail    string    `json:"detail"`
+		Index     uint64        `json:"index"`
+		Time      time.Time     `json:"time"`
+		Actor     string        `json:"actor"`
+		Delegator string        `json:"delegator"`
+		Operation string        `json:"operation"`
+		Target    api.ObjectDTO `json:"target"`
+		Outcome   string        `json:"outcome"`
+		Detail    string        `json:"detail"`
 	}
 )
 
@@ -150,7 +71,7 @@ func adminClusterRemove(a *admin, args []string) error {
 
 // --- metalakes ---
 
-func (a *admin) printMetalake(m metalakeDTO) {
+func (a *admin) printMetalake(m api.MetalakeDTO) {
 	a.fields("name", m.Name, "comment", m.Comment, "owner", m.Owner, "properties", props(m.Properties),
 		"creator", m.Audit.Creator, "created", ts(m.Audit.CreateTime))
 }
@@ -169,7 +90,7 @@ func adminMetalakeCreate(a *admin, args []string) error {
 	if len(properties) > 0 {
 		body["properties"] = map[string]string(properties)
 	}
-	var r struct{ Metalake metalakeDTO }
+	var r struct{ Metalake api.MetalakeDTO }
 	return a.request("POST", "/api/metalakes", nil, body, &r, func() { a.printMetalake(r.Metalake) })
 }
 
@@ -177,9 +98,9 @@ func adminMetalakeList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	var r struct{ Metalakes []metalakeDTO }
+	var r struct{ Metalakes []api.MetalakeDTO }
 	return a.request("GET", "/api/metalakes", nil, nil, &r, func() {
-		tableOf(a, []string{"NAME", "OWNER", "CREATED", "COMMENT"}, r.Metalakes, func(m metalakeDTO) []string {
+		tableOf(a, []string{"NAME", "OWNER", "CREATED", "COMMENT"}, r.Metalakes, func(m api.MetalakeDTO) []string {
 			return []string{m.Name, m.Owner, ts(m.Audit.CreateTime), m.Comment}
 		})
 	})
@@ -193,7 +114,7 @@ func adminWhoami(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Principal whoamiAnswer }
+	var r struct{ Principal api.WhoamiDTO }
 	return a.show(raw, &r, func() {
 		p := r.Principal
 		a.fields("name", p.Name, "tenant", p.Tenant, "role", p.Role, "namespaces", strings.Join(p.Namespaces, ","),
@@ -206,7 +127,7 @@ func adminMetalakeGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Metalake metalakeDTO }
+	var r struct{ Metalake api.MetalakeDTO }
 	return a.request("GET", apiPath("api", "metalakes", pos[0]), nil, nil, &r, func() { a.printMetalake(r.Metalake) })
 }
 
@@ -244,11 +165,11 @@ func adminCatalogCreate(a *admin, args []string) error {
 	if len(properties) > 0 {
 		body["properties"] = map[string]string(properties)
 	}
-	var r struct{ Catalog catalogDTO }
+	var r struct{ Catalog api.CatalogDTO }
 	return a.lakeRequest("POST", []string{"catalogs"}, nil, body, &r, func() { a.printCatalog(r.Catalog) })
 }
 
-func (a *admin) printCatalog(c catalogDTO) {
+func (a *admin) printCatalog(c api.CatalogDTO) {
 	a.fields("name", c.Name, "type", c.Type, "provider", c.Provider, "comment", c.Comment,
 		"properties", props(c.Properties), "creator", c.Audit.Creator, "created", ts(c.Audit.CreateTime))
 }
@@ -257,9 +178,9 @@ func adminCatalogList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	var r struct{ Catalogs []catalogDTO }
+	var r struct{ Catalogs []api.CatalogDTO }
 	return a.lakeRequest("GET", []string{"catalogs"}, withDetails(), nil, &r, func() {
-		tableOf(a, []string{"NAME", "TYPE", "PROVIDER", "COMMENT"}, r.Catalogs, func(c catalogDTO) []string {
+		tableOf(a, []string{"NAME", "TYPE", "PROVIDER", "COMMENT"}, r.Catalogs, func(c api.CatalogDTO) []string {
 			return []string{c.Name, c.Type, c.Provider, c.Comment}
 		})
 	})
@@ -270,7 +191,7 @@ func adminCatalogGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Catalog catalogDTO }
+	var r struct{ Catalog api.CatalogDTO }
 	return a.lakeRequest("GET", []string{"catalogs", pos[0]}, nil, nil, &r, func() { a.printCatalog(r.Catalog) })
 }
 
@@ -366,7 +287,7 @@ func adminCatalogAlter(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Catalog catalogDTO }
+	var r struct{ Catalog api.CatalogDTO }
 	return a.lakeRequest("PUT", []string{"catalogs", pos[0]}, nil, body, &r, func() { a.printCatalog(r.Catalog) })
 }
 
@@ -380,7 +301,7 @@ func adminSchemaAlter(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Schema catalogDTO }
+	var r struct{ Schema api.CatalogDTO }
 	return a.lakeRequest("PUT", []string{"catalogs", n[0], "schemas", n[1]}, nil, body, &r, func() { a.printCatalog(r.Schema) })
 }
 
@@ -391,7 +312,7 @@ func adminSchemaCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Schema catalogDTO }
+	var r struct{ Schema api.CatalogDTO }
 	return a.lakeRequest("POST", []string{"catalogs", n[0], "schemas"}, nil, map[string]any{"name": n[1], "comment": *comment},
 		&r, func() { a.printCatalog(r.Schema) })
 }
@@ -401,9 +322,9 @@ func adminSchemaList(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Schemas []catalogDTO }
+	var r struct{ Schemas []api.CatalogDTO }
 	return a.lakeRequest("GET", []string{"catalogs", pos[0], "schemas"}, withDetails(), nil, &r, func() {
-		tableOf(a, []string{"NAME", "CREATOR", "COMMENT"}, r.Schemas, func(s catalogDTO) []string {
+		tableOf(a, []string{"NAME", "CREATOR", "COMMENT"}, r.Schemas, func(s api.CatalogDTO) []string {
 			return []string{s.Name, s.Audit.Creator, s.Comment}
 		})
 	})
@@ -414,7 +335,7 @@ func adminSchemaGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Schema catalogDTO }
+	var r struct{ Schema api.CatalogDTO }
 	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1]}, nil, nil, &r, func() { a.printCatalog(r.Schema) })
 }
 
@@ -437,9 +358,9 @@ func adminTableList(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Tables []tableDTO }
+	var r struct{ Tables []api.TableDTO }
 	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1], "tables"}, withDetails(), nil, &r, func() {
-		tableOf(a, []string{"NAME", "COLUMNS", "CREATOR", "COMMENT"}, r.Tables, func(t tableDTO) []string {
+		tableOf(a, []string{"NAME", "COLUMNS", "CREATOR", "COMMENT"}, r.Tables, func(t api.TableDTO) []string {
 			return []string{t.Name, strconv.Itoa(len(t.Columns)), t.Audit.Creator, t.Comment}
 		})
 	})
@@ -450,13 +371,13 @@ func adminTableGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Table tableDTO }
+	var r struct{ Table api.TableDTO }
 	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1], "tables", n[2]}, nil, nil, &r, func() {
 		t := r.Table
 		a.fields("name", t.Name, "comment", t.Comment, "properties", props(t.Properties),
 			"creator", t.Audit.Creator, "created", ts(t.Audit.CreateTime))
 		fmt.Fprintln(a.stdout)
-		tableOf(a, []string{"COLUMN", "TYPE", "NULLABLE", "COMMENT"}, t.Columns, func(c columnDTO) []string {
+		tableOf(a, []string{"COLUMN", "TYPE", "NULLABLE", "COMMENT"}, t.Columns, func(c api.ColumnDTO) []string {
 			null := "yes"
 			if c.Nullable != nil && !*c.Nullable {
 				null = "no"
@@ -473,9 +394,9 @@ func adminTableVersions(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Versions []versionDTO }
+	var r struct{ Versions []api.VersionDTO }
 	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1], "tables", n[2], "versions"}, nil, nil, &r, func() {
-		tableOf(a, []string{"VERSION", "ROWS", "FILES", "COLUMNS", "ACTOR", "TIME"}, r.Versions, func(v versionDTO) []string {
+		tableOf(a, []string{"VERSION", "ROWS", "FILES", "COLUMNS", "ACTOR", "TIME"}, r.Versions, func(v api.VersionDTO) []string {
 			return []string{strconv.FormatUint(v.Version, 10), strconv.FormatInt(v.Rows, 10), strconv.Itoa(len(v.Files)),
 				strconv.Itoa(len(v.Columns)), v.Actor, ts(v.Time)}
 		})
@@ -509,13 +430,21 @@ func adminTagCreate(a *admin, args []string) error {
 	if len(properties) > 0 {
 		body["properties"] = map[string]string(properties)
 	}
-	var r struct{ Tag tagDTO }
+	var r struct{ Tag api.TagDTO }
 	return a.lakeRequest("POST", []string{"tags"}, nil, body, &r, func() { a.printTag(r.Tag) })
 }
 
-func (a *admin) printTag(t tagDTO) {
+func (a *admin) printTag(t api.TagDTO) {
 	a.fields("name", t.Name, "comment", t.Comment, "allowed values", allowed(t.AllowedValues),
-		"properties", props(t.Properties), "creator", t.Audit.Creator, "created", ts(t.Audit.CreateTime))
+		"properties", props(t.Properties), "creator", auditOf(t.Audit).Creator, "created", ts(auditOf(t.Audit).CreateTime))
+}
+
+// auditOf is *a, or no audit for a nil a (an answer without one).
+func auditOf(a *catalog.Audit) catalog.Audit {
+	if a == nil {
+		return catalog.Audit{}
+	}
+	return *a
 }
 
 func adminTagList(a *admin, args []string) error {
@@ -530,19 +459,23 @@ func adminTagList(a *admin, args []string) error {
 	if len(pos) == 2 {
 		segs = []string{"objects", pos[0], pos[1], "tags"}
 	}
-	var r struct{ Tags []tagDTO }
+	var r struct{ Tags []api.TagDTO }
 	return a.lakeRequest("GET", segs, withDetails(), nil, &r, func() {
 		if len(pos) == 2 { // an object's effective tags
-			tableOf(a, []string{"NAME", "VALUES", "INHERITED", "COMMENT"}, r.Tags, func(t tagDTO) []string {
+			tableOf(a, []string{"NAME", "VALUES", "INHERITED", "COMMENT"}, r.Tags, func(t api.TagDTO) []string {
 				inh := "no"
 				if t.Inherited != nil && *t.Inherited {
 					inh = "yes"
 				}
-				return []string{t.Name, orDash(strings.Join(t.AssignmentValues, ",")), inh, t.Comment}
+				var vals []string
+				if t.AssignmentValues != nil {
+					vals = *t.AssignmentValues
+				}
+				return []string{t.Name, orDash(strings.Join(vals, ",")), inh, t.Comment}
 			})
 			return
 		}
-		tableOf(a, []string{"NAME", "ALLOWED VALUES", "COMMENT"}, r.Tags, func(t tagDTO) []string {
+		tableOf(a, []string{"NAME", "ALLOWED VALUES", "COMMENT"}, r.Tags, func(t api.TagDTO) []string {
 			return []string{t.Name, allowed(t.AllowedValues), t.Comment}
 		})
 	})
@@ -553,7 +486,7 @@ func adminTagGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Tag tagDTO }
+	var r struct{ Tag api.TagDTO }
 	return a.lakeRequest("GET", []string{"tags", pos[0]}, nil, nil, &r, func() { a.printTag(r.Tag) })
 }
 
@@ -576,9 +509,9 @@ func adminTagObjects(a *admin, args []string) error {
 	if isSet(fs, "value") {
 		q.Set("value", *value)
 	}
-	var r struct{ MetadataObjects []objectDTO }
+	var r struct{ MetadataObjects []api.ObjectDTO }
 	return a.lakeRequest("GET", []string{"tags", pos[0], "objects"}, q, nil, &r, func() {
-		tableOf(a, []string{"TYPE", "FULLNAME"}, r.MetadataObjects, func(o objectDTO) []string {
+		tableOf(a, []string{"TYPE", "FULLNAME"}, r.MetadataObjects, func(o api.ObjectDTO) []string {
 			return []string{o.Type, o.FullName}
 		})
 	})
@@ -631,9 +564,9 @@ func adminPolicyList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	var r struct{ Policies []policyDTO }
+	var r struct{ Policies []api.PolicyDTO }
 	return a.lakeRequest("GET", []string{"policies"}, withDetails(), nil, &r, func() {
-		tableOf(a, []string{"NAME", "TYPE", "ENABLED", "COMMENT"}, r.Policies, func(p policyDTO) []string {
+		tableOf(a, []string{"NAME", "TYPE", "ENABLED", "COMMENT"}, r.Policies, func(p api.PolicyDTO) []string {
 			return []string{p.Name, p.PolicyType, strconv.FormatBool(p.Enabled), p.Comment}
 		})
 	})
@@ -644,13 +577,22 @@ func adminPolicyGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Policy policyDTO }
+	var r struct{ Policy api.PolicyDTO }
 	return a.lakeRequest("GET", []string{"policies", pos[0]}, nil, nil, &r, func() { a.printPolicy(r.Policy) })
 }
 
-func (a *admin) printPolicy(p policyDTO) {
+func (a *admin) printPolicy(p api.PolicyDTO) {
 	a.fields("name", p.Name, "type", p.PolicyType, "enabled", strconv.FormatBool(p.Enabled), "comment", p.Comment,
-		"content", string(p.Content), "creator", p.Audit.Creator, "created", ts(p.Audit.CreateTime))
+		"content", jsonText(p.Content), "creator", auditOf(p.Audit).Creator, "created", ts(auditOf(p.Audit).CreateTime))
+}
+
+// jsonText is v as compact JSON (as metasrv writes it).
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
 
 // policyContent checks that s is one JSON object.
@@ -680,7 +622,7 @@ func adminPolicyCreate(a *admin, args []string) error {
 		return err
 	}
 	body := map[string]any{"name": pos[0], "comment": *comment, "policyType": *typ, "enabled": !*disabled, "content": c}
-	var r struct{ Policy policyDTO }
+	var r struct{ Policy api.PolicyDTO }
 	return a.lakeRequest("POST", []string{"policies"}, nil, body, &r, func() { a.printPolicy(r.Policy) })
 }
 
@@ -703,7 +645,7 @@ func adminPolicyAlter(a *admin, args []string) error {
 			return err
 		}
 		// updateContent names the policy's own type: read it first.
-		var cur struct{ Policy policyDTO }
+		var cur struct{ Policy api.PolicyDTO }
 		p, err := a.lake("policies", pos[0])
 		if err != nil {
 			return err
@@ -723,7 +665,7 @@ func adminPolicyAlter(a *admin, args []string) error {
 	if len(updates) == 0 {
 		return fmt.Errorf("%w: %s needs at least one of --rename, --comment, --content", errUsage, a.name)
 	}
-	var r struct{ Policy policyDTO }
+	var r struct{ Policy api.PolicyDTO }
 	return a.lakeRequest("PUT", []string{"policies", pos[0]}, nil, map[string]any{"updates": updates}, &r, func() { a.printPolicy(r.Policy) })
 }
 
@@ -778,7 +720,7 @@ func adminPolicyDetach(a *admin, args []string) error {
 
 // --- roles, grants, users ---
 
-func (a *admin) printRole(r roleDTO) {
+func (a *admin) printRole(r api.RoleDTO) {
 	fmt.Fprintf(a.stdout, "role %s\n", printable(r.Name))
 	var rows [][]string
 	for _, o := range r.SecurableObjects {
@@ -809,16 +751,16 @@ func adminGrant(a *admin, verb string, args []string) error {
 	if *deny {
 		cond = "DENY"
 	}
-	privs := []privilegeDTO{}
+	privs := []api.PrivilegeDTO{}
 	for _, s := range pos[3:] {
 		for _, name := range splitList(s) {
-			privs = append(privs, privilegeDTO{Name: strings.ToUpper(name), Condition: cond})
+			privs = append(privs, api.PrivilegeDTO{Name: strings.ToUpper(name), Condition: cond})
 		}
 	}
 	if len(privs) == 0 {
 		return fmt.Errorf("%w: %s: no privileges given", errUsage, a.name)
 	}
-	var r struct{ Role roleDTO }
+	var r struct{ Role api.RoleDTO }
 	return a.lakeRequest("PUT", []string{"permissions", "roles", pos[0], pos[1], pos[2], verb}, nil,
 		map[string]any{"privileges": privs}, &r, func() { a.printRole(r.Role) })
 }
@@ -828,7 +770,7 @@ func adminRoleCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Role roleDTO }
+	var r struct{ Role api.RoleDTO }
 	return a.lakeRequest("POST", []string{"roles"}, nil, map[string]any{"name": pos[0]}, &r, func() { a.printRole(r.Role) })
 }
 
@@ -847,7 +789,7 @@ func adminRoleGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Role roleDTO }
+	var r struct{ Role api.RoleDTO }
 	return a.lakeRequest("GET", []string{"roles", pos[0]}, nil, nil, &r, func() { a.printRole(r.Role) })
 }
 
@@ -859,7 +801,7 @@ func adminRoleDrop(a *admin, args []string) error {
 	return a.lakeDrop([]string{"roles", pos[0]}, nil, "role "+pos[0])
 }
 
-func (a *admin) printUser(u userDTO) {
+func (a *admin) printUser(u api.UserDTO) {
 	a.fields("user", u.Name, "roles", orDash(strings.Join(u.Roles, ", ")))
 }
 
@@ -868,7 +810,7 @@ func adminUserCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ User userDTO }
+	var r struct{ User api.UserDTO }
 	return a.lakeRequest("POST", []string{"users"}, nil, map[string]any{"name": pos[0]}, &r, func() { a.printUser(r.User) })
 }
 
@@ -876,9 +818,9 @@ func adminUserList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	var r struct{ Users []userDTO }
+	var r struct{ Users []api.UserDTO }
 	return a.lakeRequest("GET", []string{"users"}, withDetails(), nil, &r, func() {
-		tableOf(a, []string{"NAME", "ROLES"}, r.Users, func(u userDTO) []string {
+		tableOf(a, []string{"NAME", "ROLES"}, r.Users, func(u api.UserDTO) []string {
 			return []string{u.Name, orDash(strings.Join(u.Roles, ","))}
 		})
 	})
@@ -889,7 +831,7 @@ func adminUserRoles(a *admin, verb string, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ User userDTO }
+	var r struct{ User api.UserDTO }
 	return a.lakeRequest("PUT", []string{"permissions", "users", pos[0], verb}, nil, map[string]any{"roleNames": pos[1:]},
 		&r, func() { a.printUser(r.User) })
 }
@@ -926,34 +868,7 @@ func adminEvents(a *admin, args []string) error {
 
 // --- domains ---
 
-type (
-	domainTagDTO struct {
-		Name  string `json:"name"`
-		Value string `json:"value"`
-	}
-	domainDTO struct {
-		Name       string                `json:"name"`
-		Comment    string                `json:"comment"`
-		Properties map[string]string     `json:"properties"`
-		Status     string                `json:"status"`
-		Owner      struct{ Name string } `json:"owner"`
-		Parent     string                `json:"parent"`
-		BackingTag *domainTagDTO         `json:"backingTag"`
-		Relations  []relationDTO         `json:"relations"`
-		Audit      auditDTO              `json:"audit"`
-	}
-	relationDTO struct {
-		Type   string     `json:"type"`
-		Source *objectDTO `json:"source"`
-	}
-	memberDTO struct {
-		FullName  string        `json:"fullName"`
-		Type      string        `json:"type"`
-		Relations []relationDTO `json:"relations"`
-	}
-)
-
-func backingTag(t *domainTagDTO) string {
+func backingTag(t *api.BackingTagDTO) string {
 	switch {
 	case t == nil:
 		return "(none)"
@@ -965,7 +880,7 @@ func backingTag(t *domainTagDTO) string {
 
 // relations formats relations as "direct", "inherited from schema c.s",
 // "via subdomain D".
-func relations(rs []relationDTO) string {
+func relations(rs []api.RelationDTO) string {
 	out := make([]string, 0, len(rs))
 	for _, r := range rs {
 		switch {
@@ -980,7 +895,7 @@ func relations(rs []relationDTO) string {
 	return strings.Join(out, ", ")
 }
 
-func (a *admin) printDomain(d domainDTO) {
+func (a *admin) printDomain(d api.DomainDTO) {
 	a.fields("name", d.Name, "status", d.Status, "parent", d.Parent, "backing tag", backingTag(d.BackingTag),
 		"owner", d.Owner.Name, "comment", d.Comment, "properties", props(d.Properties),
 		"creator", d.Audit.Creator, "created", ts(d.Audit.CreateTime))
@@ -989,7 +904,7 @@ func (a *admin) printDomain(d domainDTO) {
 // domainRequest sends a request about a domain and prints the domain
 // answered.
 func (a *admin) domainRequest(method string, segs []string, body any) error {
-	var r struct{ Domain domainDTO }
+	var r struct{ Domain api.DomainDTO }
 	return a.lakeRequest(method, segs, nil, body, &r, func() { a.printDomain(r.Domain) })
 }
 
@@ -1048,9 +963,9 @@ func adminDomainList(a *admin, args []string) error {
 	if *under != "" {
 		segs = []string{"domains", *under, "subdomains"}
 	}
-	var r struct{ Domains []domainDTO }
+	var r struct{ Domains []api.DomainDTO }
 	return a.lakeRequest("GET", segs, withDetails(), nil, &r, func() {
-		tableOf(a, []string{"NAME", "STATUS", "PARENT", "BACKING TAG", "OWNER", "COMMENT"}, r.Domains, func(d domainDTO) []string {
+		tableOf(a, []string{"NAME", "STATUS", "PARENT", "BACKING TAG", "OWNER", "COMMENT"}, r.Domains, func(d api.DomainDTO) []string {
 			return []string{d.Name, d.Status, orDash(d.Parent), backingTag(d.BackingTag), d.Owner.Name, d.Comment}
 		})
 	})
@@ -1150,9 +1065,9 @@ func adminDomainMembers(a *admin, args []string) error {
 	if *contains != "" {
 		q.Set("nameContains", *contains)
 	}
-	var r struct{ MetadataObjects []memberDTO }
+	var r struct{ MetadataObjects []api.MemberDTO }
 	return a.lakeRequest("GET", []string{"domains", pos[0], "objects"}, q, nil, &r, func() {
-		tableOf(a, []string{"TYPE", "FULLNAME", "RELATIONS"}, r.MetadataObjects, func(m memberDTO) []string {
+		tableOf(a, []string{"TYPE", "FULLNAME", "RELATIONS"}, r.MetadataObjects, func(m api.MemberDTO) []string {
 			return []string{m.Type, m.FullName, relations(m.Relations)}
 		})
 	})
@@ -1163,9 +1078,9 @@ func adminDomainOf(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Domains []domainDTO }
+	var r struct{ Domains []api.DomainDTO }
 	return a.lakeRequest("GET", []string{"objects", pos[0], pos[1], "domains"}, withDetails(), nil, &r, func() {
-		tableOf(a, []string{"DOMAIN", "STATUS", "PARENT", "RELATIONS"}, r.Domains, func(d domainDTO) []string {
+		tableOf(a, []string{"DOMAIN", "STATUS", "PARENT", "RELATIONS"}, r.Domains, func(d api.DomainDTO) []string {
 			return []string{d.Name, d.Status, orDash(d.Parent), relations(d.Relations)}
 		})
 	})
