@@ -218,13 +218,7 @@ func (s *Server) objectRoutes() {
 			var name string
 			switch lv.typ {
 			case catalog.ObjectCatalog:
-				var b struct {
-					Name       string            `json:"name"`
-					Type       string            `json:"type"`
-					Provider   string            `json:"provider"`
-					Comment    string            `json:"comment"`
-					Properties map[string]string `json:"properties"`
-				}
+				var b api.CreateCatalogRequest
 				if err := rq.decode(&b); err != nil {
 					return nil, err
 				}
@@ -244,28 +238,14 @@ func (s *Server) objectRoutes() {
 				name = b.Name
 				cmd = catalog.CreateCatalog{Name: b.Name, Type: b.Type, Comment: b.Comment, Properties: b.Properties}
 			case catalog.ObjectSchema:
-				var b struct {
-					Name       string            `json:"name"`
-					Comment    string            `json:"comment"`
-					Properties map[string]string `json:"properties"`
-				}
+				var b api.CreateSchemaRequest
 				if err := rq.decode(&b); err != nil {
 					return nil, err
 				}
 				name = b.Name
 				cmd = catalog.CreateSchema{Name: prefixOf(rq) + b.Name, Comment: b.Comment, Properties: b.Properties}
 			default:
-				var b struct {
-					Name       string            `json:"name"`
-					Comment    string            `json:"comment"`
-					Columns    []api.ColumnDTO   `json:"columns"`
-					Properties map[string]string `json:"properties"`
-					// lakegate: the table's storage id and its first
-					// version's data files (either starts it at version 1),
-					// from a gateway only (see checkDataFrom).
-					StorageID string         `json:"storageId"`
-					Files     []api.DataFile `json:"files"`
-				}
+				var b api.CreateTableRequest
 				if err := rq.decode(&b); err != nil {
 					return nil, err
 				}

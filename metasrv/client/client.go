@@ -298,7 +298,7 @@ func (c *Client) write(ctx context.Context, tenant, subject, method, path string
 func (c *Client) CreateSchema(ctx context.Context, tenant, subject, catalog, schema string) (generation uint64, err error) {
 	var out struct{}
 	return c.write(ctx, tenant, subject, http.MethodPost, restPath(tenant, "catalogs", catalog, "schemas"),
-		map[string]any{"name": schema}, &out)
+		api.CreateSchemaRequest{Name: schema}, &out)
 }
 
 // CreateTable creates catalog.schema.table with columns as subject (who
@@ -311,15 +311,10 @@ func (c *Client) CreateSchema(ctx context.Context, tenant, subject, catalog, sch
 // made of files; otherwise at version 0. An existing table (or a storage id in use) gives
 // ErrAlreadyExists.
 func (c *Client) CreateTable(ctx context.Context, tenant, subject, catalog, schema, table string, columns []Column, storageID string, files []DataFile) (generation uint64, err error) {
-	if columns == nil {
-		columns = []Column{}
+	body := api.CreateTableRequest{Name: table, Columns: columnDTOs(columns), StorageID: storageID, Files: files}
+	if body.Columns == nil {
+		body.Columns = []api.ColumnDTO{}
 	}
-	body := struct {
-		Name      string     `json:"name"`
-		Columns   []Column   `json:"columns"`
-		StorageID string     `json:"storageId,omitempty"`
-		Files     []DataFile `json:"files,omitzero"`
-	}{table, columns, storageID, files}
 	var out struct{}
 	return c.write(ctx, tenant, subject, http.MethodPost, restPath(tenant, "catalogs", catalog, "schemas", schema, "tables"), body, &out)
 }
@@ -335,16 +330,8 @@ func (c *Client) CommitVersion(ctx context.Context, tenant, subject, catalog, sc
 	if files == nil {
 		files = []DataFile{}
 	}
-	body := struct {
-		Base    uint64     `json:"base"`
-		Replace bool       `json:"replace"`
-		Columns []Column   `json:"columns,omitempty"`
-		Files   []DataFile `json:"files"`
-	}{base, replace, columns, files}
-	var out struct {
-		Version    uint64 `json:"version"`
-		Generation uint64 `json:"generation"`
-	}
+	body := api.CommitVersionRequest{Base: &base, Replace: replace, Columns: columnDTOs(columns), Files: files}
+	var out api.CommitVersionResponse
 	g, err := c.write(ctx, tenant, subject, http.MethodPost,
 		restPath(tenant, "catalogs", catalog, "schemas", schema, "tables", table, "versions"), body, &out)
 	if err != nil {
@@ -361,15 +348,25 @@ func (c *Client) CommitVersion(ctx context.Context, tenant, subject, catalog, sc
 // the subject may not see it. generation is the metalake's generation after
 // the drop (or the current one when nothing was dropped).
 func (c *Client) DropTable(ctx context.Context, tenant, subject, catalog, schema, table string) (dropped bool, generation uint64, err error) {
-	var out struct {
-		Dropped bool `json:"dropped"`
-	}
+	var out api.DropResponse
 	g, err := c.write(ctx, tenant, subject, http.MethodDelete,
 		restPath(tenant, "catalogs", catalog, "schemas", schema, "tables", table), nil, &out)
 	if err != nil {
 		return false, 0, err
 	}
 	return out.Dropped, g, nil
+}
+
+// columnDTOs is columns as the REST API's table columns (nil for nil).
+func columnDTOs(columns []Column) []api.ColumnDTO {
+	if columns == nil {
+		return nil
+	}
+	out := make([]api.ColumnDTO, len(columns))
+	for i, c := range columns {
+		out[i] = api.ColumnDTO{Name: c.Name, Type: c.Type, Nullable: &c.Nullable}
+	}
+	return out
 }
 
 // do sends the request to the current base and returns the answer's
