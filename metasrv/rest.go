@@ -343,6 +343,41 @@ func (s *Server) ok(w http.ResponseWriter, l *Lake, fields map[string]any) {
 	writeJSON(w, http.StatusOK, fields)
 }
 
+// updatesOf decodes the body of an alter, {"updates": [...]}, which must
+// hold at least one update.
+func updatesOf[U any](rq *request) ([]U, error) {
+	var b struct {
+		Updates []U `json:"updates"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if len(b.Updates) == 0 {
+		return nil, badRequest("no updates")
+	}
+	return b.Updates, nil
+}
+
+// namesOr answers a collection read: the names of items, or with
+// details=true their wire objects under key, leaving out an item whose
+// object dto does not find. Either list is [] when empty, never null.
+func namesOr[T, D any](rq *request, items []T, key string, name func(T) string, dto func(T) (D, bool)) map[string]any {
+	if rq.details() {
+		out := []D{}
+		for _, it := range items {
+			if d, ok := dto(it); ok {
+				out = append(out, d)
+			}
+		}
+		return map[string]any{key: out}
+	}
+	names := []string{}
+	for _, it := range items {
+		names = append(names, name(it))
+	}
+	return map[string]any{"names": names}
+}
+
 // read registers a read route.
 func (s *Server) read(pattern, op string, fn readFunc) {
 	s.mux.HandleFunc("GET "+pattern, func(w http.ResponseWriter, r *http.Request) {

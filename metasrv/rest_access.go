@@ -106,61 +106,10 @@ func (s *Server) accessRoutes() {
 	const base = "/api/metalakes/{tenant}"
 
 	// ---- roles ----
-	s.write("POST", base+"/roles", "CreateRole", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			Name             string            `json:"name"`
-			Properties       map[string]string `json:"properties"`
-			SecurableObjects []securableDTO    `json:"securableObjects"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if err := catalog.CheckEntityName(b.Name); err != nil {
-			return nil, err
-		}
-		c := catalog.CreateRole{Name: b.Name, Properties: b.Properties}
-		for _, so := range b.SecurableObjects {
-			t, err := catalog.ParseObjectType(so.Type)
-			if err != nil {
-				return nil, badRequest("unknown securable object type")
-			}
-			pcs, err := privConds(so.Privileges)
-			if err != nil {
-				return nil, err
-			}
-			for _, pc := range pcs {
-				c.Grants = append(c.Grants, catalog.Grant{Object: catalog.Object{Type: t, Name: so.FullName}, Privilege: pc.Name, Condition: pc.Condition})
-			}
-		}
-		// Each initial grant needs what granting it directly needs. Checked
-		// here, where requests enter, not by the FSM: roles logged before
-		// the rule replay as they were applied.
-		if err := catalog.CheckEntry(l.Snapshot, rq.actor(), c); err != nil {
-			return nil, err
-		}
-		return &plan{cmds: []catalog.Command{c}, render: renderRole(b.Name)}, nil
-	})
-	s.read(base+"/roles", "ListRoles", func(rq *request, l *Lake) (map[string]any, error) {
-		names := []string{}
-		for _, n := range l.Snapshot.RoleNames() {
-			if l.Snapshot.Visible(rq.actor(), catalog.Role(n)) {
-				names = append(names, n)
-			}
-		}
-		return map[string]any{"names": names}, nil
-	})
-	s.read(base+"/roles/{role}", "GetRole", func(rq *request, l *Lake) (map[string]any, error) {
-		name := rq.param("role")
-		r, ok := l.Snapshot.Role(name)
-		if !ok || !l.Snapshot.Visible(rq.actor(), catalog.Role(name)) {
-			return nil, fmt.Errorf("%w: role %q", ErrNotFound, name)
-		}
-		return map[string]any{"role": toRole(r)}, nil
-	})
-	s.write("DELETE", base+"/roles/{role}", "DropRole", func(rq *request, l *Lake) (*plan, error) {
-		name := rq.param("role")
-		return dropPlan(l.Snapshot.Visible(rq.actor(), catalog.Role(name)), catalog.DropRole{Name: name}), nil
-	})
+	s.write("POST", base+"/roles", "CreateRole", s.createRole)
+	s.read(base+"/roles", "ListRoles", s.listRoles)
+	s.read(base+"/roles/{role}", "GetRole", s.getRole)
+	s.write("DELETE", base+"/roles/{role}", "DropRole", s.dropRole)
 	for _, action := range []string{"grant", "revoke"} {
 		s.write("PUT", base+"/permissions/roles/{role}/{type}/{fullName}/"+action, "Privileges", s.preEventsOnDomain("Privileges", func(rq *request, l *Lake) (*plan, error) {
 			o, err := parseObject(rq)
@@ -290,17 +239,7 @@ func (s *Server) accessRoutes() {
 	}
 
 	// ---- owners ----
-	s.read(base+"/owners/{type}/{fullName}", "GetOwner", func(rq *request, l *Lake) (map[string]any, error) {
-		o, err := parseObject(rq)
-		if err != nil {
-			return nil, err
-		}
-		ow, ok := l.Snapshot.Owner(o)
-		if !ok || !l.Snapshot.Visible(rq.actor(), o) {
-			return nil, fmt.Errorf("%w: %s", ErrNotFound, o)
-		}
-		return map[string]any{"owner": api.OwnerDTO{Name: ow.Name, Type: lower(ow.Type)}}, nil
-	})
+	s.read(base+"/owners/{type}/{fullName}", "GetOwner", s.getOwner)
 	s.write("PUT", base+"/owners/{type}/{fullName}", "SetOwner", s.preEventsOnDomain("SetOwner", func(rq *request, l *Lake) (*plan, error) {
 		o, err := parseObject(rq)
 		if err != nil {
@@ -321,34 +260,7 @@ func (s *Server) accessRoutes() {
 	}))
 
 	// ---- events ----
-	s.read(base+"/events", "ListEvents", func(rq *request, l *Lake) (map[string]any, error) {
-		if !rq.administers() && l.Snapshot.MetalakeOwner() != (catalog.Owner{Type: catalog.OwnerUser, Name: rq.actor()}) {
-			return nil, fmt.Errorf("%w: events are for the metalake owner, its tenant admins and operators", ErrForbidden)
-		}
-		var since, before uint64
-		limit := 100
-		var err error
-		if v := rq.query("since"); v != "" {
-			if since, err = strconv.ParseUint(v, 10, 64); err != nil {
-				return nil, badRequest("since must be a non-negative integer")
-			}
-		}
-		if v := rq.query("before"); v != "" {
-			if before, err = strconv.ParseUint(v, 10, 64); err != nil {
-				return nil, badRequest("before must be a non-negative integer")
-			}
-		}
-		if v := rq.query("limit"); v != "" {
-			if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 1000 {
-				return nil, badRequest("limit must be within [1, 1000]")
-			}
-		}
-		evs := s.audit.Events(rq.tenant, since, before, limit)
-		if evs == nil {
-			evs = []Event{}
-		}
-		return map[string]any{"events": evs}, nil
-	})
+	s.read(base+"/events", "ListEvents", s.listEvents)
 }
 
 func renderRole(name string) func(*Result) (map[string]any, error) {
@@ -359,4 +271,110 @@ func renderRole(name string) func(*Result) (map[string]any, error) {
 		}
 		return map[string]any{"role": toRole(r)}, nil
 	}
+}
+
+// createRole serves POST …/roles.
+func (s *Server) createRole(rq *request, l *Lake) (*plan, error) {
+	var b struct {
+		Name             string            `json:"name"`
+		Properties       map[string]string `json:"properties"`
+		SecurableObjects []securableDTO    `json:"securableObjects"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if err := catalog.CheckEntityName(b.Name); err != nil {
+		return nil, err
+	}
+	c := catalog.CreateRole{Name: b.Name, Properties: b.Properties}
+	for _, so := range b.SecurableObjects {
+		t, err := catalog.ParseObjectType(so.Type)
+		if err != nil {
+			return nil, badRequest("unknown securable object type")
+		}
+		pcs, err := privConds(so.Privileges)
+		if err != nil {
+			return nil, err
+		}
+		for _, pc := range pcs {
+			c.Grants = append(c.Grants, catalog.Grant{Object: catalog.Object{Type: t, Name: so.FullName}, Privilege: pc.Name, Condition: pc.Condition})
+		}
+	}
+	// Each initial grant needs what granting it directly needs. Checked
+	// here, where requests enter, not by the FSM: roles logged before
+	// the rule replay as they were applied.
+	if err := catalog.CheckEntry(l.Snapshot, rq.actor(), c); err != nil {
+		return nil, err
+	}
+	return &plan{cmds: []catalog.Command{c}, render: renderRole(b.Name)}, nil
+}
+
+// listRoles serves GET …/roles.
+func (s *Server) listRoles(rq *request, l *Lake) (map[string]any, error) {
+	names := []string{}
+	for _, n := range l.Snapshot.RoleNames() {
+		if l.Snapshot.Visible(rq.actor(), catalog.Role(n)) {
+			names = append(names, n)
+		}
+	}
+	return map[string]any{"names": names}, nil
+}
+
+// getRole serves GET …/roles/{role}.
+func (s *Server) getRole(rq *request, l *Lake) (map[string]any, error) {
+	name := rq.param("role")
+	r, ok := l.Snapshot.Role(name)
+	if !ok || !l.Snapshot.Visible(rq.actor(), catalog.Role(name)) {
+		return nil, fmt.Errorf("%w: role %q", ErrNotFound, name)
+	}
+	return map[string]any{"role": toRole(r)}, nil
+}
+
+// dropRole serves DELETE …/roles/{role}.
+func (s *Server) dropRole(rq *request, l *Lake) (*plan, error) {
+	name := rq.param("role")
+	return dropPlan(l.Snapshot.Visible(rq.actor(), catalog.Role(name)), catalog.DropRole{Name: name}), nil
+}
+
+// getOwner serves GET …/owners/{type}/{fullName}.
+func (s *Server) getOwner(rq *request, l *Lake) (map[string]any, error) {
+	o, err := parseObject(rq)
+	if err != nil {
+		return nil, err
+	}
+	ow, ok := l.Snapshot.Owner(o)
+	if !ok || !l.Snapshot.Visible(rq.actor(), o) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, o)
+	}
+	return map[string]any{"owner": api.OwnerDTO{Name: ow.Name, Type: lower(ow.Type)}}, nil
+}
+
+// listEvents serves GET …/events.
+func (s *Server) listEvents(rq *request, l *Lake) (map[string]any, error) {
+	if !rq.administers() && l.Snapshot.MetalakeOwner() != (catalog.Owner{Type: catalog.OwnerUser, Name: rq.actor()}) {
+		return nil, fmt.Errorf("%w: events are for the metalake owner, its tenant admins and operators", ErrForbidden)
+	}
+	var since, before uint64
+	limit := 100
+	var err error
+	if v := rq.query("since"); v != "" {
+		if since, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return nil, badRequest("since must be a non-negative integer")
+		}
+	}
+	if v := rq.query("before"); v != "" {
+		if before, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return nil, badRequest("before must be a non-negative integer")
+		}
+	}
+	if v := rq.query("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 1000 {
+			return nil, badRequest("limit must be within [1, 1000]")
+		}
+	}
+	evs := s.audit.Events(rq.tenant, since, before, limit)
+	if evs == nil {
+		evs = []Event{}
+	}
+	return map[string]any{"events": evs}, nil
 }

@@ -43,18 +43,8 @@ func toRelations(rs []catalog.DomainRelation) []api.RelationDTO {
 // domainList answers a list of domains: names, or full domains with
 // details.
 func domainList(rq *request, ds []catalog.DomainInfo) map[string]any {
-	if rq.details() {
-		out := []api.DomainDTO{}
-		for _, d := range ds {
-			out = append(out, toDomain(d))
-		}
-		return map[string]any{"domains": out}
-	}
-	names := []string{}
-	for _, d := range ds {
-		names = append(names, d.Name)
-	}
-	return map[string]any{"names": names}
+	return namesOr(rq, ds, "domains", func(d catalog.DomainInfo) string { return d.Name },
+		func(d catalog.DomainInfo) (api.DomainDTO, bool) { return toDomain(d), true })
 }
 
 // renderDomain answers the domain name as the state after the write holds
@@ -181,9 +171,7 @@ func (s *Server) domainWrite(method, pattern, op string, fn writeFunc) {
 
 func (s *Server) domainRoutes() {
 	const base = "/api/metalakes/{tenant}"
-	s.read(base+"/domains", "ListDomains", func(rq *request, l *Lake) (map[string]any, error) {
-		return domainList(rq, l.Snapshot.ViewDomains(rq.actor())), nil
-	})
+	s.read(base+"/domains", "ListDomains", s.listDomains)
 	s.domainWrite("POST", base+"/domains", "CreateDomain", func(rq *request, l *Lake) (*plan, error) {
 		var b struct {
 			Name       string            `json:"name"`
@@ -211,32 +199,15 @@ func (s *Server) domainRoutes() {
 		c := catalog.CreateDomain{Name: b.Name, Comment: b.Comment, Properties: b.Properties, BackingTag: *bt, Parent: b.Parent}
 		return &plan{cmds: []catalog.Command{c}, render: renderDomain(b.Name)}, nil
 	})
-	s.read(base+"/domains/{domain}", "GetDomain", func(rq *request, l *Lake) (map[string]any, error) {
-		d, err := l.Snapshot.ViewDomain(rq.actor(), rq.param("domain"))
+	s.read(base+"/domains/{domain}", "GetDomain", s.getDomain)
+	s.domainWrite("PUT", base+"/domains/{domain}", "AlterDomain", func(rq *request, l *Lake) (*plan, error) {
+		updates, err := updatesOf[api.DomainUpdate](rq)
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"domain": toDomain(d)}, nil
-	})
-	s.domainWrite("PUT", base+"/domains/{domain}", "AlterDomain", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			Updates []struct {
-				Type       string `json:"@type"`
-				NewName    string `json:"newName"`
-				NewComment string `json:"newComment"`
-				Property   string `json:"property"`
-				Value      string `json:"value"`
-			} `json:"updates"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if len(b.Updates) == 0 {
-			return nil, badRequest("no updates")
-		}
 		name := rq.param("domain")
 		c := catalog.AlterDomain{Name: name}
-		for _, u := range b.Updates {
+		for _, u := range updates {
 			switch u.Type {
 			case "rename":
 				if err := catalog.CheckEntityName(u.NewName); err != nil {
@@ -336,56 +307,71 @@ func (s *Server) domainRoutes() {
 		name := rq.param("domain")
 		return &plan{cmds: []catalog.Command{catalog.SetDomainBackingTag{Name: name, BackingTag: bt}}, render: renderDomain(name)}, nil
 	})
-	s.read(base+"/domains/{domain}/subdomains", "ListSubdomains", func(rq *request, l *Lake) (map[string]any, error) {
-		ds, err := l.Snapshot.ViewSubdomains(rq.actor(), rq.param("domain"))
-		if err != nil {
-			return nil, err
-		}
-		return domainList(rq, ds), nil
-	})
-	s.read(base+"/domains/{domain}/objects", "ListObjectsForDomain", func(rq *request, l *Lake) (map[string]any, error) {
-		qv := rq.r.URL.Query()
-		types, err := parseMemberTypes(qv["types"])
-		if err != nil {
-			return nil, err
-		}
-		q := catalog.MemberQuery{Scopes: qv["domains"], Types: types, NameContains: qv.Get("nameContains")}
-		ms, err := l.Snapshot.DomainMembers(rq.actor(), rq.param("domain"), q)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]api.MemberDTO, 0, len(ms))
-		for _, m := range ms {
-			out = append(out, api.MemberDTO{FullName: m.Object.Name, Type: lower(m.Object.Type), Relations: toRelations(m.Relations)})
-		}
-		return map[string]any{"metadataObjects": out}, nil
-	})
-	s.read(base+"/objects/{type}/{fullName}/domains", "ListDomainsForObject", func(rq *request, l *Lake) (map[string]any, error) {
-		o, err := parseObject(rq)
-		if err != nil {
-			return nil, err
-		}
-		ms, err := l.Snapshot.DomainsOf(rq.actor(), o)
-		if err != nil {
-			return nil, err
-		}
-		if !rq.details() {
-			names := []string{}
-			for _, m := range ms {
-				names = append(names, m.Domain)
-			}
-			return map[string]any{"names": names}, nil
-		}
-		out := []api.DomainDTO{}
-		for _, m := range ms {
+	s.read(base+"/domains/{domain}/subdomains", "ListSubdomains", s.listSubdomains)
+	s.read(base+"/domains/{domain}/objects", "ListObjectsForDomain", s.listObjectsForDomain)
+	s.read(base+"/objects/{type}/{fullName}/domains", "ListDomainsForObject", s.listDomainsForObject)
+}
+
+// listDomains serves GET …/domains.
+func (s *Server) listDomains(rq *request, l *Lake) (map[string]any, error) {
+	return domainList(rq, l.Snapshot.ViewDomains(rq.actor())), nil
+}
+
+// getDomain serves GET …/domains/{domain}.
+func (s *Server) getDomain(rq *request, l *Lake) (map[string]any, error) {
+	d, err := l.Snapshot.ViewDomain(rq.actor(), rq.param("domain"))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"domain": toDomain(d)}, nil
+}
+
+// listSubdomains serves GET …/domains/{domain}/subdomains.
+func (s *Server) listSubdomains(rq *request, l *Lake) (map[string]any, error) {
+	ds, err := l.Snapshot.ViewSubdomains(rq.actor(), rq.param("domain"))
+	if err != nil {
+		return nil, err
+	}
+	return domainList(rq, ds), nil
+}
+
+// listObjectsForDomain serves GET …/domains/{domain}/objects.
+func (s *Server) listObjectsForDomain(rq *request, l *Lake) (map[string]any, error) {
+	qv := rq.r.URL.Query()
+	types, err := parseMemberTypes(qv["types"])
+	if err != nil {
+		return nil, err
+	}
+	q := catalog.MemberQuery{Scopes: qv["domains"], Types: types, NameContains: qv.Get("nameContains")}
+	ms, err := l.Snapshot.DomainMembers(rq.actor(), rq.param("domain"), q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.MemberDTO, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, api.MemberDTO{FullName: m.Object.Name, Type: lower(m.Object.Type), Relations: toRelations(m.Relations)})
+	}
+	return map[string]any{"metadataObjects": out}, nil
+}
+
+// listDomainsForObject serves GET …/objects/{type}/{fullName}/domains.
+func (s *Server) listDomainsForObject(rq *request, l *Lake) (map[string]any, error) {
+	o, err := parseObject(rq)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := l.Snapshot.DomainsOf(rq.actor(), o)
+	if err != nil {
+		return nil, err
+	}
+	return namesOr(rq, ms, "domains", func(m catalog.DomainMembership) string { return m.Domain },
+		func(m catalog.DomainMembership) (api.DomainDTO, bool) {
 			d, ok := l.Snapshot.Domain(m.Domain)
 			if !ok {
-				continue
+				return api.DomainDTO{}, false
 			}
 			dto := toDomain(d)
 			dto.Relations = toRelations(m.Relations)
-			out = append(out, dto)
-		}
-		return map[string]any{"domains": out}, nil
-	})
+			return dto, true
+		}), nil
 }

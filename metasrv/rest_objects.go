@@ -291,14 +291,9 @@ func (s *Server) objectRoutes() {
 		})
 
 		s.write("PUT", lv.item, "Alter"+op, func(rq *request, l *Lake) (*plan, error) {
-			var b struct {
-				Updates []objectUpdate `json:"updates"`
-			}
-			if err := rq.decode(&b); err != nil {
+			updates, err := updatesOf[objectUpdate](rq)
+			if err != nil {
 				return nil, err
-			}
-			if len(b.Updates) == 0 {
-				return nil, badRequest("no updates")
 			}
 			o := itemOf(rq)
 			cur := o
@@ -308,7 +303,7 @@ func (s *Server) objectRoutes() {
 			var alter *propertyAlter
 			var cmds []catalog.Command
 			columns := false
-			for _, u := range b.Updates {
+			for _, u := range updates {
 				if u.NewSchemaName != "" && u.Type != "rename" {
 					return nil, badRequest("newSchemaName applies to rename only")
 				}

@@ -11,9 +11,7 @@ import (
 // answer holds nothing the caller's principal map entry does not already
 // grant it (no token, no hash).
 func (s *Server) whoamiRoutes() {
-	s.read("/api/whoami", "WhoAmI", func(rq *request, _ *Lake) (map[string]any, error) {
-		return map[string]any{"principal": whoami(rq)}, nil
-	})
+	s.read("/api/whoami", "WhoAmI", s.whoAmI)
 }
 
 func whoami(rq *request) api.WhoamiDTO {
@@ -33,4 +31,9 @@ func whoami(rq *request) api.WhoamiDTO {
 		out.DelegatedBy = rq.delegator.ID().String()
 	}
 	return out
+}
+
+// whoAmI serves GET /api/whoami.
+func (s *Server) whoAmI(rq *request, _ *Lake) (map[string]any, error) {
+	return map[string]any{"principal": whoami(rq)}, nil
 }

@@ -1,8 +1,11 @@
 package api
 
+import "lakegate/catalog"
+
 // Bodies of REST writes (what a caller sends) and the answers that are not
-// one object. Optional fields carry omitempty so that a caller sends only
-// what it sets; the server decodes them strictly.
+// one object. The create bodies' optional fields carry omitempty so that a
+// caller sends only what it sets (an update's fields do not: an empty
+// comment or value is an update's meaning); the server decodes strictly.
 
 // CreateCatalogRequest is the body of POST /api/metalakes/{m}/catalogs.
 type CreateCatalogRequest struct {
@@ -62,4 +65,24 @@ type CommitVersionResponse struct {
 type DropResponse struct {
 	Code    int  `json:"code"`
 	Dropped bool `json:"dropped"`
+}
+
+// DomainUpdate is one update of PUT …/domains/{domain}: rename,
+// updateComment, setProperty or removeProperty.
+type DomainUpdate struct {
+	Type       string `json:"@type"`
+	NewName    string `json:"newName"`
+	NewComment string `json:"newComment"`
+	Property   string `json:"property"`
+	Value      string `json:"value"`
+}
+
+// PolicyUpdate is one update of PUT …/policies/{policy}: rename,
+// updateComment or updateContent (with the policy's type).
+type PolicyUpdate struct {
+	Type       string                 `json:"@type"`
+	NewName    string                 `json:"newName"`
+	NewComment string                 `json:"newComment"`
+	PolicyType string                 `json:"policyType"`
+	NewContent *catalog.PolicyContent `json:"newContent"`
 }
