@@ -172,141 +172,14 @@ func (s *Server) domainWrite(method, pattern, op string, fn writeFunc) {
 func (s *Server) domainRoutes() {
 	const base = "/api/metalakes/{tenant}"
 	s.read(base+"/domains", "ListDomains", s.listDomains)
-	s.domainWrite("POST", base+"/domains", "CreateDomain", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			Name       string            `json:"name"`
-			Comment    string            `json:"comment"`
-			Properties map[string]string `json:"properties"`
-			BackingTag json.RawMessage   `json:"backingTag"`
-			Parent     string            `json:"parent"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if err := catalog.CheckEntityName(b.Name); err != nil {
-			return nil, err
-		}
-		if err := checkProperties(b.Properties); err != nil {
-			return nil, err
-		}
-		bt, err := parseBackingTag(b.BackingTag)
-		if err != nil {
-			return nil, err
-		}
-		if bt == nil {
-			return nil, badRequest("a domain needs a backingTag")
-		}
-		c := catalog.CreateDomain{Name: b.Name, Comment: b.Comment, Properties: b.Properties, BackingTag: *bt, Parent: b.Parent}
-		return &plan{cmds: []catalog.Command{c}, render: renderDomain(b.Name)}, nil
-	})
+	s.domainWrite("POST", base+"/domains", "CreateDomain", s.createDomain)
 	s.read(base+"/domains/{domain}", "GetDomain", s.getDomain)
-	s.domainWrite("PUT", base+"/domains/{domain}", "AlterDomain", func(rq *request, l *Lake) (*plan, error) {
-		updates, err := updatesOf[api.DomainUpdate](rq)
-		if err != nil {
-			return nil, err
-		}
-		name := rq.param("domain")
-		c := catalog.AlterDomain{Name: name}
-		for _, u := range updates {
-			switch u.Type {
-			case "rename":
-				if err := catalog.CheckEntityName(u.NewName); err != nil {
-					return nil, err
-				}
-				name = u.NewName
-			case "updateComment":
-			case "setProperty", "removeProperty":
-				if u.Property == "" {
-					return nil, badRequest("%s needs a property", u.Type)
-				}
-			default:
-				return nil, badRequest("unknown domain update %q", u.Type)
-			}
-			c.Updates = append(c.Updates, catalog.DomainUpdate{Type: u.Type, NewName: u.NewName, NewComment: u.NewComment,
-				Property: u.Property, Value: u.Value})
-		}
-		return &plan{cmds: []catalog.Command{c}, render: renderDomain(name)}, nil
-	})
-	s.domainWrite("PATCH", base+"/domains/{domain}", "SetDomainStatus", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			Status *string `json:"status"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if b.Status == nil {
-			return nil, badRequest("status is required")
-		}
-		var st catalog.DomainStatus
-		switch strings.ToUpper(*b.Status) {
-		case string(catalog.DomainDraft):
-			st = catalog.DomainDraft
-		case string(catalog.DomainPublished):
-			st = catalog.DomainPublished
-		default:
-			return nil, badRequest("status must be draft or published, not %q", *b.Status)
-		}
-		name := rq.param("domain")
-		return &plan{cmds: []catalog.Command{catalog.SetDomainStatus{Name: name, Status: st}}, render: renderDomain(name)}, nil
-	})
-	s.domainWrite("DELETE", base+"/domains/{domain}", "DropDomain", func(rq *request, l *Lake) (*plan, error) {
-		c := catalog.DropDomain{Name: rq.param("domain")}
-		pl := dropPlan(l.Snapshot.Visible(rq.actor(), c.Target()), c)
-		if pl.now != nil {
-			// Answered without proposing: audited as the state machine
-			// would have audited the refusal.
-			s.recordPre(rq, c.Op(), c.Target(), "")
-			err := catalog.Permit(l.Snapshot, rq.actor(), c)
-			if err == nil {
-				err = fmt.Errorf("%w: %s", catalog.ErrNotFound, c.Target())
-			}
-			err = &catalog.Error{Op: c.Op(), Target: c.Target().String(), Err: err}
-			ev := Event{Metalake: rq.tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
-				Operation: c.Op(), Target: c.Target(), Outcome: catalog.Failure, Detail: err.Error()}}
-			if rq.delegator != nil {
-				ev.Delegator = rq.delegator.ID().String()
-			}
-			s.audit.Record(ev)
-		}
-		return pl, nil
-	})
-	s.domainWrite("PUT", base+"/domains/{domain}/parent", "SetDomainParent", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			Parent string `json:"parent"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if b.Parent == "" {
-			return nil, badRequest("parent is required (DELETE the parent to detach)")
-		}
-		name := rq.param("domain")
-		return &plan{cmds: []catalog.Command{catalog.SetDomainParent{Name: name, Parent: b.Parent}}, render: renderDomain(name)}, nil
-	})
-	s.domainWrite("DELETE", base+"/domains/{domain}/parent", "DetachDomain", func(rq *request, l *Lake) (*plan, error) {
-		name := rq.param("domain")
-		return &plan{cmds: []catalog.Command{catalog.DetachDomain{Name: name}}, render: renderDomain(name)}, nil
-	})
-	s.domainWrite("PUT", base+"/domains/{domain}/backingTag", "SetDomainBackingTag", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			BackingTag json.RawMessage `json:"backingTag"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if len(b.BackingTag) == 0 {
-			return nil, badRequest("backingTag is required (null removes it)")
-		}
-		bt, err := parseBackingTag(b.BackingTag)
-		if err != nil {
-			return nil, err
-		}
-		if bt != nil && bt.Create {
-			return nil, badRequest("create is only allowed when creating a domain")
-		}
-		name := rq.param("domain")
-		return &plan{cmds: []catalog.Command{catalog.SetDomainBackingTag{Name: name, BackingTag: bt}}, render: renderDomain(name)}, nil
-	})
+	s.domainWrite("PUT", base+"/domains/{domain}", "AlterDomain", s.alterDomain)
+	s.domainWrite("PATCH", base+"/domains/{domain}", "SetDomainStatus", s.setDomainStatus)
+	s.domainWrite("DELETE", base+"/domains/{domain}", "DropDomain", s.dropDomain)
+	s.domainWrite("PUT", base+"/domains/{domain}/parent", "SetDomainParent", s.setDomainParent)
+	s.domainWrite("DELETE", base+"/domains/{domain}/parent", "DetachDomain", s.detachDomain)
+	s.domainWrite("PUT", base+"/domains/{domain}/backingTag", "SetDomainBackingTag", s.setDomainBackingTag)
 	s.read(base+"/domains/{domain}/subdomains", "ListSubdomains", s.listSubdomains)
 	s.read(base+"/domains/{domain}/objects", "ListObjectsForDomain", s.listObjectsForDomain)
 	s.read(base+"/objects/{type}/{fullName}/domains", "ListDomainsForObject", s.listDomainsForObject)
@@ -374,4 +247,152 @@ func (s *Server) listDomainsForObject(rq *request, l *Lake) (map[string]any, err
 			dto.Relations = toRelations(m.Relations)
 			return dto, true
 		}), nil
+}
+
+// createDomain serves POST …/domains.
+func (s *Server) createDomain(rq *request, l *Lake) (*plan, error) {
+	var b struct {
+		Name       string            `json:"name"`
+		Comment    string            `json:"comment"`
+		Properties map[string]string `json:"properties"`
+		BackingTag json.RawMessage   `json:"backingTag"`
+		Parent     string            `json:"parent"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if err := catalog.CheckEntityName(b.Name); err != nil {
+		return nil, err
+	}
+	if err := checkProperties(b.Properties); err != nil {
+		return nil, err
+	}
+	bt, err := parseBackingTag(b.BackingTag)
+	if err != nil {
+		return nil, err
+	}
+	if bt == nil {
+		return nil, badRequest("a domain needs a backingTag")
+	}
+	c := catalog.CreateDomain{Name: b.Name, Comment: b.Comment, Properties: b.Properties, BackingTag: *bt, Parent: b.Parent}
+	return &plan{cmds: []catalog.Command{c}, render: renderDomain(b.Name)}, nil
+}
+
+// alterDomain serves PUT …/domains/{domain}.
+func (s *Server) alterDomain(rq *request, l *Lake) (*plan, error) {
+	updates, err := updatesOf[api.DomainUpdate](rq)
+	if err != nil {
+		return nil, err
+	}
+	name := rq.param("domain")
+	c := catalog.AlterDomain{Name: name}
+	for _, u := range updates {
+		switch u.Type {
+		case "rename":
+			if err := catalog.CheckEntityName(u.NewName); err != nil {
+				return nil, err
+			}
+			name = u.NewName
+		case "updateComment":
+		case "setProperty", "removeProperty":
+			if u.Property == "" {
+				return nil, badRequest("%s needs a property", u.Type)
+			}
+		default:
+			return nil, badRequest("unknown domain update %q", u.Type)
+		}
+		c.Updates = append(c.Updates, catalog.DomainUpdate{Type: u.Type, NewName: u.NewName, NewComment: u.NewComment,
+			Property: u.Property, Value: u.Value})
+	}
+	return &plan{cmds: []catalog.Command{c}, render: renderDomain(name)}, nil
+}
+
+// setDomainStatus serves PATCH …/domains/{domain}.
+func (s *Server) setDomainStatus(rq *request, l *Lake) (*plan, error) {
+	var b struct {
+		Status *string `json:"status"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if b.Status == nil {
+		return nil, badRequest("status is required")
+	}
+	var st catalog.DomainStatus
+	switch strings.ToUpper(*b.Status) {
+	case string(catalog.DomainDraft):
+		st = catalog.DomainDraft
+	case string(catalog.DomainPublished):
+		st = catalog.DomainPublished
+	default:
+		return nil, badRequest("status must be draft or published, not %q", *b.Status)
+	}
+	name := rq.param("domain")
+	return &plan{cmds: []catalog.Command{catalog.SetDomainStatus{Name: name, Status: st}}, render: renderDomain(name)}, nil
+}
+
+// dropDomain serves DELETE …/domains/{domain}.
+func (s *Server) dropDomain(rq *request, l *Lake) (*plan, error) {
+	c := catalog.DropDomain{Name: rq.param("domain")}
+	pl := dropPlan(l.Snapshot.Visible(rq.actor(), c.Target()), c)
+	if pl.now != nil {
+		// Answered without proposing: audited as the state machine
+		// would have audited the refusal.
+		s.recordPre(rq, c.Op(), c.Target(), "")
+		err := catalog.Permit(l.Snapshot, rq.actor(), c)
+		if err == nil {
+			err = fmt.Errorf("%w: %s", catalog.ErrNotFound, c.Target())
+		}
+		err = &catalog.Error{Op: c.Op(), Target: c.Target().String(), Err: err}
+		ev := Event{Metalake: rq.tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
+			Operation: c.Op(), Target: c.Target(), Outcome: catalog.Failure, Detail: err.Error()}}
+		if rq.delegator != nil {
+			ev.Delegator = rq.delegator.ID().String()
+		}
+		s.audit.Record(ev)
+	}
+	return pl, nil
+}
+
+// setDomainParent serves PUT …/domains/{domain}/parent.
+func (s *Server) setDomainParent(rq *request, l *Lake) (*plan, error) {
+	var b struct {
+		Parent string `json:"parent"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if b.Parent == "" {
+		return nil, badRequest("parent is required (DELETE the parent to detach)")
+	}
+	name := rq.param("domain")
+	return &plan{cmds: []catalog.Command{catalog.SetDomainParent{Name: name, Parent: b.Parent}}, render: renderDomain(name)}, nil
+}
+
+// detachDomain serves DELETE …/domains/{domain}/parent.
+func (s *Server) detachDomain(rq *request, l *Lake) (*plan, error) {
+	name := rq.param("domain")
+	return &plan{cmds: []catalog.Command{catalog.DetachDomain{Name: name}}, render: renderDomain(name)}, nil
+}
+
+// setDomainBackingTag serves PUT …/domains/{domain}/backingTag.
+func (s *Server) setDomainBackingTag(rq *request, l *Lake) (*plan, error) {
+	var b struct {
+		BackingTag json.RawMessage `json:"backingTag"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if len(b.BackingTag) == 0 {
+		return nil, badRequest("backingTag is required (null removes it)")
+	}
+	bt, err := parseBackingTag(b.BackingTag)
+	if err != nil {
+		return nil, err
+	}
+	if bt != nil && bt.Create {
+		return nil, badRequest("create is only allowed when creating a domain")
+	}
+	name := rq.param("domain")
+	return &plan{cmds: []catalog.Command{catalog.SetDomainBackingTag{Name: name, BackingTag: bt}}, render: renderDomain(name)}, nil
 }
