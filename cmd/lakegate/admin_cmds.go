@@ -1088,72 +1088,8 @@ func adminDomainOf(a *admin, args []string) error {
 
 // --- explain and dry runs ---
 
-type (
-	explainObjectDTO struct {
-		Type     string `json:"type"`
-		FullName string `json:"fullName"`
-	}
-	explanationDTO struct {
-		User      string           `json:"user"`
-		Privilege string           `json:"privilege"`
-		Object    explainObjectDTO `json:"object"`
-		Allowed   bool             `json:"allowed"`
-		Reason    string           `json:"reason"`
-		Rule      string           `json:"rule"`
-		Roles     []struct {
-			Role  string `json:"role"`
-			Group string `json:"group"`
-		} `json:"roles"`
-		Owners []struct {
-			Object explainObjectDTO `json:"object"`
-			Owner  struct {
-				Type string `json:"type"`
-				Name string `json:"name"`
-			} `json:"owner"`
-			Owned bool `json:"owned"`
-		} `json:"owners"`
-		Grants []struct {
-			Role      string           `json:"role"`
-			Object    explainObjectDTO `json:"object"`
-			Privilege string           `json:"privilege"`
-			Condition string           `json:"condition"`
-			Inherited bool             `json:"inherited"`
-		} `json:"grants"`
-		Tags []struct {
-			Tag       string           `json:"tag"`
-			Values    []string         `json:"values"`
-			Source    explainObjectDTO `json:"source"`
-			Inherited bool             `json:"inherited"`
-			Policies  []struct {
-				Policy   string `json:"policy"`
-				Selector struct {
-					Value string `json:"value"`
-				} `json:"selector"`
-				Effect string `json:"effect"`
-			} `json:"policies"`
-		} `json:"tags"`
-		Read *struct {
-			Filtered     bool   `json:"filtered"`
-			Filter       string `json:"filter"`
-			FilterPolicy string `json:"filterPolicy"`
-			Masks        []struct {
-				Column string `json:"column"`
-				Mask   string `json:"mask"`
-				Policy string `json:"policy"`
-			} `json:"masks"`
-			Conflict string `json:"conflict"`
-		} `json:"read"`
-	}
-	gatewayGateDTO struct {
-		InPrincipalMap   bool   `json:"inPrincipalMap"`
-		Namespace        string `json:"namespace"`
-		NamespaceGranted *bool  `json:"namespaceGranted"`
-		Allowed          bool   `json:"allowed"`
-		Note             string `json:"note"`
-	}
-)
-
-func (o explainObjectDTO) String() string { return strings.ToLower(o.Type) + " " + o.FullName }
+// objectText is o as the tables show it: "table lake.sales.orders".
+func objectText(o catalog.Object) string { return strings.ToLower(o.Type.String()) + " " + o.Name }
 
 func yesNo(b bool) string {
 	if b {
@@ -1173,13 +1109,13 @@ func adminExplain(a *admin, args []string) error {
 	}
 	q := url.Values{"user": {pos[0]}, "privilege": {strings.ToUpper(pos[1])}, "object": {pos[2]}}
 	var r struct {
-		Explanation explanationDTO
-		Gateway     gatewayGateDTO
+		Explanation catalog.Explanation
+		Gateway     api.GatewayDTO
 	}
 	return a.lakeRequest("GET", []string{"access", "explain"}, q, nil, &r, func() { a.printExplanation(r.Explanation, r.Gateway) })
 }
 
-func (a *admin) printExplanation(e explanationDTO, g gatewayGateDTO) {
+func (a *admin) printExplanation(e catalog.Explanation, g api.GatewayDTO) {
 	decision := "denied"
 	if e.Allowed {
 		decision = "allowed"
@@ -1191,7 +1127,7 @@ func (a *admin) printExplanation(e explanationDTO, g gatewayGateDTO) {
 			gw += " (namespace " + g.Namespace + map[bool]string{true: " granted)", false: " not granted)"}[*g.NamespaceGranted]
 		}
 	}
-	a.fields("user", e.User, "privilege", e.Privilege, "object", e.Object.String(), "decision", decision+" ("+e.Reason+")",
+	a.fields("user", e.User, "privilege", e.Privilege.String(), "object", objectText(e.Object), "decision", decision+" ("+e.Reason+")",
 		"rule", e.Rule, "gateway", gw)
 	if len(e.Roles) > 0 {
 		fmt.Fprintln(a.stdout)
@@ -1205,7 +1141,7 @@ func (a *admin) printExplanation(e explanationDTO, g gatewayGateDTO) {
 		fmt.Fprintln(a.stdout)
 		var rows [][]string
 		for _, o := range e.Owners {
-			rows = append(rows, []string{o.Object.String(), strings.ToLower(o.Owner.Type) + " " + o.Owner.Name, yesNo(o.Owned)})
+			rows = append(rows, []string{objectText(o.Object), strings.ToLower(o.Owner.Type.String()) + " " + o.Owner.Name, yesNo(o.Owned)})
 		}
 		a.table([]string{"OBJECT", "OWNER", "USER OWNS"}, rows)
 	}
@@ -1213,7 +1149,7 @@ func (a *admin) printExplanation(e explanationDTO, g gatewayGateDTO) {
 		fmt.Fprintln(a.stdout)
 		var rows [][]string
 		for _, gr := range e.Grants {
-			rows = append(rows, []string{gr.Role, gr.Condition, gr.Privilege, gr.Object.String(), yesNo(gr.Inherited)})
+			rows = append(rows, []string{gr.Role, gr.Condition.String(), gr.Privilege.String(), objectText(gr.Object), yesNo(gr.Inherited)})
 		}
 		a.table([]string{"ROLE", "CONDITION", "PRIVILEGE", "ON", "INHERITED"}, rows)
 	}
@@ -1226,10 +1162,10 @@ func (a *admin) printExplanation(e explanationDTO, g gatewayGateDTO) {
 				tag += "=" + strings.Join(t.Values, ",")
 			}
 			if len(t.Policies) == 0 {
-				rows = append(rows, []string{tag, t.Source.String(), yesNo(t.Inherited), "-", "-", "-"})
+				rows = append(rows, []string{tag, objectText(t.Source), yesNo(t.Inherited), "-", "-", "-"})
 			}
 			for _, p := range t.Policies {
-				rows = append(rows, []string{tag, t.Source.String(), yesNo(t.Inherited), p.Policy, orDash(p.Selector.Value), p.Effect})
+				rows = append(rows, []string{tag, objectText(t.Source), yesNo(t.Inherited), p.Policy, orDash(p.Selector.Value), p.Effect})
 			}
 		}
 		a.table([]string{"TAG", "ASSIGNED ON", "INHERITED", "POLICY", "SELECTOR", "EFFECT"}, rows)
@@ -1302,31 +1238,8 @@ func (a *admin) previewWrite(method, path string, body any) error {
 		return err
 	}
 	req := map[string]any{"commands": []map[string]any{{"type": typ, "body": cmd}}}
-	type change struct {
-		User      string           `json:"user"`
-		Object    explainObjectDTO `json:"object"`
-		Privilege string           `json:"privilege"`
-		Gained    bool             `json:"gained"`
-		Before    string           `json:"before"`
-		After     string           `json:"after"`
-	}
-	type readRule struct {
-		Allowed bool   `json:"allowed"`
-		Filter  string `json:"filter"`
-		Masks   []struct {
-			Column string `json:"column"`
-			Mask   string `json:"mask"`
-		} `json:"masks"`
-		Conflict string `json:"conflict"`
-	}
-	type readChange struct {
-		User   string   `json:"user"`
-		Table  string   `json:"table"`
-		Before readRule `json:"before"`
-		After  readRule `json:"after"`
-	}
-	var privs []change
-	var reads []readChange
+	var privs []catalog.PrivilegeChange
+	var reads []catalog.ReadChange
 	for offset := 0; ; {
 		raw, err := a.send(a.ctx, "POST", p+"?"+url.Values{"offset": {strconv.Itoa(offset)}, "limit": {"10000"}}.Encode(), mustJSON(req), "")
 		if err != nil {
@@ -1334,8 +1247,8 @@ func (a *admin) previewWrite(method, path string, body any) error {
 		}
 		var r struct {
 			Preview struct {
-				Privileges []change     `json:"privileges"`
-				Reads      []readChange `json:"reads"`
+				Privileges []catalog.PrivilegeChange `json:"privileges"`
+				Reads      []catalog.ReadChange      `json:"reads"`
 			} `json:"preview"`
 			Next *int `json:"next"`
 		}
@@ -1358,11 +1271,11 @@ func (a *admin) previewWrite(method, path string, body any) error {
 	fmt.Fprintf(a.stdout, "dry run of %s: nothing was changed; it would change %d privileges and %d reads\n", typ, len(privs), len(reads))
 	if len(privs) > 0 {
 		fmt.Fprintln(a.stdout)
-		tableOf(a, []string{"USER", "OBJECT", "PRIVILEGE", "CHANGE", "BEFORE", "AFTER"}, privs, func(c change) []string {
-			return []string{c.User, c.Object.String(), c.Privilege, map[bool]string{true: "gains", false: "loses"}[c.Gained], c.Before, c.After}
+		tableOf(a, []string{"USER", "OBJECT", "PRIVILEGE", "CHANGE", "BEFORE", "AFTER"}, privs, func(c catalog.PrivilegeChange) []string {
+			return []string{c.User, objectText(c.Object), c.Privilege.String(), map[bool]string{true: "gains", false: "loses"}[c.Gained], c.Before, c.After}
 		})
 	}
-	rule := func(r readRule) string {
+	rule := func(r catalog.ReadRule) string {
 		switch {
 		case !r.Allowed:
 			return "no read"
@@ -1383,7 +1296,7 @@ func (a *admin) previewWrite(method, path string, body any) error {
 	}
 	if len(reads) > 0 {
 		fmt.Fprintln(a.stdout)
-		tableOf(a, []string{"USER", "TABLE", "READ BEFORE", "READ AFTER"}, reads, func(c readChange) []string {
+		tableOf(a, []string{"USER", "TABLE", "READ BEFORE", "READ AFTER"}, reads, func(c catalog.ReadChange) []string {
 			return []string{c.User, c.Table, rule(c.Before), rule(c.After)}
 		})
 	}
