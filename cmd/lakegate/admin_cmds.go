@@ -11,25 +11,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"lakegate/catalog"
+	"lakegate/metasrv"
 	"lakegate/metasrv/api"
 	"lakegate/metasrv/raftnode"
-)
-
-// eventDTO is an audit event, decoded only as far as the table needs.
-type (
-	eventDTO struct {
-		Index     uint64        `json:"index"`
-		Time      time.Time     `json:"time"`
-		Actor     string        `json:"actor"`
-		Delegator string        `json:"delegator"`
-		Operation string        `json:"operation"`
-		Target    api.ObjectDTO `json:"target"`
-		Outcome   string        `json:"outcome"`
-		Detail    string        `json:"detail"`
-	}
 )
 
 // --- cluster ---
@@ -852,16 +838,15 @@ func adminEvents(a *admin, args []string) error {
 	if *limit > 0 {
 		q.Set("limit", strconv.Itoa(*limit))
 	}
-	var r struct{ Events []eventDTO }
+	var r struct{ Events []metasrv.Event }
 	return a.lakeRequest("GET", []string{"events"}, q, nil, &r, func() {
-		tableOf(a, []string{"INDEX", "TIME", "ACTOR", "OPERATION", "TARGET", "OUTCOME", "DETAIL"}, r.Events, func(e eventDTO) []string {
+		tableOf(a, []string{"INDEX", "TIME", "ACTOR", "OPERATION", "TARGET", "OUTCOME", "DETAIL"}, r.Events, func(e metasrv.Event) []string {
 			actor := e.Actor
 			if e.Delegator != "" {
 				actor += " (via " + e.Delegator + ")"
 			}
-			target := strings.ToLower(e.Target.Type) + " " + e.Target.FullName
 			return []string{strconv.FormatUint(e.Index, 10), ts(e.Time), actor, e.Operation,
-				strings.TrimSpace(target), e.Outcome, e.Detail}
+				objectText(e.Target), string(e.Outcome), e.Detail}
 		})
 	})
 }
@@ -1088,8 +1073,14 @@ func adminDomainOf(a *admin, args []string) error {
 
 // --- explain and dry runs ---
 
-// objectText is o as the tables show it: "table lake.sales.orders".
-func objectText(o catalog.Object) string { return strings.ToLower(o.Type.String()) + " " + o.Name }
+// objectText is o as the tables show it: "table lake.sales.orders" (only
+// the name for an object without a type, as a failed event's may be).
+func objectText(o catalog.Object) string {
+	if o.Type == 0 {
+		return o.Name
+	}
+	return strings.ToLower(o.Type.String()) + " " + o.Name
+}
 
 func yesNo(b bool) string {
 	if b {
