@@ -264,7 +264,7 @@ func allowAllMetasrv(b *testing.B, ms *benchMetasrv) string {
 				if !ok {
 					continue
 				}
-				lt := metasrv.ListedTable{Schema: sch, Table: t, Columns: make([]metasrv.DescriptorColumn, len(info.Columns))}
+				lt := metasrv.ListedTable{Schema: sch, Name: t, Columns: make([]metasrv.DescriptorColumn, len(info.Columns))}
 				for i, c := range info.Columns {
 					lt.Columns[i] = metasrv.DescriptorColumn{Name: c.Name, Type: c.Type, Nullable: c.Nullable}
 				}

@@ -60,6 +60,14 @@
 // events. A request whose path is a route's under another method gets 405
 // / 1006 with an Allow header.
 //
+// The wire contract (header names, the error envelope and its codes, the
+// REST objects and write bodies, the internal API's requests and
+// responses) is declared once in metasrv/api; the names here
+// (ResolveRequest, TableDescriptor, …) are its aliases. REST handlers are
+// named methods (of Server, objectLevel for catalogs, schemas and tables,
+// principalKind for users and groups), registered by the *Routes
+// functions.
+//
 // Metrics: Server.MetricsHandler (metrics.go). Every endpoint is
 // documented in docs/rest.md; throughput and latency in
 // docs/performance.md.

@@ -9,6 +9,7 @@ import (
 
 	"lakegate/authz"
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 	"lakegate/metasrv/raftnode"
 )
 
@@ -35,86 +36,68 @@ var (
 	ErrUnavailable = errors.New("metasrv: temporarily unavailable")
 )
 
-// Gravitino error codes.
-const (
-	codeIllegalArgument = 1001
-	codeInternal        = 1002
-	codeNotFound        = 1003
-	codeAlreadyExists   = 1004
-	codeNonEmpty        = 1005
-	codeUnsupported     = 1006
-	codeForbidden       = 1008
-	codeInUse           = 1010
-	codeUnauthorized    = 1011
-	// codeConcurrentModification: a table version commit whose base is not
-	// the table's current version (catalog.ErrVersionConflict).
-	codeConcurrentModification = 1012
-)
-
-// errorBody is Gravitino's error envelope (never with a stack).
-type errorBody struct {
-	Code    int    `json:"code"`
-	Type    string `json:"type"`
-	Message string `json:"message"`
-}
-
 // mapError is the one mapping from errors to Gravitino codes and HTTP
 // statuses. A missing object and one the caller may not see map to the same
 // answer; anything unexpected becomes 1002 with a generic message.
-func mapError(err error) (status int, body errorBody) {
+func mapError(err error) (status int, body api.ErrorBody) {
 	if status, body, ok := mapDomainError(err); ok {
 		return status, body
 	}
 	switch {
 	case errors.Is(err, catalog.ErrVersionConflict):
-		return http.StatusConflict, errorBody{codeConcurrentModification, "ConcurrentModificationException", err.Error()}
+		return http.StatusConflict, envelope(api.CodeConcurrentModification, "ConcurrentModificationException", err.Error())
 	case errors.Is(err, catalog.ErrInvalidName), errors.Is(err, catalog.ErrInvalidArgument),
 		errors.Is(err, catalog.ErrInvalidCommand), errors.Is(err, ErrBadRequest),
 		errors.Is(err, authz.ErrInvalidTenantID):
-		return http.StatusBadRequest, errorBody{codeIllegalArgument, "IllegalArgumentException", err.Error()}
+		return http.StatusBadRequest, envelope(api.CodeIllegalArgument, "IllegalArgumentException", err.Error())
 	case errors.Is(err, catalog.ErrNotFound), errors.Is(err, ErrNotFound):
-		return http.StatusNotFound, errorBody{codeNotFound, "NotFoundException", err.Error()}
+		return http.StatusNotFound, envelope(api.CodeNotFound, "NotFoundException", err.Error())
 	case errors.Is(err, catalog.ErrAlreadyExists):
-		return http.StatusConflict, errorBody{codeAlreadyExists, "AlreadyExistsException", err.Error()}
+		return http.StatusConflict, envelope(api.CodeAlreadyExists, "AlreadyExistsException", err.Error())
 	case errors.Is(err, catalog.ErrNonEmpty):
-		return http.StatusConflict, errorBody{codeNonEmpty, "NonEmptyException", err.Error()}
+		return http.StatusConflict, envelope(api.CodeNonEmpty, "NonEmptyException", err.Error())
 	case errors.Is(err, catalog.ErrInUse):
-		return http.StatusConflict, errorBody{codeInUse, "InUseException", err.Error()}
+		return http.StatusConflict, envelope(api.CodeInUse, "InUseException", err.Error())
 	case errors.Is(err, ErrUnsupported):
-		return http.StatusMethodNotAllowed, errorBody{codeUnsupported, "UnsupportedOperationException", err.Error()}
+		return http.StatusMethodNotAllowed, envelope(api.CodeUnsupported, "UnsupportedOperationException", err.Error())
 	case errors.Is(err, catalog.ErrForbidden), errors.Is(err, ErrForbidden):
-		return http.StatusForbidden, errorBody{codeForbidden, "ForbiddenException", err.Error()}
+		return http.StatusForbidden, envelope(api.CodeForbidden, "ForbiddenException", err.Error())
 	case errors.Is(err, ErrUnauthenticated):
-		return http.StatusUnauthorized, errorBody{codeUnauthorized, "UnauthorizedException", "unauthenticated"}
+		return http.StatusUnauthorized, envelope(api.CodeUnauthorized, "UnauthorizedException", "unauthenticated")
 	case errors.Is(err, ErrUnavailable), errors.Is(err, raftnode.ErrNotLeader), errors.Is(err, raftnode.ErrNoLeader),
 		errors.Is(err, raftnode.ErrOutcomeUnknown), errors.Is(err, raftnode.ErrClosed),
 		errors.Is(err, context.DeadlineExceeded):
-		return http.StatusServiceUnavailable, errorBody{codeInternal, "ServiceUnavailableException", "service unavailable, retry: " + err.Error()}
+		return http.StatusServiceUnavailable, envelope(api.CodeInternal, "ServiceUnavailableException", "service unavailable, retry: "+err.Error())
 	}
-	return http.StatusInternalServerError, errorBody{codeInternal, "RuntimeException", "internal error"}
+	return http.StatusInternalServerError, envelope(api.CodeInternal, "RuntimeException", "internal error")
 }
 
 // mapDomainError maps a *catalog.DomainError to the answer of its rule: NoSuchDomain and NoSuchTag 404 / 1003; DomainAlreadyExists,
 // TagAlreadyExists and BackingTagAlreadyBound 409 / 1004; NonEmptyDomain
 // 409 / 1005; C1–C6 400 / 1001 (the message names the rule). The type is
 // the rule's Gravitino exception name.
-func mapDomainError(err error) (int, errorBody, bool) {
+func mapDomainError(err error) (int, api.ErrorBody, bool) {
 	var de *catalog.DomainError
 	if !errors.As(err, &de) {
-		return 0, errorBody{}, false
+		return 0, api.ErrorBody{}, false
 	}
 	msg := err.Error()
 	switch de.Rule {
 	case catalog.RuleNoSuchDomain, catalog.RuleNoSuchTag:
-		return http.StatusNotFound, errorBody{codeNotFound, de.Rule + "Exception", msg}, true
+		return http.StatusNotFound, envelope(api.CodeNotFound, de.Rule+"Exception", msg), true
 	case catalog.RuleDomainAlreadyExists, catalog.RuleTagAlreadyExists, catalog.RuleBackingTagAlreadyBound:
-		return http.StatusConflict, errorBody{codeAlreadyExists, de.Rule + "Exception", msg}, true
+		return http.StatusConflict, envelope(api.CodeAlreadyExists, de.Rule+"Exception", msg), true
 	case catalog.RuleNonEmptyDomain:
-		return http.StatusConflict, errorBody{codeNonEmpty, de.Rule + "Exception", msg}, true
+		return http.StatusConflict, envelope(api.CodeNonEmpty, de.Rule+"Exception", msg), true
 	case catalog.RuleC1, catalog.RuleC2, catalog.RuleC3, catalog.RuleC4, catalog.RuleC5, catalog.RuleC6:
-		return http.StatusBadRequest, errorBody{codeIllegalArgument, "IllegalArgumentException", msg}, true
+		return http.StatusBadRequest, envelope(api.CodeIllegalArgument, "IllegalArgumentException", msg), true
 	}
-	return 0, errorBody{}, false
+	return 0, api.ErrorBody{}, false
+}
+
+// envelope is the error body of a Gravitino code, type and message.
+func envelope(code int, typ, msg string) api.ErrorBody {
+	return api.ErrorBody{Code: code, Type: typ, Message: msg}
 }
 
 func badRequest(format string, args ...any) error {

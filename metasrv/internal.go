@@ -11,6 +11,7 @@ import (
 
 	"lakegate/authz"
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 	"lakegate/metasrv/raftnode"
 )
 
@@ -29,105 +30,8 @@ import (
 //
 // See docs/rest.md ("Internal API for gateways").
 
-// MaxResolveRefs bounds the references of one resolve request.
-const MaxResolveRefs = 1024
-
-// ResolveRequest is the body of POST /internal/v1/metalakes/{m}/resolve.
-type ResolveRequest struct {
-	// Subject is the user (a user name of the metalake) the references are
-	// resolved for. Required. If the caller also sends DelegateUserHeader
-	// it must be the same.
-	Subject string `json:"subject"`
-	// Catalog is the catalog every reference is in. Required.
-	Catalog string `json:"catalog"`
-	// MinGeneration, when set, makes the node wait (bounded by
-	// ReadWaitTimeout, then 503) until the metalake has reached it.
-	MinGeneration uint64 `json:"minGeneration,omitempty"`
-	// Refs are the table references, answered in order.
-	Refs []ResolveRef `json:"refs"`
-}
-
-// ResolveRef is one table reference and the privilege it needs
-// (SELECT_TABLE or MODIFY_TABLE).
-type ResolveRef struct {
-	Schema    string `json:"schema"`
-	Table     string `json:"table"`
-	Privilege string `json:"privilege"`
-	// Version, when not 0, asks for that retained version of the table
-	// instead of the current one; a version that is not retained is
-	// unavailable, like a missing table.
-	Version uint64 `json:"version,omitempty"`
-}
-
-// ResolveResponse is the answer of resolve: one entry per reference, in
-// order, all computed from one snapshot at Generation.
-type ResolveResponse struct {
-	Code       int               `json:"code"`
-	Generation uint64            `json:"generation"`
-	Results    []json.RawMessage `json:"results"`
-}
-
-// TableDescriptor is a resolved, authorized table.
-type TableDescriptor struct {
-	FullName string             `json:"fullName"`
-	Columns  []DescriptorColumn `json:"columns"`
-	// StorageID is the table's directory under the tenant's stage
-	// ("tables/<storageId>/…"); empty for a table without one.
-	StorageID string `json:"storageId"`
-	// Version is the table version described (the current one unless the
-	// reference asked for another); 0 for a table without data.
-	Version uint64 `json:"version"`
-	// Files are the version's data files, paths relative to the tenant's
-	// child stage.
-	Files []DescriptorFile `json:"files"`
-	// RowFilter is the row filter expression for the subject, nil for none.
-	RowFilter   *string          `json:"rowFilter"`
-	ColumnMasks []DescriptorMask `json:"columnMasks"`
-	// Roles are the subject's roles (catalog.Snapshot.RolesOf), sorted, set
-	// only when RowFilter or ColumnMasks is: the gateway evaluates
-	// has_role('name') in policy expressions itself, from the same snapshot
-	// that decided them. Absent otherwise, so that a descriptor without
-	// policies does not disclose the subject's roles needlessly.
-	Roles []string `json:"roles,omitempty"`
-	// Upstream is set for a table of an upstream catalog: the engine holding
-	// its rows and the table's name there (Files is then empty). Only
-	// SELECT_TABLE references resolve to one; the gateway never writes
-	// upstream.
-	Upstream *DescriptorUpstream `json:"upstream,omitempty"`
-}
-
-// DescriptorColumn is one column of a TableDescriptor.
-type DescriptorColumn struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Nullable bool   `json:"nullable"`
-}
-
-// DescriptorFile is one data file of a table version (catalog.DataFile).
-type DescriptorFile struct {
-	Path   string `json:"path"`
-	Size   int64  `json:"size"`
-	Rows   int64  `json:"rows"`
-	SHA256 string `json:"sha256"`
-}
-
-// DescriptorMask is the mask applying to one column for the subject.
-type DescriptorMask struct {
-	Column string `json:"column"`
-	Mask   string `json:"mask"`
-}
-
-// unavailableResult is the answer for a missing table and a forbidden one
-// alike: the same bytes.
-var unavailableResult = json.RawMessage(`{"unavailable":true}`)
-
-// ConflictResult is the per-reference answer when the policies applying to
-// the subject conflict (two row filters, or two masks on one column). It
-// names only the table.
-type ConflictResult struct {
-	Error string `json:"error"` // "conflict"
-	Table string `json:"table"`
-}
+// unavailableResult answers a missing table and a forbidden one alike.
+var unavailableResult = api.UnavailableResult
 
 func (s *Server) internalRoutes() {
 	s.mux.HandleFunc("POST /internal/v1/metalakes/{tenant}/resolve", s.handleResolve)
@@ -203,10 +107,7 @@ func (s *Server) handleGeneration(w http.ResponseWriter, r *http.Request) {
 	} else {
 		g := l.Generation()
 		w.Header().Set(GenerationHeader, strconv.FormatUint(g, 10))
-		writeJSON(w, http.StatusOK, struct {
-			Code       int    `json:"code"`
-			Generation uint64 `json:"generation"`
-		}{0, g})
+		writeJSON(w, http.StatusOK, api.GenerationResponse{Generation: g})
 	}
 }
 
@@ -308,7 +209,7 @@ func resolveRef(snap *catalog.Snapshot, subject string, catOK bool, cat string, 
 	}
 	// A table of an upstream catalog: read only, and only while its
 	// catalog's engine properties and its upstream_name are valid.
-	var up *DescriptorUpstream
+	var up *api.Upstream
 	if ci, ok := snap.Object(catalog.Catalog(cat)); !ok {
 		return unavailableResult, nil
 	} else if ci.Type == catalogUpstream {
@@ -338,7 +239,7 @@ func resolveRef(snap *catalog.Snapshot, subject string, catOK bool, cat string, 
 	filter, masks, err := snap.RowFiltersAndMasks(subject, full)
 	switch {
 	case errors.Is(err, catalog.ErrConflictingPolicies):
-		return json.Marshal(ConflictResult{Error: "conflict", Table: full})
+		return json.Marshal(api.ConflictResult{Error: api.ConflictError, Table: full})
 	case errors.Is(err, catalog.ErrNotFound):
 		return unavailableResult, nil
 	case err != nil:
@@ -378,56 +279,6 @@ func columnsCovered(cols, current []catalog.ColumnDef) bool {
 		}
 	}
 	return true
-}
-
-// ListTablesRequest is the body of POST /internal/v1/metalakes/{m}/tables.
-type ListTablesRequest struct {
-	// Subject is the user the listing is for. Required; must equal
-	// DelegateUserHeader when that is sent.
-	Subject string `json:"subject"`
-	// Catalog is the catalog listed. Required.
-	Catalog string `json:"catalog"`
-	// MinGeneration, when set, makes the node wait (bounded) until the
-	// metalake has reached it.
-	MinGeneration uint64 `json:"minGeneration,omitempty"`
-}
-
-// ListTablesResponse is the answer of POST …/tables: the schemas of the
-// catalog the subject may see (even empty ones) and the tables it may
-// SELECT, sorted by schema then table, all from one snapshot at
-// Generation. A missing catalog and one the subject may not see give the
-// same empty answer.
-type ListTablesResponse struct {
-	Code       int           `json:"code"`
-	Generation uint64        `json:"generation"`
-	Schemas    []string      `json:"schemas"`
-	Tables     []ListedTable `json:"tables"`
-}
-
-// ListedTable is one table of a ListTablesResponse.
-type ListedTable struct {
-	Schema    string             `json:"schema"`
-	Table     string             `json:"table"`
-	Columns   []DescriptorColumn `json:"columns"`
-	StorageID string             `json:"storageId"`
-	Version   uint64             `json:"version"`
-}
-
-// FilesResponse is the answer of GET …/files: every data file referenced
-// by a retained version of a table of the metalake, at Generation (for the
-// garbage collector: files not listed, and not newer than the collector's
-// grace period, are garbage).
-type FilesResponse struct {
-	Code       int       `json:"code"`
-	Generation uint64    `json:"generation"`
-	Files      []FileRef `json:"files"`
-}
-
-// FileRef is one referenced file: the table's storage id and the path
-// relative to the tenant's child stage.
-type FileRef struct {
-	StorageID string `json:"storageId"`
-	Path      string `json:"path"`
 }
 
 // internalBody reads and strictly decodes an internal API body into v,
@@ -524,7 +375,7 @@ func (s *Server) listTables(w http.ResponseWriter, r *http.Request) (*ListTables
 			if !ok {
 				continue
 			}
-			lt := ListedTable{Schema: schema, Table: lastPart(t.Name), Columns: make([]DescriptorColumn, len(info.Columns))}
+			lt := ListedTable{Schema: schema, Name: lastPart(t.Name), Columns: make([]DescriptorColumn, len(info.Columns))}
 			for i, c := range info.Columns {
 				lt.Columns[i] = DescriptorColumn{Name: c.Name, Type: c.Type, Nullable: c.Nullable}
 			}

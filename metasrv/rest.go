@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -13,35 +12,24 @@ import (
 
 	"lakegate/authz"
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 	"lakegate/metasrv/raftnode"
 )
 
-// HTTP headers of the REST API.
+// HTTP headers of the REST API (see package api).
 const (
-	// CallerHeader carries the original caller's principal id on a request
-	// a follower forwards to the leader. Only metadata_peer principals may
-	// send it (or raftnode.ForwardedHeader); anyone else is rejected and
-	// audited.
-	CallerHeader = "Lakegate-Caller"
-	// DelegateTenantHeader and DelegateUserHeader carry query_service
-	// delegation: the tenant (the metalake addressed) and the user name in
-	// that metalake the service acts for (see delegation.go). Anyone else
-	// who sends them is rejected and audited.
-	DelegateTenantHeader = "Lakegate-Delegate-Tenant"
-	DelegateUserHeader   = "Lakegate-Delegate-User"
-	// GenerationHeader is on every response about a metalake: the
-	// metalake's generation the response was computed at.
-	GenerationHeader = "Lakegate-Generation"
-	// IndexHeader is the Raft index: of the write for writes, applied on
-	// the answering node for reads.
-	IndexHeader = "Lakegate-Index"
+	CallerHeader         = api.CallerHeader
+	DelegateTenantHeader = api.DelegateTenantHeader
+	DelegateUserHeader   = api.DelegateUserHeader
+	GenerationHeader     = api.GenerationHeader
+	IndexHeader          = api.IndexHeader
 )
 
 // Media types of tag association bodies.
 const (
-	mediaJSON = "application/json"
-	mediaV1   = "application/vnd.gravitino.v1+json"
-	mediaV2   = "application/vnd.gravitino.v2+json"
+	mediaJSON = api.MediaJSON
+	mediaV1   = api.MediaV1
+	mediaV2   = api.MediaV2
 )
 
 // request is one authenticated REST request.
@@ -355,6 +343,41 @@ func (s *Server) ok(w http.ResponseWriter, l *Lake, fields map[string]any) {
 	writeJSON(w, http.StatusOK, fields)
 }
 
+// updatesOf decodes the body of an alter, {"updates": [...]}, which must
+// hold at least one update.
+func updatesOf[U any](rq *request) ([]U, error) {
+	var b struct {
+		Updates []U `json:"updates"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if len(b.Updates) == 0 {
+		return nil, badRequest("no updates")
+	}
+	return b.Updates, nil
+}
+
+// namesOr answers a collection read: the names of items, or with
+// details=true their wire objects under key, leaving out an item whose
+// object dto does not find. Either list is [] when empty, never null.
+func namesOr[T, D any](rq *request, items []T, key string, name func(T) string, dto func(T) (D, bool)) map[string]any {
+	if rq.details() {
+		out := []D{}
+		for _, it := range items {
+			if d, ok := dto(it); ok {
+				out = append(out, d)
+			}
+		}
+		return map[string]any{key: out}
+	}
+	names := []string{}
+	for _, it := range items {
+		names = append(names, name(it))
+	}
+	return map[string]any{"names": names}
+}
+
 // read registers a read route.
 func (s *Server) read(pattern, op string, fn readFunc) {
 	s.mux.HandleFunc("GET "+pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -553,13 +576,7 @@ func (s *Server) forward(rq *request) error {
 		return fmt.Errorf("%w: forwarding to the leader: %v", ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
-	for _, k := range []string{"Content-Type", GenerationHeader, IndexHeader, "Retry-After"} {
-		if v := resp.Header.Get(k); v != "" {
-			rq.w.Header().Set(k, v)
-		}
-	}
-	rq.w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(rq.w, io.LimitReader(resp.Body, 64<<20))
+	raftnode.CopyReply(rq.w, resp, 64<<20, GenerationHeader, IndexHeader)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
 type privilegeDTO struct {
@@ -18,62 +19,26 @@ type securableDTO struct {
 	Privileges []privilegeDTO `json:"privileges"`
 }
 
-type roleDTO struct {
-	Name             string            `json:"name"`
-	Properties       map[string]string `json:"properties,omitempty"`
-	SecurableObjects []securableOut    `json:"securableObjects"`
-	Audit            catalog.Audit     `json:"audit"`
-}
-
-type privilegeOut struct {
-	Name      string `json:"name"`
-	Condition string `json:"condition"`
-}
-
-type securableOut struct {
-	FullName   string         `json:"fullName"`
-	Type       string         `json:"type"`
-	Privileges []privilegeOut `json:"privileges"`
-}
-
-type userDTO struct {
-	Name  string        `json:"name"`
-	Roles []string      `json:"roles"`
-	Audit catalog.Audit `json:"audit"`
-}
-
-type groupDTO struct {
-	Name  string        `json:"name"`
-	Roles []string      `json:"roles"`
-	Users []string      `json:"users,omitempty"`
-	Audit catalog.Audit `json:"audit"`
-}
-
-type ownerDTO struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-}
-
-func toRole(r catalog.RoleInfo) roleDTO {
-	d := roleDTO{Name: r.Name, Properties: r.Properties, Audit: r.Audit, SecurableObjects: []securableOut{}}
+func toRole(r catalog.RoleInfo) api.RoleDTO {
+	d := api.RoleDTO{Name: r.Name, Properties: r.Properties, Audit: r.Audit, SecurableObjects: []api.SecurableDTO{}}
 	for _, g := range r.Grants {
 		n := len(d.SecurableObjects)
-		p := privilegeOut{Name: lower(g.Privilege), Condition: lower(g.Condition)}
+		p := api.PrivilegeDTO{Name: lower(g.Privilege), Condition: lower(g.Condition)}
 		if n > 0 && d.SecurableObjects[n-1].FullName == g.Object.Name && d.SecurableObjects[n-1].Type == lower(g.Object.Type) {
 			d.SecurableObjects[n-1].Privileges = append(d.SecurableObjects[n-1].Privileges, p)
 			continue
 		}
-		d.SecurableObjects = append(d.SecurableObjects, securableOut{FullName: g.Object.Name, Type: lower(g.Object.Type), Privileges: []privilegeOut{p}})
+		d.SecurableObjects = append(d.SecurableObjects, api.SecurableDTO{FullName: g.Object.Name, Type: lower(g.Object.Type), Privileges: []api.PrivilegeDTO{p}})
 	}
 	return d
 }
 
-func toUser(u catalog.UserInfo) userDTO {
-	return userDTO{Name: u.Name, Roles: nonNil(u.Roles), Audit: u.Audit}
+func toUser(u catalog.UserInfo) api.UserDTO {
+	return api.UserDTO{Name: u.Name, Roles: nonNil(u.Roles), Audit: u.Audit}
 }
 
-func toGroup(g catalog.GroupInfo) groupDTO {
-	return groupDTO{Name: g.Name, Roles: nonNil(g.Roles), Users: g.Members, Audit: g.Audit}
+func toGroup(g catalog.GroupInfo) api.GroupDTO {
+	return api.GroupDTO{Name: g.Name, Roles: nonNil(g.Roles), Users: g.Members, Audit: g.Audit}
 }
 
 func nonNil(ss []string) []string {
@@ -141,249 +106,31 @@ func (s *Server) accessRoutes() {
 	const base = "/api/metalakes/{tenant}"
 
 	// ---- roles ----
-	s.write("POST", base+"/roles", "CreateRole", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			Name             string            `json:"name"`
-			Properties       map[string]string `json:"properties"`
-			SecurableObjects []securableDTO    `json:"securableObjects"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if err := catalog.CheckEntityName(b.Name); err != nil {
-			return nil, err
-		}
-		c := catalog.CreateRole{Name: b.Name, Properties: b.Properties}
-		for _, so := range b.SecurableObjects {
-			t, err := catalog.ParseObjectType(so.Type)
-			if err != nil {
-				return nil, badRequest("unknown securable object type")
-			}
-			pcs, err := privConds(so.Privileges)
-			if err != nil {
-				return nil, err
-			}
-			for _, pc := range pcs {
-				c.Grants = append(c.Grants, catalog.Grant{Object: catalog.Object{Type: t, Name: so.FullName}, Privilege: pc.Name, Condition: pc.Condition})
-			}
-		}
-		// Each initial grant needs what granting it directly needs. Checked
-		// here, where requests enter, not by the FSM: roles logged before
-		// the rule replay as they were applied.
-		if err := catalog.CheckEntry(l.Snapshot, rq.actor(), c); err != nil {
-			return nil, err
-		}
-		return &plan{cmds: []catalog.Command{c}, render: renderRole(b.Name)}, nil
-	})
-	s.read(base+"/roles", "ListRoles", func(rq *request, l *Lake) (map[string]any, error) {
-		names := []string{}
-		for _, n := range l.Snapshot.RoleNames() {
-			if l.Snapshot.Visible(rq.actor(), catalog.Role(n)) {
-				names = append(names, n)
-			}
-		}
-		return map[string]any{"names": names}, nil
-	})
-	s.read(base+"/roles/{role}", "GetRole", func(rq *request, l *Lake) (map[string]any, error) {
-		name := rq.param("role")
-		r, ok := l.Snapshot.Role(name)
-		if !ok || !l.Snapshot.Visible(rq.actor(), catalog.Role(name)) {
-			return nil, fmt.Errorf("%w: role %q", ErrNotFound, name)
-		}
-		return map[string]any{"role": toRole(r)}, nil
-	})
-	s.write("DELETE", base+"/roles/{role}", "DropRole", func(rq *request, l *Lake) (*plan, error) {
-		name := rq.param("role")
-		return dropPlan(l.Snapshot.Visible(rq.actor(), catalog.Role(name)), catalog.DropRole{Name: name}), nil
-	})
-	for _, action := range []string{"grant", "revoke"} {
-		s.write("PUT", base+"/permissions/roles/{role}/{type}/{fullName}/"+action, "Privileges", s.preEventsOnDomain("Privileges", func(rq *request, l *Lake) (*plan, error) {
-			o, err := parseObject(rq)
-			if err != nil {
-				return nil, err
-			}
-			var b struct {
-				Privileges []privilegeDTO `json:"privileges"`
-			}
-			if err := rq.decode(&b); err != nil {
-				return nil, err
-			}
-			pcs, err := privConds(b.Privileges)
-			if err != nil {
-				return nil, err
-			}
-			role := rq.param("role")
-			var c catalog.Command = catalog.GrantPrivileges{Role: role, Object: o, Privileges: pcs}
-			if action == "revoke" {
-				c = catalog.RevokePrivileges{Role: role, Object: o, Privileges: pcs}
-			}
-			return &plan{cmds: []catalog.Command{c}, render: renderRole(role)}, nil
-		}))
-		for _, kind := range []string{"users", "groups"} {
-			s.write("PUT", base+"/permissions/"+kind+"/{name}/"+action, "Roles", func(rq *request, l *Lake) (*plan, error) {
-				var b struct {
-					RoleNames []string `json:"roleNames"`
-				}
-				if err := rq.decode(&b); err != nil {
-					return nil, err
-				}
-				if len(b.RoleNames) == 0 {
-					return nil, badRequest("no roleNames")
-				}
-				g := catalog.Owner{Type: catalog.OwnerUser, Name: rq.param("name")}
-				if kind == "groups" {
-					g.Type = catalog.OwnerGroup
-				}
-				var c catalog.Command = catalog.GrantRoles{Grantee: g, Roles: b.RoleNames}
-				if action == "revoke" {
-					c = catalog.RevokeRoles{Grantee: g, Roles: b.RoleNames}
-				}
-				return &plan{cmds: []catalog.Command{c}, render: func(res *Result) (map[string]any, error) {
-					if kind == "groups" {
-						gi, _ := res.Lake.Snapshot.Group(g.Name)
-						return map[string]any{"group": toGroup(gi)}, nil
-					}
-					u, _ := res.Lake.Snapshot.User(g.Name)
-					return map[string]any{"user": toUser(u)}, nil
-				}}, nil
-			})
+	s.write("POST", base+"/roles", "CreateRole", s.createRole)
+	s.read(base+"/roles", "ListRoles", s.listRoles)
+	s.read(base+"/roles/{role}", "GetRole", s.getRole)
+	s.write("DELETE", base+"/roles/{role}", "DropRole", s.dropRole)
+	for _, action := range []grantAction{"grant", "revoke"} {
+		s.write("PUT", base+"/permissions/roles/{role}/{type}/{fullName}/"+string(action), "Privileges", s.preEventsOnDomain("Privileges", action.privileges))
+		for _, kind := range []principalKind{"users", "groups"} {
+			s.write("PUT", base+"/permissions/"+string(kind)+"/{name}/"+string(action), "Roles", roleGrant{action, kind}.roles)
 		}
 	}
 
 	// ---- users and groups ----
-	for _, kind := range []string{"users", "groups"} {
-		single := kind[:len(kind)-1]
-		isGroup := kind == "groups"
-		visible := func(rq *request, s *catalog.Snapshot, n string) bool {
-			if isGroup {
-				return groupVisible(rq, s, n)
-			}
-			return userVisible(rq, s, n)
-		}
-		get := func(s *catalog.Snapshot, n string) (any, bool) {
-			if isGroup {
-				g, ok := s.Group(n)
-				return toGroup(g), ok
-			}
-			u, ok := s.User(n)
-			return toUser(u), ok
-		}
-		s.write("POST", base+"/"+kind, "Create"+single, func(rq *request, l *Lake) (*plan, error) {
-			var b struct {
-				Name string `json:"name"`
-			}
-			if err := rq.decode(&b); err != nil {
-				return nil, err
-			}
-			if err := catalog.CheckEntityName(b.Name); err != nil {
-				return nil, err
-			}
-			var c catalog.Command = catalog.CreateUser{Name: b.Name}
-			if isGroup {
-				c = catalog.CreateGroup{Name: b.Name}
-			}
-			return &plan{cmds: []catalog.Command{c}, render: func(res *Result) (map[string]any, error) {
-				v, _ := get(res.Lake.Snapshot, b.Name)
-				return map[string]any{single: v}, nil
-			}}, nil
-		})
-		s.read(base+"/"+kind, "List"+kind, func(rq *request, l *Lake) (map[string]any, error) {
-			all := l.Snapshot.UserNames()
-			if isGroup {
-				all = l.Snapshot.GroupNames()
-			}
-			names := []string{}
-			items := []any{}
-			for _, n := range all {
-				if visible(rq, l.Snapshot, n) {
-					names = append(names, n)
-					v, _ := get(l.Snapshot, n)
-					items = append(items, v)
-				}
-			}
-			if rq.details() {
-				return map[string]any{kind: items}, nil
-			}
-			return map[string]any{"names": names}, nil
-		})
-		s.read(base+"/"+kind+"/{name}", "Get"+single, func(rq *request, l *Lake) (map[string]any, error) {
-			n := rq.param("name")
-			v, ok := get(l.Snapshot, n)
-			if !ok || !visible(rq, l.Snapshot, n) {
-				return nil, fmt.Errorf("%w: %s %q", ErrNotFound, single, n)
-			}
-			return map[string]any{single: v}, nil
-		})
-		s.write("DELETE", base+"/"+kind+"/{name}", "Drop"+single, func(rq *request, l *Lake) (*plan, error) {
-			n := rq.param("name")
-			var c catalog.Command = catalog.DropUser{Name: n}
-			if isGroup {
-				c = catalog.DropGroup{Name: n}
-			}
-			return dropPlan(visible(rq, l.Snapshot, n), c), nil
-		})
+	for _, kind := range []principalKind{"users", "groups"} {
+		s.write("POST", base+"/"+string(kind), "Create"+kind.single(), kind.create)
+		s.read(base+"/"+string(kind), "List"+string(kind), kind.list)
+		s.read(base+"/"+string(kind)+"/{name}", "Get"+kind.single(), kind.getOne)
+		s.write("DELETE", base+"/"+string(kind)+"/{name}", "Drop"+kind.single(), kind.drop)
 	}
 
 	// ---- owners ----
-	s.read(base+"/owners/{type}/{fullName}", "GetOwner", func(rq *request, l *Lake) (map[string]any, error) {
-		o, err := parseObject(rq)
-		if err != nil {
-			return nil, err
-		}
-		ow, ok := l.Snapshot.Owner(o)
-		if !ok || !l.Snapshot.Visible(rq.actor(), o) {
-			return nil, fmt.Errorf("%w: %s", ErrNotFound, o)
-		}
-		return map[string]any{"owner": ownerDTO{Name: ow.Name, Type: lower(ow.Type)}}, nil
-	})
-	s.write("PUT", base+"/owners/{type}/{fullName}", "SetOwner", s.preEventsOnDomain("SetOwner", func(rq *request, l *Lake) (*plan, error) {
-		o, err := parseObject(rq)
-		if err != nil {
-			return nil, err
-		}
-		var b struct {
-			Name string            `json:"name"`
-			Type catalog.OwnerType `json:"type"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if b.Type == 0 || b.Name == "" {
-			return nil, badRequest("owner needs a name and a type")
-		}
-		return &plan{cmds: []catalog.Command{catalog.SetOwner{Object: o, Owner: catalog.Owner{Type: b.Type, Name: b.Name}}},
-			render: func(*Result) (map[string]any, error) { return map[string]any{"set": true}, nil }}, nil
-	}))
+	s.read(base+"/owners/{type}/{fullName}", "GetOwner", s.getOwner)
+	s.write("PUT", base+"/owners/{type}/{fullName}", "SetOwner", s.preEventsOnDomain("SetOwner", s.setOwner))
 
 	// ---- events ----
-	s.read(base+"/events", "ListEvents", func(rq *request, l *Lake) (map[string]any, error) {
-		if !rq.administers() && l.Snapshot.MetalakeOwner() != (catalog.Owner{Type: catalog.OwnerUser, Name: rq.actor()}) {
-			return nil, fmt.Errorf("%w: events are for the metalake owner, its tenant admins and operators", ErrForbidden)
-		}
-		var since, before uint64
-		limit := 100
-		var err error
-		if v := rq.query("since"); v != "" {
-			if since, err = strconv.ParseUint(v, 10, 64); err != nil {
-				return nil, badRequest("since must be a non-negative integer")
-			}
-		}
-		if v := rq.query("before"); v != "" {
-			if before, err = strconv.ParseUint(v, 10, 64); err != nil {
-				return nil, badRequest("before must be a non-negative integer")
-			}
-		}
-		if v := rq.query("limit"); v != "" {
-			if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 1000 {
-				return nil, badRequest("limit must be within [1, 1000]")
-			}
-		}
-		evs := s.audit.Events(rq.tenant, since, before, limit)
-		if evs == nil {
-			evs = []Event{}
-		}
-		return map[string]any{"events": evs}, nil
-	})
+	s.read(base+"/events", "ListEvents", s.listEvents)
 }
 
 func renderRole(name string) func(*Result) (map[string]any, error) {
@@ -394,4 +141,271 @@ func renderRole(name string) func(*Result) (map[string]any, error) {
 		}
 		return map[string]any{"role": toRole(r)}, nil
 	}
+}
+
+// createRole serves POST …/roles.
+func (s *Server) createRole(rq *request, l *Lake) (*plan, error) {
+	var b struct {
+		Name             string            `json:"name"`
+		Properties       map[string]string `json:"properties"`
+		SecurableObjects []securableDTO    `json:"securableObjects"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if err := catalog.CheckEntityName(b.Name); err != nil {
+		return nil, err
+	}
+	c := catalog.CreateRole{Name: b.Name, Properties: b.Properties}
+	for _, so := range b.SecurableObjects {
+		t, err := catalog.ParseObjectType(so.Type)
+		if err != nil {
+			return nil, badRequest("unknown securable object type")
+		}
+		pcs, err := privConds(so.Privileges)
+		if err != nil {
+			return nil, err
+		}
+		for _, pc := range pcs {
+			c.Grants = append(c.Grants, catalog.Grant{Object: catalog.Object{Type: t, Name: so.FullName}, Privilege: pc.Name, Condition: pc.Condition})
+		}
+	}
+	// Each initial grant needs what granting it directly needs. Checked
+	// here, where requests enter, not by the FSM: roles logged before
+	// the rule replay as they were applied.
+	if err := catalog.CheckEntry(l.Snapshot, rq.actor(), c); err != nil {
+		return nil, err
+	}
+	return &plan{cmds: []catalog.Command{c}, render: renderRole(b.Name)}, nil
+}
+
+// listRoles serves GET …/roles.
+func (s *Server) listRoles(rq *request, l *Lake) (map[string]any, error) {
+	names := []string{}
+	for _, n := range l.Snapshot.RoleNames() {
+		if l.Snapshot.Visible(rq.actor(), catalog.Role(n)) {
+			names = append(names, n)
+		}
+	}
+	return map[string]any{"names": names}, nil
+}
+
+// getRole serves GET …/roles/{role}.
+func (s *Server) getRole(rq *request, l *Lake) (map[string]any, error) {
+	name := rq.param("role")
+	r, ok := l.Snapshot.Role(name)
+	if !ok || !l.Snapshot.Visible(rq.actor(), catalog.Role(name)) {
+		return nil, fmt.Errorf("%w: role %q", ErrNotFound, name)
+	}
+	return map[string]any{"role": toRole(r)}, nil
+}
+
+// dropRole serves DELETE …/roles/{role}.
+func (s *Server) dropRole(rq *request, l *Lake) (*plan, error) {
+	name := rq.param("role")
+	return dropPlan(l.Snapshot.Visible(rq.actor(), catalog.Role(name)), catalog.DropRole{Name: name}), nil
+}
+
+// getOwner serves GET …/owners/{type}/{fullName}.
+func (s *Server) getOwner(rq *request, l *Lake) (map[string]any, error) {
+	o, err := parseObject(rq)
+	if err != nil {
+		return nil, err
+	}
+	ow, ok := l.Snapshot.Owner(o)
+	if !ok || !l.Snapshot.Visible(rq.actor(), o) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, o)
+	}
+	return map[string]any{"owner": api.OwnerDTO{Name: ow.Name, Type: lower(ow.Type)}}, nil
+}
+
+// listEvents serves GET …/events.
+func (s *Server) listEvents(rq *request, l *Lake) (map[string]any, error) {
+	if !rq.administers() && l.Snapshot.MetalakeOwner() != (catalog.Owner{Type: catalog.OwnerUser, Name: rq.actor()}) {
+		return nil, fmt.Errorf("%w: events are for the metalake owner, its tenant admins and operators", ErrForbidden)
+	}
+	var since, before uint64
+	limit := 100
+	var err error
+	if v := rq.query("since"); v != "" {
+		if since, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return nil, badRequest("since must be a non-negative integer")
+		}
+	}
+	if v := rq.query("before"); v != "" {
+		if before, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return nil, badRequest("before must be a non-negative integer")
+		}
+	}
+	if v := rq.query("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 1000 {
+			return nil, badRequest("limit must be within [1, 1000]")
+		}
+	}
+	evs := s.audit.Events(rq.tenant, since, before, limit)
+	if evs == nil {
+		evs = []Event{}
+	}
+	return map[string]any{"events": evs}, nil
+}
+
+// setOwner serves PUT …/owners/{type}/{fullName}.
+func (s *Server) setOwner(rq *request, l *Lake) (*plan, error) {
+	o, err := parseObject(rq)
+	if err != nil {
+		return nil, err
+	}
+	var b struct {
+		Name string            `json:"name"`
+		Type catalog.OwnerType `json:"type"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if b.Type == 0 || b.Name == "" {
+		return nil, badRequest("owner needs a name and a type")
+	}
+	return &plan{cmds: []catalog.Command{catalog.SetOwner{Object: o, Owner: catalog.Owner{Type: b.Type, Name: b.Name}}},
+		render: func(*Result) (map[string]any, error) { return map[string]any{"set": true}, nil }}, nil
+}
+
+// grantAction is "grant" or "revoke": the last segment of a permissions
+// path.
+type grantAction string
+
+// privileges serves PUT …/permissions/roles/{role}/{type}/{fullName}/{action}.
+func (action grantAction) privileges(rq *request, l *Lake) (*plan, error) {
+	o, err := parseObject(rq)
+	if err != nil {
+		return nil, err
+	}
+	var b struct {
+		Privileges []privilegeDTO `json:"privileges"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	pcs, err := privConds(b.Privileges)
+	if err != nil {
+		return nil, err
+	}
+	role := rq.param("role")
+	var c catalog.Command = catalog.GrantPrivileges{Role: role, Object: o, Privileges: pcs}
+	if action == "revoke" {
+		c = catalog.RevokePrivileges{Role: role, Object: o, Privileges: pcs}
+	}
+	return &plan{cmds: []catalog.Command{c}, render: renderRole(role)}, nil
+}
+
+// roleGrant grants or revokes roles to one kind of principal.
+type roleGrant struct {
+	action grantAction
+	kind   principalKind
+}
+
+// roles serves PUT …/permissions/{users|groups}/{name}/{action}.
+func (rg roleGrant) roles(rq *request, l *Lake) (*plan, error) {
+	var b struct {
+		RoleNames []string `json:"roleNames"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if len(b.RoleNames) == 0 {
+		return nil, badRequest("no roleNames")
+	}
+	g := catalog.Owner{Type: catalog.OwnerUser, Name: rq.param("name")}
+	if rg.kind.isGroup() {
+		g.Type = catalog.OwnerGroup
+	}
+	var c catalog.Command = catalog.GrantRoles{Grantee: g, Roles: b.RoleNames}
+	if rg.action == "revoke" {
+		c = catalog.RevokeRoles{Grantee: g, Roles: b.RoleNames}
+	}
+	return &plan{cmds: []catalog.Command{c}, render: func(res *Result) (map[string]any, error) {
+		v, _ := rg.kind.get(res.Lake.Snapshot, g.Name)
+		return map[string]any{rg.kind.single(): v}, nil
+	}}, nil
+}
+
+// principalKind is "users" or "groups": a collection of principals of the
+// metalake; its methods are the collection's handlers.
+type principalKind string
+
+func (k principalKind) isGroup() bool { return k == "groups" }
+
+// single is the kind's name for one: "user" or "group".
+func (k principalKind) single() string { return string(k[:len(k)-1]) }
+
+func (k principalKind) visible(rq *request, s *catalog.Snapshot, n string) bool {
+	if k.isGroup() {
+		return groupVisible(rq, s, n)
+	}
+	return userVisible(rq, s, n)
+}
+
+func (k principalKind) get(s *catalog.Snapshot, n string) (any, bool) {
+	if k.isGroup() {
+		g, ok := s.Group(n)
+		return toGroup(g), ok
+	}
+	u, ok := s.User(n)
+	return toUser(u), ok
+}
+
+// create serves POST …/{users|groups}.
+func (k principalKind) create(rq *request, l *Lake) (*plan, error) {
+	var b struct {
+		Name string `json:"name"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if err := catalog.CheckEntityName(b.Name); err != nil {
+		return nil, err
+	}
+	var c catalog.Command = catalog.CreateUser{Name: b.Name}
+	if k.isGroup() {
+		c = catalog.CreateGroup{Name: b.Name}
+	}
+	return &plan{cmds: []catalog.Command{c}, render: func(res *Result) (map[string]any, error) {
+		v, _ := k.get(res.Lake.Snapshot, b.Name)
+		return map[string]any{k.single(): v}, nil
+	}}, nil
+}
+
+// list serves GET …/{users|groups}.
+func (k principalKind) list(rq *request, l *Lake) (map[string]any, error) {
+	all := l.Snapshot.UserNames()
+	if k.isGroup() {
+		all = l.Snapshot.GroupNames()
+	}
+	visible := []string{}
+	for _, n := range all {
+		if k.visible(rq, l.Snapshot, n) {
+			visible = append(visible, n)
+		}
+	}
+	return namesOr(rq, visible, string(k), func(n string) string { return n },
+		func(n string) (any, bool) { v, _ := k.get(l.Snapshot, n); return v, true }), nil
+}
+
+// getOne serves GET …/{users|groups}/{name}.
+func (k principalKind) getOne(rq *request, l *Lake) (map[string]any, error) {
+	n := rq.param("name")
+	v, ok := k.get(l.Snapshot, n)
+	if !ok || !k.visible(rq, l.Snapshot, n) {
+		return nil, fmt.Errorf("%w: %s %q", ErrNotFound, k.single(), n)
+	}
+	return map[string]any{k.single(): v}, nil
+}
+
+// drop serves DELETE …/{users|groups}/{name}.
+func (k principalKind) drop(rq *request, l *Lake) (*plan, error) {
+	n := rq.param("name")
+	var c catalog.Command = catalog.DropUser{Name: n}
+	if k.isGroup() {
+		c = catalog.DropGroup{Name: n}
+	}
+	return dropPlan(k.visible(rq, l.Snapshot, n), c), nil
 }

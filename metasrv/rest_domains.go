@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
 // Domains (see catalog.CreateDomain): every write is one proposal,
@@ -14,45 +15,11 @@ import (
 // caller may not see answers 404 exactly like a missing one. Every write
 // records a pre-event before it is decided (domainWrite).
 
-// backingTagDTO is a domain's backing tag on the wire.
-type backingTagDTO struct {
-	Name   string `json:"name"`
-	Value  string `json:"value,omitempty"`
-	Create bool   `json:"create,omitempty"`
-}
-
-type domainDTO struct {
-	Name        string            `json:"name"`
-	Comment     string            `json:"comment,omitempty"`
-	Properties  map[string]string `json:"properties,omitempty"`
-	Status      string            `json:"status"` // draft | published
-	Owner       ownerDTO          `json:"owner"`
-	Parent      string            `json:"parent,omitempty"`
-	BackingTag  *backingTagDTO    `json:"backingTag,omitempty"`
-	Audit       catalog.Audit     `json:"audit"`
-	ParentAudit *catalog.Audit    `json:"parentAudit,omitempty"`
-	// In an object's context (GET /objects/{type}/{fullName}/domains):
-	Relations []relationDTO `json:"relations,omitempty"`
-}
-
-// relationDTO is one reason an object is in a domain's scope.
-type relationDTO struct {
-	Type   string             `json:"type"` // direct | inherited | via_subdomain
-	Source *metadataObjectDTO `json:"source,omitempty"`
-}
-
-// memberDTO is a member of a domain's scope.
-type memberDTO struct {
-	FullName  string        `json:"fullName"`
-	Type      string        `json:"type"`
-	Relations []relationDTO `json:"relations"`
-}
-
-func toDomain(d catalog.DomainInfo) domainDTO {
-	out := domainDTO{Name: d.Name, Comment: d.Comment, Properties: d.Properties, Status: strings.ToLower(string(d.Status)),
-		Owner: ownerDTO{Name: d.Owner.Name, Type: lower(d.Owner.Type)}, Parent: d.Parent, Audit: d.Audit}
+func toDomain(d catalog.DomainInfo) api.DomainDTO {
+	out := api.DomainDTO{Name: d.Name, Comment: d.Comment, Properties: d.Properties, Status: strings.ToLower(string(d.Status)),
+		Owner: api.OwnerDTO{Name: d.Owner.Name, Type: lower(d.Owner.Type)}, Parent: d.Parent, Audit: d.Audit}
 	if d.BackingTag != nil {
-		out.BackingTag = &backingTagDTO{Name: d.BackingTag.Name, Value: d.BackingTag.Value}
+		out.BackingTag = &api.BackingTagDTO{Name: d.BackingTag.Name, Value: d.BackingTag.Value}
 	}
 	if d.Parent != "" {
 		a := d.ParentAudit
@@ -61,12 +28,12 @@ func toDomain(d catalog.DomainInfo) domainDTO {
 	return out
 }
 
-func toRelations(rs []catalog.DomainRelation) []relationDTO {
-	out := make([]relationDTO, 0, len(rs))
+func toRelations(rs []catalog.DomainRelation) []api.RelationDTO {
+	out := make([]api.RelationDTO, 0, len(rs))
 	for _, r := range rs {
-		d := relationDTO{Type: strings.ToLower(string(r.Type))}
+		d := api.RelationDTO{Type: strings.ToLower(string(r.Type))}
 		if r.Source.Type != 0 {
-			d.Source = &metadataObjectDTO{FullName: r.Source.Name, Type: lower(r.Source.Type)}
+			d.Source = &api.ObjectDTO{FullName: r.Source.Name, Type: lower(r.Source.Type)}
 		}
 		out = append(out, d)
 	}
@@ -76,18 +43,8 @@ func toRelations(rs []catalog.DomainRelation) []relationDTO {
 // domainList answers a list of domains: names, or full domains with
 // details.
 func domainList(rq *request, ds []catalog.DomainInfo) map[string]any {
-	if rq.details() {
-		out := []domainDTO{}
-		for _, d := range ds {
-			out = append(out, toDomain(d))
-		}
-		return map[string]any{"domains": out}
-	}
-	names := []string{}
-	for _, d := range ds {
-		names = append(names, d.Name)
-	}
-	return map[string]any{"names": names}
+	return namesOr(rq, ds, "domains", func(d catalog.DomainInfo) string { return d.Name },
+		func(d catalog.DomainInfo) (api.DomainDTO, bool) { return toDomain(d), true })
 }
 
 // renderDomain answers the domain name as the state after the write holds
@@ -107,7 +64,7 @@ func parseBackingTag(raw json.RawMessage) (*catalog.DomainTag, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	var b backingTagDTO
+	var b api.BackingTagDTO
 	if err := decodeRequest(raw, &b); err != nil {
 		return nil, badRequest("backingTag: %v", err)
 	}
@@ -214,211 +171,228 @@ func (s *Server) domainWrite(method, pattern, op string, fn writeFunc) {
 
 func (s *Server) domainRoutes() {
 	const base = "/api/metalakes/{tenant}"
-	s.read(base+"/domains", "ListDomains", func(rq *request, l *Lake) (map[string]any, error) {
-		return domainList(rq, l.Snapshot.ViewDomains(rq.actor())), nil
-	})
-	s.domainWrite("POST", base+"/domains", "CreateDomain", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			Name       string            `json:"name"`
-			Comment    string            `json:"comment"`
-			Properties map[string]string `json:"properties"`
-			BackingTag json.RawMessage   `json:"backingTag"`
-			Parent     string            `json:"parent"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if err := catalog.CheckEntityName(b.Name); err != nil {
-			return nil, err
-		}
-		if err := checkProperties(b.Properties); err != nil {
-			return nil, err
-		}
-		bt, err := parseBackingTag(b.BackingTag)
-		if err != nil {
-			return nil, err
-		}
-		if bt == nil {
-			return nil, badRequest("a domain needs a backingTag")
-		}
-		c := catalog.CreateDomain{Name: b.Name, Comment: b.Comment, Properties: b.Properties, BackingTag: *bt, Parent: b.Parent}
-		return &plan{cmds: []catalog.Command{c}, render: renderDomain(b.Name)}, nil
-	})
-	s.read(base+"/domains/{domain}", "GetDomain", func(rq *request, l *Lake) (map[string]any, error) {
-		d, err := l.Snapshot.ViewDomain(rq.actor(), rq.param("domain"))
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"domain": toDomain(d)}, nil
-	})
-	s.domainWrite("PUT", base+"/domains/{domain}", "AlterDomain", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			Updates []struct {
-				Type       string `json:"@type"`
-				NewName    string `json:"newName"`
-				NewComment string `json:"newComment"`
-				Property   string `json:"property"`
-				Value      string `json:"value"`
-			} `json:"updates"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if len(b.Updates) == 0 {
-			return nil, badRequest("no updates")
-		}
-		name := rq.param("domain")
-		c := catalog.AlterDomain{Name: name}
-		for _, u := range b.Updates {
-			switch u.Type {
-			case "rename":
-				if err := catalog.CheckEntityName(u.NewName); err != nil {
-					return nil, err
-				}
-				name = u.NewName
-			case "updateComment":
-			case "setProperty", "removeProperty":
-				if u.Property == "" {
-					return nil, badRequest("%s needs a property", u.Type)
-				}
-			default:
-				return nil, badRequest("unknown domain update %q", u.Type)
-			}
-			c.Updates = append(c.Updates, catalog.DomainUpdate{Type: u.Type, NewName: u.NewName, NewComment: u.NewComment,
-				Property: u.Property, Value: u.Value})
-		}
-		return &plan{cmds: []catalog.Command{c}, render: renderDomain(name)}, nil
-	})
-	s.domainWrite("PATCH", base+"/domains/{domain}", "SetDomainStatus", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			Status *string `json:"status"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if b.Status == nil {
-			return nil, badRequest("status is required")
-		}
-		var st catalog.DomainStatus
-		switch strings.ToUpper(*b.Status) {
-		case string(catalog.DomainDraft):
-			st = catalog.DomainDraft
-		case string(catalog.DomainPublished):
-			st = catalog.DomainPublished
-		default:
-			return nil, badRequest("status must be draft or published, not %q", *b.Status)
-		}
-		name := rq.param("domain")
-		return &plan{cmds: []catalog.Command{catalog.SetDomainStatus{Name: name, Status: st}}, render: renderDomain(name)}, nil
-	})
-	s.domainWrite("DELETE", base+"/domains/{domain}", "DropDomain", func(rq *request, l *Lake) (*plan, error) {
-		c := catalog.DropDomain{Name: rq.param("domain")}
-		pl := dropPlan(l.Snapshot.Visible(rq.actor(), c.Target()), c)
-		if pl.now != nil {
-			// Answered without proposing: audited as the state machine
-			// would have audited the refusal.
-			s.recordPre(rq, c.Op(), c.Target(), "")
-			err := catalog.Permit(l.Snapshot, rq.actor(), c)
-			if err == nil {
-				err = fmt.Errorf("%w: %s", catalog.ErrNotFound, c.Target())
-			}
-			err = &catalog.Error{Op: c.Op(), Target: c.Target().String(), Err: err}
-			ev := Event{Metalake: rq.tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
-				Operation: c.Op(), Target: c.Target(), Outcome: catalog.Failure, Detail: err.Error()}}
-			if rq.delegator != nil {
-				ev.Delegator = rq.delegator.ID().String()
-			}
-			s.audit.Record(ev)
-		}
-		return pl, nil
-	})
-	s.domainWrite("PUT", base+"/domains/{domain}/parent", "SetDomainParent", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			Parent string `json:"parent"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if b.Parent == "" {
-			return nil, badRequest("parent is required (DELETE the parent to detach)")
-		}
-		name := rq.param("domain")
-		return &plan{cmds: []catalog.Command{catalog.SetDomainParent{Name: name, Parent: b.Parent}}, render: renderDomain(name)}, nil
-	})
-	s.domainWrite("DELETE", base+"/domains/{domain}/parent", "DetachDomain", func(rq *request, l *Lake) (*plan, error) {
-		name := rq.param("domain")
-		return &plan{cmds: []catalog.Command{catalog.DetachDomain{Name: name}}, render: renderDomain(name)}, nil
-	})
-	s.domainWrite("PUT", base+"/domains/{domain}/backingTag", "SetDomainBackingTag", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			BackingTag json.RawMessage `json:"backingTag"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if len(b.BackingTag) == 0 {
-			return nil, badRequest("backingTag is required (null removes it)")
-		}
-		bt, err := parseBackingTag(b.BackingTag)
-		if err != nil {
-			return nil, err
-		}
-		if bt != nil && bt.Create {
-			return nil, badRequest("create is only allowed when creating a domain")
-		}
-		name := rq.param("domain")
-		return &plan{cmds: []catalog.Command{catalog.SetDomainBackingTag{Name: name, BackingTag: bt}}, render: renderDomain(name)}, nil
-	})
-	s.read(base+"/domains/{domain}/subdomains", "ListSubdomains", func(rq *request, l *Lake) (map[string]any, error) {
-		ds, err := l.Snapshot.ViewSubdomains(rq.actor(), rq.param("domain"))
-		if err != nil {
-			return nil, err
-		}
-		return domainList(rq, ds), nil
-	})
-	s.read(base+"/domains/{domain}/objects", "ListObjectsForDomain", func(rq *request, l *Lake) (map[string]any, error) {
-		qv := rq.r.URL.Query()
-		types, err := parseMemberTypes(qv["types"])
-		if err != nil {
-			return nil, err
-		}
-		q := catalog.MemberQuery{Scopes: qv["domains"], Types: types, NameContains: qv.Get("nameContains")}
-		ms, err := l.Snapshot.DomainMembers(rq.actor(), rq.param("domain"), q)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]memberDTO, 0, len(ms))
-		for _, m := range ms {
-			out = append(out, memberDTO{FullName: m.Object.Name, Type: lower(m.Object.Type), Relations: toRelations(m.Relations)})
-		}
-		return map[string]any{"metadataObjects": out}, nil
-	})
-	s.read(base+"/objects/{type}/{fullName}/domains", "ListDomainsForObject", func(rq *request, l *Lake) (map[string]any, error) {
-		o, err := parseObject(rq)
-		if err != nil {
-			return nil, err
-		}
-		ms, err := l.Snapshot.DomainsOf(rq.actor(), o)
-		if err != nil {
-			return nil, err
-		}
-		if !rq.details() {
-			names := []string{}
-			for _, m := range ms {
-				names = append(names, m.Domain)
-			}
-			return map[string]any{"names": names}, nil
-		}
-		out := []domainDTO{}
-		for _, m := range ms {
+	s.read(base+"/domains", "ListDomains", s.listDomains)
+	s.domainWrite("POST", base+"/domains", "CreateDomain", s.createDomain)
+	s.read(base+"/domains/{domain}", "GetDomain", s.getDomain)
+	s.domainWrite("PUT", base+"/domains/{domain}", "AlterDomain", s.alterDomain)
+	s.domainWrite("PATCH", base+"/domains/{domain}", "SetDomainStatus", s.setDomainStatus)
+	s.domainWrite("DELETE", base+"/domains/{domain}", "DropDomain", s.dropDomain)
+	s.domainWrite("PUT", base+"/domains/{domain}/parent", "SetDomainParent", s.setDomainParent)
+	s.domainWrite("DELETE", base+"/domains/{domain}/parent", "DetachDomain", s.detachDomain)
+	s.domainWrite("PUT", base+"/domains/{domain}/backingTag", "SetDomainBackingTag", s.setDomainBackingTag)
+	s.read(base+"/domains/{domain}/subdomains", "ListSubdomains", s.listSubdomains)
+	s.read(base+"/domains/{domain}/objects", "ListObjectsForDomain", s.listObjectsForDomain)
+	s.read(base+"/objects/{type}/{fullName}/domains", "ListDomainsForObject", s.listDomainsForObject)
+}
+
+// listDomains serves GET …/domains.
+func (s *Server) listDomains(rq *request, l *Lake) (map[string]any, error) {
+	return domainList(rq, l.Snapshot.ViewDomains(rq.actor())), nil
+}
+
+// getDomain serves GET …/domains/{domain}.
+func (s *Server) getDomain(rq *request, l *Lake) (map[string]any, error) {
+	d, err := l.Snapshot.ViewDomain(rq.actor(), rq.param("domain"))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"domain": toDomain(d)}, nil
+}
+
+// listSubdomains serves GET …/domains/{domain}/subdomains.
+func (s *Server) listSubdomains(rq *request, l *Lake) (map[string]any, error) {
+	ds, err := l.Snapshot.ViewSubdomains(rq.actor(), rq.param("domain"))
+	if err != nil {
+		return nil, err
+	}
+	return domainList(rq, ds), nil
+}
+
+// listObjectsForDomain serves GET …/domains/{domain}/objects.
+func (s *Server) listObjectsForDomain(rq *request, l *Lake) (map[string]any, error) {
+	qv := rq.r.URL.Query()
+	types, err := parseMemberTypes(qv["types"])
+	if err != nil {
+		return nil, err
+	}
+	q := catalog.MemberQuery{Scopes: qv["domains"], Types: types, NameContains: qv.Get("nameContains")}
+	ms, err := l.Snapshot.DomainMembers(rq.actor(), rq.param("domain"), q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.MemberDTO, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, api.MemberDTO{FullName: m.Object.Name, Type: lower(m.Object.Type), Relations: toRelations(m.Relations)})
+	}
+	return map[string]any{"metadataObjects": out}, nil
+}
+
+// listDomainsForObject serves GET …/objects/{type}/{fullName}/domains.
+func (s *Server) listDomainsForObject(rq *request, l *Lake) (map[string]any, error) {
+	o, err := parseObject(rq)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := l.Snapshot.DomainsOf(rq.actor(), o)
+	if err != nil {
+		return nil, err
+	}
+	return namesOr(rq, ms, "domains", func(m catalog.DomainMembership) string { return m.Domain },
+		func(m catalog.DomainMembership) (api.DomainDTO, bool) {
 			d, ok := l.Snapshot.Domain(m.Domain)
 			if !ok {
-				continue
+				return api.DomainDTO{}, false
 			}
 			dto := toDomain(d)
 			dto.Relations = toRelations(m.Relations)
-			out = append(out, dto)
+			return dto, true
+		}), nil
+}
+
+// createDomain serves POST …/domains.
+func (s *Server) createDomain(rq *request, l *Lake) (*plan, error) {
+	var b struct {
+		Name       string            `json:"name"`
+		Comment    string            `json:"comment"`
+		Properties map[string]string `json:"properties"`
+		BackingTag json.RawMessage   `json:"backingTag"`
+		Parent     string            `json:"parent"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if err := catalog.CheckEntityName(b.Name); err != nil {
+		return nil, err
+	}
+	if err := checkProperties(b.Properties); err != nil {
+		return nil, err
+	}
+	bt, err := parseBackingTag(b.BackingTag)
+	if err != nil {
+		return nil, err
+	}
+	if bt == nil {
+		return nil, badRequest("a domain needs a backingTag")
+	}
+	c := catalog.CreateDomain{Name: b.Name, Comment: b.Comment, Properties: b.Properties, BackingTag: *bt, Parent: b.Parent}
+	return &plan{cmds: []catalog.Command{c}, render: renderDomain(b.Name)}, nil
+}
+
+// alterDomain serves PUT …/domains/{domain}.
+func (s *Server) alterDomain(rq *request, l *Lake) (*plan, error) {
+	updates, err := updatesOf[api.DomainUpdate](rq)
+	if err != nil {
+		return nil, err
+	}
+	name := rq.param("domain")
+	c := catalog.AlterDomain{Name: name}
+	for _, u := range updates {
+		switch u.Type {
+		case "rename":
+			if err := catalog.CheckEntityName(u.NewName); err != nil {
+				return nil, err
+			}
+			name = u.NewName
+		case "updateComment":
+		case "setProperty", "removeProperty":
+			if u.Property == "" {
+				return nil, badRequest("%s needs a property", u.Type)
+			}
+		default:
+			return nil, badRequest("unknown domain update %q", u.Type)
 		}
-		return map[string]any{"domains": out}, nil
-	})
+		c.Updates = append(c.Updates, catalog.DomainUpdate{Type: u.Type, NewName: u.NewName, NewComment: u.NewComment,
+			Property: u.Property, Value: u.Value})
+	}
+	return &plan{cmds: []catalog.Command{c}, render: renderDomain(name)}, nil
+}
+
+// setDomainStatus serves PATCH …/domains/{domain}.
+func (s *Server) setDomainStatus(rq *request, l *Lake) (*plan, error) {
+	var b struct {
+		Status *string `json:"status"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if b.Status == nil {
+		return nil, badRequest("status is required")
+	}
+	var st catalog.DomainStatus
+	switch strings.ToUpper(*b.Status) {
+	case string(catalog.DomainDraft):
+		st = catalog.DomainDraft
+	case string(catalog.DomainPublished):
+		st = catalog.DomainPublished
+	default:
+		return nil, badRequest("status must be draft or published, not %q", *b.Status)
+	}
+	name := rq.param("domain")
+	return &plan{cmds: []catalog.Command{catalog.SetDomainStatus{Name: name, Status: st}}, render: renderDomain(name)}, nil
+}
+
+// dropDomain serves DELETE …/domains/{domain}.
+func (s *Server) dropDomain(rq *request, l *Lake) (*plan, error) {
+	c := catalog.DropDomain{Name: rq.param("domain")}
+	pl := dropPlan(l.Snapshot.Visible(rq.actor(), c.Target()), c)
+	if pl.now != nil {
+		// Answered without proposing: audited as the state machine
+		// would have audited the refusal.
+		s.recordPre(rq, c.Op(), c.Target(), "")
+		err := catalog.Permit(l.Snapshot, rq.actor(), c)
+		if err == nil {
+			err = fmt.Errorf("%w: %s", catalog.ErrNotFound, c.Target())
+		}
+		err = &catalog.Error{Op: c.Op(), Target: c.Target().String(), Err: err}
+		ev := Event{Metalake: rq.tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
+			Operation: c.Op(), Target: c.Target(), Outcome: catalog.Failure, Detail: err.Error()}}
+		if rq.delegator != nil {
+			ev.Delegator = rq.delegator.ID().String()
+		}
+		s.audit.Record(ev)
+	}
+	return pl, nil
+}
+
+// setDomainParent serves PUT …/domains/{domain}/parent.
+func (s *Server) setDomainParent(rq *request, l *Lake) (*plan, error) {
+	var b struct {
+		Parent string `json:"parent"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if b.Parent == "" {
+		return nil, badRequest("parent is required (DELETE the parent to detach)")
+	}
+	name := rq.param("domain")
+	return &plan{cmds: []catalog.Command{catalog.SetDomainParent{Name: name, Parent: b.Parent}}, render: renderDomain(name)}, nil
+}
+
+// detachDomain serves DELETE …/domains/{domain}/parent.
+func (s *Server) detachDomain(rq *request, l *Lake) (*plan, error) {
+	name := rq.param("domain")
+	return &plan{cmds: []catalog.Command{catalog.DetachDomain{Name: name}}, render: renderDomain(name)}, nil
+}
+
+// setDomainBackingTag serves PUT …/domains/{domain}/backingTag.
+func (s *Server) setDomainBackingTag(rq *request, l *Lake) (*plan, error) {
+	var b struct {
+		BackingTag json.RawMessage `json:"backingTag"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if len(b.BackingTag) == 0 {
+		return nil, badRequest("backingTag is required (null removes it)")
+	}
+	bt, err := parseBackingTag(b.BackingTag)
+	if err != nil {
+		return nil, err
+	}
+	if bt != nil && bt.Create {
+		return nil, badRequest("create is only allowed when creating a domain")
+	}
+	name := rq.param("domain")
+	return &plan{cmds: []catalog.Command{catalog.SetDomainBackingTag{Name: name, BackingTag: bt}}, render: renderDomain(name)}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
 // Bounds of a preview page (query parameter limit).
@@ -47,23 +48,6 @@ var previewCommands = map[string]catalog.CommandType{
 	"DropGroup":          catalog.TypeDropGroup,
 	"CreateRole":         catalog.TypeCreateRole,
 	"DropRole":           catalog.TypeDropRole,
-}
-
-// gatewayDTO is what a gateway adds to a decision: the principal map's
-// gate (the principal may run SQL, and the object's schema is among its
-// namespaces) runs before metasrv is asked.
-type gatewayDTO struct {
-	InPrincipalMap bool     `json:"inPrincipalMap"`
-	Role           string   `json:"role,omitempty"`
-	Namespaces     []string `json:"namespaces,omitempty"`
-	MayQuery       bool     `json:"mayQuery"`
-	// Namespace is the object's schema, the gateway's namespace ("" for
-	// objects outside a schema).
-	Namespace        string `json:"namespace,omitempty"`
-	NamespaceGranted *bool  `json:"namespaceGranted,omitempty"`
-	// Allowed: a statement through a gateway passes both gates.
-	Allowed bool   `json:"allowed"`
-	Note    string `json:"note"`
 }
 
 // explainRoutes registers GET …/access/explain and POST …/access/preview.
@@ -133,8 +117,8 @@ func parseObjectArg(arg string) (catalog.Object, error) {
 // gatewayGate is the principal map's part of a gateway's decision for
 // user on o, decided allows (metasrv's decision). It depends on the user
 // and the object's name only, never on whether the object exists.
-func (s *Server) gatewayGate(tenant, user string, o catalog.Object, decided bool) gatewayDTO {
-	var g gatewayDTO
+func (s *Server) gatewayGate(tenant, user string, o catalog.Object, decided bool) api.GatewayDTO {
+	var g api.GatewayDTO
 	switch o.Type {
 	case catalog.ObjectSchema, catalog.ObjectTable, catalog.ObjectColumn:
 		if parts := strings.SplitN(o.Name, ".", 3); len(parts) >= 2 {

@@ -7,59 +7,16 @@ import (
 	"strings"
 
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
 // ---- wire shapes (Gravitino's) ----
 
-type metalakeDTO struct {
-	Name       string            `json:"name"`
-	Comment    string            `json:"comment,omitempty"`
-	Properties map[string]string `json:"properties,omitempty"`
-	Owner      string            `json:"owner,omitempty"`
-	Audit      catalog.Audit     `json:"audit"`
-}
-
-type catalogDTO struct {
-	Name       string            `json:"name"`
-	Type       string            `json:"type"`
-	Provider   string            `json:"provider"`
-	Comment    string            `json:"comment,omitempty"`
-	Properties map[string]string `json:"properties,omitempty"`
-	Audit      catalog.Audit     `json:"audit"`
-}
-
-type schemaDTO struct {
-	Name       string            `json:"name"`
-	Comment    string            `json:"comment,omitempty"`
-	Properties map[string]string `json:"properties,omitempty"`
-	Audit      catalog.Audit     `json:"audit"`
-}
-
-type columnDTO struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Comment  string `json:"comment,omitempty"`
-	Nullable *bool  `json:"nullable,omitempty"`
-}
-
-type tableDTO struct {
-	Name       string            `json:"name"`
-	Comment    string            `json:"comment,omitempty"`
-	Columns    []columnDTO       `json:"columns"`
-	Properties map[string]string `json:"properties,omitempty"`
-	Audit      catalog.Audit     `json:"audit"`
-	// StorageID (lakegate) is the table's directory under the tenant's
-	// stage, "tables/<storageId>/…"; omitted for a table without one.
-	StorageID string `json:"storageId,omitempty"`
-	// Version (lakegate) is the table's current version (0: no data yet).
-	Version uint64 `json:"version"`
-}
-
 // provider is the only catalog provider metasrv serves.
 const provider = "lakegate"
 
-func toMetalake(l *Lake) metalakeDTO {
-	return metalakeDTO{Name: l.Name(), Comment: l.Comment, Properties: l.Properties,
+func toMetalake(l *Lake) api.MetalakeDTO {
+	return api.MetalakeDTO{Name: l.Name(), Comment: l.Comment, Properties: l.Properties,
 		Owner: l.Snapshot.MetalakeOwner().Name, Audit: l.Audit}
 }
 
@@ -72,16 +29,16 @@ func lastPart(full string) string {
 	return full
 }
 
-func toCatalog(i catalog.ObjectInfo) catalogDTO {
-	return catalogDTO{Name: i.Object.Name, Type: i.Type, Provider: provider, Comment: i.Comment, Properties: i.Properties, Audit: i.Audit}
+func toCatalog(i catalog.ObjectInfo) api.CatalogDTO {
+	return api.CatalogDTO{Name: i.Object.Name, Type: i.Type, Provider: provider, Comment: i.Comment, Properties: i.Properties, Audit: i.Audit}
 }
 
-func toSchema(i catalog.ObjectInfo) schemaDTO {
-	return schemaDTO{Name: lastPart(i.Object.Name), Comment: i.Comment, Properties: i.Properties, Audit: i.Audit}
+func toSchema(i catalog.ObjectInfo) api.SchemaDTO {
+	return api.SchemaDTO{Name: lastPart(i.Object.Name), Comment: i.Comment, Properties: i.Properties, Audit: i.Audit}
 }
 
-func toTable(snap *catalog.Snapshot, i catalog.ObjectInfo) tableDTO {
-	t := tableDTO{Name: lastPart(i.Object.Name), Comment: i.Comment, Properties: i.Properties, Audit: i.Audit,
+func toTable(snap *catalog.Snapshot, i catalog.ObjectInfo) api.TableDTO {
+	t := api.TableDTO{Name: lastPart(i.Object.Name), Comment: i.Comment, Properties: i.Properties, Audit: i.Audit,
 		Columns: toColumnDTOs(i.Columns)}
 	t.StorageID, t.Version = tableVersion(snap, i.Object.Name)
 	return t
@@ -119,331 +76,264 @@ func visibleObject(rq *request, s *catalog.Snapshot, o catalog.Object) (catalog.
 }
 
 func (s *Server) metalakeRoutes() {
-	s.write("POST", "/api/metalakes", "CreateMetalake", func(rq *request, _ *Lake) (*plan, error) {
-		if !rq.operator() {
-			return nil, fmt.Errorf("%w: only operators create metalakes", ErrForbidden)
-		}
-		var b struct {
-			Name       string            `json:"name"`
-			Comment    string            `json:"comment"`
-			Properties map[string]string `json:"properties"`
-			Owner      string            `json:"owner"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if err := checkTenantName(b.Name); err != nil {
-			return nil, err
-		}
-		if b.Owner == "" {
-			b.Owner = rq.actor()
-		}
-		return &plan{lakeName: b.Name,
-			lake: &LakeOp{Op: LakeCreate, Owner: b.Owner, Comment: b.Comment, Properties: b.Properties},
-			render: func(res *Result) (map[string]any, error) {
-				return map[string]any{"metalake": toMetalake(res.Lake)}, nil
-			}}, nil
-	})
-	s.read("/api/metalakes", "ListMetalakes", func(rq *request, _ *Lake) (map[string]any, error) {
-		out := []metalakeDTO{}
-		for _, n := range s.fsm.Lakes() {
-			l, ok := s.fsm.Lake(n)
-			if !ok {
-				continue
-			}
-			if rq.operator() || (n == rq.caller.Tenant().String() && (rq.caller.AdministersTenant(n) ||
-				l.Snapshot.Visible(rq.actor(), catalog.Object{Type: catalog.ObjectMetalake, Name: n}))) {
-				out = append(out, toMetalake(l))
-			}
-		}
-		return map[string]any{"metalakes": out}, nil
-	})
-	s.read("/api/metalakes/{tenant}", "GetMetalake", func(rq *request, l *Lake) (map[string]any, error) {
-		return map[string]any{"metalake": toMetalake(l)}, nil
-	})
-	s.write("PUT", "/api/metalakes/{tenant}", "AlterMetalake", func(rq *request, l *Lake) (*plan, error) {
-		if !rq.operator() {
-			return nil, fmt.Errorf("%w: only operators alter metalakes", ErrForbidden)
-		}
-		var b struct {
-			Updates []Update `json:"updates"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		return &plan{lake: &LakeOp{Op: LakeAlter, Updates: b.Updates},
-			render: func(res *Result) (map[string]any, error) {
-				return map[string]any{"metalake": toMetalake(res.Lake)}, nil
-			}}, nil
-	})
-	s.writeRoute("DELETE", "/api/metalakes/{tenant}", "DropMetalake", true, func(rq *request, l *Lake) (*plan, error) {
-		if !rq.operator() {
-			return nil, fmt.Errorf("%w: only operators drop metalakes", ErrForbidden)
-		}
-		dropped := map[string]any{"dropped": false}
-		if l == nil {
-			return &plan{now: dropped}, nil
-		}
-		force, _ := strconv.ParseBool(rq.query("force"))
-		return &plan{lake: &LakeOp{Op: LakeDrop, Force: force}, onNotFound: dropped,
-			render: func(*Result) (map[string]any, error) { return map[string]any{"dropped": true}, nil }}, nil
-	})
+	s.write("POST", "/api/metalakes", "CreateMetalake", s.createMetalake)
+	s.read("/api/metalakes", "ListMetalakes", s.listMetalakes)
+	s.read("/api/metalakes/{tenant}", "GetMetalake", s.getMetalake)
+	s.write("PUT", "/api/metalakes/{tenant}", "AlterMetalake", s.alterMetalake)
+	s.writeRoute("DELETE", "/api/metalakes/{tenant}", "DropMetalake", true, s.dropMetalake)
+}
+
+// objectLevel is one level of the catalog tree (catalogs, schemas, tables)
+// and the REST patterns of its collection and of one item; its methods are
+// the level's handlers.
+type objectLevel struct {
+	typ        catalog.ObjectType
+	collection string // pattern of the collection
+	item       string // pattern of one item
+}
+
+// parentOf is the object the collection of rq's path is in.
+func (lv objectLevel) parentOf(rq *request) catalog.Object {
+	switch lv.typ {
+	case catalog.ObjectCatalog:
+		return catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}
+	case catalog.ObjectSchema:
+		return catalog.Catalog(rq.param("catalog"))
+	}
+	return catalog.Schema(rq.param("catalog") + "." + rq.param("schema"))
+}
+
+// prefixOf is the full name prefix of the level's objects in rq's path.
+func (lv objectLevel) prefixOf(rq *request) string {
+	switch lv.typ {
+	case catalog.ObjectCatalog:
+		return ""
+	case catalog.ObjectSchema:
+		return rq.param("catalog") + "."
+	}
+	return rq.param("catalog") + "." + rq.param("schema") + "."
+}
+
+// itemOf is the object rq's path names.
+func (lv objectLevel) itemOf(rq *request) catalog.Object {
+	name := map[catalog.ObjectType]string{catalog.ObjectCatalog: "catalog", catalog.ObjectSchema: "schema", catalog.ObjectTable: "table"}[lv.typ]
+	return catalog.Object{Type: lv.typ, Name: lv.prefixOf(rq) + rq.param(name)}
+}
+
+// op is the level's name in operation names ("Catalog", …).
+func (lv objectLevel) op() string {
+	return map[catalog.ObjectType]string{catalog.ObjectCatalog: "Catalog", catalog.ObjectSchema: "Schema", catalog.ObjectTable: "Table"}[lv.typ]
 }
 
 func (s *Server) objectRoutes() {
 	const base = "/api/metalakes/{tenant}/catalogs"
-	type level struct {
-		typ        catalog.ObjectType
-		collection string // pattern of the collection
-		item       string // pattern of one item
-	}
-	levels := []level{
+	for _, lv := range []objectLevel{
 		{catalog.ObjectCatalog, base, base + "/{catalog}"},
 		{catalog.ObjectSchema, base + "/{catalog}/schemas", base + "/{catalog}/schemas/{schema}"},
 		{catalog.ObjectTable, base + "/{catalog}/schemas/{schema}/tables", base + "/{catalog}/schemas/{schema}/tables/{table}"},
+	} {
+		s.read(lv.collection, "List"+lv.op()+"s", lv.list)
+		s.write("POST", lv.collection, "Create"+lv.op(), lv.create)
+		s.read(lv.item, "Get"+lv.op(), lv.get)
+		s.write("PUT", lv.item, "Alter"+lv.op(), lv.alter)
+		s.write("DELETE", lv.item, "Drop"+lv.op(), lv.drop)
 	}
-	for _, lv := range levels {
-		lv := lv
-		parentOf := func(rq *request) catalog.Object {
-			switch lv.typ {
-			case catalog.ObjectCatalog:
-				return catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}
-			case catalog.ObjectSchema:
-				return catalog.Catalog(rq.param("catalog"))
-			}
-			return catalog.Schema(rq.param("catalog") + "." + rq.param("schema"))
-		}
-		prefixOf := func(rq *request) string {
-			switch lv.typ {
-			case catalog.ObjectCatalog:
-				return ""
-			case catalog.ObjectSchema:
-				return rq.param("catalog") + "."
-			}
-			return rq.param("catalog") + "." + rq.param("schema") + "."
-		}
-		itemOf := func(rq *request) catalog.Object {
-			name := map[catalog.ObjectType]string{catalog.ObjectCatalog: "catalog", catalog.ObjectSchema: "schema", catalog.ObjectTable: "table"}[lv.typ]
-			return catalog.Object{Type: lv.typ, Name: prefixOf(rq) + rq.param(name)}
-		}
-		op := map[catalog.ObjectType]string{catalog.ObjectCatalog: "Catalog", catalog.ObjectSchema: "Schema", catalog.ObjectTable: "Table"}[lv.typ]
+	s.versionRoutes()
+}
 
-		s.read(lv.collection, "List"+op+"s", func(rq *request, l *Lake) (map[string]any, error) {
-			snap := l.Snapshot
-			parent := parentOf(rq)
-			if parent.Type != catalog.ObjectMetalake && !snap.Visible(rq.actor(), parent) {
-				return nil, fmt.Errorf("%w: %s", ErrNotFound, parent)
-			}
-			names, _ := snap.Children(parent)
-			objs := make([]catalog.Object, len(names))
-			for i, n := range names {
-				objs[i] = catalog.Object{Type: lv.typ, Name: prefixOf(rq) + n}
-			}
-			objs = snap.FilterVisible(rq.actor(), objs)
-			if rq.details() {
-				out := []any{}
-				for _, o := range objs {
-					info, _ := snap.Object(o)
-					_, dto := render(snap, info)
-					out = append(out, dto)
-				}
-				return map[string]any{plural(lv.typ): out}, nil
-			}
-			ids := []map[string]any{}
-			for _, o := range objs {
-				ids = append(ids, map[string]any{"name": lastPart(o.Name)})
-			}
-			return map[string]any{"identifiers": ids}, nil
-		})
+// list serves GET on the level's collection.
+func (lv objectLevel) list(rq *request, l *Lake) (map[string]any, error) {
+	snap := l.Snapshot
+	parent := lv.parentOf(rq)
+	if parent.Type != catalog.ObjectMetalake && !snap.Visible(rq.actor(), parent) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, parent)
+	}
+	names, _ := snap.Children(parent)
+	objs := make([]catalog.Object, len(names))
+	for i, n := range names {
+		objs[i] = catalog.Object{Type: lv.typ, Name: lv.prefixOf(rq) + n}
+	}
+	objs = snap.FilterVisible(rq.actor(), objs)
+	if rq.details() {
+		out := []any{}
+		for _, o := range objs {
+			info, _ := snap.Object(o)
+			_, dto := render(snap, info)
+			out = append(out, dto)
+		}
+		return map[string]any{plural(lv.typ): out}, nil
+	}
+	ids := []map[string]any{}
+	for _, o := range objs {
+		ids = append(ids, map[string]any{"name": lastPart(o.Name)})
+	}
+	return map[string]any{"identifiers": ids}, nil
+}
 
-		s.write("POST", lv.collection, "Create"+op, func(rq *request, l *Lake) (*plan, error) {
-			var cmd catalog.Command
-			var name string
-			switch lv.typ {
-			case catalog.ObjectCatalog:
-				var b struct {
-					Name       string            `json:"name"`
-					Type       string            `json:"type"`
-					Provider   string            `json:"provider"`
-					Comment    string            `json:"comment"`
-					Properties map[string]string `json:"properties"`
-				}
-				if err := rq.decode(&b); err != nil {
-					return nil, err
-				}
-				if b.Provider != "" && b.Provider != provider {
-					return nil, badRequest("provider must be %q", provider)
-				}
-				b.Type = strings.ToLower(b.Type)
-				if b.Type == "" {
-					b.Type = catalogManaged
-				}
-				if b.Type != catalogManaged && b.Type != catalogUpstream {
-					return nil, badRequest("catalog type must be %q or %q", catalogManaged, catalogUpstream)
-				}
-				if err := checkCatalogProperties(b.Type, b.Properties); err != nil {
-					return nil, err
-				}
-				name = b.Name
-				cmd = catalog.CreateCatalog{Name: b.Name, Type: b.Type, Comment: b.Comment, Properties: b.Properties}
-			case catalog.ObjectSchema:
-				var b struct {
-					Name       string            `json:"name"`
-					Comment    string            `json:"comment"`
-					Properties map[string]string `json:"properties"`
-				}
-				if err := rq.decode(&b); err != nil {
-					return nil, err
-				}
-				name = b.Name
-				cmd = catalog.CreateSchema{Name: prefixOf(rq) + b.Name, Comment: b.Comment, Properties: b.Properties}
-			default:
-				var b struct {
-					Name       string            `json:"name"`
-					Comment    string            `json:"comment"`
-					Columns    []columnDTO       `json:"columns"`
-					Properties map[string]string `json:"properties"`
-					// lakegate: the table's storage id and its first
-					// version's data files (either starts it at version 1),
-					// from a gateway only (see checkDataFrom).
-					StorageID string        `json:"storageId"`
-					Files     []dataFileDTO `json:"files"`
-				}
-				if err := rq.decode(&b); err != nil {
-					return nil, err
-				}
-				name = b.Name
-				if _, up := upstreamCatalog(rq, snapOf(l), rq.param("catalog")); up {
-					if b.StorageID != "" || b.Files != nil {
-						return nil, badRequest(errUpstreamNoData)
-					}
-					if err := checkUpstreamName(b.Properties); err != nil {
-						return nil, err
-					}
-				}
-				if b.StorageID != "" || b.Files != nil {
-					if err := checkDataFrom(rq); err != nil {
-						return nil, err
-					}
-				}
-				c := catalog.CreateTable{Name: prefixOf(rq) + b.Name, Comment: b.Comment, Properties: b.Properties,
-					StorageID: b.StorageID, Files: toDataFiles(b.Files)}
-				for _, col := range b.Columns {
-					c.Columns = append(c.Columns, colDef(col))
-				}
-				cmd = c
+// create serves POST on the level's collection.
+func (lv objectLevel) create(rq *request, l *Lake) (*plan, error) {
+	var cmd catalog.Command
+	var name string
+	switch lv.typ {
+	case catalog.ObjectCatalog:
+		var b api.CreateCatalogRequest
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		if b.Provider != "" && b.Provider != provider {
+			return nil, badRequest("provider must be %q", provider)
+		}
+		b.Type = strings.ToLower(b.Type)
+		if b.Type == "" {
+			b.Type = catalogManaged
+		}
+		if b.Type != catalogManaged && b.Type != catalogUpstream {
+			return nil, badRequest("catalog type must be %q or %q", catalogManaged, catalogUpstream)
+		}
+		if err := checkCatalogProperties(b.Type, b.Properties); err != nil {
+			return nil, err
+		}
+		name = b.Name
+		cmd = catalog.CreateCatalog{Name: b.Name, Type: b.Type, Comment: b.Comment, Properties: b.Properties}
+	case catalog.ObjectSchema:
+		var b api.CreateSchemaRequest
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		name = b.Name
+		cmd = catalog.CreateSchema{Name: lv.prefixOf(rq) + b.Name, Comment: b.Comment, Properties: b.Properties}
+	default:
+		var b api.CreateTableRequest
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		name = b.Name
+		if _, up := upstreamCatalog(rq, snapOf(l), rq.param("catalog")); up {
+			if b.StorageID != "" || b.Files != nil {
+				return nil, badRequest(errUpstreamNoData)
 			}
-			if err := catalog.CheckNamePart(name); err != nil {
+			if err := checkUpstreamName(b.Properties); err != nil {
 				return nil, err
 			}
-			target := catalog.Object{Type: lv.typ, Name: prefixOf(rq) + name}
-			cmds := []catalog.Command{cmd}
-			if lv.typ == catalog.ObjectTable {
-				cmds = withRules(snapOf(l), cmds) // storage ids minted
+		}
+		if b.StorageID != "" || b.Files != nil {
+			if err := checkDataFrom(rq); err != nil {
+				return nil, err
 			}
-			return &plan{cmds: cmds, render: renderObject(target)}, nil
-		})
+		}
+		c := catalog.CreateTable{Name: lv.prefixOf(rq) + b.Name, Comment: b.Comment, Properties: b.Properties,
+			StorageID: b.StorageID, Files: toDataFiles(b.Files)}
+		for _, col := range b.Columns {
+			c.Columns = append(c.Columns, colDef(col))
+		}
+		cmd = c
+	}
+	if err := catalog.CheckNamePart(name); err != nil {
+		return nil, err
+	}
+	target := catalog.Object{Type: lv.typ, Name: lv.prefixOf(rq) + name}
+	cmds := []catalog.Command{cmd}
+	if lv.typ == catalog.ObjectTable {
+		cmds = withRules(snapOf(l), cmds) // storage ids minted
+	}
+	return &plan{cmds: cmds, render: renderObject(target)}, nil
+}
 
-		s.read(lv.item, "Get"+op, func(rq *request, l *Lake) (map[string]any, error) {
-			info, err := visibleObject(rq, l.Snapshot, itemOf(rq))
+// get serves GET on the level's item.
+func (lv objectLevel) get(rq *request, l *Lake) (map[string]any, error) {
+	info, err := visibleObject(rq, l.Snapshot, lv.itemOf(rq))
+	if err != nil {
+		return nil, err
+	}
+	k, dto := render(l.Snapshot, info)
+	return map[string]any{k: dto}, nil
+}
+
+// alter serves PUT on the level's item.
+func (lv objectLevel) alter(rq *request, l *Lake) (*plan, error) {
+	updates, err := updatesOf[objectUpdate](rq)
+	if err != nil {
+		return nil, err
+	}
+	o := lv.itemOf(rq)
+	cur := o
+	// Comment and property updates fold into one AlterObject of
+	// the object as named in the path, applied first; the other
+	// updates follow in order. One proposal: all or nothing.
+	var alter *propertyAlter
+	var cmds []catalog.Command
+	columns := false
+	for _, u := range updates {
+		if u.NewSchemaName != "" && u.Type != "rename" {
+			return nil, badRequest("newSchemaName applies to rename only")
+		}
+		switch u.Type {
+		case "rename":
+			if err := catalog.CheckNamePart(u.NewName); err != nil {
+				return nil, err
+			}
+			// The parent stays (as named after earlier renames of
+			// this request), unless newSchemaName moves a table.
+			prefix := cur.Name[:strings.LastIndexByte(cur.Name, '.')+1]
+			if u.NewSchemaName != "" {
+				if lv.typ != catalog.ObjectTable {
+					return nil, badRequest("newSchemaName applies to tables only")
+				}
+				if err := catalog.CheckNamePart(u.NewSchemaName); err != nil {
+					return nil, err
+				}
+				prefix = rq.param("catalog") + "." + u.NewSchemaName + "."
+			}
+			next := catalog.Object{Type: lv.typ, Name: prefix + u.NewName}
+			cmds = append(cmds, catalog.RenameObject{Object: cur, NewName: next.Name})
+			cur = next
+		case "addColumn", "deleteColumn", "renameColumn":
+			if lv.typ != catalog.ObjectTable {
+				return nil, fmt.Errorf("%w: %s on a %s (it applies to tables only)", ErrUnsupported, u.Type, lv.op())
+			}
+			c, err := columnUpdate(cur.Name, u.Update)
 			if err != nil {
 				return nil, err
 			}
-			k, dto := render(l.Snapshot, info)
-			return map[string]any{k: dto}, nil
-		})
-
-		s.write("PUT", lv.item, "Alter"+op, func(rq *request, l *Lake) (*plan, error) {
-			var b struct {
-				Updates []objectUpdate `json:"updates"`
+			cmds = append(cmds, c)
+			columns = true
+		case "updateComment", "setProperty", "removeProperty":
+			if alter == nil {
+				alter = &propertyAlter{}
 			}
-			if err := rq.decode(&b); err != nil {
+			if err := alter.add(u.Update); err != nil {
 				return nil, err
 			}
-			if len(b.Updates) == 0 {
-				return nil, badRequest("no updates")
-			}
-			o := itemOf(rq)
-			cur := o
-			// Comment and property updates fold into one AlterObject of
-			// the object as named in the path, applied first; the other
-			// updates follow in order. One proposal: all or nothing.
-			var alter *propertyAlter
-			var cmds []catalog.Command
-			columns := false
-			for _, u := range b.Updates {
-				if u.NewSchemaName != "" && u.Type != "rename" {
-					return nil, badRequest("newSchemaName applies to rename only")
-				}
-				switch u.Type {
-				case "rename":
-					if err := catalog.CheckNamePart(u.NewName); err != nil {
-						return nil, err
-					}
-					// The parent stays (as named after earlier renames of
-					// this request), unless newSchemaName moves a table.
-					prefix := cur.Name[:strings.LastIndexByte(cur.Name, '.')+1]
-					if u.NewSchemaName != "" {
-						if lv.typ != catalog.ObjectTable {
-							return nil, badRequest("newSchemaName applies to tables only")
-						}
-						if err := catalog.CheckNamePart(u.NewSchemaName); err != nil {
-							return nil, err
-						}
-						prefix = rq.param("catalog") + "." + u.NewSchemaName + "."
-					}
-					next := catalog.Object{Type: lv.typ, Name: prefix + u.NewName}
-					cmds = append(cmds, catalog.RenameObject{Object: cur, NewName: next.Name})
-					cur = next
-				case "addColumn", "deleteColumn", "renameColumn":
-					if lv.typ != catalog.ObjectTable {
-						return nil, fmt.Errorf("%w: %s on a %s (it applies to tables only)", ErrUnsupported, u.Type, op)
-					}
-					c, err := columnUpdate(cur.Name, u.Update)
-					if err != nil {
-						return nil, err
-					}
-					cmds = append(cmds, c)
-					columns = true
-				case "updateComment", "setProperty", "removeProperty":
-					if alter == nil {
-						alter = &propertyAlter{}
-					}
-					if err := alter.add(u.Update); err != nil {
-						return nil, err
-					}
-				default:
-					return nil, badRequest("unknown update %q", u.Type)
-				}
-			}
-			if alter != nil {
-				if err := checkPropertyAlter(rq, snapOf(l), o, alter); err != nil {
-					return nil, err
-				}
-				cmds = append([]catalog.Command{alter.command(o)}, cmds...)
-			}
-			if columns {
-				cmds = withRules(snapOf(l), cmds) // column governance
-			}
-			return &plan{cmds: cmds, render: renderObject(cur)}, nil
-		})
-
-		s.write("DELETE", lv.item, "Drop"+op, func(rq *request, l *Lake) (*plan, error) {
-			o := itemOf(rq)
-			dropped := map[string]any{"dropped": false}
-			if !l.Snapshot.Visible(rq.actor(), o) {
-				return &plan{now: dropped}, nil
-			}
-			force, _ := strconv.ParseBool(rq.query("force"))
-			cascade, _ := strconv.ParseBool(rq.query("cascade"))
-			return &plan{cmds: []catalog.Command{catalog.DropObject{Object: o, Cascade: force || cascade}},
-				onNotFound: dropped,
-				render: func(*Result) (map[string]any, error) {
-					return map[string]any{"dropped": true}, nil
-				}}, nil
-		})
+		default:
+			return nil, badRequest("unknown update %q", u.Type)
+		}
 	}
-	s.versionRoutes()
+	if alter != nil {
+		if err := checkPropertyAlter(rq, snapOf(l), o, alter); err != nil {
+			return nil, err
+		}
+		cmds = append([]catalog.Command{alter.command(o)}, cmds...)
+	}
+	if columns {
+		cmds = withRules(snapOf(l), cmds) // column governance
+	}
+	return &plan{cmds: cmds, render: renderObject(cur)}, nil
+}
+
+// drop serves DELETE on the level's item.
+func (lv objectLevel) drop(rq *request, l *Lake) (*plan, error) {
+	o := lv.itemOf(rq)
+	dropped := map[string]any{"dropped": false}
+	if !l.Snapshot.Visible(rq.actor(), o) {
+		return &plan{now: dropped}, nil
+	}
+	force, _ := strconv.ParseBool(rq.query("force"))
+	cascade, _ := strconv.ParseBool(rq.query("cascade"))
+	return &plan{cmds: []catalog.Command{catalog.DropObject{Object: o, Cascade: force || cascade}},
+		onNotFound: dropped,
+		render: func(*Result) (map[string]any, error) {
+			return map[string]any{"dropped": true}, nil
+		}}, nil
 }
 
 // objectUpdate is one update of a catalog, schema or table PUT: an Update
@@ -495,7 +385,7 @@ func (a *propertyAlter) command(o catalog.Object) catalog.AlterObject {
 	return catalog.AlterObject{Object: o, Comment: a.comment, SetProperties: a.set, RemoveProperties: a.remove}
 }
 
-func colDef(c columnDTO) catalog.ColumnDef {
+func colDef(c api.ColumnDTO) catalog.ColumnDef {
 	nullable := c.Nullable == nil || *c.Nullable // Gravitino: nullable unless said otherwise
 	return catalog.ColumnDef{Name: c.Name, Type: c.Type, Comment: c.Comment, Nullable: nullable}
 }
@@ -510,7 +400,7 @@ func columnUpdate(table string, u Update) (catalog.Command, error) {
 	}
 	switch u.Type {
 	case "addColumn":
-		return catalog.AddColumn{Table: table, Column: colDef(columnDTO{Name: field[0], Type: u.DataType, Comment: u.Comment, Nullable: u.Nullable})}, nil
+		return catalog.AddColumn{Table: table, Column: colDef(api.ColumnDTO{Name: field[0], Type: u.DataType, Comment: u.Comment, Nullable: u.Nullable})}, nil
 	case "deleteColumn":
 		return catalog.DropObject{Object: catalog.Column(table + "." + field[0])}, nil
 	}
@@ -556,4 +446,83 @@ func renderObject(o catalog.Object) func(*Result) (map[string]any, error) {
 		k, dto := render(res.Lake.Snapshot, info)
 		return map[string]any{k: dto}, nil
 	}
+}
+
+// createMetalake serves POST /api/metalakes.
+func (s *Server) createMetalake(rq *request, _ *Lake) (*plan, error) {
+	if !rq.operator() {
+		return nil, fmt.Errorf("%w: only operators create metalakes", ErrForbidden)
+	}
+	var b struct {
+		Name       string            `json:"name"`
+		Comment    string            `json:"comment"`
+		Properties map[string]string `json:"properties"`
+		Owner      string            `json:"owner"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if err := checkTenantName(b.Name); err != nil {
+		return nil, err
+	}
+	if b.Owner == "" {
+		b.Owner = rq.actor()
+	}
+	return &plan{lakeName: b.Name,
+		lake: &LakeOp{Op: LakeCreate, Owner: b.Owner, Comment: b.Comment, Properties: b.Properties},
+		render: func(res *Result) (map[string]any, error) {
+			return map[string]any{"metalake": toMetalake(res.Lake)}, nil
+		}}, nil
+}
+
+// listMetalakes serves GET /api/metalakes.
+func (s *Server) listMetalakes(rq *request, _ *Lake) (map[string]any, error) {
+	out := []api.MetalakeDTO{}
+	for _, n := range s.fsm.Lakes() {
+		l, ok := s.fsm.Lake(n)
+		if !ok {
+			continue
+		}
+		if rq.operator() || (n == rq.caller.Tenant().String() && (rq.caller.AdministersTenant(n) ||
+			l.Snapshot.Visible(rq.actor(), catalog.Object{Type: catalog.ObjectMetalake, Name: n}))) {
+			out = append(out, toMetalake(l))
+		}
+	}
+	return map[string]any{"metalakes": out}, nil
+}
+
+// getMetalake serves GET /api/metalakes/{tenant}.
+func (s *Server) getMetalake(rq *request, l *Lake) (map[string]any, error) {
+	return map[string]any{"metalake": toMetalake(l)}, nil
+}
+
+// alterMetalake serves PUT /api/metalakes/{tenant}.
+func (s *Server) alterMetalake(rq *request, l *Lake) (*plan, error) {
+	if !rq.operator() {
+		return nil, fmt.Errorf("%w: only operators alter metalakes", ErrForbidden)
+	}
+	var b struct {
+		Updates []Update `json:"updates"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	return &plan{lake: &LakeOp{Op: LakeAlter, Updates: b.Updates},
+		render: func(res *Result) (map[string]any, error) {
+			return map[string]any{"metalake": toMetalake(res.Lake)}, nil
+		}}, nil
+}
+
+// dropMetalake serves DELETE /api/metalakes/{tenant}.
+func (s *Server) dropMetalake(rq *request, l *Lake) (*plan, error) {
+	if !rq.operator() {
+		return nil, fmt.Errorf("%w: only operators drop metalakes", ErrForbidden)
+	}
+	dropped := map[string]any{"dropped": false}
+	if l == nil {
+		return &plan{now: dropped}, nil
+	}
+	force, _ := strconv.ParseBool(rq.query("force"))
+	return &plan{lake: &LakeOp{Op: LakeDrop, Force: force}, onNotFound: dropped,
+		render: func(*Result) (map[string]any, error) { return map[string]any{"dropped": true}, nil }}, nil
 }

@@ -2,68 +2,29 @@ package metasrv
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
-// policyContentDTO is a policy's content on the wire: the catalog's
-// content with privilege names in lower case.
-type policyContentDTO struct {
-	Privileges      []string        `json:"privileges,omitempty"`
-	ApplicableRoles []string        `json:"applicable_roles,omitempty"`
-	ExemptRoles     []string        `json:"exempt_roles,omitempty"`
-	Expression      string          `json:"expression,omitempty"`
-	Mask            string          `json:"mask,omitempty"`
-	Custom          json.RawMessage `json:"custom,omitempty"`
-}
-
-type policyDTO struct {
-	Name       string           `json:"name"`
-	Comment    string           `json:"comment,omitempty"`
-	PolicyType string           `json:"policyType"`
-	Enabled    bool             `json:"enabled"`
-	Content    policyContentDTO `json:"content"`
-	Audit      *catalog.Audit   `json:"audit,omitempty"`
-	// In an object's context (derived policies):
-	Inherited *bool              `json:"inherited,omitempty"`
-	Tag       string             `json:"tag,omitempty"`
-	Selector  *selectorDTO       `json:"selector,omitempty"`
-	Source    *metadataObjectDTO `json:"source,omitempty"`
-}
-
-// selectorDTO is an attachment's selector; presence selectors are written
-// as null.
-type selectorDTO struct {
-	Type  string `json:"type"`
-	Value string `json:"value,omitempty"`
-}
-
-// associationDTO is one policy-tag attachment in a details listing.
-type associationDTO struct {
-	Policy   string       `json:"policy,omitempty"`
-	Tag      string       `json:"tag,omitempty"`
-	Selector *selectorDTO `json:"selector"`
-}
-
-func toSelector(s catalog.Selector) *selectorDTO {
+func toSelector(s catalog.Selector) *api.SelectorDTO {
 	if s.Value == "" {
 		return nil
 	}
-	return &selectorDTO{Type: "tag_value", Value: s.Value}
+	return &api.SelectorDTO{Type: "tag_value", Value: s.Value}
 }
 
-func toPolicy(p catalog.PolicyInfo) policyDTO {
-	c := policyContentDTO{ApplicableRoles: p.Content.ApplicableRoles, ExemptRoles: p.Content.ExemptRoles,
+func toPolicy(p catalog.PolicyInfo) api.PolicyDTO {
+	c := api.PolicyContentDTO{ApplicableRoles: p.Content.ApplicableRoles, ExemptRoles: p.Content.ExemptRoles,
 		Expression: p.Content.Expression, Mask: p.Content.Mask, Custom: p.Content.Custom}
 	for _, pr := range p.Content.Privileges {
 		c.Privileges = append(c.Privileges, lower(pr))
 	}
 	a := p.Audit
-	return policyDTO{Name: p.Name, Comment: p.Comment, PolicyType: string(p.Type), Enabled: p.Enabled, Content: c, Audit: &a}
+	return api.PolicyDTO{Name: p.Name, Comment: p.Comment, PolicyType: string(p.Type), Enabled: p.Enabled, Content: c, Audit: &a}
 }
 
 // parsePolicyType reads a policy type case-insensitively.
@@ -117,224 +78,17 @@ func parseSelector(rq *request) (catalog.Selector, error) {
 
 func (s *Server) policyRoutes() {
 	const base = "/api/metalakes/{tenant}"
-	s.read(base+"/policies", "ListPolicies", func(rq *request, l *Lake) (map[string]any, error) {
-		ps := l.Snapshot.ViewPolicies(rq.actor())
-		if rq.details() {
-			out := []policyDTO{}
-			for _, p := range ps {
-				out = append(out, toPolicy(p))
-			}
-			return map[string]any{"policies": out}, nil
-		}
-		names := []string{}
-		for _, p := range ps {
-			names = append(names, p.Name)
-		}
-		return map[string]any{"names": names}, nil
-	})
-	s.write("POST", base+"/policies", "CreatePolicy", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			Name       string                `json:"name"`
-			Comment    string                `json:"comment"`
-			PolicyType string                `json:"policyType"`
-			Enabled    *bool                 `json:"enabled"`
-			Content    catalog.PolicyContent `json:"content"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if err := catalog.CheckEntityName(b.Name); err != nil {
-			return nil, err
-		}
-		typ, err := parsePolicyType(b.PolicyType)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.checkPolicyContent(typ, b.Content); err != nil {
-			return nil, err
-		}
-		c := catalog.CreatePolicy{Name: b.Name, Comment: b.Comment, Type: typ, Enabled: b.Enabled == nil || *b.Enabled, Content: b.Content}
-		if err := catalog.CheckEntry(l.Snapshot, rq.actor(), c); err != nil {
-			return nil, err
-		}
-		return &plan{cmds: []catalog.Command{c}, render: renderPolicy(b.Name)}, nil
-	})
-	s.read(base+"/policies/{policy}", "GetPolicy", func(rq *request, l *Lake) (map[string]any, error) {
-		p, err := l.Snapshot.ViewPolicy(rq.actor(), rq.param("policy"))
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"policy": toPolicy(p)}, nil
-	})
-	s.write("PUT", base+"/policies/{policy}", "AlterPolicy", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			Updates []struct {
-				Type       string                 `json:"@type"`
-				NewName    string                 `json:"newName"`
-				NewComment string                 `json:"newComment"`
-				PolicyType string                 `json:"policyType"`
-				NewContent *catalog.PolicyContent `json:"newContent"`
-			} `json:"updates"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if len(b.Updates) == 0 {
-			return nil, badRequest("no updates")
-		}
-		name := rq.param("policy")
-		c := catalog.AlterPolicy{Name: name}
-		var last *catalog.PolicyUpdate // the last updateContent: the content the policy ends up with
-		for _, u := range b.Updates {
-			pu := catalog.PolicyUpdate{Type: u.Type}
-			switch u.Type {
-			case "rename":
-				if err := catalog.CheckEntityName(u.NewName); err != nil {
-					return nil, err
-				}
-				pu.NewName, name = u.NewName, u.NewName
-			case "updateComment":
-				pu.NewComment = u.NewComment
-			case "updateContent":
-				typ, err := parsePolicyType(u.PolicyType)
-				if err != nil {
-					return nil, err
-				}
-				if u.NewContent == nil {
-					return nil, badRequest("updateContent needs newContent")
-				}
-				pu.PolicyType, pu.NewContent = typ, u.NewContent
-			default:
-				return nil, badRequest("unknown policy update %q", u.Type)
-			}
-			c.Updates = append(c.Updates, pu)
-			if pu.Type == "updateContent" {
-				last = &pu
-			}
-		}
-		if last != nil {
-			if err := s.checkPolicyContent(last.PolicyType, *last.NewContent); err != nil {
-				return nil, err
-			}
-		}
-		if err := catalog.CheckEntry(l.Snapshot, rq.actor(), c); err != nil {
-			return nil, err
-		}
-		return &plan{cmds: []catalog.Command{c}, render: renderPolicy(name)}, nil
-	})
-	s.write("PATCH", base+"/policies/{policy}", "SetPolicyEnabled", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			Enable *bool `json:"enable"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if b.Enable == nil {
-			return nil, badRequest("enable is required")
-		}
-		name := rq.param("policy")
-		var c catalog.Command = catalog.DisablePolicy{Name: name}
-		if *b.Enable {
-			c = catalog.EnablePolicy{Name: name}
-		}
-		return &plan{cmds: []catalog.Command{c}, render: func(*Result) (map[string]any, error) { return nil, nil }}, nil
-	})
-	s.write("DELETE", base+"/policies/{policy}", "DropPolicy", func(rq *request, l *Lake) (*plan, error) {
-		dropped := map[string]any{"dropped": false}
-		name := rq.param("policy")
-		if !l.Snapshot.Visible(rq.actor(), catalog.Policy(name)) {
-			return &plan{now: dropped}, nil
-		}
-		return &plan{cmds: []catalog.Command{catalog.DropPolicy{Name: name}}, onNotFound: dropped,
-			render: func(*Result) (map[string]any, error) { return map[string]any{"dropped": true}, nil }}, nil
-	})
-	s.read(base+"/policies/{policy}/tags", "ListTagsForPolicy", func(rq *request, l *Lake) (map[string]any, error) {
-		p, err := l.Snapshot.ViewPolicy(rq.actor(), rq.param("policy"))
-		if err != nil {
-			return nil, err
-		}
-		if rq.details() {
-			out := []associationDTO{}
-			for _, a := range p.Tags {
-				out = append(out, associationDTO{Tag: a.Tag, Selector: toSelector(a.Selector)})
-			}
-			return map[string]any{"associations": out}, nil
-		}
-		names := []string{}
-		for _, a := range p.Tags {
-			names = append(names, a.Tag)
-		}
-		return map[string]any{"names": names}, nil
-	})
-	s.read(base+"/tags/{tag}/policies", "ListPoliciesForTag", func(rq *request, l *Lake) (map[string]any, error) {
-		t, err := l.Snapshot.ViewTag(rq.actor(), rq.param("tag"))
-		if err != nil {
-			return nil, err
-		}
-		if rq.details() {
-			out := []associationDTO{}
-			for _, a := range t.Policies {
-				out = append(out, associationDTO{Policy: a.Policy, Selector: toSelector(a.Selector)})
-			}
-			return map[string]any{"associations": out}, nil
-		}
-		names := []string{}
-		for _, a := range t.Policies {
-			names = append(names, a.Policy)
-		}
-		return map[string]any{"names": names}, nil
-	})
-	s.write("PUT", base+"/tags/{tag}/policies/{policy}", "AttachPolicy", func(rq *request, l *Lake) (*plan, error) {
-		sel, err := parseSelector(rq)
-		if err != nil {
-			return nil, err
-		}
-		tag, pol := rq.param("tag"), rq.param("policy")
-		return &plan{cmds: []catalog.Command{catalog.AttachPolicy{Tag: tag, Policy: pol, Selector: sel}},
-			render: func(*Result) (map[string]any, error) {
-				return map[string]any{"policy": pol, "tag": tag, "selector": toSelector(sel)}, nil
-			}}, nil
-	})
-	s.write("DELETE", base+"/tags/{tag}/policies/{policy}", "DetachPolicy", func(rq *request, l *Lake) (*plan, error) {
-		tag, pol := rq.param("tag"), rq.param("policy")
-		return &plan{cmds: []catalog.Command{catalog.DetachPolicy{Tag: tag, Policy: pol}},
-			render: func(*Result) (map[string]any, error) {
-				return map[string]any{"policy": pol, "tag": tag}, nil
-			}}, nil
-	})
-	s.read(base+"/objects/{type}/{fullName}/policies", "ListPoliciesForObject", func(rq *request, l *Lake) (map[string]any, error) {
-		o, err := parseObject(rq)
-		if err != nil {
-			return nil, err
-		}
-		ps, err := l.Snapshot.ViewPoliciesOf(rq.actor(), o)
-		if err != nil {
-			return nil, err
-		}
-		if !rq.details() {
-			names := []string{}
-			for _, p := range ps {
-				names = append(names, p.Policy)
-			}
-			return map[string]any{"names": names}, nil
-		}
-		out := []policyDTO{}
-		for _, dp := range ps {
-			p, ok := l.Snapshot.Policy(dp.Policy)
-			if !ok {
-				continue
-			}
-			d := toPolicy(p)
-			inh := dp.Inherited
-			d.Inherited = &inh
-			if dp.Tag != "" { // empty: reached through tags the caller may not view
-				src := metadataObjectDTO{FullName: dp.Source.Name, Type: lower(dp.Source.Type)}
-				d.Tag, d.Selector, d.Source = dp.Tag, toSelector(dp.Selector), &src
-			}
-			out = append(out, d)
-		}
-		return map[string]any{"policies": out}, nil
-	})
+	s.read(base+"/policies", "ListPolicies", s.listPolicies)
+	s.write("POST", base+"/policies", "CreatePolicy", s.createPolicy)
+	s.read(base+"/policies/{policy}", "GetPolicy", s.getPolicy)
+	s.write("PUT", base+"/policies/{policy}", "AlterPolicy", s.alterPolicy)
+	s.write("PATCH", base+"/policies/{policy}", "SetPolicyEnabled", s.setPolicyEnabled)
+	s.write("DELETE", base+"/policies/{policy}", "DropPolicy", s.dropPolicy)
+	s.read(base+"/policies/{policy}/tags", "ListTagsForPolicy", s.listTagsForPolicy)
+	s.read(base+"/tags/{tag}/policies", "ListPoliciesForTag", s.listPoliciesForTag)
+	s.write("PUT", base+"/tags/{tag}/policies/{policy}", "AttachPolicy", s.attachPolicy)
+	s.write("DELETE", base+"/tags/{tag}/policies/{policy}", "DetachPolicy", s.detachPolicy)
+	s.read(base+"/objects/{type}/{fullName}/policies", "ListPoliciesForObject", s.listPoliciesForObject)
 }
 
 // checkPolicyContent runs Config.CheckPolicy, if set, on the content a
@@ -367,4 +121,199 @@ func renderPolicy(name string) func(*Result) (map[string]any, error) {
 		}
 		return map[string]any{"policy": toPolicy(p)}, nil
 	}
+}
+
+// listPolicies serves GET …/policies.
+func (s *Server) listPolicies(rq *request, l *Lake) (map[string]any, error) {
+	ps := l.Snapshot.ViewPolicies(rq.actor())
+	return namesOr(rq, ps, "policies", func(p catalog.PolicyInfo) string { return p.Name },
+		func(p catalog.PolicyInfo) (api.PolicyDTO, bool) { return toPolicy(p), true }), nil
+}
+
+// createPolicy serves POST …/policies.
+func (s *Server) createPolicy(rq *request, l *Lake) (*plan, error) {
+	var b struct {
+		Name       string                `json:"name"`
+		Comment    string                `json:"comment"`
+		PolicyType string                `json:"policyType"`
+		Enabled    *bool                 `json:"enabled"`
+		Content    catalog.PolicyContent `json:"content"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if err := catalog.CheckEntityName(b.Name); err != nil {
+		return nil, err
+	}
+	typ, err := parsePolicyType(b.PolicyType)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkPolicyContent(typ, b.Content); err != nil {
+		return nil, err
+	}
+	c := catalog.CreatePolicy{Name: b.Name, Comment: b.Comment, Type: typ, Enabled: b.Enabled == nil || *b.Enabled, Content: b.Content}
+	if err := catalog.CheckEntry(l.Snapshot, rq.actor(), c); err != nil {
+		return nil, err
+	}
+	return &plan{cmds: []catalog.Command{c}, render: renderPolicy(b.Name)}, nil
+}
+
+// getPolicy serves GET …/policies/{policy}.
+func (s *Server) getPolicy(rq *request, l *Lake) (map[string]any, error) {
+	p, err := l.Snapshot.ViewPolicy(rq.actor(), rq.param("policy"))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"policy": toPolicy(p)}, nil
+}
+
+// alterPolicy serves PUT …/policies/{policy}.
+func (s *Server) alterPolicy(rq *request, l *Lake) (*plan, error) {
+	updates, err := updatesOf[api.PolicyUpdate](rq)
+	if err != nil {
+		return nil, err
+	}
+	name := rq.param("policy")
+	c := catalog.AlterPolicy{Name: name}
+	var last *catalog.PolicyUpdate // the last updateContent: the content the policy ends up with
+	for _, u := range updates {
+		pu := catalog.PolicyUpdate{Type: u.Type}
+		switch u.Type {
+		case "rename":
+			if err := catalog.CheckEntityName(u.NewName); err != nil {
+				return nil, err
+			}
+			pu.NewName, name = u.NewName, u.NewName
+		case "updateComment":
+			pu.NewComment = u.NewComment
+		case "updateContent":
+			typ, err := parsePolicyType(u.PolicyType)
+			if err != nil {
+				return nil, err
+			}
+			if u.NewContent == nil {
+				return nil, badRequest("updateContent needs newContent")
+			}
+			pu.PolicyType, pu.NewContent = typ, u.NewContent
+		default:
+			return nil, badRequest("unknown policy update %q", u.Type)
+		}
+		c.Updates = append(c.Updates, pu)
+		if pu.Type == "updateContent" {
+			last = &pu
+		}
+	}
+	if last != nil {
+		if err := s.checkPolicyContent(last.PolicyType, *last.NewContent); err != nil {
+			return nil, err
+		}
+	}
+	if err := catalog.CheckEntry(l.Snapshot, rq.actor(), c); err != nil {
+		return nil, err
+	}
+	return &plan{cmds: []catalog.Command{c}, render: renderPolicy(name)}, nil
+}
+
+// setPolicyEnabled serves PATCH …/policies/{policy}.
+func (s *Server) setPolicyEnabled(rq *request, l *Lake) (*plan, error) {
+	var b struct {
+		Enable *bool `json:"enable"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if b.Enable == nil {
+		return nil, badRequest("enable is required")
+	}
+	name := rq.param("policy")
+	var c catalog.Command = catalog.DisablePolicy{Name: name}
+	if *b.Enable {
+		c = catalog.EnablePolicy{Name: name}
+	}
+	return &plan{cmds: []catalog.Command{c}, render: func(*Result) (map[string]any, error) { return nil, nil }}, nil
+}
+
+// dropPolicy serves DELETE …/policies/{policy}.
+func (s *Server) dropPolicy(rq *request, l *Lake) (*plan, error) {
+	dropped := map[string]any{"dropped": false}
+	name := rq.param("policy")
+	if !l.Snapshot.Visible(rq.actor(), catalog.Policy(name)) {
+		return &plan{now: dropped}, nil
+	}
+	return &plan{cmds: []catalog.Command{catalog.DropPolicy{Name: name}}, onNotFound: dropped,
+		render: func(*Result) (map[string]any, error) { return map[string]any{"dropped": true}, nil }}, nil
+}
+
+// listTagsForPolicy serves GET …/policies/{policy}/tags.
+func (s *Server) listTagsForPolicy(rq *request, l *Lake) (map[string]any, error) {
+	p, err := l.Snapshot.ViewPolicy(rq.actor(), rq.param("policy"))
+	if err != nil {
+		return nil, err
+	}
+	return namesOr(rq, p.Tags, "associations", func(a catalog.PolicyOnTag) string { return a.Tag },
+		func(a catalog.PolicyOnTag) (api.AssociationDTO, bool) {
+			return api.AssociationDTO{Tag: a.Tag, Selector: toSelector(a.Selector)}, true
+		}), nil
+}
+
+// listPoliciesForTag serves GET …/tags/{tag}/policies.
+func (s *Server) listPoliciesForTag(rq *request, l *Lake) (map[string]any, error) {
+	t, err := l.Snapshot.ViewTag(rq.actor(), rq.param("tag"))
+	if err != nil {
+		return nil, err
+	}
+	return namesOr(rq, t.Policies, "associations", func(a catalog.PolicyOnTag) string { return a.Policy },
+		func(a catalog.PolicyOnTag) (api.AssociationDTO, bool) {
+			return api.AssociationDTO{Policy: a.Policy, Selector: toSelector(a.Selector)}, true
+		}), nil
+}
+
+// attachPolicy serves PUT …/tags/{tag}/policies/{policy}.
+func (s *Server) attachPolicy(rq *request, l *Lake) (*plan, error) {
+	sel, err := parseSelector(rq)
+	if err != nil {
+		return nil, err
+	}
+	tag, pol := rq.param("tag"), rq.param("policy")
+	return &plan{cmds: []catalog.Command{catalog.AttachPolicy{Tag: tag, Policy: pol, Selector: sel}},
+		render: func(*Result) (map[string]any, error) {
+			return map[string]any{"policy": pol, "tag": tag, "selector": toSelector(sel)}, nil
+		}}, nil
+}
+
+// detachPolicy serves DELETE …/tags/{tag}/policies/{policy}.
+func (s *Server) detachPolicy(rq *request, l *Lake) (*plan, error) {
+	tag, pol := rq.param("tag"), rq.param("policy")
+	return &plan{cmds: []catalog.Command{catalog.DetachPolicy{Tag: tag, Policy: pol}},
+		render: func(*Result) (map[string]any, error) {
+			return map[string]any{"policy": pol, "tag": tag}, nil
+		}}, nil
+}
+
+// listPoliciesForObject serves GET …/objects/{type}/{fullName}/policies.
+func (s *Server) listPoliciesForObject(rq *request, l *Lake) (map[string]any, error) {
+	o, err := parseObject(rq)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := l.Snapshot.ViewPoliciesOf(rq.actor(), o)
+	if err != nil {
+		return nil, err
+	}
+	return namesOr(rq, ps, "policies", func(dp catalog.DerivedPolicy) string { return dp.Policy },
+		func(dp catalog.DerivedPolicy) (api.PolicyDTO, bool) {
+			p, ok := l.Snapshot.Policy(dp.Policy)
+			if !ok {
+				return api.PolicyDTO{}, false
+			}
+			d := toPolicy(p)
+			inh := dp.Inherited
+			d.Inherited = &inh
+			if dp.Tag != "" { // empty: reached through tags the caller may not view
+				src := api.ObjectDTO{FullName: dp.Source.Name, Type: lower(dp.Source.Type)}
+				d.Tag, d.Selector, d.Source = dp.Tag, toSelector(dp.Selector), &src
+			}
+			return d, true
+		}), nil
 }

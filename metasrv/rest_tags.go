@@ -5,26 +5,11 @@ import (
 	"slices"
 
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
-type tagDTO struct {
-	Name          string            `json:"name"`
-	Comment       string            `json:"comment,omitempty"`
-	Properties    map[string]string `json:"properties,omitempty"`
-	AllowedValues *[]string         `json:"allowedValues,omitempty"` // absent: any value
-	Audit         *catalog.Audit    `json:"audit,omitempty"`
-	// In an object's context:
-	Inherited        *bool     `json:"inherited,omitempty"`
-	AssignmentValues *[]string `json:"assignmentValues,omitempty"`
-}
-
-type metadataObjectDTO struct {
-	FullName string `json:"fullName"`
-	Type     string `json:"type"`
-}
-
-func toTag(t catalog.TagInfo) tagDTO {
-	d := tagDTO{Name: t.Name, Comment: t.Comment, Properties: t.Properties}
+func toTag(t catalog.TagInfo) api.TagDTO {
+	d := api.TagDTO{Name: t.Name, Comment: t.Comment, Properties: t.Properties}
 	if t.AllowedValues != nil {
 		av := append([]string{}, t.AllowedValues...)
 		d.AllowedValues = &av
@@ -34,10 +19,10 @@ func toTag(t catalog.TagInfo) tagDTO {
 	return d
 }
 
-func toObjects(os []catalog.Object) []metadataObjectDTO {
-	out := []metadataObjectDTO{}
+func toObjects(os []catalog.Object) []api.ObjectDTO {
+	out := []api.ObjectDTO{}
 	for _, o := range os {
-		out = append(out, metadataObjectDTO{FullName: o.Name, Type: lower(o.Type)})
+		out = append(out, api.ObjectDTO{FullName: o.Name, Type: lower(o.Type)})
 	}
 	return out
 }
@@ -72,147 +57,14 @@ func directTagNames(s *catalog.Snapshot, o catalog.Object) []string {
 
 func (s *Server) tagRoutes() {
 	const base = "/api/metalakes/{tenant}"
-	s.read(base+"/tags", "ListTags", func(rq *request, l *Lake) (map[string]any, error) {
-		tags := l.Snapshot.ViewTags(rq.actor())
-		if rq.details() {
-			out := []tagDTO{}
-			for _, t := range tags {
-				out = append(out, toTag(t))
-			}
-			return map[string]any{"tags": out}, nil
-		}
-		names := []string{}
-		for _, t := range tags {
-			names = append(names, t.Name)
-		}
-		return map[string]any{"names": names}, nil
-	})
-	s.write("POST", base+"/tags", "CreateTag", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			Name          string            `json:"name"`
-			Comment       string            `json:"comment"`
-			Properties    map[string]string `json:"properties"`
-			AllowedValues *[]string         `json:"allowedValues"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if err := catalog.CheckEntityName(b.Name); err != nil {
-			return nil, err
-		}
-		c := catalog.CreateTag{Name: b.Name, Comment: b.Comment, Properties: b.Properties}
-		if b.AllowedValues != nil {
-			c.AllowedValues = append([]string{}, *b.AllowedValues...)
-		}
-		return &plan{cmds: []catalog.Command{c}, render: renderTag(b.Name)}, nil
-	})
-	s.read(base+"/tags/{tag}", "GetTag", func(rq *request, l *Lake) (map[string]any, error) {
-		t, err := l.Snapshot.ViewTag(rq.actor(), rq.param("tag"))
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"tag": toTag(t)}, nil
-	})
-	s.write("PUT", base+"/tags/{tag}", "AlterTag", func(rq *request, l *Lake) (*plan, error) {
-		var b struct {
-			Updates []Update `json:"updates"`
-		}
-		if err := rq.decode(&b); err != nil {
-			return nil, err
-		}
-		if len(b.Updates) == 0 {
-			return nil, badRequest("no updates")
-		}
-		name := rq.param("tag")
-		c := catalog.AlterTag{Name: name}
-		for _, u := range b.Updates {
-			switch u.Type {
-			case "rename", "updateComment", "setProperty", "removeProperty":
-			default:
-				return nil, badRequest("unknown tag update %q", u.Type)
-			}
-			c.Updates = append(c.Updates, catalog.TagUpdate{Type: u.Type, NewName: u.NewName, NewComment: u.NewComment, Property: u.Property, Value: u.Value})
-			if u.Type == "rename" {
-				name = u.NewName
-			}
-		}
-		return &plan{cmds: []catalog.Command{c}, render: renderTag(name)}, nil
-	})
-	s.write("DELETE", base+"/tags/{tag}", "DropTag", func(rq *request, l *Lake) (*plan, error) {
-		dropped := map[string]any{"dropped": false}
-		name := rq.param("tag")
-		if !l.Snapshot.Visible(rq.actor(), catalog.Tag(name)) {
-			return &plan{now: dropped}, nil
-		}
-		return &plan{cmds: []catalog.Command{catalog.DropTag{Name: name}}, onNotFound: dropped,
-			render: func(*Result) (map[string]any, error) { return map[string]any{"dropped": true}, nil }}, nil
-	})
-	s.read(base+"/tags/{tag}/objects", "ListObjectsForTag", func(rq *request, l *Lake) (map[string]any, error) {
-		objs, err := l.Snapshot.ViewObjectsWithTag(rq.actor(), rq.param("tag"), rq.query("value"))
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"metadataObjects": toObjects(objs)}, nil
-	})
-	s.read(base+"/objects/{type}/{fullName}/tags", "ListTagsForObject", func(rq *request, l *Lake) (map[string]any, error) {
-		o, err := parseObject(rq)
-		if err != nil {
-			return nil, err
-		}
-		tags, err := l.Snapshot.ViewEffectiveTags(rq.actor(), o)
-		if err != nil {
-			return nil, err
-		}
-		if !rq.details() {
-			names := []string{}
-			for _, t := range tags {
-				names = append(names, t.Name)
-			}
-			return map[string]any{"names": names}, nil
-		}
-		out := []tagDTO{}
-		for _, et := range tags {
-			t, _ := l.Snapshot.Tag(et.Name)
-			d := toTag(t)
-			inh := et.Inherited
-			vals := append([]string{}, et.Values...)
-			d.Inherited, d.AssignmentValues = &inh, &vals
-			out = append(out, d)
-		}
-		return map[string]any{"tags": out}, nil
-	})
-	s.write("POST", base+"/objects/{type}/{fullName}/tags", "AssociateTags", func(rq *request, l *Lake) (*plan, error) {
-		o, err := parseObject(rq)
-		if err != nil {
-			return nil, err
-		}
-		var cmd catalog.Command
-		switch mt := mediaType(rq.r); mt {
-		case mediaV2:
-			var b struct {
-				TagsToAdd    []catalog.TagValue `json:"tagsToAdd"`
-				TagsToRemove []catalog.TagValue `json:"tagsToRemove"`
-			}
-			if err := rq.decode(&b); err != nil {
-				return nil, err
-			}
-			cmd = catalog.AssociateTagsV2{Object: o, TagsToAdd: b.TagsToAdd, TagsToRemove: b.TagsToRemove}
-		case mediaJSON, mediaV1, "":
-			var b struct {
-				TagsToAdd    []string `json:"tagsToAdd"`
-				TagsToRemove []string `json:"tagsToRemove"`
-			}
-			if err := rq.decode(&b); err != nil {
-				return nil, err
-			}
-			cmd = catalog.AssociateTagsV1{Object: o, TagsToAdd: b.TagsToAdd, TagsToRemove: b.TagsToRemove}
-		default:
-			return nil, badRequest("unsupported content type %q", mt)
-		}
-		return &plan{cmds: []catalog.Command{cmd}, render: func(res *Result) (map[string]any, error) {
-			return map[string]any{"names": directTagNames(res.Lake.Snapshot, o)}, nil
-		}}, nil
-	})
+	s.read(base+"/tags", "ListTags", s.listTags)
+	s.write("POST", base+"/tags", "CreateTag", s.createTag)
+	s.read(base+"/tags/{tag}", "GetTag", s.getTag)
+	s.write("PUT", base+"/tags/{tag}", "AlterTag", s.alterTag)
+	s.write("DELETE", base+"/tags/{tag}", "DropTag", s.dropTag)
+	s.read(base+"/tags/{tag}/objects", "ListObjectsForTag", s.listObjectsForTag)
+	s.read(base+"/objects/{type}/{fullName}/tags", "ListTagsForObject", s.listTagsForObject)
+	s.write("POST", base+"/objects/{type}/{fullName}/tags", "AssociateTags", s.associateTags)
 }
 
 func renderTag(name string) func(*Result) (map[string]any, error) {
@@ -223,4 +75,138 @@ func renderTag(name string) func(*Result) (map[string]any, error) {
 		}
 		return map[string]any{"tag": toTag(t)}, nil
 	}
+}
+
+// listTags serves GET …/tags.
+func (s *Server) listTags(rq *request, l *Lake) (map[string]any, error) {
+	tags := l.Snapshot.ViewTags(rq.actor())
+	return namesOr(rq, tags, "tags", func(t catalog.TagInfo) string { return t.Name },
+		func(t catalog.TagInfo) (api.TagDTO, bool) { return toTag(t), true }), nil
+}
+
+// createTag serves POST …/tags.
+func (s *Server) createTag(rq *request, l *Lake) (*plan, error) {
+	var b struct {
+		Name          string            `json:"name"`
+		Comment       string            `json:"comment"`
+		Properties    map[string]string `json:"properties"`
+		AllowedValues *[]string         `json:"allowedValues"`
+	}
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if err := catalog.CheckEntityName(b.Name); err != nil {
+		return nil, err
+	}
+	c := catalog.CreateTag{Name: b.Name, Comment: b.Comment, Properties: b.Properties}
+	if b.AllowedValues != nil {
+		c.AllowedValues = append([]string{}, *b.AllowedValues...)
+	}
+	return &plan{cmds: []catalog.Command{c}, render: renderTag(b.Name)}, nil
+}
+
+// getTag serves GET …/tags/{tag}.
+func (s *Server) getTag(rq *request, l *Lake) (map[string]any, error) {
+	t, err := l.Snapshot.ViewTag(rq.actor(), rq.param("tag"))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"tag": toTag(t)}, nil
+}
+
+// alterTag serves PUT …/tags/{tag}.
+func (s *Server) alterTag(rq *request, l *Lake) (*plan, error) {
+	updates, err := updatesOf[Update](rq)
+	if err != nil {
+		return nil, err
+	}
+	name := rq.param("tag")
+	c := catalog.AlterTag{Name: name}
+	for _, u := range updates {
+		switch u.Type {
+		case "rename", "updateComment", "setProperty", "removeProperty":
+		default:
+			return nil, badRequest("unknown tag update %q", u.Type)
+		}
+		c.Updates = append(c.Updates, catalog.TagUpdate{Type: u.Type, NewName: u.NewName, NewComment: u.NewComment, Property: u.Property, Value: u.Value})
+		if u.Type == "rename" {
+			name = u.NewName
+		}
+	}
+	return &plan{cmds: []catalog.Command{c}, render: renderTag(name)}, nil
+}
+
+// dropTag serves DELETE …/tags/{tag}.
+func (s *Server) dropTag(rq *request, l *Lake) (*plan, error) {
+	dropped := map[string]any{"dropped": false}
+	name := rq.param("tag")
+	if !l.Snapshot.Visible(rq.actor(), catalog.Tag(name)) {
+		return &plan{now: dropped}, nil
+	}
+	return &plan{cmds: []catalog.Command{catalog.DropTag{Name: name}}, onNotFound: dropped,
+		render: func(*Result) (map[string]any, error) { return map[string]any{"dropped": true}, nil }}, nil
+}
+
+// listObjectsForTag serves GET …/tags/{tag}/objects.
+func (s *Server) listObjectsForTag(rq *request, l *Lake) (map[string]any, error) {
+	objs, err := l.Snapshot.ViewObjectsWithTag(rq.actor(), rq.param("tag"), rq.query("value"))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"metadataObjects": toObjects(objs)}, nil
+}
+
+// listTagsForObject serves GET …/objects/{type}/{fullName}/tags.
+func (s *Server) listTagsForObject(rq *request, l *Lake) (map[string]any, error) {
+	o, err := parseObject(rq)
+	if err != nil {
+		return nil, err
+	}
+	tags, err := l.Snapshot.ViewEffectiveTags(rq.actor(), o)
+	if err != nil {
+		return nil, err
+	}
+	return namesOr(rq, tags, "tags", func(et catalog.EffectiveTag) string { return et.Name },
+		func(et catalog.EffectiveTag) (api.TagDTO, bool) {
+			t, _ := l.Snapshot.Tag(et.Name)
+			d := toTag(t)
+			inh := et.Inherited
+			vals := append([]string{}, et.Values...)
+			d.Inherited, d.AssignmentValues = &inh, &vals
+			return d, true
+		}), nil
+}
+
+// associateTags serves POST …/objects/{type}/{fullName}/tags.
+func (s *Server) associateTags(rq *request, l *Lake) (*plan, error) {
+	o, err := parseObject(rq)
+	if err != nil {
+		return nil, err
+	}
+	var cmd catalog.Command
+	switch mt := mediaType(rq.r); mt {
+	case mediaV2:
+		var b struct {
+			TagsToAdd    []catalog.TagValue `json:"tagsToAdd"`
+			TagsToRemove []catalog.TagValue `json:"tagsToRemove"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		cmd = catalog.AssociateTagsV2{Object: o, TagsToAdd: b.TagsToAdd, TagsToRemove: b.TagsToRemove}
+	case mediaJSON, mediaV1, "":
+		var b struct {
+			TagsToAdd    []string `json:"tagsToAdd"`
+			TagsToRemove []string `json:"tagsToRemove"`
+		}
+		if err := rq.decode(&b); err != nil {
+			return nil, err
+		}
+		cmd = catalog.AssociateTagsV1{Object: o, TagsToAdd: b.TagsToAdd, TagsToRemove: b.TagsToRemove}
+	default:
+		return nil, badRequest("unsupported content type %q", mt)
+	}
+	return &plan{cmds: []catalog.Command{cmd}, render: func(res *Result) (map[string]any, error) {
+		return map[string]any{"names": directTagNames(res.Lake.Snapshot, o)}, nil
+	}}, nil
 }

@@ -1,6 +1,9 @@
 package metasrv
 
-import "lakegate/authz"
+import (
+	"lakegate/authz"
+	"lakegate/metasrv/api"
+)
 
 // whoamiRoutes registers GET /api/whoami: who the credential of the request
 // is, so that a client can default to the caller's metalake (its tenant)
@@ -8,31 +11,12 @@ import "lakegate/authz"
 // answer holds nothing the caller's principal map entry does not already
 // grant it (no token, no hash).
 func (s *Server) whoamiRoutes() {
-	s.read("/api/whoami", "WhoAmI", func(rq *request, _ *Lake) (map[string]any, error) {
-		return map[string]any{"principal": whoami(rq)}, nil
-	})
+	s.read("/api/whoami", "WhoAmI", s.whoAmI)
 }
 
-// whoamiDTO is the answer of GET /api/whoami.
-type whoamiDTO struct {
-	Name   string `json:"name"`
-	Tenant string `json:"tenant"`
-	Role   string `json:"role"`
-	// Namespaces are the namespace grants of a user; a tenant admin reads
-	// every namespace of its tenant; empty for the other roles.
-	Namespaces []string `json:"namespaces"`
-	// Metalake is the metalake the caller works in by default (its
-	// tenant's), empty for an operator (every metalake, none by default)
-	// and the roles that are not a tenant's.
-	Metalake string `json:"metalake"`
-	// DelegatedBy names the query service acting for the user, on a
-	// delegated request.
-	DelegatedBy string `json:"delegatedBy,omitempty"`
-}
-
-func whoami(rq *request) whoamiDTO {
+func whoami(rq *request) api.WhoamiDTO {
 	p := rq.caller
-	out := whoamiDTO{Name: p.ID().String(), Tenant: p.Tenant().String(), Role: p.Role().String(), Namespaces: []string{}}
+	out := api.WhoamiDTO{Name: p.ID().String(), Tenant: p.Tenant().String(), Role: p.Role().String(), Namespaces: []string{}}
 	switch p.Role() {
 	case authz.RoleUser:
 		for _, ns := range p.Namespaces() {
@@ -47,4 +31,9 @@ func whoami(rq *request) whoamiDTO {
 		out.DelegatedBy = rq.delegator.ID().String()
 	}
 	return out
+}
+
+// whoAmI serves GET /api/whoami.
+func (s *Server) whoAmI(rq *request, _ *Lake) (map[string]any, error) {
+	return map[string]any{"principal": whoami(rq)}, nil
 }

@@ -427,14 +427,7 @@ func (s *Server) clusterRemoveHandler() http.Handler {
 				return
 			}
 			defer resp.Body.Close()
-			if ct := resp.Header.Get("Content-Type"); ct != "" {
-				w.Header().Set("Content-Type", ct)
-			}
-			if ra := resp.Header.Get("Retry-After"); ra != "" {
-				w.Header().Set("Retry-After", ra)
-			}
-			w.WriteHeader(resp.StatusCode)
-			_, _ = io.Copy(w, io.LimitReader(resp.Body, s.cfg.MaxBodyBytes))
+			raftnode.CopyReply(w, resp, s.cfg.MaxBodyBytes)
 			return
 		}
 		known := false

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
 // Upstream catalogs (lakegate extension). A catalog of type "upstream"
@@ -249,24 +250,11 @@ func checkPropertyAlter(rq *request, snap *catalog.Snapshot, o catalog.Object, a
 	return nil
 }
 
-// DescriptorUpstream says where a table of an upstream catalog lives: the
-// engine, as its catalog registers it, and the table's name there.
-type DescriptorUpstream struct {
-	Address string `json:"address"`
-	Dialect string `json:"dialect"`
-	TLS     bool   `json:"tls"`
-	// Credentials names a file in the gateway's credentials directory; ""
-	// for none.
-	Credentials string `json:"credentials,omitempty"`
-	// Name is the table on the engine, "schema.table" (upstream_name).
-	Name string `json:"name"`
-}
-
 // resolveUpstream returns the upstream part of the descriptor of table
 // (properties tableProps) in the upstream catalog with properties
 // catProps; ok is false when either is invalid (the reference is then
 // unavailable: fail closed).
-func resolveUpstream(catProps, tableProps map[string]string) (*DescriptorUpstream, bool) {
+func resolveUpstream(catProps, tableProps map[string]string) (*api.Upstream, bool) {
 	e, err := parseUpstream(catProps)
 	if err != nil {
 		return nil, false
@@ -275,7 +263,7 @@ func resolveUpstream(catProps, tableProps map[string]string) (*DescriptorUpstrea
 	if !validUpstreamName(n) {
 		return nil, false
 	}
-	return &DescriptorUpstream{Address: e.Address, Dialect: e.Dialect, TLS: e.TLS, Credentials: e.Credentials, Name: n}, true
+	return &api.Upstream{Address: e.Address, Dialect: e.Dialect, TLS: e.TLS, Credentials: e.Credentials, Name: n}, true
 }
 
 // snapOf returns l's snapshot, nil for a nil l.

@@ -2,9 +2,9 @@ package metasrv
 
 import (
 	"fmt"
-	"time"
 
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
 // Table versions over REST (lakegate extension of Gravitino's table API):
@@ -20,40 +20,7 @@ import (
 // first, to callers that may see the table. A table of an upstream catalog
 // holds no data in lakegate: commits to it are refused (400).
 
-// dataFileDTO is one data file of a table version on the wire (the same
-// shape as catalog.DataFile). Path is relative to the tenant's child stage
-// ("tables/<storageId>/…").
-type dataFileDTO struct {
-	Path   string `json:"path"`
-	Size   int64  `json:"size"`
-	Rows   int64  `json:"rows"`
-	SHA256 string `json:"sha256"`
-}
-
-// versionDTO is one retained version of a table.
-type versionDTO struct {
-	Version uint64        `json:"version"`
-	Rows    int64         `json:"rows"`
-	Files   []dataFileDTO `json:"files"`
-	Columns []columnDTO   `json:"columns"`
-	Actor   string        `json:"actor"`
-	Time    time.Time     `json:"time"`
-}
-
-// commitBody is the body of POST …/tables/{t}/versions.
-type commitBody struct {
-	// Base is the version the commit was prepared against. Required (0
-	// for a table without data yet).
-	Base *uint64 `json:"base"`
-	// Replace makes Files the whole new version; otherwise they are
-	// appended to the base version's files.
-	Replace bool `json:"replace"`
-	// Columns, when present, are the new version's columns.
-	Columns []columnDTO   `json:"columns"`
-	Files   []dataFileDTO `json:"files"`
-}
-
-func toDataFiles(in []dataFileDTO) []catalog.DataFile {
+func toDataFiles(in []api.DataFile) []catalog.DataFile {
 	if in == nil {
 		return nil
 	}
@@ -64,25 +31,25 @@ func toDataFiles(in []dataFileDTO) []catalog.DataFile {
 	return out
 }
 
-func fromDataFiles(in []catalog.DataFile) []dataFileDTO {
-	out := make([]dataFileDTO, len(in))
+func fromDataFiles(in []catalog.DataFile) []api.DataFile {
+	out := make([]api.DataFile, len(in))
 	for i, f := range in {
-		out[i] = dataFileDTO{Path: f.Path, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
+		out[i] = api.DataFile{Path: f.Path, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
 	}
 	return out
 }
 
-func toColumnDTOs(in []catalog.ColumnDef) []columnDTO {
-	out := make([]columnDTO, len(in))
+func toColumnDTOs(in []catalog.ColumnDef) []api.ColumnDTO {
+	out := make([]api.ColumnDTO, len(in))
 	for i, c := range in {
 		n := c.Nullable
-		out[i] = columnDTO{Name: c.Name, Type: c.Type, Comment: c.Comment, Nullable: &n}
+		out[i] = api.ColumnDTO{Name: c.Name, Type: c.Type, Comment: c.Comment, Nullable: &n}
 	}
 	return out
 }
 
-func toVersion(v catalog.TableVersionInfo) versionDTO {
-	return versionDTO{Version: v.Version, Rows: v.Rows, Files: fromDataFiles(v.Files),
+func toVersion(v catalog.TableVersionInfo) api.VersionDTO {
+	return api.VersionDTO{Version: v.Version, Rows: v.Rows, Files: fromDataFiles(v.Files),
 		Columns: toColumnDTOs(v.Columns), Actor: v.Actor, Time: v.Time.UTC()}
 }
 
@@ -96,57 +63,65 @@ func tableVersion(snap *catalog.Snapshot, table string) (string, uint64) {
 	return sid, v.Version
 }
 
+// tableOf is the table the path of rq names.
+func tableOf(rq *request) catalog.Object {
+	return catalog.Table(rq.param("catalog") + "." + rq.param("schema") + "." + rq.param("table"))
+}
+
 // versionRoutes registers the table version endpoints.
 func (s *Server) versionRoutes() {
 	const item = "/api/metalakes/{tenant}/catalogs/{catalog}/schemas/{schema}/tables/{table}/versions"
-	tableOf := func(rq *request) catalog.Object {
-		return catalog.Table(rq.param("catalog") + "." + rq.param("schema") + "." + rq.param("table"))
+	s.read(item, "ListTableVersions", s.listTableVersions)
+	s.write("POST", item, "CommitTableVersion", s.commitTableVersion)
+}
+
+// listTableVersions serves GET …/tables/{table}/versions.
+func (s *Server) listTableVersions(rq *request, l *Lake) (map[string]any, error) {
+	o := tableOf(rq)
+	if _, err := visibleObject(rq, l.Snapshot, o); err != nil {
+		return nil, err
 	}
-	s.read(item, "ListTableVersions", func(rq *request, l *Lake) (map[string]any, error) {
-		o := tableOf(rq)
-		if _, err := visibleObject(rq, l.Snapshot, o); err != nil {
+	out := []api.VersionDTO{}
+	if _, vs, ok := l.Snapshot.TableVersions(o.Name); ok {
+		for _, v := range vs {
+			out = append(out, toVersion(v))
+		}
+	}
+	return map[string]any{"versions": out}, nil
+}
+
+// commitTableVersion serves POST …/tables/{table}/versions.
+func (s *Server) commitTableVersion(rq *request, l *Lake) (*plan, error) {
+	var b api.CommitVersionRequest
+	if err := rq.decode(&b); err != nil {
+		return nil, err
+	}
+	if b.Base == nil {
+		return nil, badRequest("base is required")
+	}
+	o := tableOf(rq)
+	for _, part := range []string{"catalog", "schema", "table"} {
+		if err := catalog.CheckNamePart(rq.param(part)); err != nil {
 			return nil, err
 		}
-		out := []versionDTO{}
-		if _, vs, ok := l.Snapshot.TableVersions(o.Name); ok {
-			for _, v := range vs {
-				out = append(out, toVersion(v))
-			}
-		}
-		return map[string]any{"versions": out}, nil
-	})
-	s.write("POST", item, "CommitTableVersion", func(rq *request, l *Lake) (*plan, error) {
-		var b commitBody
-		if err := rq.decode(&b); err != nil {
+	}
+	if _, up := upstreamCatalog(rq, snapOf(l), rq.param("catalog")); up {
+		return nil, badRequest(errUpstreamNoData)
+	}
+	if len(b.Files) > 0 {
+		if err := checkDataFrom(rq); err != nil {
 			return nil, err
 		}
-		if b.Base == nil {
-			return nil, badRequest("base is required")
+	}
+	cmd := catalog.CommitTableVersion{Table: o.Name, Base: *b.Base, Replace: b.Replace, Files: toDataFiles(b.Files)}
+	for _, c := range b.Columns {
+		cmd.Columns = append(cmd.Columns, colDef(c))
+	}
+	return &plan{cmds: withRules(snapOf(l), []catalog.Command{cmd}), render: func(res *Result) (map[string]any, error) {
+		_, v, ok := res.Lake.Snapshot.TableVersion(o.Name, 0)
+		if !ok {
+			return nil, fmt.Errorf("metasrv: %s has no version after a commit", o)
 		}
-		o := tableOf(rq)
-		for _, part := range []string{"catalog", "schema", "table"} {
-			if err := catalog.CheckNamePart(rq.param(part)); err != nil {
-				return nil, err
-			}
-		}
-		if _, up := upstreamCatalog(rq, snapOf(l), rq.param("catalog")); up {
-			return nil, badRequest(errUpstreamNoData)
-		}
-		if len(b.Files) > 0 {
-			if err := checkDataFrom(rq); err != nil {
-				return nil, err
-			}
-		}
-		cmd := catalog.CommitTableVersion{Table: o.Name, Base: *b.Base, Replace: b.Replace, Files: toDataFiles(b.Files)}
-		for _, c := range b.Columns {
-			cmd.Columns = append(cmd.Columns, colDef(c))
-		}
-		return &plan{cmds: withRules(snapOf(l), []catalog.Command{cmd}), render: func(res *Result) (map[string]any, error) {
-			_, v, ok := res.Lake.Snapshot.TableVersion(o.Name, 0)
-			if !ok {
-				return nil, fmt.Errorf("metasrv: %s has no version after a commit", o)
-			}
-			return map[string]any{"version": v.Version, "generation": res.Generation()}, nil
-		}}, nil
-	})
+		return map[string]any{"version": v.Version, "generation": res.Generation()}, nil
+	}}, nil
 }

@@ -8,31 +8,6 @@ import (
 	"time"
 )
 
-// MaxWatchTenants bounds the metalakes of one watch request.
-const MaxWatchTenants = 1024
-
-// WatchRequest is the body of POST /internal/v1/generations: a gateway
-// follows the generations of the metalakes it holds decisions for, so it
-// may reuse a decision exactly as long as its metalake has not moved.
-type WatchRequest struct {
-	// Known maps each metalake followed (1 to MaxWatchTenants, each one of
-	// the caller's delegate tenants) to the generation the caller knows;
-	// 0 for none, and for a metalake that does not exist.
-	Known map[string]uint64 `json:"known"`
-	// WaitMillis is how long the node may hold the request while every
-	// known generation is current; 0 answers at once. Capped by
-	// Config.ReadWaitTimeout.
-	WaitMillis int64 `json:"waitMillis,omitempty"`
-}
-
-// WatchResponse answers a watch: the node's generation of every metalake
-// of the request (0 for one that does not exist), sent as soon as one of
-// them differs from what the caller knows, or when the wait ends.
-type WatchResponse struct {
-	Code        int               `json:"code"`
-	Generations map[string]uint64 `json:"generations"`
-}
-
 func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request) {
 	const op = "WatchGenerations"
 	p, err := s.queryService(r, op, "")

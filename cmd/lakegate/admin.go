@@ -17,6 +17,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"lakegate/metasrv/api"
 )
 
 const adminUsage = `usage: lakegate admin [global flags] <command> [args] [flags]
@@ -300,25 +302,15 @@ func (a *admin) lake(segs ...string) (string, error) {
 	return apiPath(append([]string{"api", "metalakes", a.metalake}, segs...)...), nil
 }
 
-// whoamiAnswer is metasrv's GET /api/whoami.
-type whoamiAnswer struct {
-	Name        string   `json:"name"`
-	Tenant      string   `json:"tenant"`
-	Role        string   `json:"role"`
-	Namespaces  []string `json:"namespaces"`
-	Metalake    string   `json:"metalake"`
-	DelegatedBy string   `json:"delegatedBy"`
-}
-
 // whoami asks metasrv who the token belongs to.
-func (a *admin) whoami() (whoamiAnswer, error) {
+func (a *admin) whoami() (api.WhoamiDTO, error) {
 	raw, err := a.send(a.ctx, http.MethodGet, "/api/whoami", nil, "")
 	if err != nil {
-		return whoamiAnswer{}, fmt.Errorf("asking metasrv whose token this is (for the default metalake): %w", err)
+		return api.WhoamiDTO{}, fmt.Errorf("asking metasrv whose token this is (for the default metalake): %w", err)
 	}
-	var r struct{ Principal whoamiAnswer }
+	var r struct{ Principal api.WhoamiDTO }
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return whoamiAnswer{}, fmt.Errorf("decoding the answer: %w", err)
+		return api.WhoamiDTO{}, fmt.Errorf("decoding the answer: %w", err)
 	}
 	return r.Principal, nil
 }
@@ -331,26 +323,6 @@ func apiPath(segs ...string) string {
 		b.WriteString(url.PathEscape(s))
 	}
 	return b.String()
-}
-
-// apiError is an error answer: Gravitino's {code,type,message}, or the
-// cluster endpoints' {error}.
-type apiError struct {
-	Status  int
-	Code    int
-	Type    string
-	Message string
-}
-
-func (e *apiError) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = "no message"
-	}
-	if e.Type != "" {
-		return fmt.Sprintf("%s (HTTP %d %s, %s %d)", msg, e.Status, http.StatusText(e.Status), e.Type, e.Code)
-	}
-	return fmt.Sprintf("%s (HTTP %d %s)", msg, e.Status, http.StatusText(e.Status))
 }
 
 // call sends a request and returns the body of a 2xx answer. body is
@@ -374,7 +346,7 @@ func (a *admin) call(method, path string, query url.Values, body any, contentTyp
 
 // send sends body (none if nil) as contentType (default
 // application/json) to path, which may carry a query, and returns the
-// body of a 2xx answer or an *apiError.
+// body of a 2xx answer or an *api.Error.
 func (a *admin) send(ctx context.Context, method, path string, body []byte, contentType string) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
@@ -404,20 +376,8 @@ func (a *admin) send(ctx context.Context, method, path string, body []byte, cont
 	if resp.StatusCode/100 == 2 {
 		return raw, nil
 	}
-	var eb struct {
-		Code    int    `json:"code"`
-		Type    string `json:"type"`
-		Message string `json:"message"`
-		Error   string `json:"error"`
-	}
-	e := &apiError{Status: resp.StatusCode}
-	if json.Unmarshal(raw, &eb) == nil {
-		e.Code, e.Type, e.Message = eb.Code, eb.Type, eb.Message
-		if e.Message == "" {
-			e.Message = eb.Error
-		}
-	}
-	if e.Message == "" {
+	e := api.DecodeError(resp.StatusCode, raw)
+	if e.Message == "" { // the operator's own server: show what it said
 		e.Message = strings.TrimSpace(string(raw))
 	}
 	return nil, e
@@ -583,11 +543,12 @@ func splitList(s string) []string {
 	return out
 }
 
-func ts(s string) string {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC().Format("2006-01-02 15:04:05")
+// ts renders a timestamp in UTC to the second; "" for none.
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return ""
 	}
-	return s
+	return t.UTC().Format("2006-01-02 15:04:05")
 }
 
 func orDash(s string) string {

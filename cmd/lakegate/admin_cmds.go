@@ -12,103 +12,10 @@ import (
 	"strconv"
 	"strings"
 
+	"lakegate/catalog"
+	"lakegate/metasrv"
+	"lakegate/metasrv/api"
 	"lakegate/metasrv/raftnode"
-)
-
-// Answer shapes, decoded only as far as the tables need.
-type (
-	auditDTO struct {
-		Creator    string `json:"creator"`
-		CreateTime string `json:"createTime"`
-	}
-	metalakeDTO struct {
-		Name       string            `json:"name"`
-		Comment    string            `json:"comment"`
-		Owner      string            `json:"owner"`
-		Properties map[string]string `json:"properties"`
-		Audit      auditDTO          `json:"audit"`
-	}
-	catalogDTO struct {
-		Name       string            `json:"name"`
-		Type       string            `json:"type"`
-		Provider   string            `json:"provider"`
-		Comment    string            `json:"comment"`
-		Properties map[string]string `json:"properties"`
-		Audit      auditDTO          `json:"audit"`
-	}
-	columnDTO struct {
-		Name     string `json:"name"`
-		Type     string `json:"type"`
-		Nullable *bool  `json:"nullable"`
-		Comment  string `json:"comment"`
-	}
-	tableDTO struct {
-		Name       string            `json:"name"`
-		Comment    string            `json:"comment"`
-		Columns    []columnDTO       `json:"columns"`
-		Properties map[string]string `json:"properties"`
-		Audit      auditDTO          `json:"audit"`
-	}
-	tagDTO struct {
-		Name             string            `json:"name"`
-		Comment          string            `json:"comment"`
-		AllowedValues    *[]string         `json:"allowedValues"`
-		Properties       map[string]string `json:"properties"`
-		Inherited        *bool             `json:"inherited"`
-		AssignmentValues []string          `json:"assignmentValues"`
-		Audit            auditDTO          `json:"audit"`
-	}
-	policyDTO struct {
-		Name       string          `json:"name"`
-		Comment    string          `json:"comment"`
-		PolicyType string          `json:"policyType"`
-		Enabled    bool            `json:"enabled"`
-		Content    json.RawMessage `json:"content"`
-		Audit      auditDTO        `json:"audit"`
-	}
-	privilegeDTO struct {
-		Name      string `json:"name"`
-		Condition string `json:"condition"`
-	}
-	roleDTO struct {
-		Name             string `json:"name"`
-		SecurableObjects []struct {
-			FullName   string         `json:"fullName"`
-			Type       string         `json:"type"`
-			Privileges []privilegeDTO `json:"privileges"`
-		} `json:"securableObjects"`
-	}
-	userDTO struct {
-		Name  string   `json:"name"`
-		Roles []string `json:"roles"`
-	}
-	objectDTO struct {
-		FullName string `json:"fullName"`
-		Type     string `json:"type"`
-	}
-	fileDTO struct {
-		Path string `json:"path"`
-		Size int64  `json:"size"`
-		Rows int64  `json:"rows"`
-	}
-	versionDTO struct {
-		Version uint64      `json:"version"`
-		Rows    int64       `json:"rows"`
-		Files   []fileDTO   `json:"files"`
-		Columns []columnDTO `json:"columns"`
-		Actor   string      `json:"actor"`
-		Time    string      `json:"time"`
-	}
-	eventDTO struct {
-		Index     uint64    `json:"index"`
-		Time      string    `json:"time"`
-		Actor     string    `json:"actor"`
-		Delegator string    `json:"delegator"`
-		Operation string    `json:"operation"`
-		Target    objectDTO `json:"target"`
-		Outcome   string    `json:"outcome"`
-		Detail    string    `json:"detail"`
-	}
 )
 
 // --- cluster ---
@@ -150,7 +57,7 @@ func adminClusterRemove(a *admin, args []string) error {
 
 // --- metalakes ---
 
-func (a *admin) printMetalake(m metalakeDTO) {
+func (a *admin) printMetalake(m api.MetalakeDTO) {
 	a.fields("name", m.Name, "comment", m.Comment, "owner", m.Owner, "properties", props(m.Properties),
 		"creator", m.Audit.Creator, "created", ts(m.Audit.CreateTime))
 }
@@ -169,7 +76,7 @@ func adminMetalakeCreate(a *admin, args []string) error {
 	if len(properties) > 0 {
 		body["properties"] = map[string]string(properties)
 	}
-	var r struct{ Metalake metalakeDTO }
+	var r struct{ Metalake api.MetalakeDTO }
 	return a.request("POST", "/api/metalakes", nil, body, &r, func() { a.printMetalake(r.Metalake) })
 }
 
@@ -177,9 +84,9 @@ func adminMetalakeList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	var r struct{ Metalakes []metalakeDTO }
+	var r struct{ Metalakes []api.MetalakeDTO }
 	return a.request("GET", "/api/metalakes", nil, nil, &r, func() {
-		tableOf(a, []string{"NAME", "OWNER", "CREATED", "COMMENT"}, r.Metalakes, func(m metalakeDTO) []string {
+		tableOf(a, []string{"NAME", "OWNER", "CREATED", "COMMENT"}, r.Metalakes, func(m api.MetalakeDTO) []string {
 			return []string{m.Name, m.Owner, ts(m.Audit.CreateTime), m.Comment}
 		})
 	})
@@ -193,7 +100,7 @@ func adminWhoami(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Principal whoamiAnswer }
+	var r struct{ Principal api.WhoamiDTO }
 	return a.show(raw, &r, func() {
 		p := r.Principal
 		a.fields("name", p.Name, "tenant", p.Tenant, "role", p.Role, "namespaces", strings.Join(p.Namespaces, ","),
@@ -206,7 +113,7 @@ func adminMetalakeGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Metalake metalakeDTO }
+	var r struct{ Metalake api.MetalakeDTO }
 	return a.request("GET", apiPath("api", "metalakes", pos[0]), nil, nil, &r, func() { a.printMetalake(r.Metalake) })
 }
 
@@ -244,11 +151,11 @@ func adminCatalogCreate(a *admin, args []string) error {
 	if len(properties) > 0 {
 		body["properties"] = map[string]string(properties)
 	}
-	var r struct{ Catalog catalogDTO }
+	var r struct{ Catalog api.CatalogDTO }
 	return a.lakeRequest("POST", []string{"catalogs"}, nil, body, &r, func() { a.printCatalog(r.Catalog) })
 }
 
-func (a *admin) printCatalog(c catalogDTO) {
+func (a *admin) printCatalog(c api.CatalogDTO) {
 	a.fields("name", c.Name, "type", c.Type, "provider", c.Provider, "comment", c.Comment,
 		"properties", props(c.Properties), "creator", c.Audit.Creator, "created", ts(c.Audit.CreateTime))
 }
@@ -257,9 +164,9 @@ func adminCatalogList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	var r struct{ Catalogs []catalogDTO }
+	var r struct{ Catalogs []api.CatalogDTO }
 	return a.lakeRequest("GET", []string{"catalogs"}, withDetails(), nil, &r, func() {
-		tableOf(a, []string{"NAME", "TYPE", "PROVIDER", "COMMENT"}, r.Catalogs, func(c catalogDTO) []string {
+		tableOf(a, []string{"NAME", "TYPE", "PROVIDER", "COMMENT"}, r.Catalogs, func(c api.CatalogDTO) []string {
 			return []string{c.Name, c.Type, c.Provider, c.Comment}
 		})
 	})
@@ -270,7 +177,7 @@ func adminCatalogGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Catalog catalogDTO }
+	var r struct{ Catalog api.CatalogDTO }
 	return a.lakeRequest("GET", []string{"catalogs", pos[0]}, nil, nil, &r, func() { a.printCatalog(r.Catalog) })
 }
 
@@ -366,7 +273,7 @@ func adminCatalogAlter(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Catalog catalogDTO }
+	var r struct{ Catalog api.CatalogDTO }
 	return a.lakeRequest("PUT", []string{"catalogs", pos[0]}, nil, body, &r, func() { a.printCatalog(r.Catalog) })
 }
 
@@ -380,7 +287,7 @@ func adminSchemaAlter(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Schema catalogDTO }
+	var r struct{ Schema api.CatalogDTO }
 	return a.lakeRequest("PUT", []string{"catalogs", n[0], "schemas", n[1]}, nil, body, &r, func() { a.printCatalog(r.Schema) })
 }
 
@@ -391,7 +298,7 @@ func adminSchemaCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Schema catalogDTO }
+	var r struct{ Schema api.CatalogDTO }
 	return a.lakeRequest("POST", []string{"catalogs", n[0], "schemas"}, nil, map[string]any{"name": n[1], "comment": *comment},
 		&r, func() { a.printCatalog(r.Schema) })
 }
@@ -401,9 +308,9 @@ func adminSchemaList(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Schemas []catalogDTO }
+	var r struct{ Schemas []api.CatalogDTO }
 	return a.lakeRequest("GET", []string{"catalogs", pos[0], "schemas"}, withDetails(), nil, &r, func() {
-		tableOf(a, []string{"NAME", "CREATOR", "COMMENT"}, r.Schemas, func(s catalogDTO) []string {
+		tableOf(a, []string{"NAME", "CREATOR", "COMMENT"}, r.Schemas, func(s api.CatalogDTO) []string {
 			return []string{s.Name, s.Audit.Creator, s.Comment}
 		})
 	})
@@ -414,7 +321,7 @@ func adminSchemaGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Schema catalogDTO }
+	var r struct{ Schema api.CatalogDTO }
 	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1]}, nil, nil, &r, func() { a.printCatalog(r.Schema) })
 }
 
@@ -437,9 +344,9 @@ func adminTableList(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Tables []tableDTO }
+	var r struct{ Tables []api.TableDTO }
 	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1], "tables"}, withDetails(), nil, &r, func() {
-		tableOf(a, []string{"NAME", "COLUMNS", "CREATOR", "COMMENT"}, r.Tables, func(t tableDTO) []string {
+		tableOf(a, []string{"NAME", "COLUMNS", "CREATOR", "COMMENT"}, r.Tables, func(t api.TableDTO) []string {
 			return []string{t.Name, strconv.Itoa(len(t.Columns)), t.Audit.Creator, t.Comment}
 		})
 	})
@@ -450,13 +357,13 @@ func adminTableGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Table tableDTO }
+	var r struct{ Table api.TableDTO }
 	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1], "tables", n[2]}, nil, nil, &r, func() {
 		t := r.Table
 		a.fields("name", t.Name, "comment", t.Comment, "properties", props(t.Properties),
 			"creator", t.Audit.Creator, "created", ts(t.Audit.CreateTime))
 		fmt.Fprintln(a.stdout)
-		tableOf(a, []string{"COLUMN", "TYPE", "NULLABLE", "COMMENT"}, t.Columns, func(c columnDTO) []string {
+		tableOf(a, []string{"COLUMN", "TYPE", "NULLABLE", "COMMENT"}, t.Columns, func(c api.ColumnDTO) []string {
 			null := "yes"
 			if c.Nullable != nil && !*c.Nullable {
 				null = "no"
@@ -473,9 +380,9 @@ func adminTableVersions(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Versions []versionDTO }
+	var r struct{ Versions []api.VersionDTO }
 	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1], "tables", n[2], "versions"}, nil, nil, &r, func() {
-		tableOf(a, []string{"VERSION", "ROWS", "FILES", "COLUMNS", "ACTOR", "TIME"}, r.Versions, func(v versionDTO) []string {
+		tableOf(a, []string{"VERSION", "ROWS", "FILES", "COLUMNS", "ACTOR", "TIME"}, r.Versions, func(v api.VersionDTO) []string {
 			return []string{strconv.FormatUint(v.Version, 10), strconv.FormatInt(v.Rows, 10), strconv.Itoa(len(v.Files)),
 				strconv.Itoa(len(v.Columns)), v.Actor, ts(v.Time)}
 		})
@@ -509,13 +416,21 @@ func adminTagCreate(a *admin, args []string) error {
 	if len(properties) > 0 {
 		body["properties"] = map[string]string(properties)
 	}
-	var r struct{ Tag tagDTO }
+	var r struct{ Tag api.TagDTO }
 	return a.lakeRequest("POST", []string{"tags"}, nil, body, &r, func() { a.printTag(r.Tag) })
 }
 
-func (a *admin) printTag(t tagDTO) {
+func (a *admin) printTag(t api.TagDTO) {
 	a.fields("name", t.Name, "comment", t.Comment, "allowed values", allowed(t.AllowedValues),
-		"properties", props(t.Properties), "creator", t.Audit.Creator, "created", ts(t.Audit.CreateTime))
+		"properties", props(t.Properties), "creator", auditOf(t.Audit).Creator, "created", ts(auditOf(t.Audit).CreateTime))
+}
+
+// auditOf is *a, or no audit for a nil a (an answer without one).
+func auditOf(a *catalog.Audit) catalog.Audit {
+	if a == nil {
+		return catalog.Audit{}
+	}
+	return *a
 }
 
 func adminTagList(a *admin, args []string) error {
@@ -530,19 +445,23 @@ func adminTagList(a *admin, args []string) error {
 	if len(pos) == 2 {
 		segs = []string{"objects", pos[0], pos[1], "tags"}
 	}
-	var r struct{ Tags []tagDTO }
+	var r struct{ Tags []api.TagDTO }
 	return a.lakeRequest("GET", segs, withDetails(), nil, &r, func() {
 		if len(pos) == 2 { // an object's effective tags
-			tableOf(a, []string{"NAME", "VALUES", "INHERITED", "COMMENT"}, r.Tags, func(t tagDTO) []string {
+			tableOf(a, []string{"NAME", "VALUES", "INHERITED", "COMMENT"}, r.Tags, func(t api.TagDTO) []string {
 				inh := "no"
 				if t.Inherited != nil && *t.Inherited {
 					inh = "yes"
 				}
-				return []string{t.Name, orDash(strings.Join(t.AssignmentValues, ",")), inh, t.Comment}
+				var vals []string
+				if t.AssignmentValues != nil {
+					vals = *t.AssignmentValues
+				}
+				return []string{t.Name, orDash(strings.Join(vals, ",")), inh, t.Comment}
 			})
 			return
 		}
-		tableOf(a, []string{"NAME", "ALLOWED VALUES", "COMMENT"}, r.Tags, func(t tagDTO) []string {
+		tableOf(a, []string{"NAME", "ALLOWED VALUES", "COMMENT"}, r.Tags, func(t api.TagDTO) []string {
 			return []string{t.Name, allowed(t.AllowedValues), t.Comment}
 		})
 	})
@@ -553,7 +472,7 @@ func adminTagGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Tag tagDTO }
+	var r struct{ Tag api.TagDTO }
 	return a.lakeRequest("GET", []string{"tags", pos[0]}, nil, nil, &r, func() { a.printTag(r.Tag) })
 }
 
@@ -576,9 +495,9 @@ func adminTagObjects(a *admin, args []string) error {
 	if isSet(fs, "value") {
 		q.Set("value", *value)
 	}
-	var r struct{ MetadataObjects []objectDTO }
+	var r struct{ MetadataObjects []api.ObjectDTO }
 	return a.lakeRequest("GET", []string{"tags", pos[0], "objects"}, q, nil, &r, func() {
-		tableOf(a, []string{"TYPE", "FULLNAME"}, r.MetadataObjects, func(o objectDTO) []string {
+		tableOf(a, []string{"TYPE", "FULLNAME"}, r.MetadataObjects, func(o api.ObjectDTO) []string {
 			return []string{o.Type, o.FullName}
 		})
 	})
@@ -631,9 +550,9 @@ func adminPolicyList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	var r struct{ Policies []policyDTO }
+	var r struct{ Policies []api.PolicyDTO }
 	return a.lakeRequest("GET", []string{"policies"}, withDetails(), nil, &r, func() {
-		tableOf(a, []string{"NAME", "TYPE", "ENABLED", "COMMENT"}, r.Policies, func(p policyDTO) []string {
+		tableOf(a, []string{"NAME", "TYPE", "ENABLED", "COMMENT"}, r.Policies, func(p api.PolicyDTO) []string {
 			return []string{p.Name, p.PolicyType, strconv.FormatBool(p.Enabled), p.Comment}
 		})
 	})
@@ -644,13 +563,22 @@ func adminPolicyGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Policy policyDTO }
+	var r struct{ Policy api.PolicyDTO }
 	return a.lakeRequest("GET", []string{"policies", pos[0]}, nil, nil, &r, func() { a.printPolicy(r.Policy) })
 }
 
-func (a *admin) printPolicy(p policyDTO) {
+func (a *admin) printPolicy(p api.PolicyDTO) {
 	a.fields("name", p.Name, "type", p.PolicyType, "enabled", strconv.FormatBool(p.Enabled), "comment", p.Comment,
-		"content", string(p.Content), "creator", p.Audit.Creator, "created", ts(p.Audit.CreateTime))
+		"content", jsonText(p.Content), "creator", auditOf(p.Audit).Creator, "created", ts(auditOf(p.Audit).CreateTime))
+}
+
+// jsonText is v as compact JSON (as metasrv writes it).
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
 
 // policyContent checks that s is one JSON object.
@@ -680,7 +608,7 @@ func adminPolicyCreate(a *admin, args []string) error {
 		return err
 	}
 	body := map[string]any{"name": pos[0], "comment": *comment, "policyType": *typ, "enabled": !*disabled, "content": c}
-	var r struct{ Policy policyDTO }
+	var r struct{ Policy api.PolicyDTO }
 	return a.lakeRequest("POST", []string{"policies"}, nil, body, &r, func() { a.printPolicy(r.Policy) })
 }
 
@@ -703,7 +631,7 @@ func adminPolicyAlter(a *admin, args []string) error {
 			return err
 		}
 		// updateContent names the policy's own type: read it first.
-		var cur struct{ Policy policyDTO }
+		var cur struct{ Policy api.PolicyDTO }
 		p, err := a.lake("policies", pos[0])
 		if err != nil {
 			return err
@@ -723,7 +651,7 @@ func adminPolicyAlter(a *admin, args []string) error {
 	if len(updates) == 0 {
 		return fmt.Errorf("%w: %s needs at least one of --rename, --comment, --content", errUsage, a.name)
 	}
-	var r struct{ Policy policyDTO }
+	var r struct{ Policy api.PolicyDTO }
 	return a.lakeRequest("PUT", []string{"policies", pos[0]}, nil, map[string]any{"updates": updates}, &r, func() { a.printPolicy(r.Policy) })
 }
 
@@ -778,7 +706,7 @@ func adminPolicyDetach(a *admin, args []string) error {
 
 // --- roles, grants, users ---
 
-func (a *admin) printRole(r roleDTO) {
+func (a *admin) printRole(r api.RoleDTO) {
 	fmt.Fprintf(a.stdout, "role %s\n", printable(r.Name))
 	var rows [][]string
 	for _, o := range r.SecurableObjects {
@@ -809,16 +737,16 @@ func adminGrant(a *admin, verb string, args []string) error {
 	if *deny {
 		cond = "DENY"
 	}
-	privs := []privilegeDTO{}
+	privs := []api.PrivilegeDTO{}
 	for _, s := range pos[3:] {
 		for _, name := range splitList(s) {
-			privs = append(privs, privilegeDTO{Name: strings.ToUpper(name), Condition: cond})
+			privs = append(privs, api.PrivilegeDTO{Name: strings.ToUpper(name), Condition: cond})
 		}
 	}
 	if len(privs) == 0 {
 		return fmt.Errorf("%w: %s: no privileges given", errUsage, a.name)
 	}
-	var r struct{ Role roleDTO }
+	var r struct{ Role api.RoleDTO }
 	return a.lakeRequest("PUT", []string{"permissions", "roles", pos[0], pos[1], pos[2], verb}, nil,
 		map[string]any{"privileges": privs}, &r, func() { a.printRole(r.Role) })
 }
@@ -828,7 +756,7 @@ func adminRoleCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Role roleDTO }
+	var r struct{ Role api.RoleDTO }
 	return a.lakeRequest("POST", []string{"roles"}, nil, map[string]any{"name": pos[0]}, &r, func() { a.printRole(r.Role) })
 }
 
@@ -847,7 +775,7 @@ func adminRoleGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Role roleDTO }
+	var r struct{ Role api.RoleDTO }
 	return a.lakeRequest("GET", []string{"roles", pos[0]}, nil, nil, &r, func() { a.printRole(r.Role) })
 }
 
@@ -859,7 +787,7 @@ func adminRoleDrop(a *admin, args []string) error {
 	return a.lakeDrop([]string{"roles", pos[0]}, nil, "role "+pos[0])
 }
 
-func (a *admin) printUser(u userDTO) {
+func (a *admin) printUser(u api.UserDTO) {
 	a.fields("user", u.Name, "roles", orDash(strings.Join(u.Roles, ", ")))
 }
 
@@ -868,7 +796,7 @@ func adminUserCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ User userDTO }
+	var r struct{ User api.UserDTO }
 	return a.lakeRequest("POST", []string{"users"}, nil, map[string]any{"name": pos[0]}, &r, func() { a.printUser(r.User) })
 }
 
@@ -876,9 +804,9 @@ func adminUserList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	var r struct{ Users []userDTO }
+	var r struct{ Users []api.UserDTO }
 	return a.lakeRequest("GET", []string{"users"}, withDetails(), nil, &r, func() {
-		tableOf(a, []string{"NAME", "ROLES"}, r.Users, func(u userDTO) []string {
+		tableOf(a, []string{"NAME", "ROLES"}, r.Users, func(u api.UserDTO) []string {
 			return []string{u.Name, orDash(strings.Join(u.Roles, ","))}
 		})
 	})
@@ -889,7 +817,7 @@ func adminUserRoles(a *admin, verb string, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ User userDTO }
+	var r struct{ User api.UserDTO }
 	return a.lakeRequest("PUT", []string{"permissions", "users", pos[0], verb}, nil, map[string]any{"roleNames": pos[1:]},
 		&r, func() { a.printUser(r.User) })
 }
@@ -910,50 +838,22 @@ func adminEvents(a *admin, args []string) error {
 	if *limit > 0 {
 		q.Set("limit", strconv.Itoa(*limit))
 	}
-	var r struct{ Events []eventDTO }
+	var r struct{ Events []metasrv.Event }
 	return a.lakeRequest("GET", []string{"events"}, q, nil, &r, func() {
-		tableOf(a, []string{"INDEX", "TIME", "ACTOR", "OPERATION", "TARGET", "OUTCOME", "DETAIL"}, r.Events, func(e eventDTO) []string {
+		tableOf(a, []string{"INDEX", "TIME", "ACTOR", "OPERATION", "TARGET", "OUTCOME", "DETAIL"}, r.Events, func(e metasrv.Event) []string {
 			actor := e.Actor
 			if e.Delegator != "" {
 				actor += " (via " + e.Delegator + ")"
 			}
-			target := strings.ToLower(e.Target.Type) + " " + e.Target.FullName
 			return []string{strconv.FormatUint(e.Index, 10), ts(e.Time), actor, e.Operation,
-				strings.TrimSpace(target), e.Outcome, e.Detail}
+				objectText(e.Target), string(e.Outcome), e.Detail}
 		})
 	})
 }
 
 // --- domains ---
 
-type (
-	domainTagDTO struct {
-		Name  string `json:"name"`
-		Value string `json:"value"`
-	}
-	domainDTO struct {
-		Name       string                `json:"name"`
-		Comment    string                `json:"comment"`
-		Properties map[string]string     `json:"properties"`
-		Status     string                `json:"status"`
-		Owner      struct{ Name string } `json:"owner"`
-		Parent     string                `json:"parent"`
-		BackingTag *domainTagDTO         `json:"backingTag"`
-		Relations  []relationDTO         `json:"relations"`
-		Audit      auditDTO              `json:"audit"`
-	}
-	relationDTO struct {
-		Type   string     `json:"type"`
-		Source *objectDTO `json:"source"`
-	}
-	memberDTO struct {
-		FullName  string        `json:"fullName"`
-		Type      string        `json:"type"`
-		Relations []relationDTO `json:"relations"`
-	}
-)
-
-func backingTag(t *domainTagDTO) string {
+func backingTag(t *api.BackingTagDTO) string {
 	switch {
 	case t == nil:
 		return "(none)"
@@ -965,7 +865,7 @@ func backingTag(t *domainTagDTO) string {
 
 // relations formats relations as "direct", "inherited from schema c.s",
 // "via subdomain D".
-func relations(rs []relationDTO) string {
+func relations(rs []api.RelationDTO) string {
 	out := make([]string, 0, len(rs))
 	for _, r := range rs {
 		switch {
@@ -980,7 +880,7 @@ func relations(rs []relationDTO) string {
 	return strings.Join(out, ", ")
 }
 
-func (a *admin) printDomain(d domainDTO) {
+func (a *admin) printDomain(d api.DomainDTO) {
 	a.fields("name", d.Name, "status", d.Status, "parent", d.Parent, "backing tag", backingTag(d.BackingTag),
 		"owner", d.Owner.Name, "comment", d.Comment, "properties", props(d.Properties),
 		"creator", d.Audit.Creator, "created", ts(d.Audit.CreateTime))
@@ -989,7 +889,7 @@ func (a *admin) printDomain(d domainDTO) {
 // domainRequest sends a request about a domain and prints the domain
 // answered.
 func (a *admin) domainRequest(method string, segs []string, body any) error {
-	var r struct{ Domain domainDTO }
+	var r struct{ Domain api.DomainDTO }
 	return a.lakeRequest(method, segs, nil, body, &r, func() { a.printDomain(r.Domain) })
 }
 
@@ -1048,9 +948,9 @@ func adminDomainList(a *admin, args []string) error {
 	if *under != "" {
 		segs = []string{"domains", *under, "subdomains"}
 	}
-	var r struct{ Domains []domainDTO }
+	var r struct{ Domains []api.DomainDTO }
 	return a.lakeRequest("GET", segs, withDetails(), nil, &r, func() {
-		tableOf(a, []string{"NAME", "STATUS", "PARENT", "BACKING TAG", "OWNER", "COMMENT"}, r.Domains, func(d domainDTO) []string {
+		tableOf(a, []string{"NAME", "STATUS", "PARENT", "BACKING TAG", "OWNER", "COMMENT"}, r.Domains, func(d api.DomainDTO) []string {
 			return []string{d.Name, d.Status, orDash(d.Parent), backingTag(d.BackingTag), d.Owner.Name, d.Comment}
 		})
 	})
@@ -1150,9 +1050,9 @@ func adminDomainMembers(a *admin, args []string) error {
 	if *contains != "" {
 		q.Set("nameContains", *contains)
 	}
-	var r struct{ MetadataObjects []memberDTO }
+	var r struct{ MetadataObjects []api.MemberDTO }
 	return a.lakeRequest("GET", []string{"domains", pos[0], "objects"}, q, nil, &r, func() {
-		tableOf(a, []string{"TYPE", "FULLNAME", "RELATIONS"}, r.MetadataObjects, func(m memberDTO) []string {
+		tableOf(a, []string{"TYPE", "FULLNAME", "RELATIONS"}, r.MetadataObjects, func(m api.MemberDTO) []string {
 			return []string{m.Type, m.FullName, relations(m.Relations)}
 		})
 	})
@@ -1163,9 +1063,9 @@ func adminDomainOf(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Domains []domainDTO }
+	var r struct{ Domains []api.DomainDTO }
 	return a.lakeRequest("GET", []string{"objects", pos[0], pos[1], "domains"}, withDetails(), nil, &r, func() {
-		tableOf(a, []string{"DOMAIN", "STATUS", "PARENT", "RELATIONS"}, r.Domains, func(d domainDTO) []string {
+		tableOf(a, []string{"DOMAIN", "STATUS", "PARENT", "RELATIONS"}, r.Domains, func(d api.DomainDTO) []string {
 			return []string{d.Name, d.Status, orDash(d.Parent), relations(d.Relations)}
 		})
 	})
@@ -1173,72 +1073,14 @@ func adminDomainOf(a *admin, args []string) error {
 
 // --- explain and dry runs ---
 
-type (
-	explainObjectDTO struct {
-		Type     string `json:"type"`
-		FullName string `json:"fullName"`
+// objectText is o as the tables show it: "table lake.sales.orders" (only
+// the name for an object without a type, as a failed event's may be).
+func objectText(o catalog.Object) string {
+	if o.Type == 0 {
+		return o.Name
 	}
-	explanationDTO struct {
-		User      string           `json:"user"`
-		Privilege string           `json:"privilege"`
-		Object    explainObjectDTO `json:"object"`
-		Allowed   bool             `json:"allowed"`
-		Reason    string           `json:"reason"`
-		Rule      string           `json:"rule"`
-		Roles     []struct {
-			Role  string `json:"role"`
-			Group string `json:"group"`
-		} `json:"roles"`
-		Owners []struct {
-			Object explainObjectDTO `json:"object"`
-			Owner  struct {
-				Type string `json:"type"`
-				Name string `json:"name"`
-			} `json:"owner"`
-			Owned bool `json:"owned"`
-		} `json:"owners"`
-		Grants []struct {
-			Role      string           `json:"role"`
-			Object    explainObjectDTO `json:"object"`
-			Privilege string           `json:"privilege"`
-			Condition string           `json:"condition"`
-			Inherited bool             `json:"inherited"`
-		} `json:"grants"`
-		Tags []struct {
-			Tag       string           `json:"tag"`
-			Values    []string         `json:"values"`
-			Source    explainObjectDTO `json:"source"`
-			Inherited bool             `json:"inherited"`
-			Policies  []struct {
-				Policy   string `json:"policy"`
-				Selector struct {
-					Value string `json:"value"`
-				} `json:"selector"`
-				Effect string `json:"effect"`
-			} `json:"policies"`
-		} `json:"tags"`
-		Read *struct {
-			Filtered     bool   `json:"filtered"`
-			Filter       string `json:"filter"`
-			FilterPolicy string `json:"filterPolicy"`
-			Masks        []struct {
-				Column string `json:"column"`
-				Mask   string `json:"mask"`
-				Policy string `json:"policy"`
-			} `json:"masks"`
-			Conflict string `json:"conflict"`
-		} `json:"read"`
-	}
-	gatewayGateDTO struct {
-		InPrincipalMap   bool   `json:"inPrincipalMap"`
-		Namespace        string `json:"namespace"`
-		NamespaceGranted *bool  `json:"namespaceGranted"`
-		Allowed          bool   `json:"allowed"`
-		Note             string `json:"note"`
-	}
-)
-
-func (o explainObjectDTO) String() string { return strings.ToLower(o.Type) + " " + o.FullName }
+	return strings.ToLower(o.Type.String()) + " " + o.Name
+}
 
 func yesNo(b bool) string {
 	if b {
@@ -1258,13 +1100,13 @@ func adminExplain(a *admin, args []string) error {
 	}
 	q := url.Values{"user": {pos[0]}, "privilege": {strings.ToUpper(pos[1])}, "object": {pos[2]}}
 	var r struct {
-		Explanation explanationDTO
-		Gateway     gatewayGateDTO
+		Explanation catalog.Explanation
+		Gateway     api.GatewayDTO
 	}
 	return a.lakeRequest("GET", []string{"access", "explain"}, q, nil, &r, func() { a.printExplanation(r.Explanation, r.Gateway) })
 }
 
-func (a *admin) printExplanation(e explanationDTO, g gatewayGateDTO) {
+func (a *admin) printExplanation(e catalog.Explanation, g api.GatewayDTO) {
 	decision := "denied"
 	if e.Allowed {
 		decision = "allowed"
@@ -1276,7 +1118,7 @@ func (a *admin) printExplanation(e explanationDTO, g gatewayGateDTO) {
 			gw += " (namespace " + g.Namespace + map[bool]string{true: " granted)", false: " not granted)"}[*g.NamespaceGranted]
 		}
 	}
-	a.fields("user", e.User, "privilege", e.Privilege, "object", e.Object.String(), "decision", decision+" ("+e.Reason+")",
+	a.fields("user", e.User, "privilege", e.Privilege.String(), "object", objectText(e.Object), "decision", decision+" ("+e.Reason+")",
 		"rule", e.Rule, "gateway", gw)
 	if len(e.Roles) > 0 {
 		fmt.Fprintln(a.stdout)
@@ -1290,7 +1132,7 @@ func (a *admin) printExplanation(e explanationDTO, g gatewayGateDTO) {
 		fmt.Fprintln(a.stdout)
 		var rows [][]string
 		for _, o := range e.Owners {
-			rows = append(rows, []string{o.Object.String(), strings.ToLower(o.Owner.Type) + " " + o.Owner.Name, yesNo(o.Owned)})
+			rows = append(rows, []string{objectText(o.Object), strings.ToLower(o.Owner.Type.String()) + " " + o.Owner.Name, yesNo(o.Owned)})
 		}
 		a.table([]string{"OBJECT", "OWNER", "USER OWNS"}, rows)
 	}
@@ -1298,7 +1140,7 @@ func (a *admin) printExplanation(e explanationDTO, g gatewayGateDTO) {
 		fmt.Fprintln(a.stdout)
 		var rows [][]string
 		for _, gr := range e.Grants {
-			rows = append(rows, []string{gr.Role, gr.Condition, gr.Privilege, gr.Object.String(), yesNo(gr.Inherited)})
+			rows = append(rows, []string{gr.Role, gr.Condition.String(), gr.Privilege.String(), objectText(gr.Object), yesNo(gr.Inherited)})
 		}
 		a.table([]string{"ROLE", "CONDITION", "PRIVILEGE", "ON", "INHERITED"}, rows)
 	}
@@ -1311,10 +1153,10 @@ func (a *admin) printExplanation(e explanationDTO, g gatewayGateDTO) {
 				tag += "=" + strings.Join(t.Values, ",")
 			}
 			if len(t.Policies) == 0 {
-				rows = append(rows, []string{tag, t.Source.String(), yesNo(t.Inherited), "-", "-", "-"})
+				rows = append(rows, []string{tag, objectText(t.Source), yesNo(t.Inherited), "-", "-", "-"})
 			}
 			for _, p := range t.Policies {
-				rows = append(rows, []string{tag, t.Source.String(), yesNo(t.Inherited), p.Policy, orDash(p.Selector.Value), p.Effect})
+				rows = append(rows, []string{tag, objectText(t.Source), yesNo(t.Inherited), p.Policy, orDash(p.Selector.Value), p.Effect})
 			}
 		}
 		a.table([]string{"TAG", "ASSIGNED ON", "INHERITED", "POLICY", "SELECTOR", "EFFECT"}, rows)
@@ -1387,31 +1229,8 @@ func (a *admin) previewWrite(method, path string, body any) error {
 		return err
 	}
 	req := map[string]any{"commands": []map[string]any{{"type": typ, "body": cmd}}}
-	type change struct {
-		User      string           `json:"user"`
-		Object    explainObjectDTO `json:"object"`
-		Privilege string           `json:"privilege"`
-		Gained    bool             `json:"gained"`
-		Before    string           `json:"before"`
-		After     string           `json:"after"`
-	}
-	type readRule struct {
-		Allowed bool   `json:"allowed"`
-		Filter  string `json:"filter"`
-		Masks   []struct {
-			Column string `json:"column"`
-			Mask   string `json:"mask"`
-		} `json:"masks"`
-		Conflict string `json:"conflict"`
-	}
-	type readChange struct {
-		User   string   `json:"user"`
-		Table  string   `json:"table"`
-		Before readRule `json:"before"`
-		After  readRule `json:"after"`
-	}
-	var privs []change
-	var reads []readChange
+	var privs []catalog.PrivilegeChange
+	var reads []catalog.ReadChange
 	for offset := 0; ; {
 		raw, err := a.send(a.ctx, "POST", p+"?"+url.Values{"offset": {strconv.Itoa(offset)}, "limit": {"10000"}}.Encode(), mustJSON(req), "")
 		if err != nil {
@@ -1419,8 +1238,8 @@ func (a *admin) previewWrite(method, path string, body any) error {
 		}
 		var r struct {
 			Preview struct {
-				Privileges []change     `json:"privileges"`
-				Reads      []readChange `json:"reads"`
+				Privileges []catalog.PrivilegeChange `json:"privileges"`
+				Reads      []catalog.ReadChange      `json:"reads"`
 			} `json:"preview"`
 			Next *int `json:"next"`
 		}
@@ -1443,11 +1262,11 @@ func (a *admin) previewWrite(method, path string, body any) error {
 	fmt.Fprintf(a.stdout, "dry run of %s: nothing was changed; it would change %d privileges and %d reads\n", typ, len(privs), len(reads))
 	if len(privs) > 0 {
 		fmt.Fprintln(a.stdout)
-		tableOf(a, []string{"USER", "OBJECT", "PRIVILEGE", "CHANGE", "BEFORE", "AFTER"}, privs, func(c change) []string {
-			return []string{c.User, c.Object.String(), c.Privilege, map[bool]string{true: "gains", false: "loses"}[c.Gained], c.Before, c.After}
+		tableOf(a, []string{"USER", "OBJECT", "PRIVILEGE", "CHANGE", "BEFORE", "AFTER"}, privs, func(c catalog.PrivilegeChange) []string {
+			return []string{c.User, objectText(c.Object), c.Privilege.String(), map[bool]string{true: "gains", false: "loses"}[c.Gained], c.Before, c.After}
 		})
 	}
-	rule := func(r readRule) string {
+	rule := func(r catalog.ReadRule) string {
 		switch {
 		case !r.Allowed:
 			return "no read"
@@ -1468,7 +1287,7 @@ func (a *admin) previewWrite(method, path string, body any) error {
 	}
 	if len(reads) > 0 {
 		fmt.Fprintln(a.stdout)
-		tableOf(a, []string{"USER", "TABLE", "READ BEFORE", "READ AFTER"}, reads, func(c readChange) []string {
+		tableOf(a, []string{"USER", "TABLE", "READ BEFORE", "READ AFTER"}, reads, func(c catalog.ReadChange) []string {
 			return []string{c.User, c.Table, rule(c.Before), rule(c.After)}
 		})
 	}

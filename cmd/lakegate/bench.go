@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"lakegate/metasrv/api"
 )
 
 // benchPrefix is what --prefix accepts: the run's tag is PREFIX and its
@@ -149,7 +151,7 @@ func (b *benchRun) setUp() error {
 			return err
 		}
 		if _, err := b.a.send(b.a.ctx, "POST", p, body, ""); err != nil {
-			var ae *apiError
+			var ae *api.Error
 			if errors.As(err, &ae) && ae.Status == http.StatusConflict {
 				return fmt.Errorf("%s %s exists already; the run creates its own objects and changes no other: drop it or choose another --prefix", kind, name)
 			}

@@ -14,83 +14,31 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-)
 
-// Header names shared with metasrv (metasrv.DelegateTenantHeader, …).
-const (
-	delegateTenantHeader = "Lakegate-Delegate-Tenant"
-	delegateUserHeader   = "Lakegate-Delegate-User"
-	generationHeader     = "Lakegate-Generation"
-)
-
-// Gravitino codes that select a sentinel among 409 answers.
-const (
-	codeAlreadyExists          = 1004
-	codeConcurrentModification = 1012
+	"lakegate/metasrv/api"
 )
 
 // Privileges a reference may need.
 const (
-	SelectTable = "SELECT_TABLE"
-	ModifyTable = "MODIFY_TABLE"
+	SelectTable = api.SelectTable
+	ModifyTable = api.ModifyTable
 )
 
 // Sentinel errors matched by errors.Is on an *Error (by HTTP status, and
 // for 409 by Gravitino code) and on failover errors (ErrUnavailable).
 var (
-	// ErrUnauthenticated: HTTP 401, the token is unknown.
-	ErrUnauthenticated = errors.New("metasrv client: unauthenticated")
-	// ErrForbidden: HTTP 403 (e.g. a tenant outside the token's
-	// delegate_tenants, or a write the subject may see but not do).
-	ErrForbidden = errors.New("metasrv client: forbidden")
-	// ErrNotFound: HTTP 404, missing or invisible to the subject.
-	ErrNotFound = errors.New("metasrv client: not found")
-	// ErrBadRequest: HTTP 400 or 413.
-	ErrBadRequest = errors.New("metasrv client: bad request")
-	// ErrUnavailable: HTTP 503, or no node could be reached. For a write
-	// it may mean that the outcome is unknown (see Client).
-	ErrUnavailable = errors.New("metasrv client: unavailable")
-	// ErrAlreadyExists: HTTP 409 with code 1004 (e.g. CreateTable of an
-	// existing table, or a storage id another table uses).
-	ErrAlreadyExists = errors.New("metasrv client: already exists")
-	// ErrVersionConflict: HTTP 409 with code 1012, a CommitVersion whose
-	// base is not the table's current version; nothing was changed.
-	ErrVersionConflict = errors.New("metasrv client: version conflict")
+	ErrUnauthenticated = api.ErrUnauthenticated
+	ErrForbidden       = api.ErrForbidden
+	ErrNotFound        = api.ErrNotFound
+	ErrBadRequest      = api.ErrBadRequest
+	ErrUnavailable     = api.ErrUnavailable
+	ErrAlreadyExists   = api.ErrAlreadyExists
+	ErrVersionConflict = api.ErrVersionConflict
 )
 
-// Error is a non-2xx answer of metasrv.
-type Error struct {
-	Status  int    // HTTP status
-	Code    int    // Gravitino code (1001, 1003, 1008, …)
-	Type    string // Gravitino exception type
-	Message string
-	Addr    string // the base URL that answered
-}
-
-func (e *Error) Error() string {
-	return fmt.Sprintf("metasrv client: %s: HTTP %d (code %d %s): %s", e.Addr, e.Status, e.Code, e.Type, e.Message)
-}
-
-// Is matches the sentinel for the status.
-func (e *Error) Is(target error) bool {
-	switch target {
-	case ErrUnauthenticated:
-		return e.Status == http.StatusUnauthorized
-	case ErrForbidden:
-		return e.Status == http.StatusForbidden
-	case ErrNotFound:
-		return e.Status == http.StatusNotFound
-	case ErrBadRequest:
-		return e.Status == http.StatusBadRequest || e.Status == http.StatusRequestEntityTooLarge
-	case ErrUnavailable:
-		return e.Status == http.StatusServiceUnavailable
-	case ErrAlreadyExists:
-		return e.Status == http.StatusConflict && e.Code == codeAlreadyExists
-	case ErrVersionConflict:
-		return e.Status == http.StatusConflict && e.Code == codeConcurrentModification
-	}
-	return false
-}
+// Error is a non-2xx answer of metasrv; the client's errors wrap it with
+// the base URL that answered.
+type Error = api.Error
 
 // Config configures a Client.
 type Config struct {
@@ -169,84 +117,28 @@ func New(cfg Config) (*Client, error) {
 // CloseIdleConnections closes the client's idle connections.
 func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 
-// Ref is one table reference and the privilege it needs.
-type Ref struct {
-	Schema    string `json:"schema"`
-	Table     string `json:"table"`
-	Privilege string `json:"privilege"` // SelectTable or ModifyTable
-	// Version, when not 0, asks for that retained version of the table
-	// (time travel) instead of the current one; a version that is not
-	// retained is Unavailable, like a missing table.
-	Version uint64 `json:"version,omitempty"`
-}
-
-// DataFile is one immutable data file of a table version.
-type DataFile struct {
-	// Path is the file's key relative to the tenant's child stage:
-	// "tables/<storageId>/…/<file>.parquet".
-	Path string `json:"path"`
-	// Size is the file's size in bytes.
-	Size int64 `json:"size"`
-	// Rows is the file's row count.
-	Rows int64 `json:"rows"`
-	// SHA256 is the file's SHA-256 digest, 64 lower-case hex characters.
-	SHA256 string `json:"sha256"`
-}
-
-// Column is one column of a Table.
-type Column struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Nullable bool   `json:"nullable"`
-}
-
-// ColumnMask is the mask of one column for the subject.
-type ColumnMask struct {
-	Column string `json:"column"`
-	Mask   string `json:"mask"`
-}
-
-// Table is a resolved, authorized table.
-type Table struct {
-	// FullName is "catalog.schema.table".
-	FullName string
-	// Columns are the columns to expose, in order.
-	Columns []Column
-	// StorageID is the table's directory "tables/<StorageID>/" in the
-	// tenant's stage.
-	StorageID string
-	// Version is the table version described: the current one, or the one
-	// the Ref asked for (0: no data committed yet).
-	Version uint64
-	// Files are the version's data files (empty for version 0).
-	Files []DataFile
-	// RowFilter is the row filter for the subject; nil: none.
-	RowFilter *string
-	// ColumnMasks are the masks for the subject, in column order.
-	ColumnMasks []ColumnMask
-	// Roles are the subject's roles, sorted, for evaluating has_role in
-	// RowFilter and ColumnMasks; set only when one of them is.
-	Roles []string
-	// Upstream is set for a table of an upstream catalog: its rows are in
-	// that Flight SQL engine, not in Files (empty). Such a table resolves
-	// for SelectTable only.
-	Upstream *Upstream
-}
-
-// Upstream says where a table of an upstream catalog lives.
-type Upstream struct {
-	// Address is the engine's host:port.
-	Address string `json:"address"`
-	// Dialect is the engine's SQL dialect: "mysql" or "sqlite".
-	Dialect string `json:"dialect"`
-	// TLS says whether to connect with TLS.
-	TLS bool `json:"tls"`
-	// Credentials names a file in the gateway's credentials directory; ""
-	// for none. metasrv never holds the credentials themselves.
-	Credentials string `json:"credentials,omitempty"`
-	// Name is the table on the engine, "schema.table".
-	Name string `json:"name"`
-}
+// Wire types of the internal API (package api declares them).
+type (
+	// Ref is one table reference and the privilege it needs (SelectTable
+	// or ModifyTable).
+	Ref = api.ResolveRef
+	// DataFile is one immutable data file of a table version.
+	DataFile = api.DataFile
+	// Column is one column of a Table.
+	Column = api.Column
+	// ColumnMask is the mask of one column for the subject.
+	ColumnMask = api.ColumnMask
+	// Upstream says where a table of an upstream catalog lives.
+	Upstream = api.Upstream
+	// TableInfo is one table of a Listing.
+	TableInfo = api.ListedTable
+	// Listing is the answer of ListTables, decided at Generation.
+	Listing = api.ListTablesResponse
+	// FileRef is one data file referenced by a retained table version.
+	FileRef = api.FileRef
+	// Table is a resolved, authorized table.
+	Table = api.TableDescriptor
+)
 
 // RefResult is the answer for one Ref: exactly one of Unavailable (missing
 // or forbidden, indistinguishable), Conflict (conflicting policies: the
@@ -264,20 +156,6 @@ type Result struct {
 	Refs       []RefResult
 }
 
-type wireRef struct {
-	Unavailable bool         `json:"unavailable"`
-	Error       string       `json:"error"`
-	FullName    string       `json:"fullName"`
-	Columns     []Column     `json:"columns"`
-	StorageID   string       `json:"storageId"`
-	Version     uint64       `json:"version"`
-	Files       []DataFile   `json:"files"`
-	RowFilter   *string      `json:"rowFilter"`
-	ColumnMasks []ColumnMask `json:"columnMasks"`
-	Roles       []string     `json:"roles"`
-	Upstream    *Upstream    `json:"upstream"`
-}
-
 // Resolve resolves and authorizes refs (all in catalog) for subject, a
 // user of tenant's metalake, in one call.
 func (c *Client) Resolve(ctx context.Context, tenant, subject, catalog string, refs []Ref) (Result, error) {
@@ -289,20 +167,12 @@ func (c *Client) ResolveAt(ctx context.Context, tenant, subject, catalog string,
 	if refs == nil {
 		refs = []Ref{}
 	}
-	body, err := json.Marshal(struct {
-		Subject       string `json:"subject"`
-		Catalog       string `json:"catalog"`
-		MinGeneration uint64 `json:"minGeneration,omitempty"`
-		Refs          []Ref  `json:"refs"`
-	}{subject, catalog, minGeneration, refs})
+	body, err := json.Marshal(api.ResolveRequest{Subject: subject, Catalog: catalog, MinGeneration: minGeneration, Refs: refs})
 	if err != nil {
 		return Result{}, err
 	}
-	var out struct {
-		Generation uint64    `json:"generation"`
-		Results    []wireRef `json:"results"`
-	}
-	hdr := [][2]string{{delegateTenantHeader, tenant}, {delegateUserHeader, subject}}
+	var out api.ResolveResponse
+	hdr := [][2]string{{api.DelegateTenantHeader, tenant}, {api.DelegateUserHeader, subject}}
 	if _, err := c.do(ctx, http.MethodPost, "/internal/v1/metalakes/"+url.PathEscape(tenant)+"/resolve", hdr, body, false, &out); err != nil {
 		return Result{}, err
 	}
@@ -310,18 +180,21 @@ func (c *Client) ResolveAt(ctx context.Context, tenant, subject, catalog string,
 		return Result{}, fmt.Errorf("metasrv client: %d results for %d refs", len(out.Results), len(refs))
 	}
 	res := Result{Generation: out.Generation, Refs: make([]RefResult, len(refs))}
-	for i, w := range out.Results {
+	for i, raw := range out.Results {
+		var w api.ResolveResult
+		if err := json.Unmarshal(raw, &w); err != nil {
+			return Result{}, fmt.Errorf("metasrv client: result %d: %w", i, err)
+		}
 		switch {
 		case w.Unavailable:
 			res.Refs[i].Unavailable = true
-		case w.Error == "conflict":
+		case w.Error == api.ConflictError:
 			res.Refs[i].Conflict = true
 		case w.Error != "" || w.FullName == "":
 			return Result{}, fmt.Errorf("metasrv client: result %d: unexpected answer", i)
 		default:
-			res.Refs[i].Table = &Table{FullName: w.FullName, Columns: w.Columns, StorageID: w.StorageID,
-				Version: w.Version, Files: w.Files, RowFilter: w.RowFilter, ColumnMasks: w.ColumnMasks,
-				Roles: w.Roles, Upstream: w.Upstream}
+			d := w.TableDescriptor
+			res.Refs[i].Table = &d
 		}
 	}
 	return res, nil
@@ -330,10 +203,8 @@ func (c *Client) ResolveAt(ctx context.Context, tenant, subject, catalog string,
 // Generation returns tenant's current governance generation on the node
 // that answers.
 func (c *Client) Generation(ctx context.Context, tenant string) (uint64, error) {
-	var out struct {
-		Generation uint64 `json:"generation"`
-	}
-	hdr := [][2]string{{delegateTenantHeader, tenant}}
+	var out api.GenerationResponse
+	hdr := [][2]string{{api.DelegateTenantHeader, tenant}}
 	if _, err := c.do(ctx, http.MethodGet, "/internal/v1/metalakes/"+url.PathEscape(tenant)+"/generation", hdr, nil, false, &out); err != nil {
 		return 0, err
 	}
@@ -346,46 +217,15 @@ func (c *Client) Generation(ctx context.Context, tenant string) (uint64, error) 
 // passed. It is a read: it fails over like Resolve. ctx should outlast
 // wait.
 func (c *Client) WatchGenerations(ctx context.Context, known map[string]uint64, wait time.Duration) (map[string]uint64, error) {
-	body, err := json.Marshal(struct {
-		Known      map[string]uint64 `json:"known"`
-		WaitMillis int64             `json:"waitMillis,omitempty"`
-	}{known, wait.Milliseconds()})
+	body, err := json.Marshal(api.WatchRequest{Known: known, WaitMillis: wait.Milliseconds()})
 	if err != nil {
 		return nil, err
 	}
-	var out struct {
-		Generations map[string]uint64 `json:"generations"`
-	}
+	var out api.WatchResponse
 	if _, err := c.do(ctx, http.MethodPost, "/internal/v1/generations", nil, body, false, &out); err != nil {
 		return nil, err
 	}
 	return out.Generations, nil
-}
-
-// TableInfo is one table of a Listing.
-type TableInfo struct {
-	// Schema and Name locate the table in the listed catalog.
-	Schema string `json:"schema"`
-	Name   string `json:"table"`
-	// Columns are the table's current columns, in order.
-	Columns []Column `json:"columns"`
-	// StorageID is the table's directory "tables/<StorageID>/" in the
-	// tenant's stage.
-	StorageID string `json:"storageId"`
-	// Version is the table's current version (0: no data committed yet).
-	Version uint64 `json:"version"`
-}
-
-// Listing is the answer of ListTables, decided at Generation.
-type Listing struct {
-	// Generation is the metalake generation the listing was computed at.
-	Generation uint64 `json:"generation"`
-	// Schemas are the catalog's schemas the subject may see, sorted, even
-	// those without tables it may select.
-	Schemas []string `json:"schemas"`
-	// Tables are the tables the subject may SELECT, sorted by schema then
-	// name.
-	Tables []TableInfo `json:"tables"`
 }
 
 // ListTables lists, for subject (a user of tenant's metalake), the schemas
@@ -393,40 +233,24 @@ type Listing struct {
 // generation ≥ minGeneration (0: any). A missing catalog and one the
 // subject may not see both give an empty Listing.
 func (c *Client) ListTables(ctx context.Context, tenant, subject, catalog string, minGeneration uint64) (Listing, error) {
-	body, err := json.Marshal(struct {
-		Subject       string `json:"subject"`
-		Catalog       string `json:"catalog"`
-		MinGeneration uint64 `json:"minGeneration,omitempty"`
-	}{subject, catalog, minGeneration})
+	body, err := json.Marshal(api.ListTablesRequest{Subject: subject, Catalog: catalog, MinGeneration: minGeneration})
 	if err != nil {
 		return Listing{}, err
 	}
 	var out Listing
-	hdr := [][2]string{{delegateTenantHeader, tenant}, {delegateUserHeader, subject}}
+	hdr := [][2]string{{api.DelegateTenantHeader, tenant}, {api.DelegateUserHeader, subject}}
 	if _, err := c.do(ctx, http.MethodPost, "/internal/v1/metalakes/"+url.PathEscape(tenant)+"/tables", hdr, body, false, &out); err != nil {
 		return Listing{}, err
 	}
 	return out, nil
 }
 
-// FileRef is one data file referenced by a retained table version.
-type FileRef struct {
-	// StorageID is the table's storage id.
-	StorageID string `json:"storageId"`
-	// Path is the file's key relative to the tenant's child stage
-	// ("tables/<StorageID>/…").
-	Path string `json:"path"`
-}
-
 // ReferencedFiles returns every data file referenced by a retained version
 // of any table of tenant's metalake, and the generation it was computed
 // at: the garbage collector's keep list. It needs no subject.
 func (c *Client) ReferencedFiles(ctx context.Context, tenant string) (generation uint64, files []FileRef, err error) {
-	var out struct {
-		Generation uint64    `json:"generation"`
-		Files      []FileRef `json:"files"`
-	}
-	hdr := [][2]string{{delegateTenantHeader, tenant}}
+	var out api.FilesResponse
+	hdr := [][2]string{{api.DelegateTenantHeader, tenant}}
 	if _, err := c.do(ctx, http.MethodGet, "/internal/v1/metalakes/"+url.PathEscape(tenant)+"/files", hdr, nil, false, &out); err != nil {
 		return 0, nil, err
 	}
@@ -456,14 +280,14 @@ func (c *Client) write(ctx context.Context, tenant, subject, method, path string
 			return 0, err
 		}
 	}
-	hdr := [][2]string{{delegateTenantHeader, tenant}, {delegateUserHeader, subject}, {"Accept", "application/vnd.gravitino.v1+json"}}
+	hdr := [][2]string{{api.DelegateTenantHeader, tenant}, {api.DelegateUserHeader, subject}, {"Accept", "application/vnd.gravitino.v1+json"}}
 	h, err := c.do(ctx, method, path, hdr, b, true, out)
 	if err != nil {
 		return 0, err
 	}
-	g, err := strconv.ParseUint(h.Get(generationHeader), 10, 64)
+	g, err := strconv.ParseUint(h.Get(api.GenerationHeader), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("metasrv client: write answered without a valid %s header", generationHeader)
+		return 0, fmt.Errorf("metasrv client: write answered without a valid %s header", api.GenerationHeader)
 	}
 	return g, nil
 }
@@ -474,7 +298,7 @@ func (c *Client) write(ctx context.Context, tenant, subject, method, path string
 func (c *Client) CreateSchema(ctx context.Context, tenant, subject, catalog, schema string) (generation uint64, err error) {
 	var out struct{}
 	return c.write(ctx, tenant, subject, http.MethodPost, restPath(tenant, "catalogs", catalog, "schemas"),
-		map[string]any{"name": schema}, &out)
+		api.CreateSchemaRequest{Name: schema}, &out)
 }
 
 // CreateTable creates catalog.schema.table with columns as subject (who
@@ -487,15 +311,10 @@ func (c *Client) CreateSchema(ctx context.Context, tenant, subject, catalog, sch
 // made of files; otherwise at version 0. An existing table (or a storage id in use) gives
 // ErrAlreadyExists.
 func (c *Client) CreateTable(ctx context.Context, tenant, subject, catalog, schema, table string, columns []Column, storageID string, files []DataFile) (generation uint64, err error) {
-	if columns == nil {
-		columns = []Column{}
+	body := api.CreateTableRequest{Name: table, Columns: columnDTOs(columns), StorageID: storageID, Files: files}
+	if body.Columns == nil {
+		body.Columns = []api.ColumnDTO{}
 	}
-	body := struct {
-		Name      string     `json:"name"`
-		Columns   []Column   `json:"columns"`
-		StorageID string     `json:"storageId,omitempty"`
-		Files     []DataFile `json:"files,omitzero"`
-	}{table, columns, storageID, files}
 	var out struct{}
 	return c.write(ctx, tenant, subject, http.MethodPost, restPath(tenant, "catalogs", catalog, "schemas", schema, "tables"), body, &out)
 }
@@ -511,16 +330,8 @@ func (c *Client) CommitVersion(ctx context.Context, tenant, subject, catalog, sc
 	if files == nil {
 		files = []DataFile{}
 	}
-	body := struct {
-		Base    uint64     `json:"base"`
-		Replace bool       `json:"replace"`
-		Columns []Column   `json:"columns,omitempty"`
-		Files   []DataFile `json:"files"`
-	}{base, replace, columns, files}
-	var out struct {
-		Version    uint64 `json:"version"`
-		Generation uint64 `json:"generation"`
-	}
+	body := api.CommitVersionRequest{Base: &base, Replace: replace, Columns: columnDTOs(columns), Files: files}
+	var out api.CommitVersionResponse
 	g, err := c.write(ctx, tenant, subject, http.MethodPost,
 		restPath(tenant, "catalogs", catalog, "schemas", schema, "tables", table, "versions"), body, &out)
 	if err != nil {
@@ -537,15 +348,25 @@ func (c *Client) CommitVersion(ctx context.Context, tenant, subject, catalog, sc
 // the subject may not see it. generation is the metalake's generation after
 // the drop (or the current one when nothing was dropped).
 func (c *Client) DropTable(ctx context.Context, tenant, subject, catalog, schema, table string) (dropped bool, generation uint64, err error) {
-	var out struct {
-		Dropped bool `json:"dropped"`
-	}
+	var out api.DropResponse
 	g, err := c.write(ctx, tenant, subject, http.MethodDelete,
 		restPath(tenant, "catalogs", catalog, "schemas", schema, "tables", table), nil, &out)
 	if err != nil {
 		return false, 0, err
 	}
 	return out.Dropped, g, nil
+}
+
+// columnDTOs is columns as the REST API's table columns (nil for nil).
+func columnDTOs(columns []Column) []api.ColumnDTO {
+	if columns == nil {
+		return nil
+	}
+	out := make([]api.ColumnDTO, len(columns))
+	for i, c := range columns {
+		out[i] = api.ColumnDTO{Name: c.Name, Type: c.Type, Nullable: &c.Nullable}
+	}
+	return out
 }
 
 // do sends the request to the current base and returns the answer's
@@ -638,18 +459,11 @@ func (c *Client) once(ctx context.Context, base, method, path string, hdr [][2]s
 		return nil, fmt.Errorf("metasrv client: %s: answer larger than %d bytes", base, c.max)
 	}
 	if resp.StatusCode != http.StatusOK {
-		e := &Error{Status: resp.StatusCode, Addr: base}
-		var eb struct {
-			Code    int    `json:"code"`
-			Type    string `json:"type"`
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(b, &eb) == nil {
-			e.Code, e.Type, e.Message = eb.Code, eb.Type, eb.Message
-		} else {
+		e := api.DecodeError(resp.StatusCode, b)
+		if e.Message == "" {
 			e.Message = string(bytes.TrimSpace(b[:min(len(b), 512)]))
 		}
-		return nil, e
+		return nil, fmt.Errorf("metasrv client: %s: %w", base, e)
 	}
 	if err := json.Unmarshal(b, out); err != nil {
 		return nil, fmt.Errorf("metasrv client: %s: decoding answer: %w", base, err)

@@ -27,8 +27,9 @@
 // (Lakegate-Generation); pass it as minGeneration to read them back on any
 // node.
 //
-// Errors: a non-2xx answer is an *Error (HTTP status and metasrv's Gravitino
-// code, type and message); errors.Is matches it against ErrUnauthenticated,
+// Errors: a non-2xx answer is an *Error (api.Error: HTTP status and
+// metasrv's Gravitino code, type and message) wrapped with the address that
+// answered; errors.Is matches it against ErrUnauthenticated,
 // ErrForbidden, ErrNotFound, ErrBadRequest, ErrUnavailable,
 // ErrAlreadyExists (409/1004) and ErrVersionConflict (409/1012). When no
 // node could be reached, or a write's outcome is unknown, the error wraps

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"lakegate/metasrv/api"
 )
 
 // maxAnswerBytes bounds a REST answer read into memory.
@@ -17,29 +19,28 @@ const maxAnswerBytes = 32 << 20
 
 // v2JSON is the content type of the v2 (name/value pair) tag association
 // body.
-const v2JSON = "application/vnd.gravitino.v2+json"
+const v2JSON = api.MediaV2
 
 // errNoCredentials is the answer to a call that carries no credentials.
 var errNoCredentials = errors.New("no credentials: the request carries no Authorization header")
 
-// RESTError is an error answer of metasrv's REST API.
-type RESTError struct {
-	Status  int    // HTTP status
-	Code    int    // the envelope's code
-	Type    string // the exception type, e.g. NoSuchDomainException
-	Message string // metasrv's message
+// toolError is an error answer of metasrv's REST API as a tool error:
+// metasrv's message (the status text when it has none), the HTTP status
+// and the exception type.
+type toolError struct{ e *api.Error }
+
+func (t toolError) Error() string {
+	msg := t.e.Message
+	if msg == "" {
+		msg = http.StatusText(t.e.Status)
+	}
+	if t.e.Type != "" {
+		return fmt.Sprintf("%s (HTTP %d, %s)", msg, t.e.Status, t.e.Type)
+	}
+	return fmt.Sprintf("%s (HTTP %d)", msg, t.e.Status)
 }
 
-func (e *RESTError) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = http.StatusText(e.Status)
-	}
-	if e.Type != "" {
-		return fmt.Sprintf("%s (HTTP %d, %s)", msg, e.Status, e.Type)
-	}
-	return fmt.Sprintf("%s (HTTP %d)", msg, e.Status)
-}
+func (t toolError) Unwrap() error { return t.e }
 
 // restClient calls metasrv's REST API under one metalake.
 type restClient struct {
@@ -113,22 +114,9 @@ func (c *restClient) call(ctx context.Context, auth, method, path string, query 
 	return obj, nil
 }
 
-// restError decodes an error answer. Only the envelope's fields are kept;
-// a body that is not an envelope is reduced to the status text, so
-// nothing else a server might echo reaches the caller.
-func restError(status int, raw []byte) *RESTError {
-	e := &RESTError{Status: status}
-	var env struct {
-		Code    int    `json:"code"`
-		Type    string `json:"type"`
-		Message string `json:"message"`
-		Error   string `json:"error"`
-	}
-	if json.Unmarshal(raw, &env) == nil {
-		e.Code, e.Type, e.Message = env.Code, env.Type, env.Message
-		if e.Message == "" {
-			e.Message = env.Error
-		}
-	}
-	return e
+// restError decodes an error answer. Only the envelope's fields are kept
+// (api.DecodeError): a body that is not an envelope is reduced to the
+// status text, so nothing else a server might echo reaches the caller.
+func restError(status int, raw []byte) error {
+	return toolError{api.DecodeError(status, raw)}
 }

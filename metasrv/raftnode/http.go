@@ -265,14 +265,7 @@ func (h *Handlers) forward(w http.ResponseWriter, r *http.Request, body []byte) 
 		return true
 	}
 	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); ct != "" {
-		w.Header().Set("Content-Type", ct)
-	}
-	if ra := resp.Header.Get("Retry-After"); ra != "" {
-		w.Header().Set("Retry-After", ra)
-	}
-	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, io.LimitReader(resp.Body, h.cfg.MaxBodyBytes))
+	CopyReply(w, resp, h.cfg.MaxBodyBytes)
 	return true
 }
 
