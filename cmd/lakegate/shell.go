@@ -109,7 +109,16 @@ func (s *shell) openSession() error {
 	if s.sessionOpen {
 		return nil
 	}
-	return s.setOptions(map[string]any{"catalog": ""})
+	// GetFlightInfo is unary: its response headers, the session cookie
+	// among them, reach the cookie middleware before the call returns. A
+	// DoAction's (SetSessionOptions) may reach it only after the next call
+	// has gone out without the cookie, so that call would start another
+	// session.
+	if _, err := s.cl.GetSqlInfo(s.ctx, []flightsql.SqlInfo{flightsql.SqlInfoFlightSqlServerName}); err != nil {
+		return err
+	}
+	s.sessionOpen = true
+	return nil
 }
 
 // close ends the gateway's session, if one was opened, so that it does
@@ -126,6 +135,9 @@ func (s *shell) close() {
 // setOptions sets session options (SetSessionOptions); a refused option
 // is an error.
 func (s *shell) setOptions(opts map[string]any) error {
+	if err := s.openSession(); err != nil {
+		return err
+	}
 	vals, err := flight.NewSessionOptionValues(opts)
 	if err != nil {
 		return err
@@ -134,7 +146,6 @@ func (s *shell) setOptions(opts map[string]any) error {
 	if err != nil {
 		return err
 	}
-	s.sessionOpen = true
 	errs := r.GetErrors()
 	var refused []string
 	for _, name := range sortedKeys(errs) {

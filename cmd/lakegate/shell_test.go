@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -106,6 +107,18 @@ func (g *fakeGateway) called() []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return slices.Clone(g.calls)
+}
+
+// GetFlightInfoSqlInfo starts a session, as the gateway does for a caller
+// without one.
+func (g *fakeGateway) GetFlightInfoSqlInfo(ctx context.Context, _ flightsql.GetSqlInfo, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	sess, err := g.session(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	g.record(sess, "open")
+	return &flight.FlightInfo{FlightDescriptor: desc, Schema: flight.SerializeSchema(schema_ref.SqlInfo, memory.DefaultAllocator),
+		Endpoint: []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: desc.Cmd}}}, TotalRecords: -1, TotalBytes: -1}, nil
 }
 
 func (g *fakeGateway) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
@@ -280,7 +293,7 @@ func TestSQLScript(t *testing.T) {
 		t.Fatalf("%v (stderr %q)", err, errOut)
 	}
 	want := []string{
-		"set @lake",
+		"open @lake",
 		"update USE sales @lake",
 		"query SELECT 'a;b' AS x @lake.sales",
 		"query /* ; */ SELECT\n  2 -- two; really @lake.sales",
@@ -341,7 +354,7 @@ func TestSQLSessionFlags(t *testing.T) {
 	if _, _, err := sqlRun(t, addr, "", nil, "SHOW TABLES", "--catalog", "warehouse", "--schema", "pub`lic"); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"set @warehouse", "update USE `pub``lic` @warehouse", "query SHOW TABLES @warehouse.pub`lic"}
+	want := []string{"open @lake", "set @warehouse", "update USE `pub``lic` @warehouse", "query SHOW TABLES @warehouse.pub`lic"}
 	if g.closed != 1 {
 		t.Errorf("%d sessions closed, want 1", g.closed)
 	}
@@ -426,7 +439,7 @@ func TestShellInteractive(t *testing.T) {
 	}
 	wantCalls := []string{
 		"query SELECT 1\nAS one @lake",
-		"set @lake",
+		"open @lake",
 		"update USE sales @lake",
 		"query SHOW TABLES LIKE 'ord%' @lake.sales",
 		"query SELECT 'it''s;\nok' @lake.sales",
@@ -475,7 +488,7 @@ func TestShellMetaCommands(t *testing.T) {
 	wantCalls := []string{
 		"query SHOW TABLES @lake", "query SHOW SCHEMAS @lake", "query SHOW SCHEMAS @lake",
 		"query DESCRIBE `sales`.`orders` @lake", "query DESCRIBE `orders` @lake",
-		"query SELECT 7 @lake", "query SELECT 7 @lake", "set @lake.hr", "set @lake.hr",
+		"query SELECT 7 @lake", "query SELECT 7 @lake", "open @lake", "set @lake.hr", "set @lake.hr",
 	}
 	if got := g.called(); !slices.Equal(got, wantCalls) {
 		t.Errorf("calls:\n%q\nwant\n%q", got, wantCalls)
