@@ -15,6 +15,7 @@ import (
 
 	"lakegate/authz"
 	"lakegate/metasrv"
+	"lakegate/metasrv/raftnode"
 )
 
 // Test tokens (the principal map holds their hashes).
@@ -88,11 +89,23 @@ type node struct {
 	stopped bool
 }
 
-// startNode starts a node with its own (or the given) data dir; a restart
-// passes the old node's dir, raft and http addresses.
 // configHook, when set, adjusts the Config of every node started next
 // (benchmarks comparing configurations; never set in parallel tests).
 var configHook func(*metasrv.Config)
+
+// memNet is the in-memory Raft network the harness's nodes replicate
+// over: clusters need no Raft sockets or ports, and a restarted node takes
+// its address back. Nodes of different tests take different addresses
+// and never meet. The REST API and forwarding stay on loopback HTTP.
+var memNet = raftnode.NewMemNetwork()
+
+// onTCP is a configHook part for the tests about the real deployment's
+// Raft path (joins and replication over TCP) and for the benchmarks: the
+// node's Raft transport listens on loopback TCP.
+func onTCP(c *metasrv.Config) { c.Raft.Network = nil }
+
+// startNode starts a node with its own (or the given) data dir; a restart
+// passes the old node's dir, raft and http addresses.
 
 func startNode(t testing.TB, id, dir, raftAddr, httpAddr string, bootstrap bool) *node {
 	t.Helper()
@@ -125,6 +138,7 @@ func startNodeWith(t testing.TB, pm *authz.PrincipalMap, id, dir, raftAddr, http
 	cfg.Raft.HeartbeatTimeout = 200 * time.Millisecond
 	cfg.Raft.ElectionTimeout = 200 * time.Millisecond
 	cfg.Raft.LeaderLeaseTimeout = 100 * time.Millisecond
+	cfg.Raft.Network = memNet
 	if configHook != nil {
 		configHook(&cfg)
 	}
