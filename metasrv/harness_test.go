@@ -115,6 +115,21 @@ func startNode(t testing.TB, id, dir, raftAddr, httpAddr string, bootstrap bool)
 // startNodeWith is startNode with a given principal map.
 func startNodeWith(t testing.TB, pm *authz.PrincipalMap, id, dir, raftAddr, httpAddr string, bootstrap bool) *node {
 	t.Helper()
+	return launchNode(t, pm, id, dir, raftAddr, httpAddr, bootstrap, false)
+}
+
+// startSolo starts node id bootstrapping a cluster of its own that no
+// other node joins. A single voter cannot lose its lease (it is its own
+// quorum), so it runs with a 50 ms heartbeat: that only brings its first
+// election forward, which is most of a one-node test's time.
+func startSolo(t testing.TB, pm *authz.PrincipalMap, id string) *node {
+	t.Helper()
+	return launchNode(t, pm, id, "", "", "", true, true)
+}
+
+// launchNode starts a node; solo gives it startSolo's short timeouts.
+func launchNode(t testing.TB, pm *authz.PrincipalMap, id, dir, raftAddr, httpAddr string, bootstrap, solo bool) *node {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -139,6 +154,9 @@ func startNodeWith(t testing.TB, pm *authz.PrincipalMap, id, dir, raftAddr, http
 	cfg.Raft.ElectionTimeout = 200 * time.Millisecond
 	cfg.Raft.LeaderLeaseTimeout = 100 * time.Millisecond
 	cfg.Raft.Network = memNet
+	if solo {
+		cfg.Raft.HeartbeatTimeout, cfg.Raft.ElectionTimeout, cfg.Raft.LeaderLeaseTimeout = 50*time.Millisecond, 50*time.Millisecond, 25*time.Millisecond
+	}
 	if configHook != nil {
 		configHook(&cfg)
 	}
@@ -289,7 +307,12 @@ func expect(t testing.TB, n *node, c call, status, code int) resp {
 // single starts a one-node cluster with metalake acme owned by alice.
 func single(t testing.TB) *node {
 	t.Helper()
-	n := startNode(t, "n1", "", "", "", true)
+	return withAcme(t, startSolo(t, principals(t), "n1"))
+}
+
+// withAcme waits until n leads and creates metalake acme, owned by alice.
+func withAcme(t testing.TB, n *node) *node {
+	t.Helper()
 	waitLeader(t, n)
 	must(t, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin,
 		body: map[string]any{"name": "acme", "comment": "Acme", "owner": "alice@acme"}})

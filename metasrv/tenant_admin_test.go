@@ -26,7 +26,7 @@ func tenantAdminNode(t *testing.T) *node {
 		authz.PrincipalSpec{ID: "acmeadmin@acme", Tenant: "acme", Role: "tenant_admin", TokenHashes: tokenHashes(tokAcmeAdmin)},
 		authz.PrincipalSpec{ID: "gadmin@globex", Tenant: "globex", Role: "tenant_admin", TokenHashes: tokenHashes(tokGlobexAdmin)},
 	)
-	n := startNodeWith(t, principalMap(t, specs), "n1", "", "", "", true)
+	n := startSolo(t, principalMap(t, specs), "n1")
 	waitLeader(t, n)
 	must(t, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin, body: map[string]any{"name": "acme", "owner": "alice@acme"}})
 	must(t, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin, body: map[string]any{"name": "globex", "owner": "gadmin@globex"}})
