@@ -417,7 +417,8 @@ func (n *Node) visibleIndex(target uint64) uint64 {
 
 // AddVoter adds a voter with the given id and Raft address. It runs on the
 // leader only. It first dials the address through the Raft transport —
-// completing the mutual-TLS handshake when TLS is configured — and adds
+// completing the mutual-TLS handshake when TLS is configured; on a
+// MemNetwork, checking that a running node holds the address — and adds
 // nothing if that fails (ErrPeerUnreachable): an unreachable or untrusted
 // voter would only cost the cluster fault tolerance. With TLS the
 // certificate presented there must also name id (ErrPeerIdentity).
