@@ -31,7 +31,7 @@ func BenchmarkMetasrvWrites3Processes(b *testing.B) {
 
 func benchMetasrvWrites(b *testing.B, raftLog string) {
 	e := newMetasrvEnv(b)
-	nodes, leader := e.startCluster(b, raftLog)
+	nodes, leader := e.startCluster(b, "--raft-log", raftLog)
 	e.must(b, leader, "POST", "/api/metalakes", map[string]any{"name": "bench"})
 
 	nodesCPU := func() float64 {

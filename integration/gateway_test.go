@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,21 +106,13 @@ func waitExit(t *testing.T, s *server) *os.ProcessState {
 // (exit 0) or, past --shutdown-timeout, aborts a held stream (exit 1).
 func TestGateway(t *testing.T) {
 	dir := t.TempDir()
-	adminTok, gwTok, aliceTok := newToken(t), newToken(t), newToken(t)
+	gwTok, aliceTok := newToken(t), newToken(t)
 
 	// metasrv's map: the deployment admin, the node's peer identity and the
 	// gateways' query_service identity, a delegate for acme.
-	env := &metasrvEnv{
-		principals: filepath.Join(dir, "metasrv-principals.yaml"),
-		adminTok:   adminTok,
-		client:     &http.Client{Timeout: 20 * time.Second},
-	}
-	if err := authz.WritePrincipalMap(env.principals, append([]authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: []string{authz.HashToken(adminTok).String()}},
-		{ID: "gateway", Tenant: "platform", Role: "query_service", DelegateTenants: []string{"acme"}, TokenHashes: []string{authz.HashToken(gwTok).String()}},
-	}, env.peers(t, dir)...)); err != nil {
-		t.Fatal(err)
-	}
+	env := newMetasrvEnv(t,
+		authz.PrincipalSpec{ID: "gateway", Tenant: "platform", Role: "query_service", DelegateTenants: []string{"acme"}, TokenHashes: []string{authz.HashToken(gwTok).String()}})
+	adminTok := env.adminTok
 	// The gateways' map: the end users.
 	gwPrincipals := filepath.Join(dir, "gateway-principals.yaml")
 	if err := authz.WritePrincipalMap(gwPrincipals, []authz.PrincipalSpec{

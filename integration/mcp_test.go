@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -40,9 +39,8 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // may not see is left out of the user's member listing; a call without
 // credentials fails; stdio works with a configured token.
 func TestMCPServerOverREST(t *testing.T) {
-	dir := t.TempDir()
 	toks := map[string]string{}
-	for _, id := range []string{"root", "steward@acme", "bob@acme"} {
+	for _, id := range []string{"steward@acme", "bob@acme"} {
 		tok, err := authz.NewToken(rand.Reader)
 		if err != nil {
 			t.Fatal(err)
@@ -50,15 +48,10 @@ func TestMCPServerOverREST(t *testing.T) {
 		toks[id] = tok
 	}
 	hash := func(id string) []string { return []string{authz.HashToken(toks[id]).String()} }
-	e := &metasrvEnv{principals: filepath.Join(dir, "principals.yaml"),
-		adminTok: toks["root"], client: &http.Client{Timeout: 20 * time.Second}}
-	if err := authz.WritePrincipalMap(e.principals, append([]authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: hash("root")},
-		{ID: "steward@acme", Tenant: "acme", Role: "user", Namespaces: []string{"db"}, TokenHashes: hash("steward@acme")},
-		{ID: "bob@acme", Tenant: "acme", Role: "user", Namespaces: []string{"db"}, TokenHashes: hash("bob@acme")},
-	}, e.peers(t, dir)...)); err != nil {
-		t.Fatal(err)
-	}
+	e := newMetasrvEnv(t,
+		authz.PrincipalSpec{ID: "steward@acme", Tenant: "acme", Role: "user", Namespaces: []string{"db"}, TokenHashes: hash("steward@acme")},
+		authz.PrincipalSpec{ID: "bob@acme", Tenant: "acme", Role: "user", Namespaces: []string{"db"}, TokenHashes: hash("bob@acme")})
+	toks["root"] = e.adminTok
 	node := e.startMetasrv(t, "n1", t.TempDir(), "--bootstrap")
 	e.waitConverged(t, 1, node)
 	msURL := "http://" + node.httpAddr

@@ -167,26 +167,18 @@ func TestScenario(t *testing.T) {
 	dir := t.TempDir()
 	s3 := newTenantsS3(t)
 
-	adminTok, gwTok := newToken(t), newToken(t)
+	gwTok := newToken(t)
 	ownerTok, aliceTok, bobTok := newToken(t), newToken(t), newToken(t)
 	hash := func(tok string) []string { return []string{authz.HashToken(tok).String()} }
 
 	// metasrv's map: the deployment admin, the peers, the gateways'
 	// query_service identity (a delegate for acme) and the tenant's owner,
 	// who provisions over REST with its own token.
-	env := &metasrvEnv{
-		principals: filepath.Join(dir, "metasrv-principals.yaml"),
-		adminTok:   adminTok,
-		client:     &http.Client{Timeout: 20 * time.Second},
-	}
 	allNS := []string{"sales", "finance", "hr", "many"}
-	if err := authz.WritePrincipalMap(env.principals, append([]authz.PrincipalSpec{
-		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: hash(adminTok)},
-		{ID: "gateway", Tenant: "platform", Role: "query_service", DelegateTenants: []string{"acme"}, TokenHashes: hash(gwTok)},
-		{ID: "owner@acme", Tenant: "acme", Role: "user", Namespaces: allNS, TokenHashes: hash(ownerTok)},
-	}, env.peers(t, dir)...)); err != nil {
-		t.Fatal(err)
-	}
+	env := newMetasrvEnv(t,
+		authz.PrincipalSpec{ID: "gateway", Tenant: "platform", Role: "query_service", DelegateTenants: []string{"acme"}, TokenHashes: hash(gwTok)},
+		authz.PrincipalSpec{ID: "owner@acme", Tenant: "acme", Role: "user", Namespaces: allNS, TokenHashes: hash(ownerTok)})
+	adminTok := env.adminTok
 	// The gateways' map: the end users.
 	gwPrincipals := filepath.Join(dir, "gateway-principals.yaml")
 	if err := authz.WritePrincipalMap(gwPrincipals, []authz.PrincipalSpec{
@@ -208,13 +200,7 @@ func TestScenario(t *testing.T) {
 	stageFile := s3.descriptorFile(t)
 
 	// The metasrv cluster: n1 bootstraps, n2 joins through n1, n3 through n2.
-	n1 := env.startMetasrv(t, "n1", t.TempDir(), "--bootstrap")
-	env.waitConverged(t, 1, n1)
-	n2 := env.startMetasrv(t, "n2", t.TempDir(), "--join", n1.httpAddr)
-	env.waitConverged(t, 2, n1, n2)
-	n3 := env.startMetasrv(t, "n3", t.TempDir(), "--join", n2.httpAddr)
-	nodes := []*metasrvProc{n1, n2, n3}
-	leader := env.waitConverged(t, 3, nodes...)
+	nodes, leader := env.startCluster(t)
 	t.Logf("cluster formed, leader %s (%s)", leader.id, time.Since(started).Round(time.Millisecond))
 
 	// The gateways list the leader first: a gateway reads from the node
@@ -223,10 +209,8 @@ func TestScenario(t *testing.T) {
 	// next statement. (Through a follower it would take effect after the
 	// follower applied it: replication lag.)
 	metasrvList := []string{"http://" + leader.httpAddr}
-	for _, p := range nodes {
-		if p != leader {
-			metasrvList = append(metasrvList, "http://"+p.httpAddr)
-		}
+	for _, p := range without(nodes, leader) {
+		metasrvList = append(metasrvList, "http://"+p.httpAddr)
 	}
 	startGW := func(t *testing.T, ringFile string) *server {
 		return startGatewayEnv(t, s3.env, "--flight-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
@@ -695,12 +679,7 @@ func TestScenario(t *testing.T) {
 		killed := leader
 		killed.kill(t)
 		killedAt := time.Now()
-		var survivors []*metasrvProc
-		for _, p := range nodes {
-			if p != killed {
-				survivors = append(survivors, p)
-			}
-		}
+		survivors := without(nodes, killed)
 		newLeader := env.waitConverged(t, 3, survivors...)
 		t.Logf("killed leader %s; new leader %s after %s", killed.id, newLeader.id, time.Since(killedAt).Round(time.Millisecond))
 		// Queries succeed on both gateways after the election.
@@ -741,7 +720,7 @@ func TestScenario(t *testing.T) {
 
 	// No secret reached the logs.
 	for name, out := range map[string]string{"gateway 1": gw1.stderr.String(), "gateway 2": gw2.stderr.String(),
-		"n1": n1.stderr.String(), "n2": n2.stderr.String(), "n3": n3.stderr.String()} {
+		"n1": nodes[0].stderr.String(), "n2": nodes[1].stderr.String(), "n3": nodes[2].stderr.String()} {
 		secrets := []string{adminTok, gwTok, ownerTok, aliceTok, bobTok}
 		for _, tok := range env.peerTokens {
 			secrets = append(secrets, tok)

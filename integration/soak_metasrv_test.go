@@ -39,7 +39,7 @@ func BenchmarkMetasrvCrashSoak(b *testing.B) {
 
 func soakMetasrv(b *testing.B, raftLog string) {
 	e := newMetasrvEnv(b)
-	nodes, leader := e.startCluster(b, raftLog)
+	nodes, leader := e.startCluster(b, "--raft-log", raftLog)
 	logFlag := []string{"--raft-log", raftLog}
 	e.must(b, leader, "POST", "/api/metalakes", map[string]any{"name": "acme"})
 	e.must(b, leader, "POST", "/api/metalakes/acme/catalogs", map[string]any{"name": "lake", "type": "managed"})

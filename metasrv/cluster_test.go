@@ -8,7 +8,12 @@ import (
 	"time"
 )
 
+// TestClusterFollowerWriteAndDeterminism runs its cluster's Raft over
+// loopback TCP, as a deployment does: joins (one forwarded by a follower)
+// and replication take the real transport.
 func TestClusterFollowerWriteAndDeterminism(t *testing.T) {
+	configHook = onTCP
+	t.Cleanup(func() { configHook = nil })
 	n1 := startNode(t, "n1", "", "", "", true)
 	waitLeader(t, n1)
 	n2 := startNode(t, "n2", "", "", "", false)

@@ -15,6 +15,7 @@ import (
 
 	"lakegate/authz"
 	"lakegate/metasrv"
+	"lakegate/metasrv/raftnode"
 )
 
 // Test tokens (the principal map holds their hashes).
@@ -88,11 +89,23 @@ type node struct {
 	stopped bool
 }
 
-// startNode starts a node with its own (or the given) data dir; a restart
-// passes the old node's dir, raft and http addresses.
 // configHook, when set, adjusts the Config of every node started next
 // (benchmarks comparing configurations; never set in parallel tests).
 var configHook func(*metasrv.Config)
+
+// memNet is the in-memory Raft network the harness's nodes replicate
+// over: clusters need no Raft sockets or ports, and a restarted node takes
+// its address back. Nodes of different tests take different addresses
+// and never meet. The REST API and forwarding stay on loopback HTTP.
+var memNet = raftnode.NewMemNetwork()
+
+// onTCP is a configHook part for the tests about the real deployment's
+// Raft path (joins and replication over TCP) and for the benchmarks: the
+// node's Raft transport listens on loopback TCP.
+func onTCP(c *metasrv.Config) { c.Raft.Network = nil }
+
+// startNode starts a node with its own (or the given) data dir; a restart
+// passes the old node's dir, raft and http addresses.
 
 func startNode(t testing.TB, id, dir, raftAddr, httpAddr string, bootstrap bool) *node {
 	t.Helper()
@@ -101,6 +114,21 @@ func startNode(t testing.TB, id, dir, raftAddr, httpAddr string, bootstrap bool)
 
 // startNodeWith is startNode with a given principal map.
 func startNodeWith(t testing.TB, pm *authz.PrincipalMap, id, dir, raftAddr, httpAddr string, bootstrap bool) *node {
+	t.Helper()
+	return launchNode(t, pm, id, dir, raftAddr, httpAddr, bootstrap, false)
+}
+
+// startSolo starts node id bootstrapping a cluster of its own that no
+// other node joins. A single voter cannot lose its lease (it is its own
+// quorum), so it runs with a 50 ms heartbeat: that only brings its first
+// election forward, which is most of a one-node test's time.
+func startSolo(t testing.TB, pm *authz.PrincipalMap, id string) *node {
+	t.Helper()
+	return launchNode(t, pm, id, "", "", "", true, true)
+}
+
+// launchNode starts a node; solo gives it startSolo's short timeouts.
+func launchNode(t testing.TB, pm *authz.PrincipalMap, id, dir, raftAddr, httpAddr string, bootstrap, solo bool) *node {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
@@ -125,6 +153,10 @@ func startNodeWith(t testing.TB, pm *authz.PrincipalMap, id, dir, raftAddr, http
 	cfg.Raft.HeartbeatTimeout = 200 * time.Millisecond
 	cfg.Raft.ElectionTimeout = 200 * time.Millisecond
 	cfg.Raft.LeaderLeaseTimeout = 100 * time.Millisecond
+	cfg.Raft.Network = memNet
+	if solo {
+		cfg.Raft.HeartbeatTimeout, cfg.Raft.ElectionTimeout, cfg.Raft.LeaderLeaseTimeout = 50*time.Millisecond, 50*time.Millisecond, 25*time.Millisecond
+	}
 	if configHook != nil {
 		configHook(&cfg)
 	}
@@ -275,7 +307,12 @@ func expect(t testing.TB, n *node, c call, status, code int) resp {
 // single starts a one-node cluster with metalake acme owned by alice.
 func single(t testing.TB) *node {
 	t.Helper()
-	n := startNode(t, "n1", "", "", "", true)
+	return withAcme(t, startSolo(t, principals(t), "n1"))
+}
+
+// withAcme waits until n leads and creates metalake acme, owned by alice.
+func withAcme(t testing.TB, n *node) *node {
+	t.Helper()
 	waitLeader(t, n)
 	must(t, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin,
 		body: map[string]any{"name": "acme", "comment": "Acme", "owner": "alice@acme"}})

@@ -45,11 +45,7 @@ func delegationSpecs() []authz.PrincipalSpec {
 // delegation principal map and metalake acme owned by alice.
 func startDelegationNode(t testing.TB) *node {
 	t.Helper()
-	n := startDNode(t, "n1", true)
-	waitLeader(t, n)
-	must(t, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin,
-		body: map[string]any{"name": "acme", "comment": "Acme", "owner": "alice@acme"}})
-	return n
+	return withAcme(t, startSolo(t, delegationPrincipals(t), "n1"))
 }
 
 // startDNode starts a node with the delegation principal map.
@@ -59,7 +55,7 @@ func startDNode(t testing.TB, id string, bootstrap bool) *node {
 }
 
 func TestDelegationForwarded(t *testing.T) {
-	n1 := startDelegationNode(t)
+	n1 := withAcme(t, startDNode(t, "n1", true)) // not solo: n2 joins
 	n2 := startDNode(t, "n2", false)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()

@@ -68,6 +68,7 @@ func BenchmarkTagAssignWrites3Nodes(b *testing.B) {
 				d := raftnode.DefaultConfig()
 				c.Raft.HeartbeatTimeout, c.Raft.ElectionTimeout, c.Raft.LeaderLeaseTimeout = d.HeartbeatTimeout, d.ElectionTimeout, d.LeaderLeaseTimeout
 				c.Raft.LogStore = v.logStore
+				onTCP(c)
 			}
 			defer func() { configHook = nil }()
 			benchTagAssignWrites(b, v.raw)

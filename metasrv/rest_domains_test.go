@@ -37,10 +37,7 @@ func domainNode(t *testing.T) *node {
 		specs = append(specs, authz.PrincipalSpec{ID: u.id, Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: tokenHashes(u.tok)})
 	}
 	pm := principalMap(t, specs)
-	n := startNodeWith(t, pm, "n1", "", "", "", true)
-	waitLeader(t, n)
-	must(t, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin,
-		body: map[string]any{"name": "acme", "comment": "Acme", "owner": "alice@acme"}})
+	n := withAcme(t, startSolo(t, pm, "n1"))
 	for _, u := range []string{"steward@acme", "tom@acme", "bea@acme", "dave@acme"} {
 		must(t, n, as(tokAlice, "POST", "/users", map[string]any{"name": u}))
 	}

@@ -22,7 +22,7 @@ func explainNode(t *testing.T) *node {
 	t.Helper()
 	specs := append(harnessSpecs(),
 		authz.PrincipalSpec{ID: "acmeadmin@acme", Tenant: "acme", Role: "tenant_admin", TokenHashes: tokenHashes(tokAcmeAdmin)})
-	n := startNodeWith(t, principalMap(t, specs), "n1", "", "", "", true)
+	n := startSolo(t, principalMap(t, specs), "n1")
 	waitLeader(t, n)
 	must(t, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin, body: map[string]any{"name": "acme", "owner": "acmeadmin@acme"}})
 	a := func(method, path string, body any) call {

@@ -335,7 +335,7 @@ func TestTableVersionsRetainedColumns(t *testing.T) {
 // TestTableVersionForwarded: a commit sent by the client to a follower is
 // forwarded to the leader; its generation reads it back on the follower.
 func TestTableVersionForwarded(t *testing.T) {
-	n1 := startDelegationNode(t)
+	n1 := withAcme(t, startDNode(t, "n1", true)) // not solo: n2 joins
 	governedLake(t, n1)
 	n2 := startDNode(t, "n2", false)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)

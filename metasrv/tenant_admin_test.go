@@ -26,7 +26,7 @@ func tenantAdminNode(t *testing.T) *node {
 		authz.PrincipalSpec{ID: "acmeadmin@acme", Tenant: "acme", Role: "tenant_admin", TokenHashes: tokenHashes(tokAcmeAdmin)},
 		authz.PrincipalSpec{ID: "gadmin@globex", Tenant: "globex", Role: "tenant_admin", TokenHashes: tokenHashes(tokGlobexAdmin)},
 	)
-	n := startNodeWith(t, principalMap(t, specs), "n1", "", "", "", true)
+	n := startSolo(t, principalMap(t, specs), "n1")
 	waitLeader(t, n)
 	must(t, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin, body: map[string]any{"name": "acme", "owner": "alice@acme"}})
 	must(t, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin, body: map[string]any{"name": "globex", "owner": "gadmin@globex"}})
@@ -120,8 +120,11 @@ func TestOperatorRunsTheDeployment(t *testing.T) {
 // TestJoinAdmission: a node joins only as the metadata_peer principal named
 // after it; no other principal — a tenant admin, an operator, another
 // node's peer identity — adds a voter, and a node configured without
-// AllowJoins (lakegate serve's) accepts none at all.
+// AllowJoins (lakegate serve's) accepts none at all. Its nodes' Raft runs
+// over loopback TCP, as joins in a deployment do.
 func TestJoinAdmission(t *testing.T) {
+	configHook = onTCP
+	t.Cleanup(func() { configHook = nil })
 	n1 := startNode(t, "n1", "", "", "", true)
 	waitLeader(t, n1)
 	n2 := startNode(t, "n2", "", "", "", false)
@@ -157,9 +160,9 @@ func TestJoinAdmission(t *testing.T) {
 	}
 
 	// A node that allows no joins refuses even an expected one.
-	configHook = func(c *metasrv.Config) { c.AllowJoins = false }
+	configHook = func(c *metasrv.Config) { onTCP(c); c.AllowJoins = false }
 	solo := startNode(t, "n1", "", "", "", true)
-	configHook = nil
+	configHook = onTCP
 	waitLeader(t, solo)
 	n3 := startNode(t, "n3", "", "", "", false)
 	r := do(t, solo, call{method: "POST", path: "/cluster/join", token: peerToken("n3"),

@@ -35,7 +35,7 @@ func startWatchNode(t testing.TB) *node {
 	t.Helper()
 	pm := principalMap(t, append(delegationSpecs(), authz.PrincipalSpec{ID: "gw-watch", Tenant: "platform",
 		Role: "query_service", DelegateTenants: []string{"acme", "other", "ghost"}, TokenHashes: tokenHashes(tokWatch)}))
-	n := startNodeWith(t, pm, "n1", "", "", "", true)
+	n := startSolo(t, pm, "n1")
 	waitLeader(t, n)
 	must(t, n, call{method: "POST", path: "/api/metalakes", token: tokAdmin,
 		body: map[string]any{"name": "acme", "comment": "Acme", "owner": "alice@acme"}})

@@ -16,10 +16,10 @@ import (
 //
 //	go test ./metasrv/raftnode -run '^$' -bench Propose64 -benchtime 20000x
 func BenchmarkPropose64(b *testing.B) {
-	n1 := start(b, nodeConfig(b, "b1", true))
+	n1 := start(b, tcpConfig(b, "b1", true))
 	waitLeader(b, 10*time.Second, n1)
 	for _, id := range []string{"b2", "b3"} {
-		n := start(b, nodeConfig(b, id, false))
+		n := start(b, tcpConfig(b, id, false))
 		join(b, n1, n)
 	}
 	const writers = 64

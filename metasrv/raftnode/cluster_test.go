@@ -18,7 +18,7 @@ import (
 // leader loss, durability of acknowledged writes, and a restart that
 // catches up from its own disk. Default timeouts throughout.
 func TestCluster(t *testing.T) {
-	n1 := start(t, nodeConfig(t, "n1", true))
+	n1 := start(t, tcpConfig(t, "n1", true))
 	if l := waitLeader(t, 10*time.Second, n1); l != n1 {
 		t.Fatalf("leader %s", l.ID())
 	}
@@ -27,8 +27,8 @@ func TestCluster(t *testing.T) {
 	if _, err := n1.fwd.Forward(context.Background(), http.MethodPost, "/cluster/join", nil, nil); !errors.Is(err, raftnode.ErrIsLeader) {
 		t.Fatalf("Forward on the leader: %v, want ErrIsLeader", err)
 	}
-	n2 := start(t, nodeConfig(t, "n2", false))
-	n3 := start(t, nodeConfig(t, "n3", false))
+	n2 := start(t, tcpConfig(t, "n2", false))
+	n3 := start(t, tcpConfig(t, "n3", false))
 
 	join(t, n1, n2) // to the leader
 	// The follower learns the leader's HTTP address from the replicated

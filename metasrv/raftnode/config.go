@@ -59,6 +59,13 @@ type Config struct {
 	// Zero means 10s. Without TLS it has no effect.
 	HandshakeTimeout time.Duration
 
+	// Network, when set, carries the Raft transport over this in-process
+	// MemNetwork instead of TCP: for tests whose subject is not the
+	// network, so that they need no sockets or ports. RaftAddr is then an
+	// address of the MemNetwork's own. It carries no TLS: Validate refuses
+	// it together with TLS. Nil means TCP; no flag or file selects it.
+	Network *MemNetwork
+
 	// Logger receives Node and Raft logs, scoped with the node id. Nil
 	// discards them.
 	Logger *slog.Logger
@@ -218,6 +225,9 @@ func (c Config) Validate() error {
 		if c.TLS.InsecureSkipVerify {
 			errs = append(errs, errors.New("TLS: InsecureSkipVerify is set"))
 		}
+	}
+	if c.Network != nil && c.TLS != nil {
+		errs = append(errs, errors.New("TLS and Network are both set: the in-memory network carries no TLS"))
 	}
 	if c.HeartbeatTimeout < 5*time.Millisecond {
 		errs = append(errs, fmt.Errorf("HeartbeatTimeout %s is below 5ms", c.HeartbeatTimeout))

@@ -2,7 +2,9 @@
 // that replicates a caller-supplied StateMachine, with durable log and
 // stable stores (raft-boltdb, or raft-wal's segment files: Config.LogStore),
 // file snapshots, and a TCP transport that runs over mutual TLS when
-// configured.
+// configured. Tests whose subject is not the network run the transport over
+// an in-process MemNetwork instead (Config.Network): no sockets, no ports,
+// no TLS; nothing but a program that builds a Config selects it.
 //
 // Usage:
 //

@@ -45,9 +45,32 @@ func (w tlogWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// nodeConfig returns a config for id with its own temp dir and loopback
-// ports.
+// memNet is the in-memory Raft network of the tests that are not about
+// the network. Their nodes take addresses of its own, so clusters of
+// different tests share it without meeting.
+var memNet = raftnode.NewMemNetwork()
+
+// nodeConfig returns a config for id with its own temp dir, on the
+// in-memory network.
 func nodeConfig(t testing.TB, id string, bootstrap bool) raftnode.Config {
+	cfg := tcpConfig(t, id, bootstrap)
+	cfg.Network = memNet
+	return cfg
+}
+
+// oneVoter shortens cfg's timeouts for a cluster that stays a single
+// voter: such a leader never loses its lease (it is its own quorum), so a
+// short heartbeat only brings its first election forward, from 1–2 s to
+// 50–100 ms.
+func oneVoter(cfg raftnode.Config) raftnode.Config {
+	cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = 50*time.Millisecond, 50*time.Millisecond, 25*time.Millisecond
+	return cfg
+}
+
+// tcpConfig returns a config for id with its own temp dir and a loopback
+// TCP port: for the tests about the transport itself (TCP, TLS, peer
+// certificates) and for the end-to-end cluster story.
+func tcpConfig(t testing.TB, id string, bootstrap bool) raftnode.Config {
 	cfg := raftnode.DefaultConfig()
 	cfg.NodeID = id
 	cfg.DataDir = t.TempDir()

@@ -16,7 +16,7 @@ func TestLogStoreRefusals(t *testing.T) {
 	kinds := []string{raftnode.LogStoreBolt, raftnode.LogStoreWAL}
 	for i, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
-			cfg := nodeConfig(t, "k1", true)
+			cfg := oneVoter(nodeConfig(t, "k1", true))
 			cfg.LogStore = kind
 			n := start(t, cfg)
 			waitLeader(t, 10*time.Second, n)

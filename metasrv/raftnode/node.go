@@ -21,13 +21,15 @@ const logCacheSize = 1024
 // Node is one Raft voter replicating a StateMachine. All methods are safe
 // for concurrent use. Create it with New; stop it with Shutdown.
 type Node struct {
-	cfg    Config
-	log    *slog.Logger
-	raft   *raft.Raft
-	fsm    *fsm
-	store  logStore
-	stream *streamLayer
-	addr   string // advertised Raft address (the bound listener address)
+	cfg   Config
+	log   *slog.Logger
+	raft  *raft.Raft
+	fsm   *fsm
+	store logStore
+	// probe checks that a would-be voter's address answers on the
+	// transport (and, with TLS, that its certificate names it).
+	probe func(ctx context.Context, addr, id string) error
+	addr  string // advertised Raft address (the bound listener address)
 
 	changed   *signal // applied index, state or leader changed
 	leaderSig *signal // leader changed
@@ -94,16 +96,10 @@ func New(ctx context.Context, cfg Config, sm StateMachine) (n *Node, err error) 
 		return nil, fmt.Errorf("raftnode: snapshot store: %w", err)
 	}
 
-	stream, err := listen(cfg.RaftAddr, peerTLS(cfg.TLS), cfg.HandshakeTimeout)
+	trans, probe, err := newTransport(cfg, hl)
 	if err != nil {
 		return nil, err
 	}
-	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:  stream,
-		MaxPool: 3,
-		Timeout: cfg.DefaultTimeout,
-		Logger:  hl.Named("transport"),
-	})
 	closers = append(closers, trans.Close)
 
 	rc := raft.DefaultConfig()
@@ -147,7 +143,7 @@ func New(ctx context.Context, cfg Config, sm StateMachine) (n *Node, err error) 
 		cfg:       cfg,
 		log:       logger,
 		store:     store,
-		stream:    stream,
+		probe:     probe,
 		addr:      addr,
 		changed:   newSignal(),
 		leaderSig: newSignal(),
@@ -421,7 +417,8 @@ func (n *Node) visibleIndex(target uint64) uint64 {
 
 // AddVoter adds a voter with the given id and Raft address. It runs on the
 // leader only. It first dials the address through the Raft transport —
-// completing the mutual-TLS handshake when TLS is configured — and adds
+// completing the mutual-TLS handshake when TLS is configured; on a
+// MemNetwork, checking that a running node holds the address — and adds
 // nothing if that fails (ErrPeerUnreachable): an unreachable or untrusted
 // voter would only cost the cluster fault tolerance. With TLS the
 // certificate presented there must also name id (ErrPeerIdentity).
@@ -434,7 +431,7 @@ func (n *Node) AddVoter(ctx context.Context, id, raftAddr string) error {
 	if n.raft.State() != raft.Leader {
 		return n.notLeader()
 	}
-	if err := n.stream.probe(ctx, raftAddr, id); err != nil {
+	if err := n.probe(ctx, raftAddr, id); err != nil {
 		return fmt.Errorf("raftnode: add voter %s: %w", id, err)
 	}
 	f := n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(raftAddr), 0, n.raftTimeout(ctx))

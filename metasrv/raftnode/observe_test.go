@@ -16,7 +16,7 @@ func TestObserveLogWrite(t *testing.T) {
 		entries uint64
 		nonPos  int
 	)
-	cfg := nodeConfig(t, "o1", true)
+	cfg := oneVoter(nodeConfig(t, "o1", true))
 	cfg.ObserveLogWrite = func(n int, d time.Duration) {
 		mu.Lock()
 		defer mu.Unlock()

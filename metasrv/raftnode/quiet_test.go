@@ -32,16 +32,18 @@ func (h *records) all() []slog.Record {
 
 // TestHealthyStartIsQuiet: a node that starts, elects itself and takes a
 // member logs nothing at WARN or above, and says at INFO who the leader is.
-// (Stopping one of two nodes is not quiet: the other loses its peer.)
+// (Stopping one of two nodes is not quiet: the other loses its peer.) It
+// runs on TCP: the TCP transport's own log lines are part of what a
+// deployment sees.
 func TestHealthyStartIsQuiet(t *testing.T) {
 	h := &records{}
-	cfg := nodeConfig(t, "n1", true)
+	cfg := tcpConfig(t, "n1", true)
 	cfg.Logger = slog.New(h)
 	n1 := start(t, cfg)
 	if l := waitLeader(t, 10*time.Second, n1); l != n1 {
 		t.Fatalf("leader %s", l.ID())
 	}
-	cfg2 := nodeConfig(t, "n2", false)
+	cfg2 := tcpConfig(t, "n2", false)
 	cfg2.Logger = slog.New(h)
 	n2 := start(t, cfg2)
 	join(t, n1, n2)

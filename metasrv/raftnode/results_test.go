@@ -32,7 +32,7 @@ func (b bigResults) Apply(index uint64, cmd []byte) any {
 // catalog snapshots, which made the leader's heap (and its garbage
 // collector's marking) grow with the cache instead of with the catalog.
 func TestResultsNotRetained(t *testing.T) {
-	cfg := nodeConfig(t, "n1", true)
+	cfg := oneVoter(nodeConfig(t, "n1", true))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	n, err := raftnode.New(ctx, cfg, bigResults{newKV()})

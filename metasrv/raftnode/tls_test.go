@@ -32,12 +32,12 @@ func peerConfig(cert tls.Certificate, trusted *x509.CertPool) *tls.Config {
 func TestMutualTLS(t *testing.T) {
 	good, other := pkitest.NewCA(t, "lakegate-test-ca"), pkitest.NewCA(t, "rogue-ca")
 
-	cfg1 := nodeConfig(t, "t1", true)
+	cfg1 := tcpConfig(t, "t1", true)
 	cfg1.TLS = peerConfig(leaf(t, good, "t1"), good.Pool())
 	n1 := start(t, cfg1)
 	waitLeader(t, 10*time.Second, n1)
 
-	cfg2 := nodeConfig(t, "t2", false)
+	cfg2 := tcpConfig(t, "t2", false)
 	cfg2.TLS = peerConfig(leaf(t, good, "t2"), good.Pool())
 	n2 := start(t, cfg2)
 	join(t, n1, n2)
@@ -49,7 +49,7 @@ func TestMutualTLS(t *testing.T) {
 
 	// The rogue trusts the cluster's CA but presents a certificate from
 	// another CA.
-	cfg3 := nodeConfig(t, "rogue", false)
+	cfg3 := tcpConfig(t, "rogue", false)
 	cfg3.TLS = peerConfig(leaf(t, other, "rogue"), good.Pool())
 	rogue := start(t, cfg3)
 
@@ -84,7 +84,7 @@ func TestMutualTLS(t *testing.T) {
 	t.Logf("rogue rejected: %v", err)
 
 	// And plain TCP config is refused by Validate when TLS lacks CAs.
-	bad := nodeConfig(t, "x", false)
+	bad := tcpConfig(t, "x", false)
 	bad.TLS = &tls.Config{Certificates: cfg3.TLS.Certificates}
 	if err := bad.Validate(); err == nil {
 		t.Fatal("TLS config without CAs validated")
@@ -97,13 +97,13 @@ func TestMutualTLS(t *testing.T) {
 // node's, a gateway's) could join as a node the cluster expects.
 func TestJoinNeedsCertificateNamingTheNode(t *testing.T) {
 	ca := pkitest.NewCA(t, "lakegate-test-ca")
-	cfg1 := nodeConfig(t, "t1", true)
+	cfg1 := tcpConfig(t, "t1", true)
 	cfg1.TLS = peerConfig(leaf(t, ca, "t1"), ca.Pool())
 	n1 := start(t, cfg1)
 	waitLeader(t, 10*time.Second, n1)
 
 	// Valid certificate of the right CA, issued for another node.
-	cfg2 := nodeConfig(t, "t2", false)
+	cfg2 := tcpConfig(t, "t2", false)
 	cfg2.TLS = peerConfig(leaf(t, ca, "someone-else"), ca.Pool())
 	n2 := start(t, cfg2)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -128,7 +128,7 @@ func TestJoinNeedsCertificateNamingTheNode(t *testing.T) {
 // without bound. It is closed after HandshakeTimeout.
 func TestSilentPeerConnectionClosed(t *testing.T) {
 	ca := pkitest.NewCA(t, "lakegate-test-ca")
-	cfg := nodeConfig(t, "t1", true)
+	cfg := tcpConfig(t, "t1", true)
 	cfg.TLS = peerConfig(leaf(t, ca, "t1"), ca.Pool())
 	cfg.HandshakeTimeout = 300 * time.Millisecond
 	n := start(t, cfg)

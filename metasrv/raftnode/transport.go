@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 )
 
@@ -156,4 +157,35 @@ func (s *streamLayer) probe(ctx context.Context, addr, id string) error {
 // gateway's, another node's) would let its holder join under any id.
 func certNames(c *x509.Certificate, id string) bool {
 	return c.Subject.CommonName == id || slices.Contains(c.DNSNames, id)
+}
+
+// closingTransport is a raft transport that New can close when startup
+// fails after it was created.
+type closingTransport interface {
+	raft.Transport
+	Close() error
+}
+
+// newTransport returns the node's Raft transport and the probe AddVoter
+// runs against it: TCP (with mutual TLS when configured) on cfg.RaftAddr,
+// or cfg.Network's in-memory transport.
+func newTransport(cfg Config, hl hclog.Logger) (closingTransport, func(ctx context.Context, addr, id string) error, error) {
+	if cfg.Network != nil {
+		t, err := cfg.Network.attach(cfg.RaftAddr, cfg.DefaultTimeout)
+		if err != nil {
+			return nil, nil, err
+		}
+		return t, cfg.Network.probe, nil
+	}
+	stream, err := listen(cfg.RaftAddr, peerTLS(cfg.TLS), cfg.HandshakeTimeout)
+	if err != nil {
+		return nil, nil, err
+	}
+	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:  stream,
+		MaxPool: 3,
+		Timeout: cfg.DefaultTimeout,
+		Logger:  hl.Named("transport"),
+	})
+	return trans, stream.probe, nil
 }
