@@ -88,8 +88,7 @@ const minConformancePassed = 605
 // reference today, with the cause. The translation work shrinks it: a case
 // listed here that no longer fails (passes or is refused) fails the test until
 // it is removed, and a failure not listed here fails the test.
-var knownDifferent = map[string]string{
-}
+var knownDifferent = map[string]string{}
 
 // knownTypeDifferent lists the cases whose values and names match the
 // reference but whose result type classes differ (see typeClass), with the
