@@ -754,6 +754,29 @@ func compareResults(got, want *result, ordered bool) string {
 	return ""
 }
 
+// quotedEnd returns the index of the quote closing the string or quoted
+// name that opens at q[i] (len(q) or more when it is not closed): a doubled
+// quote stays inside, and so does a backslash escape outside backquotes.
+func quotedEnd(q string, i int) int {
+	ch := q[i]
+	j := i + 1
+	for j < len(q) {
+		if q[j] == '\\' && ch != '`' {
+			j += 2
+			continue
+		}
+		if q[j] == ch {
+			if j+1 < len(q) && q[j+1] == ch {
+				j += 2
+				continue
+			}
+			break
+		}
+		j++
+	}
+	return j
+}
+
 // topLevelOrderBy reports whether a MySQL query has an ORDER BY outside
 // every parenthesis (so it orders the result), other than ORDER BY NULL.
 // Quoted strings, quoted names and comments are skipped.
@@ -764,22 +787,7 @@ func topLevelOrderBy(q string) bool {
 		ch := q[i]
 		switch {
 		case ch == '\'' || ch == '"' || ch == '`':
-			j := i + 1
-			for j < len(q) {
-				if q[j] == '\\' && ch != '`' {
-					j += 2
-					continue
-				}
-				if q[j] == ch {
-					if j+1 < len(q) && q[j+1] == ch {
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			i = j + 1
+			i = quotedEnd(q, i) + 1
 			words = append(words, "'")
 		case ch == '#' || ch == '-' && strings.HasPrefix(q[i:], "-- "):
 			j := strings.IndexByte(q[i:], '\n')
@@ -1139,22 +1147,7 @@ func lexMySQL(q string) []sqlToken {
 			i++
 			continue
 		case ch == '\'' || ch == '"' || ch == '`':
-			j := i + 1
-			for j < len(q) {
-				if q[j] == '\\' && ch != '`' {
-					j += 2
-					continue
-				}
-				if q[j] == ch {
-					if j+1 < len(q) && q[j+1] == ch {
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			i = min(j+1, len(q))
+			i = min(quotedEnd(q, i)+1, len(q))
 			kind = 's'
 			if ch == '`' {
 				kind = 'q'

@@ -168,9 +168,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if cs := r.Header.Get("X-Amz-Copy-Source"); cs != "" {
 		rec.CopySource, _ = url.PathUnescape(cs)
 	}
-	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	sw := NewStatusWriter(w)
 	defer func() {
-		rec.Status = sw.status
+		rec.Status = sw.Status
 		s.mu.Lock()
 		s.log = append(s.log, rec)
 		s.mu.Unlock()
@@ -182,21 +182,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, errNoAuth) {
 			code = "AccessDenied"
 		}
-		writeError(sw, http.StatusForbidden, code, err.Error())
+		WriteError(sw, http.StatusForbidden, code, err.Error())
 		return
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeError(sw, http.StatusBadRequest, "IncompleteBody", err.Error())
+		WriteError(sw, http.StatusBadRequest, "IncompleteBody", err.Error())
 		return
 	}
 	switch {
 	case payload == unsignedPayload:
 	case strings.HasPrefix(payload, "STREAMING-"):
-		writeError(sw, http.StatusNotImplemented, "NotImplemented", "streaming payloads are not supported by the stand-in")
+		WriteError(sw, http.StatusNotImplemented, "NotImplemented", "streaming payloads are not supported by the stand-in")
 		return
 	case payload != hexSHA256(body):
-		writeError(sw, http.StatusBadRequest, "XAmzContentSHA256Mismatch", "payload hash does not match x-amz-content-sha256")
+		WriteError(sw, http.StatusBadRequest, "XAmzContentSHA256Mismatch", "payload hash does not match x-amz-content-sha256")
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -217,14 +217,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("If-None-Match") == "*" && (copying || completing && r.Method == http.MethodPost) {
 		if obj, err := s.backend.HeadObject(rec.Bucket(), rec.Key()); err == nil {
 			obj.Contents.Close()
-			writeError(sw, http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
+			WriteError(sw, http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
 			return
 		}
 	}
 	s.fake.ServeHTTP(sw, r)
 }
 
-func writeError(w http.ResponseWriter, status int, code, msg string) {
+// WriteError answers an S3 error: status and an <Error> document with code
+// and msg, as S3 does.
+func WriteError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/xml")
 	w.WriteHeader(status)
 	_ = xml.NewEncoder(w).Encode(struct {
@@ -234,20 +236,29 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 	}{Code: code, Message: msg})
 }
 
-type statusWriter struct {
+// StatusWriter is an http.ResponseWriter that remembers the status it
+// answered (200 unless WriteHeader said otherwise before the body).
+type StatusWriter struct {
 	http.ResponseWriter
-	status  int
+	Status  int
 	written bool
 }
 
-func (w *statusWriter) WriteHeader(code int) {
+// NewStatusWriter wraps w.
+func NewStatusWriter(w http.ResponseWriter) *StatusWriter {
+	return &StatusWriter{ResponseWriter: w, Status: http.StatusOK}
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (w *StatusWriter) WriteHeader(code int) {
 	if !w.written {
-		w.status, w.written = code, true
+		w.Status, w.written = code, true
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *statusWriter) Write(p []byte) (int, error) {
+// Write implements http.ResponseWriter.
+func (w *StatusWriter) Write(p []byte) (int, error) {
 	w.written = true
 	return w.ResponseWriter.Write(p)
 }

@@ -180,13 +180,13 @@ func (f *Faulty) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if code == "" {
 			code = "InjectedFault"
 		}
-		writeXMLError(w, status, code, "injected by stagetest.Faulty")
+		standin.WriteError(w, status, code, "injected by stagetest.Faulty")
 		return
 	}
 	if rec.Op != OpListObjects && rec.Op != OpListUploads {
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		sw := standin.NewStatusWriter(w)
 		f.next.ServeHTTP(sw, r)
-		rec.Status = sw.status
+		rec.Status = sw.Status
 		return
 	}
 	rr := httptest.NewRecorder()
@@ -196,7 +196,7 @@ func (f *Faulty) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var err error
 		if body, err = rewriteListing(rec, body, page, edit); err != nil {
 			rec.Status = http.StatusInternalServerError
-			writeXMLError(w, rec.Status, "InternalError", "stagetest.Faulty could not rewrite the listing: "+err.Error())
+			standin.WriteError(w, rec.Status, "InternalError", "stagetest.Faulty could not rewrite the listing: "+err.Error())
 			return
 		}
 	}
@@ -371,32 +371,4 @@ func rewriteListing(rec Received, body []byte, page int, edit func(*Listing)) ([
 		res.Uploads = append(res.Uploads, xmlUpload{Key: k, UploadId: id, Initiated: fakeModified, StorageClass: "STANDARD"})
 	}
 	return xml.Marshal(res)
-}
-
-func writeXMLError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/xml")
-	w.WriteHeader(status)
-	_ = xml.NewEncoder(w).Encode(struct {
-		XMLName xml.Name `xml:"Error"`
-		Code    string
-		Message string
-	}{Code: code, Message: msg})
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	status  int
-	written bool
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if !w.written {
-		w.status, w.written = code, true
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(p []byte) (int, error) {
-	w.written = true
-	return w.ResponseWriter.Write(p)
 }
