@@ -24,6 +24,8 @@ func TestFunctionArityAndCasts(t *testing.T) {
 		{"SELECT pi(1) FROM t", sqlgate.ErrUnsupported, "does not take 1 arguments"},
 		{"SELECT rand(1, 2) FROM t", sqlgate.ErrUnsupported, "does not take 2 arguments"},
 		{"SELECT no_such_fn(a) FROM t", sqlgate.ErrUnsupported, `"no_such_fn"`},
+		// A quoted name that is no identifier is not echoed.
+		{"SELECT `no such fn`(a) FROM t", sqlgate.ErrUnsupported, "function (unnamed) is not supported"},
 		{"SELECT CAST(a AS DECIMAL(1, 0)) FROM t", nil, ""},
 		{"SELECT CAST(a AS DECIMAL(38, 38)) FROM t", nil, ""},
 		{"SELECT CAST(a AS DECIMAL(10, 10)) FROM t", nil, ""},
