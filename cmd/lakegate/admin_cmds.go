@@ -737,10 +737,15 @@ func adminGrant(a *admin, verb string, args []string) error {
 	if *deny {
 		cond = "DENY"
 	}
+	objType, _ := catalog.ParseObjectType(pos[1]) // an unknown type is metasrv's to refuse
 	privs := []api.PrivilegeDTO{}
 	for _, s := range pos[3:] {
 		for _, name := range splitList(s) {
-			privs = append(privs, api.PrivilegeDTO{Name: strings.ToUpper(name), Condition: cond})
+			p, err := privilegeOf(name, objType)
+			if err != nil {
+				return fmt.Errorf("%w: %s: %v", errUsage, a.name, err)
+			}
+			privs = append(privs, api.PrivilegeDTO{Name: p.String(), Condition: cond})
 		}
 	}
 	if len(privs) == 0 {

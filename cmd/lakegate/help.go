@@ -404,6 +404,10 @@ func adminCommandHelp(name, argsUsage string, fs *flag.FlagSet) string {
 	}
 	b.WriteString("\nGlobal flags (accepted anywhere on the line):\n")
 	writeFlags(&b, fs, adminGlobal)
+	switch strings.TrimPrefix(name, "admin ") {
+	case "grant", "revoke":
+		b.WriteString(privilegesHelp())
+	}
 	writeExamples(&b, adminExamples[strings.TrimPrefix(name, "admin ")])
 	return b.String()
 }
