@@ -19,6 +19,10 @@ func TestJSONFunctionAnswers(t *testing.T) {
 		{`JSON_OBJECT('bb', 1, 'a', 2, 'c', 3)`, `{"a": 2, "c": 3, "bb": 1}`},
 		{`JSON_OBJECT()`, `{}`},
 		{`JSON_ARRAY()`, `[]`},
+		// A DECIMAL keeps its scale in JSON_ARRAYAGG, as in JSON_ARRAY.
+		{`JSON_ARRAYAGG(x) FROM (SELECT CAST(9.7 AS DECIMAL(4,2)) AS x UNION ALL SELECT NULL) AS t`, `[9.70, null]`},
+		{`JSON_ARRAYAGG(x) FROM (SELECT 'a"b' AS x) AS t`, `["a\"b"]`},
+		{`JSON_ARRAYAGG(x) FROM (SELECT DATE '2024-01-02' AS x) AS t`, `["2024-01-02"]`},
 		{`JSON_ARRAY(1, 'abc', NULL, TRUE, 'a"b', -2, 1.50)`, `[1, "abc", null, true, "a\"b", -2, 1.50]`},
 		{`JSON_ARRAY(JSON_ARRAY(1, 2), JSON_OBJECT('k', 'v'))`, `[[1, 2], {"k": "v"}]`},
 		{`JSON_ARRAY(DATE '2024-01-02', CAST(12.5 AS DECIMAL(10,2)), 'x\ny')`, `["2024-01-02", 12.50, "x\ny"]`},
@@ -110,6 +114,9 @@ func TestJSONFunctionRefusals(t *testing.T) {
 		`JSON_QUOTE(id) FROM people`,                          // not a string, at run time
 		`JSON_UNQUOTE(name) FROM people`,                      // not of JSON_EXTRACT
 		`JSON_CONTAINS_PATH('{"a": 1}', 'some', '$.a')`,
+		`JSON_ARRAYAGG(x) FROM (SELECT 2.5E0 AS x) AS t`,                           // a DOUBLE, at run time
+		`JSON_ARRAYAGG(x) FROM (SELECT TIMESTAMP '2024-01-02 03:04:05' AS x) AS t`, // a DATETIME, at run time
+		`JSON_ARRAYAGG(x) FROM (SELECT id > 1 AS x FROM people) AS t`,              // a boolean, at run time
 	} {
 		if got, err := policyRun(t, g, db, nil, "SELECT "+expr); err == nil {
 			t.Errorf("%s answered %v; want a refusal", expr, got)

@@ -1124,7 +1124,13 @@ func (w *walker) aggregate(name string, n *callExpr, x *ast.AggregateFuncExpr) (
 		if n.distinct {
 			return nil, unsupported("JSON_ARRAYAGG(DISTINCT …) is not supported")
 		}
-		return tx("('[' || string_agg(coalesce(CAST(to_json(", n.args[0], ") AS VARCHAR), 'null'), ', ') || ']')"), nil
+		// A DECIMAL keeps its scale ([9.70]); strings, integers and dates
+		// are to_json's; any other type (DOUBLE, DATETIME, TIME, boolean)
+		// prints differently in DuckDB and is refused at run time.
+		v := n.args[0]
+		return tx("('[' || string_agg(coalesce(CASE WHEN (typeof(", v, ") LIKE 'DECIMAL%') THEN CAST(", v,
+			" AS VARCHAR) WHEN (typeof(", v, ") IN ('VARCHAR', 'TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT', 'HUGEINT', 'DATE', 'NULL')) THEN CAST(to_json(", v,
+			") AS VARCHAR) ELSE error('JSON_ARRAYAGG of a ' || typeof(", v, ") || ' is not supported') END, 'null'), ', ') || ']')"), nil
 	case "group_concat":
 		// The last argument is the separator.
 		vals, sep := n.args[:len(n.args)-1], n.args[len(n.args)-1]
