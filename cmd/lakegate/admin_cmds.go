@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -11,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"lakegate/catalog"
 	"lakegate/metasrv"
@@ -21,26 +24,105 @@ import (
 // --- cluster ---
 
 func (a *admin) printStatus(st raftnode.Status) {
+	a.printStatusOf(st, nil)
+}
+
+// printStatusOf prints st and, when views holds each member's own status
+// (nil where it did not answer), whether each member answered and when it
+// last heard from the leader.
+func (a *admin) printStatusOf(st raftnode.Status, views map[string]*raftnode.Status) {
 	a.fields("node", st.ID, "state", st.State, "term", strconv.FormatUint(st.Term, 10), "leader", orDash(st.Leader.ID),
 		"applied index", strconv.FormatUint(st.AppliedIndex, 10), "commit index", strconv.FormatUint(st.CommitIndex, 10))
 	fmt.Fprintln(a.stdout)
+	header := []string{"ID", "RAFT ADDRESS", "HTTP ADDRESS", "SUFFRAGE", "LEADER"}
+	if views != nil {
+		header = append(header, "REACHABLE", "LAST CONTACT", "APPLIED")
+	}
+	now := time.Now()
 	var rows [][]string
 	for _, s := range st.Servers {
 		lead := ""
 		if s.ID == st.Leader.ID {
 			lead = "*"
 		}
-		rows = append(rows, []string{s.ID, s.RaftAddr, orDash(s.HTTPAddr), strings.ToLower(s.Suffrage), lead})
+		row := []string{s.ID, s.RaftAddr, orDash(s.HTTPAddr), strings.ToLower(s.Suffrage), lead}
+		if views != nil {
+			v := views[s.ID]
+			switch {
+			case v == nil:
+				row = append(row, "no", "-", "-")
+			case v.State == "Leader":
+				row = append(row, "yes", "(leader)", strconv.FormatUint(v.AppliedIndex, 10))
+			case v.LastContact.IsZero():
+				row = append(row, "yes", "never", strconv.FormatUint(v.AppliedIndex, 10))
+			default:
+				row = append(row, "yes", now.Sub(v.LastContact).Round(time.Millisecond).String()+" ago", strconv.FormatUint(v.AppliedIndex, 10))
+			}
+		}
+		rows = append(rows, row)
 	}
-	a.table([]string{"ID", "RAFT ADDRESS", "HTTP ADDRESS", "SUFFRAGE", "LEADER"}, rows)
+	a.table(header, rows)
 }
+
+// clusterProbeTimeout bounds how long cluster status waits for each member.
+const clusterProbeTimeout = 3 * time.Second
 
 func adminClusterStatus(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
+	raw, err := a.call("GET", "/cluster/status", nil, nil, "")
+	if err != nil {
+		return err
+	}
 	var st raftnode.Status
-	return a.request("GET", "/cluster/status", nil, nil, &st, func() { a.printStatus(st) })
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return fmt.Errorf("decoding the answer: %w", err)
+	}
+	views := a.probeMembers(st)
+	return a.show(raw, nil, func() { a.printStatusOf(st, views) })
+}
+
+// probeMembers asks every member of st for its own status at its HTTP
+// address, at once, each bounded by clusterProbeTimeout: a member that
+// does not answer (or has no address) is nil in the result.
+func (a *admin) probeMembers(st raftnode.Status) map[string]*raftnode.Status {
+	base, err := url.Parse(a.server)
+	if err != nil {
+		return map[string]*raftnode.Status{}
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	views := make(map[string]*raftnode.Status, len(st.Servers))
+	for _, s := range st.Servers {
+		if s.HTTPAddr == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(a.ctx, clusterProbeTimeout)
+			defer cancel()
+			member := *base
+			member.Host, member.Path, member.RawQuery = s.HTTPAddr, "", ""
+			// The same rules as for --server: no token in clear to a
+			// member that is not on loopback, unless --insecure-no-tls.
+			server, hc, err := metasrvClient(member.String(), a.tlsCA, a.insecure)
+			if err != nil {
+				return
+			}
+			raw, err := (&admin{ctx: ctx, server: server, token: a.token, hc: hc}).send(ctx, "GET", "/cluster/status", nil, "")
+			var v raftnode.Status
+			if err != nil || json.Unmarshal(raw, &v) != nil {
+				return
+			}
+			mu.Lock()
+			views[s.ID] = &v
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return views
 }
 
 func adminClusterRemove(a *admin, args []string) error {

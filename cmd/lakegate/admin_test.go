@@ -15,6 +15,7 @@ import (
 
 	"lakegate/authz"
 	"lakegate/metasrv"
+	"lakegate/metasrv/raftnode"
 )
 
 // startAdminMetasrv runs a single bootstrapped metasrv node in-process and
@@ -105,7 +106,7 @@ func TestAdminEndToEnd(t *testing.T) {
 	}
 
 	// Cluster status as admin: one leader.
-	contains(ok("tok-admin", "cluster", "status"), "Leader", "n1", "SUFFRAGE", "voter")
+	contains(ok("tok-admin", "cluster", "status"), "Leader", "n1", "SUFFRAGE", "voter", "REACHABLE", "yes", "(leader)")
 	out := ok("tok-admin", "cluster", "status", "--json")
 	var st struct {
 		ID      string
@@ -439,6 +440,42 @@ func TestAdminDomains(t *testing.T) {
 	} {
 		if _, err := admin(args...); !errors.Is(err, errUsage) {
 			t.Errorf("%q: got %v, want a usage error", args, err)
+		}
+	}
+}
+
+// TestClusterStatusReachability: a member that did not answer its own
+// status is shown unreachable; a follower shows when it last heard from
+// the leader.
+func TestClusterStatusReachability(t *testing.T) {
+	var out bytes.Buffer
+	a := &admin{stdout: &out}
+	st := raftnode.Status{ID: "n1", State: "Leader", Leader: raftnode.Peer{ID: "n1"}, Servers: []raftnode.Server{
+		{Peer: raftnode.Peer{ID: "n1", HTTPAddr: "a:1"}, Suffrage: "Voter"},
+		{Peer: raftnode.Peer{ID: "n2", HTTPAddr: "b:1"}, Suffrage: "Voter"},
+		{Peer: raftnode.Peer{ID: "n3", HTTPAddr: "c:1"}, Suffrage: "Voter"},
+	}}
+	views := map[string]*raftnode.Status{
+		"n1": {State: "Leader", AppliedIndex: 9},
+		"n2": {State: "Follower", AppliedIndex: 8, LastContact: time.Now().Add(-2 * time.Second)},
+	}
+	a.printStatusOf(st, views)
+	lines := strings.Split(out.String(), "\n")
+	want := map[string][]string{"n1 ": {"yes", "(leader)", "9"}, "n2 ": {"yes", "ago", "8"}, "n3 ": {"no"}}
+	for prefix, words := range want {
+		found := false
+		for _, l := range lines {
+			if strings.HasPrefix(l, prefix) {
+				found = true
+				for _, w := range words {
+					if !strings.Contains(l, w) {
+						t.Errorf("row %q lacks %q", l, w)
+					}
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no row for %s in:\n%s", prefix, out.String())
 		}
 	}
 }

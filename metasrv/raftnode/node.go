@@ -512,6 +512,9 @@ type Status struct {
 	CommitIndex  uint64   `json:"commitIndex"`
 	AppliedIndex uint64   `json:"appliedIndex"`
 	Servers      []Server `json:"servers"` // sorted by id; empty after shutdown
+	// LastContact is when a follower last heard from the leader; zero on
+	// the leader and before a first contact.
+	LastContact time.Time `json:"lastContact,omitzero"`
 }
 
 // Status reports the node's Raft state and the cluster configuration.
@@ -526,6 +529,9 @@ func (n *Node) Status() Status {
 		Servers:      []Server{},
 	}
 	st.Leader, _ = n.Leader()
+	if n.raft.State() != raft.Leader {
+		st.LastContact = n.raft.LastContact().UTC()
+	}
 	cf := n.raft.GetConfiguration()
 	if cf.Error() == nil {
 		members := n.fsm.memberMap()
