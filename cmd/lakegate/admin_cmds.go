@@ -932,8 +932,16 @@ func adminEvents(a *admin, args []string) error {
 			if e.Delegator != "" {
 				actor += " (via " + e.Delegator + ")"
 			}
-			return []string{strconv.FormatUint(e.Index, 10), ts(e.Time), actor, e.Operation,
-				objectText(e.Target), string(e.Outcome), e.Detail}
+			index := strconv.FormatUint(e.Index, 10)
+			if e.Index == 0 {
+				index = "-" // refused before it reached the log, or a pre-event
+			}
+			detail := e.Detail
+			if detail == "" {
+				detail = commandDetail(e.Command)
+			}
+			return []string{index, ts(e.Time), actor, e.Operation,
+				objectText(e.Target), string(e.Outcome), detail}
 		})
 	})
 }
@@ -1162,6 +1170,40 @@ func adminDomainOf(a *admin, args []string) error {
 
 // objectText is o as the tables show it: "table lake.sales.orders" (only
 // the name for an object without a type, as a failed event's may be).
+// commandDetail says what a grant or revoke gave or took: the privileges
+// and conditions, the object and the role (or the roles and the grantee);
+// "" for other commands.
+func commandDetail(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	cmd, err := catalog.DecodeCommand(raw)
+	if err != nil {
+		return ""
+	}
+	privs := func(ps []catalog.PrivilegeCondition) string {
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			out[i] = p.Name.String()
+			if p.Condition == catalog.Deny {
+				out[i] += " (DENY)"
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	switch c := cmd.(type) {
+	case catalog.GrantPrivileges:
+		return privs(c.Privileges) + " on " + objectText(c.Object) + " to role " + c.Role
+	case catalog.RevokePrivileges:
+		return privs(c.Privileges) + " on " + objectText(c.Object) + " from role " + c.Role
+	case catalog.GrantRoles:
+		return "roles " + strings.Join(c.Roles, ", ") + " to " + c.Grantee.Name
+	case catalog.RevokeRoles:
+		return "roles " + strings.Join(c.Roles, ", ") + " from " + c.Grantee.Name
+	}
+	return ""
+}
+
 func objectText(o catalog.Object) string {
 	if o.Type == 0 {
 		return o.Name

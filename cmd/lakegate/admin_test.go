@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"lakegate/authz"
+	"lakegate/catalog"
 	"lakegate/metasrv"
 	"lakegate/metasrv/raftnode"
 )
@@ -476,6 +477,38 @@ func TestClusterStatusReachability(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("no row for %s in:\n%s", prefix, out.String())
+		}
+	}
+}
+
+// TestEventCommandDetail: an event of a grant or revoke says what was given
+// or taken, on what, to or from whom.
+func TestEventCommandDetail(t *testing.T) {
+	enc := func(c catalog.Command) json.RawMessage {
+		b, err := catalog.EncodeCommand(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	table := catalog.Object{Type: catalog.ObjectTable, Name: "lake.sales.orders"}
+	cases := []struct {
+		raw  json.RawMessage
+		want string
+	}{
+		{enc(catalog.GrantPrivileges{Role: "analyst", Object: table, Privileges: []catalog.PrivilegeCondition{
+			{Name: catalog.PrivSelectTable, Condition: catalog.Allow}, {Name: catalog.PrivModifyTable, Condition: catalog.Deny}}}),
+			"SELECT_TABLE, MODIFY_TABLE (DENY) on table lake.sales.orders to role analyst"},
+		{enc(catalog.RevokePrivileges{Role: "analyst", Object: table, Privileges: []catalog.PrivilegeCondition{{Name: catalog.PrivSelectTable, Condition: catalog.Allow}}}),
+			"SELECT_TABLE on table lake.sales.orders from role analyst"},
+		{enc(catalog.GrantRoles{Grantee: catalog.Owner{Type: catalog.OwnerUser, Name: "bob"}, Roles: []string{"a", "b"}}), "roles a, b to bob"},
+		{enc(catalog.CreateRole{Name: "x"}), ""},
+		{nil, ""},
+		{json.RawMessage(`{"v":9}`), ""},
+	}
+	for _, c := range cases {
+		if got := commandDetail(c.raw); got != c.want {
+			t.Errorf("commandDetail(%s) = %q, want %q", c.raw, got, c.want)
 		}
 	}
 }
