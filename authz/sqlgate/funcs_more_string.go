@@ -744,6 +744,24 @@ const sessionDatabase = "'lakegate`.(database"
 
 // substituteSession replaces DATABASE() and SCHEMA() with the session's
 // schema (NULL when there is none), as a call the walker translates.
+// callsSessionSchema reports whether sql may call DATABASE() or SCHEMA():
+// a cheap check before substituteSession walks the tree (most statements
+// call neither).
+func callsSessionSchema(sql string) bool {
+	return containsFold(sql, "database") || containsFold(sql, "schema")
+}
+
+// containsFold reports whether sub (lower-case ASCII) is in s, ignoring
+// ASCII case, without allocating.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
+}
+
 func substituteSession(stmt ast.StmtNode, def string) {
 	stmt.Accept(&sessionSubst{def: def})
 }

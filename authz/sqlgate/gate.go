@@ -190,7 +190,9 @@ func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
 
 // parse builds the Statement of one parsed, checked statement.
 func (g *Gate) parse(stmt ast.StmtNode, def string, ck checked, sql string) (*Statement, error) {
-	substituteSession(stmt, def) // DATABASE(), SCHEMA() (funcs_more_string.go)
+	if callsSessionSchema(sql) {
+		substituteSession(stmt, def) // DATABASE(), SCHEMA() (funcs_more_string.go)
+	}
 	switch n := stmt.(type) {
 	case *ast.UseStmt:
 		name := strings.ToLower(n.DBName)
