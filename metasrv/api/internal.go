@@ -60,6 +60,13 @@ type ResolveResponse struct {
 	Results    []json.RawMessage `json:"results"`
 }
 
+// ResolveAnswer is ResolveResponse as a client reads it: the results
+// decoded in the same pass as the response.
+type ResolveAnswer struct {
+	Generation uint64          `json:"generation"`
+	Results    []ResolveResult `json:"results"`
+}
+
 // UnavailableResult is the answer for a missing table and a forbidden one
 // alike: the same bytes.
 var UnavailableResult = json.RawMessage(`{"unavailable":true}`)

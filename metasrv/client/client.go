@@ -171,7 +171,7 @@ func (c *Client) ResolveAt(ctx context.Context, tenant, subject, catalog string,
 	if err != nil {
 		return Result{}, err
 	}
-	var out api.ResolveResponse
+	var out api.ResolveAnswer
 	hdr := [][2]string{{api.DelegateTenantHeader, tenant}, {api.DelegateUserHeader, subject}}
 	if _, err := c.do(ctx, http.MethodPost, "/internal/v1/metalakes/"+url.PathEscape(tenant)+"/resolve", hdr, body, false, &out); err != nil {
 		return Result{}, err
@@ -180,11 +180,7 @@ func (c *Client) ResolveAt(ctx context.Context, tenant, subject, catalog string,
 		return Result{}, fmt.Errorf("metasrv client: %d results for %d refs", len(out.Results), len(refs))
 	}
 	res := Result{Generation: out.Generation, Refs: make([]RefResult, len(refs))}
-	for i, raw := range out.Results {
-		var w api.ResolveResult
-		if err := json.Unmarshal(raw, &w); err != nil {
-			return Result{}, fmt.Errorf("metasrv client: result %d: %w", i, err)
-		}
+	for i, w := range out.Results {
 		switch {
 		case w.Unavailable:
 			res.Refs[i].Unavailable = true
