@@ -76,20 +76,6 @@ func capped(fn string, e ast.ExprNode) ast.ExprNode {
 	})
 }
 
-// nullIfAny prints CASE WHEN a IS NULL OR … THEN NULL ELSE body END.
-func nullIfAny(refs []ast.ExprNode, body ...any) *tmplExpr {
-	parts := []any{"CASE WHEN "}
-	for i, r := range refs {
-		if i > 0 {
-			parts = append(parts, " OR ")
-		}
-		parts = append(parts, "(", r, " IS NULL)")
-	}
-	parts = append(parts, " THEN NULL ELSE ")
-	parts = append(parts, body...)
-	return tx(append(parts, " END")...)
-}
-
 // ---- numbers and bits ----
 
 // rwUnitDomain: ASIN/ACOS are NULL outside -1 … 1 in MySQL, an error in

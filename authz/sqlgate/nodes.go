@@ -501,3 +501,17 @@ func letx(vals []ast.ExprNode, body func(refs []ast.ExprNode) *tmplExpr) *tmplEx
 	parts = append(parts, ")], lambda __lg_v: ", b, ")[1])")
 	return &tmplExpr{parts: parts, dbl: b.dbl}
 }
+
+// nullIfAny prints CASE WHEN a IS NULL OR … THEN NULL ELSE body END.
+func nullIfAny(refs []ast.ExprNode, body ...any) *tmplExpr {
+	parts := []any{"CASE WHEN "}
+	for i, r := range refs {
+		if i > 0 {
+			parts = append(parts, " OR ")
+		}
+		parts = append(parts, "(", r, " IS NULL)")
+	}
+	parts = append(parts, " THEN NULL ELSE ")
+	parts = append(parts, body...)
+	return tx(append(parts, " END")...)
+}

@@ -1089,21 +1089,14 @@ func (w *walker) aggregate(name string, n *callExpr, x *ast.AggregateFuncExpr) (
 			return n, nil
 		}
 		n.args = []ast.ExprNode{letx(n.args, func(r []ast.ExprNode) *tmplExpr {
-			parts := []any{"CASE WHEN "}
+			key := []any{"["}
 			for i, a := range r {
 				if i > 0 {
-					parts = append(parts, " OR ")
+					key = append(key, ", ")
 				}
-				parts = append(parts, "(", a, " IS NULL)")
+				key = append(key, foldKey(a))
 			}
-			parts = append(parts, " THEN NULL ELSE [")
-			for i, a := range r {
-				if i > 0 {
-					parts = append(parts, ", ")
-				}
-				parts = append(parts, foldKey(a))
-			}
-			return tx(append(parts, "] END")...)
+			return nullIfAny(r, append(key, "]")...)
 		})}
 		return n, nil
 	case "bit_and", "bit_or", "bit_xor":
