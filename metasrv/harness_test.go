@@ -155,7 +155,7 @@ func launchNode(t testing.TB, pm *authz.PrincipalMap, id, dir, raftAddr, httpAdd
 	cfg.Raft.LeaderLeaseTimeout = 100 * time.Millisecond
 	cfg.Raft.Network = memNet
 	if solo {
-		cfg.Raft.HeartbeatTimeout, cfg.Raft.ElectionTimeout, cfg.Raft.LeaderLeaseTimeout = 50*time.Millisecond, 50*time.Millisecond, 25*time.Millisecond
+		cfg.Raft.HeartbeatTimeout, cfg.Raft.ElectionTimeout, cfg.Raft.LeaderLeaseTimeout = 10*time.Millisecond, 10*time.Millisecond, 5*time.Millisecond
 	}
 	if configHook != nil {
 		configHook(&cfg)
