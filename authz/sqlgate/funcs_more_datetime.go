@@ -1022,7 +1022,7 @@ func rwDateAddMore(sub bool) func(string, []ast.ExprNode) (ast.ExprNode, error) 
 		} else {
 			res = tx("(", d, op, iv, ")")
 		}
-		return letx([]ast.ExprNode{res}, func(r []ast.ExprNode) *tmplExpr {
+		typed := letx([]ast.ExprNode{res}, func(r []ast.ExprNode) *tmplExpr {
 			out := r[0]
 			if asText {
 				if dateUnit {
@@ -1032,6 +1032,10 @@ func rwDateAddMore(sub bool) func(string, []ast.ExprNode) (ast.ExprNode, error) 
 				}
 			}
 			return tx("CASE WHEN (year(", r[0], ") > 9999) THEN NULL WHEN (year(", r[0], ") < 1) THEN error('DATE_ADD/DATE_SUB before year 1 is not supported') ELSE ", out, " END")
-		}), nil
+		})
+		if asText {
+			return &stringResult{v: typed}, nil
+		}
+		return typed, nil
 	}
 }

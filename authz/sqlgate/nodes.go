@@ -81,18 +81,25 @@ type binExpr struct {
 }
 
 func (n *binExpr) Restore(ctx *format.RestoreCtx) error {
+	l, r := n.l, n.r
+	if comparison[n.op] {
+		l, r = comparedWith(ctx, l, r), comparedWith(ctx, r, l)
+	}
 	ctx.WritePlain("(")
-	if err := n.l.Restore(ctx); err != nil {
+	if err := l.Restore(ctx); err != nil {
 		return err
 	}
 	ctx.WritePlain(" " + n.op + " ")
-	if err := n.r.Restore(ctx); err != nil {
+	if err := r.Restore(ctx); err != nil {
 		return err
 	}
 	ctx.WritePlain(")")
 	return nil
 }
 func (n *binExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+// comparison holds the comparison operators of binaryOps (DuckDB's).
+var comparison = map[string]bool{"=": true, "<>": true, "<": true, "<=": true, ">": true, ">=": true, "IS NOT DISTINCT FROM": true}
 
 type unaryExpr struct {
 	gateExpr
@@ -231,11 +238,11 @@ func (n *betweenExpr) Restore(ctx *format.RestoreCtx) error {
 	} else {
 		ctx.WritePlain(" BETWEEN ")
 	}
-	if err := n.lo.Restore(ctx); err != nil {
+	if err := comparedWith(ctx, n.lo, n.v).Restore(ctx); err != nil {
 		return err
 	}
 	ctx.WritePlain(" AND ")
-	if err := n.hi.Restore(ctx); err != nil {
+	if err := comparedWith(ctx, n.hi, n.v).Restore(ctx); err != nil {
 		return err
 	}
 	ctx.WritePlain(")")

@@ -280,3 +280,39 @@ func (n *floorExpr) Restore(ctx *format.RestoreCtx) error {
 	return call.Restore(ctx)
 }
 func (n *floorExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+// stringResult is a rewrite's result that MySQL types as a string where the
+// printed form does not say so to the type pass (DATE_ADD of a string is a
+// string, as MySQL gives it).
+type stringResult struct {
+	gateExpr
+	v ast.ExprNode
+}
+
+func (n *stringResult) mysqlType(*typer) mtype                { return stringT }
+func (n *stringResult) Restore(ctx *format.RestoreCtx) error  { return n.v.Restore(ctx) }
+func (n *stringResult) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+
+// comparedWith is operand e as it prints in a comparison with other. MySQL
+// compares a DATE or DATETIME with a string by reading the string as a
+// DATETIME (a DATE is its midnight), and a string that is no datetime
+// matches nothing; DuckDB refuses to compare a DATE with a VARCHAR that is
+// not a literal, and reads a literal as the other side's type. So a
+// string expression is read as a TIMESTAMP (TRY_CAST: NULL when it is no
+// datetime), and so is a literal with a time of day; a date literal is left
+// to the engine, which reads it as MySQL does (and can prune files by it).
+func comparedWith(ctx *format.RestoreCtx, e, other ast.ExprNode) ast.ExprNode {
+	if k := typeOfCtx(ctx.In, other).kind; k != tDate && k != tDatetime {
+		return e
+	}
+	if typeOfCtx(ctx.In, e).kind != tString {
+		return e
+	}
+	if s, ok := textLit(e); ok {
+		if v := readTemporal(s); v.kind == litDatetime {
+			return &castExpr{v: textNode(v.text()), typ: "TIMESTAMP"}
+		}
+		return e
+	}
+	return tx("TRY_CAST(", e, " AS TIMESTAMP)")
+}

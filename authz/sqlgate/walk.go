@@ -64,8 +64,7 @@ type walker struct {
 	cteSeq    int
 	params    []*paramExpr // every marker walked, numbered by statement
 	depth     int
-	aliases   map[string]struct{} // every table alias in the statement
-	pending   []colCheck          // bare column references
+	pending   []colCheck // bare column references
 	anchors   map[ast.Node]*cteDef
 	named     []*ast.SelectField // fields given their MySQL name (names.go)
 	pol       *policyScope       // walking a row filter or mask (policy.go)
@@ -81,7 +80,6 @@ func newWalker(defSchema string) *walker {
 	return &walker{
 		defSchema: defSchema,
 		tables:    make(map[TableRef]struct{}),
-		aliases:   make(map[string]struct{}),
 		anchors:   make(map[ast.Node]*cteDef),
 		types: typeInfo{
 			cols:  make(map[*ast.ColumnName]*selScope),
@@ -137,11 +135,7 @@ func (w *walker) statement(kind Kind, root ast.Node) *Statement {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	for _, c := range w.pending {
-		if _, ok := w.aliases[c.name]; ok {
-			st.checks = append(st.checks, c)
-		}
-	}
+	st.checks = w.pending
 	return st
 }
 
@@ -673,7 +667,6 @@ func (w *walker) bind(alias string, real *TableRef) error {
 		sc.real = append(sc.real, *real)
 	}
 	sc.bindings = append(sc.bindings, b)
-	w.aliases[alias] = struct{}{}
 	return nil
 }
 
@@ -948,11 +941,28 @@ func (w *walker) column(cn *ast.ColumnName) error {
 	}
 	*cn = ast.ColumnName{Table: cistr(table), Name: cistr(name)}
 	w.types.cols[cn] = w.sel
-	if table == "" {
+	if table == "" && w.aliasVisible(name) {
 		real := w.sel.real
 		w.pending = append(w.pending, colCheck{name: name, scope: real[:len(real):len(real)]})
 	}
 	return nil
+}
+
+// aliasVisible reports whether a FROM source named name is visible where
+// the walk is: in this SELECT or an enclosing one, which is where DuckDB
+// could bind a bare name to a source's whole row (an earlier source of an
+// enclosing FROM included: DuckDB joins a derived table laterally when it
+// refers to one). A source inside a derived table or CTE is out of sight,
+// so a column of that table's result may share its name.
+func (w *walker) aliasVisible(name string) bool {
+	for sc := w.sel; sc != nil; sc = sc.parent {
+		for _, b := range sc.bindings {
+			if b.alias == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // literal converts a MySQL literal to a printed DuckDB literal.

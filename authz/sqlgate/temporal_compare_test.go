@@ -1,0 +1,68 @@
+package sqlgate_test
+
+import (
+	"slices"
+	"testing"
+
+	"lakegate/authz/sqlgate"
+)
+
+// TestTemporalComparedWithString: MySQL compares a DATE or DATETIME with a
+// string by reading the string as a DATETIME (a DATE is its midnight); an
+// unreadable string matches nothing. DuckDB refuses to compare DATE with a
+// VARCHAR that is not a literal, and reads a literal as the column's own
+// type, so the gate decides the comparison. The expected rows are MySQL
+// 8.0's answers.
+func TestTemporalComparedWithString(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	db := openTestDB(t, "duckdb", "",
+		`CREATE SCHEMA lg_rel`,
+		`CREATE TABLE lg_rel.ev (id BIGINT, d DATE, ts TIMESTAMP, s VARCHAR)`,
+		`INSERT INTO lg_rel.ev VALUES (1, '1995-01-01', '1995-01-01 10:00:00', '1995-01-01'),
+			(2, '1995-03-31', '1995-03-31 23:59:59', '1995-04-01'), (3, '1995-04-01', '1995-04-01 00:00:00', 'junk')`)
+	rel := sqlgate.Relation{Schema: "lg_rel", Name: "ev", Columns: []string{"id", "d", "ts", "s"},
+		Types: []string{"BIGINT", "DATE", "TIMESTAMP", "VARCHAR"}}
+	tests := []struct {
+		where string
+		want  []string
+	}{
+		{"d < date_add('1995-01-01', INTERVAL '3' MONTH)", []string{"1", "2"}},
+		{"d <= date_sub('1995-04-01', INTERVAL 1 DAY)", []string{"1", "2"}},
+		{"date_add('1995-01-01', INTERVAL 3 MONTH) > d", []string{"1", "2"}},
+		{"ts >= date_add('1995-03-31', INTERVAL 1 DAY)", []string{"3"}},
+		{"ts < date_add('1995-01-01 10:00:00', INTERVAL 1 SECOND)", []string{"1"}},
+		{"d = s", []string{"1"}},                     // 'junk' is no date: no match, no error
+		{"s = d", []string{"1"}},                     // either side
+		{"d <=> s", []string{"1"}},                   // NULL-safe equality too
+		{"d = '1995-01-01 10:00:00'", nil},           // compared as DATETIME: midnight is not 10:00
+		{"d = '1995-01-01 00:00:00'", []string{"1"}}, // … but midnight is
+		{"d = '1995-01-01'", []string{"1"}},          // a date literal as the engine reads it
+		{"ts > concat('1995-03-31', ' 12:00:00')", []string{"2", "3"}},
+		{"d BETWEEN '1995-01-01' AND date_sub('1995-04-01', INTERVAL 1 DAY)", []string{"1", "2"}},
+		{"d NOT BETWEEN date_add('1995-01-01', INTERVAL 1 DAY) AND '1995-12-31'", []string{"1"}},
+		{"upper(s) = s", []string{"1", "2"}}, // strings stay strings
+	}
+	for _, tc := range tests {
+		t.Run(tc.where, func(t *testing.T) {
+			st, err := g.Parse("SELECT id FROM ev WHERE "+tc.where+" ORDER BY id", "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := map[sqlgate.TableRef]sqlgate.Relation{}
+			for _, r := range st.Tables() {
+				m[r] = rel
+			}
+			out, err := st.Render(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := queryStrings(db, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("got %v, want %v\n%s", got, tc.want, out)
+			}
+		})
+	}
+}
