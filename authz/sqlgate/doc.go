@@ -28,6 +28,11 @@
 //     references, aggregates or window functions;
 //   - KindDropTable: DROP TABLE [IF EXISTS] [schema.]t, one table, no
 //     TEMPORARY, RESTRICT or CASCADE;
+//   - KindCreateView: CREATE [OR REPLACE] VIEW [schema.]v [(c1, …)] AS
+//     <query>, with no ALGORITHM, DEFINER, SQL SECURITY or CHECK OPTION: a
+//     session view (views.go), which the caller keeps for the session
+//     (Statement.ApplyTo) and passes to ParseWith; KindDropView: DROP VIEW
+//     [IF EXISTS] [schema.]v, one view;
 //   - KindShowDatabases: SHOW DATABASES | SHOW SCHEMAS [LIKE 'p'];
 //   - KindShowTables: SHOW TABLES [FROM|IN s] [LIKE 'p'] (ShowSchema,
 //     ShowPattern);

@@ -79,6 +79,8 @@ const (
 	KindShowWarnings                  // SHOW WARNINGS | SHOW ERRORS: never any
 	KindShowCollation                 // SHOW COLLATION [LIKE 'p']
 	KindShowCharset                   // SHOW CHARACTER SET | SHOW CHARSET [LIKE 'p']
+	KindCreateView                    // CREATE [OR REPLACE] VIEW v [(cols)] AS <query>: a session view (views.go)
+	KindDropView                      // DROP VIEW [IF EXISTS] v
 )
 
 // String returns a short lower-case name of the kind ("query", "use",
@@ -113,6 +115,10 @@ func (k Kind) String() string {
 		return "show collation"
 	case KindShowCharset:
 		return "show character set"
+	case KindCreateView:
+		return "create view"
+	case KindDropView:
+		return "drop view"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -137,6 +143,8 @@ type Relation struct {
 type Statement struct {
 	kind        Kind
 	useSchema   string
+	view        View // KindCreateView
+	orReplace   bool // KindCreateView
 	tables      []TableRef
 	numParams   int
 	root        ast.Node   // rewritten query (part); never mutated after Parse
@@ -170,9 +178,36 @@ type colCheck struct {
 // defaultSchema qualifies unqualified table names ("" = none: such names fail
 // with ErrNoSchema). Every error is an *Error.
 func (g *Gate) Parse(sql, defaultSchema string) (*Statement, error) {
+	return g.ParseWith(sql, defaultSchema, nil)
+}
+
+// ParseWith is Parse in a session that has made views (in the order they
+// were made): a statement that reads one reads its query in its place
+// (views.go), and CREATE VIEW and DROP VIEW are accepted.
+func (g *Gate) ParseWith(sql, defaultSchema string, views []View) (*Statement, error) {
 	def, stmt, ck, err := g.parseChecked(sql, defaultSchema)
 	if err != nil {
 		return nil, err
+	}
+	if cv, ok := stmt.(*ast.CreateViewStmt); ok {
+		return g.createView(cv, sql, def, views)
+	}
+	read, err := g.withViews(stmt, def, views)
+	if err != nil {
+		return nil, err
+	}
+	if read != "" {
+		// The views' queries are part of the statement now: its limits,
+		// session variables and cheap text checks are those of the whole.
+		if hasVariables(read) {
+			if err := g.substituteVariables(stmt); err != nil {
+				return nil, err
+			}
+		}
+		if ck, err = checkLimits(stmt, g.limits); err != nil {
+			return nil, err
+		}
+		sql += "\n" + read
 	}
 	var cols *colInfo
 	switch stmt.(type) {
@@ -212,6 +247,9 @@ func (g *Gate) parse(stmt ast.StmtNode, def string, ck checked, sql string) (*St
 	case *ast.InsertStmt:
 		return insert(n, def, ck)
 	case *ast.DropTableStmt:
+		if n.IsView {
+			return dropView(n, def)
+		}
 		return dropTable(n, def, sql)
 	case *ast.ShowStmt:
 		return showStmt(n, def)
