@@ -85,7 +85,7 @@ func (s *Server) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas)
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
-	release, err := s.planning(ctx, p)
+	release, err := s.admitPlanning(ctx, p)
 	if err != nil {
 		return nil, nil, s.fail(ctx, "admit", err)
 	}
@@ -125,7 +125,7 @@ func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arr
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
-	release, err := s.planning(ctx, p)
+	release, err := s.admitPlanning(ctx, p)
 	if err != nil {
 		return nil, nil, s.fail(ctx, "admit", err)
 	}

@@ -74,7 +74,7 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 	if !p.MayQuery() {
 		return nil, errNotQuerier
 	}
-	release, err := s.planning(ctx, p)
+	release, err := s.admitPlanning(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +346,7 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd flightsql.StatementQuer
 // execute runs sql over the pinned table versions and streams batches. The
 // query is registered under key so CancelFlightInfo can stop it.
 func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, sql string, args []any, tables []backend.TableVersion) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	o, err := s.open(ctx, p, key, sql, args, tables, s.admit.acquire)
+	o, err := s.open(ctx, p, key, sql, args, tables, s.admitExecute.acquire)
 	if err != nil {
 		return nil, nil, err
 	}

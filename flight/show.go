@@ -380,7 +380,7 @@ func (s *Server) doGetShow(ctx context.Context, p *authz.Principal, handle, payl
 		}
 		rows = [][]*string{{ptrTo(q.SQL)}, {ptrTo(engine)}}
 	default:
-		release, err := s.planning(ctx, p)
+		release, err := s.admitPlanning(ctx, p)
 		if err != nil {
 			return nil, nil, s.fail(ctx, "admit", err)
 		}

@@ -301,9 +301,9 @@ func (s *Server) speculate(ctx context.Context, p *authz.Principal, st *prepared
 func (s *Server) opening(ctx context.Context, p *authz.Principal, key [32]byte, pl *plan, args []any, speculative bool) *speculation {
 	ctx, cancel := context.WithCancel(ctx)
 	sp := &speculation{key: key, cancel: cancel, ready: make(chan struct{})}
-	admit := s.admit.acquire
+	admit := s.admitExecute.acquire
 	if speculative {
-		admit = s.admit.tryAcquire
+		admit = s.admitExecute.tryAcquire
 	}
 	s.producers.Add(1)
 	go func() {

@@ -396,7 +396,7 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.
 	if err := checkTableName(name); err != nil {
 		return 0, toStatus(err)
 	}
-	release, err := s.admit.acquire(ctx, p.Tenant().String())
+	release, err := s.admitExecute.acquire(ctx, p.Tenant().String())
 	if err != nil {
 		return 0, s.fail(ctx, "admit", err)
 	}
@@ -484,7 +484,7 @@ func (s *Server) executeWrite(ctx context.Context, p *authz.Principal, stmt *sql
 	if up, err := upstreamOf(tables); err != nil || up != nil {
 		return 0, fmt.Errorf("%w: writes cannot read tables of an upstream engine", errBadRequest)
 	}
-	release, err := s.admit.acquire(ctx, tenant)
+	release, err := s.admitExecute.acquire(ctx, tenant)
 	if err != nil {
 		return 0, err
 	}
