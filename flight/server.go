@@ -23,7 +23,6 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"lakegate/authz"
-	"lakegate/authz/sqlgate"
 	"lakegate/flight/backend"
 	"lakegate/flight/ticket"
 	"lakegate/stage"
@@ -233,9 +232,10 @@ func (c *Config) Validate() error {
 type Server struct {
 	flightsql.BaseServer
 
-	cfg      Config
-	log      *slog.Logger
-	gate     *sqlgate.Gate
+	cfg Config
+	log *slog.Logger
+	// planner turns statements into authorized plans (planner.go).
+	planner  *planner
 	auth     authenticator
 	grpc     *grpc.Server
 	health   *health.Server
@@ -268,7 +268,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:          c,
 		log:          c.Logger,
-		gate:         sqlgate.New(sqlgate.Config{MaxSQLBytes: c.MaxSQLBytes}),
+		planner:      newPlanner(c),
 		auth:         authenticator{auth: authz.NewAuthenticator(c.Principals)},
 		sessions:     newSessionStore(c.SessionTTL, c.Now),
 		running:      newRunningQueries(),

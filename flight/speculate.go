@@ -24,7 +24,7 @@ import (
 //
 // Nothing changes about what is sent or when it is authorized: the
 // speculation opens the plan already authorized for the statement, exactly
-// as DoGet would, and DoGet authorizes it again (refresh) and streams the
+// as DoGet would, and DoGet authorizes it again (planner.Refresh) and streams the
 // open reader only if that confirms the same plan; otherwise it closes it
 // and runs what the refresh returned. Nor does it take anything from other
 // statements: it takes an execution permit only if one is free at once,
@@ -343,7 +343,7 @@ func (s *Server) opening(ctx context.Context, p *authz.Principal, key [32]byte, 
 // authorizes the statement again and streams sp's reader if the plan is the
 // one sp opened, or runs the refreshed plan otherwise.
 func (s *Server) claim(ctx context.Context, p *authz.Principal, st *prepared, sp *speculation, args []any) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	pl, err := s.refresh(ctx, p, st.plan)
+	pl, err := s.planner.Refresh(ctx, s.request(ctx, p), st.plan)
 	select {
 	case <-sp.ready:
 	case <-ctx.Done():
