@@ -42,7 +42,7 @@ func (s *Server) DoGetCatalogs(ctx context.Context) (*arrow.Schema, <-chan fligh
 	}
 	b := array.NewRecordBuilder(s.mem, schema_ref.Catalogs)
 	defer b.Release()
-	b.Field(0).(*array.StringBuilder).Append(s.request(ctx, p).caller.Catalog)
+	b.Field(0).(*array.StringBuilder).Append(s.whoIs(ctx, p).caller.Catalog)
 	return oneBatch(schema_ref.Catalogs, b)
 }
 
@@ -62,14 +62,14 @@ func (s *Server) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas)
 		return nil, nil, s.fail(ctx, "admit", err)
 	}
 	defer release()
-	rq := s.request(ctx, p)
-	l, err := s.planner.Visible(ctx, rq)
+	w := s.whoIs(ctx, p)
+	l, err := s.planner.Visible(ctx, w)
 	if err != nil {
 		return nil, nil, s.fail(ctx, "schemas", err)
 	}
 	b := array.NewRecordBuilder(s.mem, schema_ref.DBSchemas)
 	defer b.Release()
-	catalog := rq.caller.Catalog
+	catalog := w.caller.Catalog
 	if catalogMatches(cmd.GetCatalog(), catalog) {
 		for _, sc := range l.Schemas {
 			if !likeMatch(cmd.GetDBSchemaFilterPattern(), sc) {
@@ -103,8 +103,8 @@ func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arr
 		return nil, nil, s.fail(ctx, "admit", err)
 	}
 	defer release()
-	rq := s.request(ctx, p)
-	l, err := s.planner.Visible(ctx, rq)
+	w := s.whoIs(ctx, p)
+	l, err := s.planner.Visible(ctx, w)
 	if err != nil {
 		return nil, nil, s.fail(ctx, "tables", err)
 	}
@@ -114,7 +114,7 @@ func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arr
 	}
 	b := array.NewRecordBuilder(s.mem, schema)
 	defer b.Release()
-	catalog := rq.caller.Catalog
+	catalog := w.caller.Catalog
 	if catalogMatches(cmd.GetCatalog(), catalog) && typeRequested(cmd.GetTableTypes()) {
 		for _, t := range l.Tables {
 			if !likeMatch(cmd.GetDBSchemaFilterPattern(), t.Name.Schema) || !likeMatch(cmd.GetTableNameFilterPattern(), t.Name.Name) {

@@ -57,9 +57,9 @@ func newPlanner(c Config) *planner {
 	}
 }
 
-// request is whom the planner plans for: the principal and its session's
-// options, read once when the request starts.
-type request struct {
+// who is whom the planner plans for: the principal and its session's
+// options, read once when the request starts (Server.whoIs).
+type who struct {
 	p *authz.Principal
 	// schema is the session's default schema ("" for none).
 	schema string
@@ -67,17 +67,18 @@ type request struct {
 	caller backend.Caller
 }
 
-// request returns the planner's request for p in a session with options st.
-func (pn *planner) request(p *authz.Principal, st sessionState) request {
+// whoIs returns whom the planner plans for: p in a session with options
+// st.
+func (pn *planner) whoIs(p *authz.Principal, st sessionState) who {
 	catalog := st.catalog
 	if catalog == "" {
 		catalog = pn.defaultCatalog
 	}
-	return request{p: p, schema: st.schema, caller: backend.Caller{Tenant: p.Tenant().String(), Subject: p.ID().String(), Catalog: catalog}}
+	return who{p: p, schema: st.schema, caller: backend.Caller{Tenant: p.Tenant().String(), Subject: p.ID().String(), Catalog: catalog}}
 }
 
-// tenant is the request's tenant.
-func (rq request) tenant() string { return rq.caller.Tenant }
+// tenant is w's tenant.
+func (w who) tenant() string { return w.caller.Tenant }
 
 // plan is an authorized statement: the SQL printed by the gate, the table
 // versions it reads, the result schema and the parameter schema, ready to
@@ -114,7 +115,7 @@ type plan struct {
 	text, defSchema string
 }
 
-// Plan plans one statement for rq: parse, require a query, check every
+// Plan plans one statement for w: parse, require a query, check every
 // table against the principal's namespace grants, resolve and authorize it
 // through the catalog, bind its files, render canonical SQL and describe
 // it. USE plans to an empty result naming the schema to use (pl.use), once
@@ -123,14 +124,14 @@ type plan struct {
 // (plain unset; JDBC prepares every statement) that writes plans to a
 // prepared write, run by DoPutPreparedStatementUpdate; a plain one is
 // refused (it runs with ExecuteUpdate).
-func (pn *planner) Plan(ctx context.Context, rq request, text string, plain bool) (*plan, error) {
-	stmt, err := pn.Parse(text, rq)
+func (pn *planner) Plan(ctx context.Context, w who, text string, plain bool) (*plan, error) {
+	stmt, err := pn.Parse(text, w)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case stmt.Kind() == sqlgate.KindUse:
-		if err := pn.Use(ctx, rq, stmt.UseSchema()); err != nil {
+		if err := pn.Use(ctx, w, stmt.UseSchema()); err != nil {
 			return nil, err
 		}
 		return &plan{schema: arrow.NewSchema(nil, nil), use: stmt.UseSchema()}, nil
@@ -144,32 +145,32 @@ func (pn *planner) Plan(ctx context.Context, rq request, text string, plain bool
 	case stmt.IsWrite():
 		return nil, fmt.Errorf("%w: %s changes data; run it with ExecuteUpdate", errBadRequest, stmt.Kind())
 	case stmt.IsShow() || stmt.Kind() == sqlgate.KindExplain:
-		return pn.planShow(ctx, rq, stmt)
+		return pn.planShow(ctx, w, stmt)
 	}
-	tables, err := pn.ResolveStatement(ctx, rq, stmt)
+	tables, err := pn.ResolveStatement(ctx, w, stmt)
 	if err != nil {
 		return nil, err
 	}
 	if up, err := upstreamOf(tables); err != nil {
 		return nil, err
 	} else if up != nil {
-		return pn.planUpstream(ctx, rq, text, rq.schema, stmt, tables, up)
+		return pn.planUpstream(ctx, w, text, w.schema, stmt, tables, up)
 	}
-	r, release, err := pn.Render(ctx, rq, stmt, tables)
+	r, release, err := pn.Render(ctx, w, stmt, tables)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	d, err := pn.engine.Describe(ctx, rq.tenant(), r.sql, stmt.NumParams())
+	d, err := pn.engine.Describe(ctx, w.tenant(), r.sql, stmt.NumParams())
 	if err != nil {
 		return nil, withheld(tables, err)
 	}
 	return &plan{sql: r.sql, pushed: r.pushed, kinds: r.kinds, numParams: stmt.NumParams(), schema: d.Result, params: d.Params, tables: tables, stmt: stmt}, nil
 }
 
-// Parse parses text in rq's default schema.
-func (pn *planner) Parse(text string, rq request) (*sqlgate.Statement, error) {
-	return pn.gate.Parse(text, rq.schema)
+// Parse parses text in w's default schema.
+func (pn *planner) Parse(text string, w who) (*sqlgate.Statement, error) {
+	return pn.gate.Parse(text, w.schema)
 }
 
 // checkColumns refuses a column reference that no table of stmt has, in
@@ -221,11 +222,11 @@ func (pl *plan) sqlFor(args []any) string {
 // Refresh resolves a prepared plan's tables again, so every execution is
 // authorized now and reads the current versions; the SQL is rendered again
 // only when a version changed.
-func (pn *planner) Refresh(ctx context.Context, rq request, pl *plan) (*plan, error) {
+func (pn *planner) Refresh(ctx context.Context, w who, pl *plan) (*plan, error) {
 	if pl.stmt == nil || len(pl.tables) == 0 {
 		return pl, nil
 	}
-	tables, err := pn.resolve(ctx, rq, pl.stmt.Tables())
+	tables, err := pn.resolve(ctx, w, pl.stmt.Tables())
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +241,7 @@ func (pn *planner) Refresh(ctx context.Context, rq request, pl *plan) (*plan, er
 		if up == nil || pl.text == "" {
 			return nil, errPreparedChanged
 		}
-		np, err := pn.planUpstream(ctx, rq, pl.text, pl.defSchema, pl.stmt, tables, up)
+		np, err := pn.planUpstream(ctx, w, pl.text, pl.defSchema, pl.stmt, tables, up)
 		if err != nil {
 			return nil, err
 		}
@@ -250,7 +251,7 @@ func (pn *planner) Refresh(ctx context.Context, rq request, pl *plan) (*plan, er
 		np.numParams, np.params = pl.numParams, pl.params
 		return np, nil
 	}
-	r, release, err := pn.Render(ctx, rq, pl.stmt, tables)
+	r, release, err := pn.Render(ctx, w, pl.stmt, tables)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +259,7 @@ func (pn *planner) Refresh(ctx context.Context, rq request, pl *plan) (*plan, er
 	// The client holds the schema announced at preparation: a result of
 	// another shape (a column added or retyped, a mask's form) is refused
 	// rather than streamed under it.
-	d, err := pn.engine.Describe(ctx, rq.tenant(), r.sql, pl.numParams)
+	d, err := pn.engine.Describe(ctx, w.tenant(), r.sql, pl.numParams)
 	if err != nil {
 		return nil, withheld(tables, err)
 	}
@@ -274,14 +275,14 @@ func (pn *planner) Refresh(ctx context.Context, rq request, pl *plan) (*plan, er
 // result of another shape than announced when it was prepared.
 var errPreparedChanged = fmt.Errorf("%w: the statement's result changed shape since it was prepared (a table or a policy changed); prepare it again", errStale)
 
-// Use authorizes switching rq's default schema to schema. A schema the
+// Use authorizes switching w's default schema to schema. A schema the
 // caller may not see and one that does not exist give the same answer.
-func (pn *planner) Use(ctx context.Context, rq request, schema string) error {
+func (pn *planner) Use(ctx context.Context, w who, schema string) error {
 	notFound := &notFoundError{kind: "schema", name: schema}
-	if !rq.p.MayReadNamespace(schema) {
+	if !w.p.MayReadNamespace(schema) {
 		return deny(reasonNamespace, notFound)
 	}
-	l, err := pn.catalog.List(ctx, rq.caller)
+	l, err := pn.catalog.List(ctx, w.caller)
 	if err != nil {
 		return err
 	}

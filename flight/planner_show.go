@@ -196,7 +196,7 @@ func mysqlType(catalog string) string {
 // planShow plans a SHOW, DESCRIBE or EXPLAIN statement. The SHOW kinds are
 // answered once here so that an error (a schema or table the caller may not
 // see) is reported at planning, as for a query.
-func (pn *planner) planShow(ctx context.Context, rq request, stmt *sqlgate.Statement) (*plan, error) {
+func (pn *planner) planShow(ctx context.Context, w who, stmt *sqlgate.Statement) (*plan, error) {
 	q := &showQuery{}
 	switch stmt.Kind() {
 	case sqlgate.KindShowDatabases:
@@ -207,7 +207,7 @@ func (pn *planner) planShow(ctx context.Context, rq request, stmt *sqlgate.State
 		t := stmt.Target()
 		q.Kind, q.Schema, q.Table = showColumns, t.Schema, t.Name
 	case sqlgate.KindExplain:
-		return pn.planExplain(ctx, rq, stmt)
+		return pn.planExplain(ctx, w, stmt)
 	case sqlgate.KindShowVariables:
 		q.Kind = showVariables
 	case sqlgate.KindShowWarnings:
@@ -225,7 +225,7 @@ func (pn *planner) planShow(ctx context.Context, rq request, stmt *sqlgate.State
 		}
 		q.Pattern = &pat
 	}
-	if _, err := pn.Show(ctx, rq, q); err != nil {
+	if _, err := pn.Show(ctx, w, q); err != nil {
 		return nil, err
 	}
 	return &plan{schema: showSchema(q), show: q}, nil
@@ -233,11 +233,11 @@ func (pn *planner) planShow(ctx context.Context, rq request, stmt *sqlgate.State
 
 // planExplain authorizes, binds and renders the query of EXPLAIN exactly as
 // Plan does for the query itself.
-func (pn *planner) planExplain(ctx context.Context, rq request, stmt *sqlgate.Statement) (*plan, error) {
+func (pn *planner) planExplain(ctx context.Context, w who, stmt *sqlgate.Statement) (*plan, error) {
 	if stmt.NumParams() > 0 {
 		return nil, fmt.Errorf("%w: EXPLAIN of a statement with parameters is not supported", errBadRequest)
 	}
-	tables, err := pn.ResolveStatement(ctx, rq, stmt)
+	tables, err := pn.ResolveStatement(ctx, w, stmt)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +251,7 @@ func (pn *planner) planExplain(ctx context.Context, rq request, stmt *sqlgate.St
 			return nil, &policyError{table: v.Name.String(), explain: true}
 		}
 	}
-	r, release, err := pn.Render(ctx, rq, stmt, tables)
+	r, release, err := pn.Render(ctx, w, stmt, tables)
 	if err != nil {
 		return nil, err
 	}
@@ -262,12 +262,12 @@ func (pn *planner) planExplain(ctx context.Context, rq request, stmt *sqlgate.St
 
 // Show answers a SHOW kind from the caller's authorized catalog view.
 // A nil cell is NULL.
-func (pn *planner) Show(ctx context.Context, rq request, q *showQuery) ([][]*string, error) {
+func (pn *planner) Show(ctx context.Context, w who, q *showQuery) ([][]*string, error) {
 	var rows [][]*string
 	match := func(name string) bool { return likeMatch(q.Pattern, name) }
 	switch q.Kind {
 	case showDatabases:
-		l, err := pn.Visible(ctx, rq)
+		l, err := pn.Visible(ctx, w)
 		if err != nil {
 			return nil, err
 		}
@@ -277,10 +277,10 @@ func (pn *planner) Show(ctx context.Context, rq request, q *showQuery) ([][]*str
 			}
 		}
 	case showTables:
-		if !rq.p.MayReadNamespace(q.Schema) {
+		if !w.p.MayReadNamespace(q.Schema) {
 			return nil, deny(reasonNamespace, &notFoundError{kind: "schema", name: q.Schema})
 		}
-		l, err := pn.Visible(ctx, rq)
+		l, err := pn.Visible(ctx, w)
 		if err != nil {
 			return nil, err
 		}
@@ -299,7 +299,7 @@ func (pn *planner) Show(ctx context.Context, rq request, q *showQuery) ([][]*str
 	case showColumns:
 		// The same resolution as a query reading the table: a table the
 		// caller may not read and a missing one give the same NotFound.
-		tv, err := pn.resolve(ctx, rq, []sqlgate.TableRef{{Schema: q.Schema, Name: q.Table}})
+		tv, err := pn.resolve(ctx, w, []sqlgate.TableRef{{Schema: q.Schema, Name: q.Table}})
 		if err != nil {
 			return nil, err
 		}

@@ -17,9 +17,9 @@ import (
 // first, on every reference, so a table outside the caller's namespaces
 // never reaches the catalog; every kind of refusal is the same not-found
 // error naming the first unavailable table in reference order.
-func (pn *planner) resolve(ctx context.Context, rq request, refs []sqlgate.TableRef) ([]backend.TableVersion, error) {
+func (pn *planner) resolve(ctx context.Context, w who, refs []sqlgate.TableRef) ([]backend.TableVersion, error) {
 	for _, ref := range refs {
-		if !rq.p.MayReadNamespace(ref.Schema) {
+		if !w.p.MayReadNamespace(ref.Schema) {
 			return nil, deny(reasonNamespace, tableNotFound(ref.Schema, ref.Name))
 		}
 	}
@@ -30,7 +30,7 @@ func (pn *planner) resolve(ctx context.Context, rq request, refs []sqlgate.Table
 	for i, ref := range refs {
 		q[i] = backend.TableRef{Name: backend.TableName{Schema: ref.Schema, Name: ref.Name}}
 	}
-	got, err := pn.catalog.Resolve(ctx, rq.caller, q)
+	got, err := pn.catalog.Resolve(ctx, w.caller, q)
 	if err != nil {
 		return nil, err
 	}
@@ -46,9 +46,9 @@ func (pn *planner) resolve(ctx context.Context, rq request, refs []sqlgate.Table
 
 // ResolveStatement resolves the tables stmt reads, in stmt.Tables() order,
 // and checks its column references against them.
-func (pn *planner) ResolveStatement(ctx context.Context, rq request, stmt *sqlgate.Statement) ([]backend.TableVersion, error) {
+func (pn *planner) ResolveStatement(ctx context.Context, w who, stmt *sqlgate.Statement) ([]backend.TableVersion, error) {
 	refs := stmt.Tables()
-	tables, err := pn.resolve(ctx, rq, refs)
+	tables, err := pn.resolve(ctx, w, refs)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (pn *planner) ResolveStatement(ctx context.Context, rq request, stmt *sqlga
 // planning (a grant revoked, a DENY added, a table dropped…), each pinned
 // version is resolved again for the caller, and any one that is no longer
 // available fails the ticket like a missing table.
-func (pn *planner) Reauthorize(ctx context.Context, rq request, pinned []backend.TableVersion) error {
+func (pn *planner) Reauthorize(ctx context.Context, w who, pinned []backend.TableVersion) error {
 	if len(pinned) == 0 {
 		return nil
 	}
@@ -71,7 +71,7 @@ func (pn *planner) Reauthorize(ctx context.Context, rq request, pinned []backend
 	for _, v := range pinned {
 		at = max(at, v.Generation)
 	}
-	now, err := pn.catalog.Generation(ctx, rq.caller.Tenant)
+	now, err := pn.catalog.Generation(ctx, w.caller.Tenant)
 	if err != nil {
 		return err
 	}
@@ -80,12 +80,12 @@ func (pn *planner) Reauthorize(ctx context.Context, rq request, pinned []backend
 	}
 	refs := make([]backend.TableRef, len(pinned))
 	for i, v := range pinned {
-		if !rq.p.MayReadNamespace(v.Name.Schema) {
+		if !w.p.MayReadNamespace(v.Name.Schema) {
 			return deny(reasonNamespace, tableNotFound(v.Name.Schema, v.Name.Name))
 		}
 		refs[i] = backend.TableRef{Name: v.Name, Version: v.Version}
 	}
-	got, err := pn.catalog.Resolve(ctx, rq.caller, refs)
+	got, err := pn.catalog.Resolve(ctx, w.caller, refs)
 	if err != nil {
 		return err
 	}
@@ -100,22 +100,22 @@ func (pn *planner) Reauthorize(ctx context.Context, rq request, pinned []backend
 // Visible lists the schemas and tables the caller may see: the catalog's
 // answer for the caller, narrowed to the caller's namespace grants, so
 // discovery never shows more than a query could reach.
-func (pn *planner) Visible(ctx context.Context, rq request) (backend.Listing, error) {
-	if !rq.p.MayQuery() {
+func (pn *planner) Visible(ctx context.Context, w who) (backend.Listing, error) {
+	if !w.p.MayQuery() {
 		return backend.Listing{}, nil
 	}
-	l, err := pn.catalog.List(ctx, rq.caller)
+	l, err := pn.catalog.List(ctx, w.caller)
 	if err != nil {
 		return backend.Listing{}, err
 	}
 	out := backend.Listing{}
 	for _, sc := range l.Schemas {
-		if rq.p.MayReadNamespace(sc) {
+		if w.p.MayReadNamespace(sc) {
 			out.Schemas = append(out.Schemas, sc)
 		}
 	}
 	for _, t := range l.Tables {
-		if rq.p.MayReadNamespace(t.Name.Schema) {
+		if w.p.MayReadNamespace(t.Name.Schema) {
 			out.Tables = append(out.Tables, t)
 		}
 	}
@@ -135,8 +135,8 @@ type rendered struct {
 // Render binds the versions of stmt's tables (in stmt.Tables() order) and
 // prints stmt over them; release unpins their files once the statement no
 // longer reads them.
-func (pn *planner) Render(ctx context.Context, rq request, stmt *sqlgate.Statement, tables []backend.TableVersion) (r rendered, release func(), err error) {
-	rel, release, err := pn.bind(ctx, rq, stmt.Tables(), tables)
+func (pn *planner) Render(ctx context.Context, w who, stmt *sqlgate.Statement, tables []backend.TableVersion) (r rendered, release func(), err error) {
+	rel, release, err := pn.bind(ctx, w, stmt.Tables(), tables)
 	if err != nil {
 		return r, nil, err
 	}
@@ -154,8 +154,8 @@ func (pn *planner) Render(ctx context.Context, rq request, stmt *sqlgate.Stateme
 // relation map the gate renders with, each table read through the policy
 // the catalog gave for it. release must be called once the statement no
 // longer reads the files.
-func (pn *planner) bind(ctx context.Context, rq request, refs []sqlgate.TableRef, versions []backend.TableVersion) (map[sqlgate.TableRef]sqlgate.Relation, func(), error) {
-	rels, release, err := pn.localize(ctx, rq.tenant(), versions)
+func (pn *planner) bind(ctx context.Context, w who, refs []sqlgate.TableRef, versions []backend.TableVersion) (map[sqlgate.TableRef]sqlgate.Relation, func(), error) {
+	rels, release, err := pn.localize(ctx, w.tenant(), versions)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -166,7 +166,7 @@ func (pn *planner) bind(ctx context.Context, rq request, refs []sqlgate.TableRef
 		}
 		r := sqlgate.Relation{Schema: rels[i].Schema, Name: rels[i].Name, Columns: versions[i].ColumnNames(), Types: rels[i].Types}
 		if versions[i].Policy != nil {
-			if r.Policy, err = pn.preparePolicy(rq, &versions[i], r.Columns, sqlgate.DialectDuckDB); err != nil {
+			if r.Policy, err = pn.preparePolicy(w, &versions[i], r.Columns, sqlgate.DialectDuckDB); err != nil {
 				release()
 				return nil, nil, err
 			}
@@ -176,15 +176,15 @@ func (pn *planner) bind(ctx context.Context, rq request, refs []sqlgate.TableRef
 	return m, release, nil
 }
 
-// preparePolicy prepares the row filter and masks of v for rq's principal.
+// preparePolicy prepares the row filter and masks of v for w's principal.
 // A policy that cannot be applied to the version's columns refuses the
 // statement, naming the table but not the expression (the caller may not be
 // allowed to read the policy).
-func (pn *planner) preparePolicy(rq request, v *backend.TableVersion, columns []string, d sqlgate.Dialect) (*sqlgate.Policy, error) {
+func (pn *planner) preparePolicy(w who, v *backend.TableVersion, columns []string, d sqlgate.Dialect) (*sqlgate.Policy, error) {
 	bad := func(err error) error {
 		return &policyError{table: v.Name.String(), err: err}
 	}
-	pol := &sqlgate.Policy{Caller: sqlgate.Caller{User: rq.p.ID().String(), Tenant: rq.p.Tenant().String(), Roles: v.Policy.Roles}}
+	pol := &sqlgate.Policy{Caller: sqlgate.Caller{User: w.p.ID().String(), Tenant: w.p.Tenant().String(), Roles: v.Policy.Roles}}
 	if v.Policy.RowFilter != "" {
 		f, err := pn.gate.PrepareRowFilter(v.Policy.RowFilter, columns, d)
 		if err != nil {

@@ -25,7 +25,7 @@ import (
 // parsed is the statement as the gate parsed it for the embedded engine: its
 // tables are the ones resolved, and a prepared statement keeps it (with
 // the text) to be refreshed.
-func (pn *planner) planUpstream(ctx context.Context, rq request, text, schema string, parsed *sqlgate.Statement, tables []backend.TableVersion, up *backend.UpstreamTable) (*plan, error) {
+func (pn *planner) planUpstream(ctx context.Context, w who, text, schema string, parsed *sqlgate.Statement, tables []backend.TableVersion, up *backend.UpstreamTable) (*plan, error) {
 	refs := parsed.Tables()
 	if pn.upstreams == nil {
 		return nil, errNoUpstreams
@@ -50,7 +50,7 @@ func (pn *planner) planUpstream(ctx context.Context, rq request, text, schema st
 		}
 		r := sqlgate.Relation{Schema: sch, Name: name, Columns: v.ColumnNames(), Types: engineTypes(v.Columns)}
 		if v.Policy != nil {
-			if r.Policy, err = pn.preparePolicy(rq, v, r.Columns, d); err != nil {
+			if r.Policy, err = pn.preparePolicy(w, v, r.Columns, d); err != nil {
 				return nil, err
 			}
 		}

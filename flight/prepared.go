@@ -401,7 +401,7 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql
 	}
 	switch {
 	case st.plan.write != nil:
-		n, err := s.executeWrite(ctx, s.request(ctx, p), st.plan.write)
+		n, err := s.executeWrite(ctx, s.whoIs(ctx, p), st.plan.write)
 		if err != nil {
 			return 0, s.fail(ctx, "write", err)
 		}

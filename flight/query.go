@@ -29,7 +29,7 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 		return nil, err
 	}
 	defer release()
-	pl, err := s.planner.Plan(ctx, s.request(ctx, p), text, plain)
+	pl, err := s.planner.Plan(ctx, s.whoIs(ctx, p), text, plain)
 	if err != nil {
 		return nil, err
 	}
@@ -41,10 +41,10 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 	return pl, nil
 }
 
-// request is p as the planner sees it, with its session's options read
-// now: once per request.
-func (s *Server) request(ctx context.Context, p *authz.Principal) request {
-	return s.planner.request(p, s.sessions.state(ctx, p))
+// whoIs is p as the planner sees it, with its session's options read now:
+// once per request.
+func (s *Server) whoIs(ctx context.Context, p *authz.Principal) who {
+	return s.planner.whoIs(p, s.sessions.state(ctx, p))
 }
 
 // GetFlightInfoStatement plans a query and returns its schema and a sealed
@@ -133,7 +133,7 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd flightsql.StatementQuer
 		close(ch)
 		return schema, ch, nil
 	}
-	if err := s.planner.Reauthorize(ctx, s.request(ctx, p), tp.Tables); err != nil {
+	if err := s.planner.Reauthorize(ctx, s.whoIs(ctx, p), tp.Tables); err != nil {
 		return nil, nil, s.fail(ctx, "reauthorize", err)
 	}
 	return s.execute(ctx, p, ticketKey(handle), tp.SQL, nil, tp.Tables)
@@ -390,14 +390,14 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.
 	if !p.MayQuery() {
 		return 0, toStatus(errNotQuerier)
 	}
-	rq := s.request(ctx, p)
-	stmt, err := s.planner.Parse(cmd.GetQuery(), rq)
+	w := s.whoIs(ctx, p)
+	stmt, err := s.planner.Parse(cmd.GetQuery(), w)
 	if err != nil {
 		return 0, toStatus(err)
 	}
 	switch {
 	case stmt.Kind() == sqlgate.KindUse:
-		err := s.planner.Use(ctx, rq, stmt.UseSchema())
+		err := s.planner.Use(ctx, w, stmt.UseSchema())
 		if err == nil {
 			err = s.sessions.setSchema(ctx, p, stmt.UseSchema())
 		}
@@ -408,7 +408,7 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.
 	case stmt.Kind() == sqlgate.KindSet:
 		return 0, nil
 	case stmt.IsWrite():
-		n, err := s.executeWrite(ctx, rq, stmt)
+		n, err := s.executeWrite(ctx, w, stmt)
 		if err != nil {
 			return 0, s.fail(ctx, "write", err)
 		}

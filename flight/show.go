@@ -26,21 +26,6 @@ import (
 // ticket, is re-authorized like one, and asks the engine for its plan of
 // that SQL.
 
-// payloadShow is the version byte of a show ticket payload.
-const payloadShow = 3
-
-// encodeShow is the ticket payload of a show plan.
-func encodeShow(q *showQuery) ([]byte, error) {
-	b, err := json.Marshal(q)
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte{payloadShow}, b...), nil
-}
-
-// isShowPayload reports whether a ticket payload is a show payload.
-func isShowPayload(b []byte) bool { return len(b) > 0 && b[0] == payloadShow }
-
 // doGetShow answers a show ticket: the SHOW kinds from the catalog view as
 // it is now, EXPLAIN from the engine after re-authorizing its tables.
 func (s *Server) doGetShow(ctx context.Context, p *authz.Principal, handle, payload []byte) (*arrow.Schema, <-chan flight.StreamChunk, error) {
@@ -54,7 +39,7 @@ func (s *Server) doGetShow(ctx context.Context, p *authz.Principal, handle, payl
 		if q.SQL == "" {
 			return nil, nil, toStatus(ticket.ErrInvalid)
 		}
-		if err := s.planner.Reauthorize(ctx, s.request(ctx, p), q.Tables); err != nil {
+		if err := s.planner.Reauthorize(ctx, s.whoIs(ctx, p), q.Tables); err != nil {
 			return nil, nil, s.fail(ctx, "reauthorize", err)
 		}
 		engine, err := s.enginePlan(ctx, p, handle, q.SQL, q.Tables)
@@ -67,7 +52,7 @@ func (s *Server) doGetShow(ctx context.Context, p *authz.Principal, handle, payl
 		if err != nil {
 			return nil, nil, s.fail(ctx, "admit", err)
 		}
-		r, err := s.planner.Show(ctx, s.request(ctx, p), &q)
+		r, err := s.planner.Show(ctx, s.whoIs(ctx, p), &q)
 		release()
 		if err != nil {
 			return nil, nil, s.fail(ctx, "show", err)

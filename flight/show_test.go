@@ -132,7 +132,7 @@ func TestFixedShows(t *testing.T) {
 		if got := strings.Join(names, ","); got != tt.columns {
 			t.Errorf("%+v: columns %s, want %s", tt.q, got, tt.columns)
 		}
-		rows, err := pn.Show(context.Background(), request{}, &tt.q)
+		rows, err := pn.Show(context.Background(), who{}, &tt.q)
 		if err != nil {
 			t.Fatalf("%+v: %v", tt.q, err)
 		}
@@ -147,7 +147,7 @@ func TestFixedShows(t *testing.T) {
 			t.Errorf("%+v: rows %v, want %v", tt.q, first, tt.first)
 		}
 	}
-	rows, _ := pn.Show(context.Background(), request{}, &showQuery{Kind: showVariables, Pattern: pat("max_allowed_packet")})
+	rows, _ := pn.Show(context.Background(), who{}, &showQuery{Kind: showVariables, Pattern: pat("max_allowed_packet")})
 	if len(rows) != 1 || *rows[0][1] != "1048576" {
 		t.Errorf("max_allowed_packet: %v", rows)
 	}

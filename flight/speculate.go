@@ -343,7 +343,7 @@ func (s *Server) opening(ctx context.Context, p *authz.Principal, key [32]byte, 
 // authorizes the statement again and streams sp's reader if the plan is the
 // one sp opened, or runs the refreshed plan otherwise.
 func (s *Server) claim(ctx context.Context, p *authz.Principal, st *prepared, sp *speculation, args []any) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	pl, err := s.planner.Refresh(ctx, s.request(ctx, p), st.plan)
+	pl, err := s.planner.Refresh(ctx, s.whoIs(ctx, p), st.plan)
 	select {
 	case <-sp.ready:
 	case <-ctx.Done():

@@ -2,7 +2,6 @@ package flight
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"lakegate/flight/backend"
-	"lakegate/flight/ticket"
 	"lakegate/stage"
 )
 
@@ -23,32 +21,6 @@ type TableFiles interface {
 	Acquire(ctx context.Context, tenant string, versions []backend.TableVersion) ([]backend.LocalTable, func(), error)
 	// Store returns the tenant's child stage.
 	Store(ctx context.Context, tenant string) (stage.Store, error)
-}
-
-// Ticket payload: one version byte, then JSON of ticketPayload.
-const payloadV2 = 2
-
-// ticketPayload is what a statement ticket carries: the rendered SQL and the
-// table versions it reads, pinned at planning.
-type ticketPayload struct {
-	SQL    string                 `json:"sql,omitempty"`
-	Tables []backend.TableVersion `json:"tables,omitempty"`
-}
-
-func encodePayload(pl *plan) ([]byte, error) {
-	b, err := json.Marshal(ticketPayload{SQL: pl.sql, Tables: pl.tables})
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte{payloadV2}, b...), nil
-}
-
-func decodePayload(b []byte) (ticketPayload, error) {
-	var tp ticketPayload
-	if len(b) < 1 || b[0] != payloadV2 || json.Unmarshal(b[1:], &tp) != nil {
-		return tp, ticket.ErrInvalid
-	}
-	return tp, nil
 }
 
 // Arrow types of catalog column types, for discovery. Tables lakegate

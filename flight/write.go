@@ -48,7 +48,7 @@ const (
 
 // writeRequest is one write of rows into a table.
 type writeRequest struct {
-	rq          request // the caller
+	who         who // the caller
 	target      backend.TableName
 	mode        writeMode
 	ifNotExists bool     // create: an existing table is not an error (0 rows)
@@ -77,10 +77,10 @@ func newStorageID() (string, error) {
 // write runs one write: rows come from src (whose schema names the
 // columns). It returns the number of rows committed.
 func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordReader) (int64, error) {
-	if !req.rq.p.MayReadNamespace(req.target.Schema) {
+	if !req.who.p.MayReadNamespace(req.target.Schema) {
 		return 0, deny(reasonNamespace, tableNotFound(req.target.Schema, req.target.Name))
 	}
-	c := req.rq.caller
+	c := req.who.caller
 	tenant := c.Tenant
 	cur, err := s.resolveTarget(ctx, c, req.target)
 	if err != nil {
@@ -379,8 +379,8 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.
 	if len(cmd.GetTransactionId()) > 0 || cmd.GetTemporary() {
 		return 0, toStatus(fmt.Errorf("%w: transactions and temporary tables are not supported", errBadRequest))
 	}
-	rq := s.request(ctx, p)
-	if c := cmd.GetCatalog(); c != "" && c != rq.caller.Catalog {
+	w := s.whoIs(ctx, p)
+	if c := cmd.GetCatalog(); c != "" && c != w.caller.Catalog {
 		return 0, toStatus(&notFoundError{kind: catalogKind, name: c})
 	}
 	mode, err := ingestMode(cmd.GetTableDefinitionOptions())
@@ -389,7 +389,7 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.
 	}
 	schema := lowerASCII(cmd.GetSchema())
 	if schema == "" {
-		schema = rq.schema
+		schema = w.schema
 	}
 	name := backend.TableName{Schema: schema, Name: lowerASCII(cmd.GetTable())}
 	if err := checkTableName(name); err != nil {
@@ -400,7 +400,7 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.
 		return 0, s.fail(ctx, "admit", err)
 	}
 	defer release()
-	n, err := s.write(ctx, writeRequest{rq: rq, target: name, mode: mode}, rdr)
+	n, err := s.write(ctx, writeRequest{who: w, target: name, mode: mode}, rdr)
 	if err != nil {
 		return 0, s.fail(ctx, "ingest", err)
 	}
@@ -450,8 +450,8 @@ func checkTableName(n backend.TableName) error {
 // executeWrite runs a write statement from DoPutCommandStatementUpdate or
 // DoPutPreparedStatementUpdate: its source query is resolved and rendered by
 // the planner, with an execution permit taken in between.
-func (s *Server) executeWrite(ctx context.Context, rq request, stmt *sqlgate.Statement) (int64, error) {
-	p := rq.p
+func (s *Server) executeWrite(ctx context.Context, w who, stmt *sqlgate.Statement) (int64, error) {
+	p := w.p
 	t := stmt.Target()
 	target := backend.TableName{Schema: t.Schema, Name: t.Name}
 	// A name no table may have is refused before any row is written.
@@ -462,7 +462,7 @@ func (s *Server) executeWrite(ctx context.Context, rq request, stmt *sqlgate.Sta
 		if !p.MayReadNamespace(target.Schema) {
 			return 0, deny(reasonNamespace, tableNotFound(target.Schema, target.Name))
 		}
-		dropped, err := s.cfg.Catalog.Drop(ctx, rq.caller, target)
+		dropped, err := s.cfg.Catalog.Drop(ctx, w.caller, target)
 		switch {
 		case err != nil:
 			return 0, err
@@ -474,8 +474,8 @@ func (s *Server) executeWrite(ctx context.Context, rq request, stmt *sqlgate.Sta
 	if stmt.NumParams() > 0 {
 		return 0, fmt.Errorf("%w: parameters in write statements are not supported; write the values into the statement or use bulk ingest", errBadRequest)
 	}
-	tenant := rq.tenant()
-	tables, err := s.planner.ResolveStatement(ctx, rq, stmt)
+	tenant := w.tenant()
+	tables, err := s.planner.ResolveStatement(ctx, w, stmt)
 	if err != nil {
 		return 0, err
 	}
@@ -487,7 +487,7 @@ func (s *Server) executeWrite(ctx context.Context, rq request, stmt *sqlgate.Sta
 		return 0, err
 	}
 	defer release()
-	r, unpin, err := s.planner.Render(ctx, rq, stmt, tables)
+	r, unpin, err := s.planner.Render(ctx, w, stmt, tables)
 	if err != nil {
 		return 0, err
 	}
@@ -497,7 +497,7 @@ func (s *Server) executeWrite(ctx context.Context, rq request, stmt *sqlgate.Sta
 		return 0, withheld(tables, err)
 	}
 	defer rows.Release()
-	req := writeRequest{rq: rq, target: target, mode: modeAppend, columns: stmt.Columns(), byPosition: true}
+	req := writeRequest{who: w, target: target, mode: modeAppend, columns: stmt.Columns(), byPosition: true}
 	if stmt.Kind() == sqlgate.KindCreateTableAs {
 		req.mode, req.ifNotExists = modeCreate, stmt.IfNotExists()
 	}
