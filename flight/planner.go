@@ -12,7 +12,7 @@ import (
 	"lakegate/flight/backend"
 )
 
-// The planner turns a caller's statement into an authorized plan, and
+// planner turns a caller's statement into an authorized plan, and
 // authorizes a plan again when it runs. It holds what planning needs — the
 // gate, the catalog, the engine and its files, the upstream engines — and
 // nothing of the RPCs: the Server authenticates, takes the admission
@@ -32,8 +32,10 @@ import (
 //     which takes an execution permit between the two.
 //   - Visible, Show: the catalog view of discovery and SHOW.
 //
-// The rest (planner_tables.go: resolve, bind, render, localize, policies;
-// planner_show.go; planner_upstream.go) are its own steps.
+// Its other methods are the steps of those: resolving, binding through
+// policies and localizing tables (planner_tables.go), SHOW, DESCRIBE and
+// EXPLAIN (planner_show.go), and queries over an upstream engine
+// (planner_upstream.go).
 type planner struct {
 	gate      *sqlgate.Gate
 	catalog   backend.Catalog

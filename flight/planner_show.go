@@ -13,8 +13,8 @@ import (
 )
 
 // Planning SHOW, DESCRIBE and EXPLAIN: what each one is (showQuery), its
-// result schema, and the rows the caller may see. show.go carries them in
-// tickets and answers them when they run.
+// result schema, and the rows the caller may see. payload.go carries them in
+// tickets; show.go answers them when they run.
 
 // maxShowPattern bounds a LIKE pattern carried in a ticket.
 const maxShowPattern = 1024
