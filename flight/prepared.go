@@ -326,9 +326,9 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 		close(ch)
 		return arrow.NewSchema(nil, nil), ch, nil
 	}
-	// The statement is authorized again (planner.Refresh) while the engine opens it
-	// as prepared: the two round trips overlap, and nothing is sent before
-	// the refresh confirms the same versions and policies.
+	// The statement is authorized again (planner.Refresh) while the engine
+	// opens it as prepared: the two round trips overlap, and nothing is
+	// sent before the refresh confirms the same versions and policies.
 	return s.claim(ctx, p, st, s.opening(ctx, p, ticketKey(handle), st.plan, args, false), args)
 }
 

@@ -24,13 +24,13 @@ import (
 //
 // Nothing changes about what is sent or when it is authorized: the
 // speculation opens the plan already authorized for the statement, exactly
-// as DoGet would, and DoGet authorizes it again (planner.Refresh) and streams the
-// open reader only if that confirms the same plan; otherwise it closes it
-// and runs what the refresh returned. Nor does it take anything from other
-// statements: it takes an execution permit only if one is free at once,
-// gives it back as soon as a statement finds no free permit (admission's
-// yield), and is closed if its client does not claim it within
-// speculationTTL.
+// as DoGet would, and DoGet authorizes it again (planner.Refresh) and
+// streams the open reader only if that confirms the same plan; otherwise it
+// closes it and runs what the refresh returned. Nor does it take anything
+// from other statements: it takes an execution permit only if one is free
+// at once, gives it back as soon as a statement finds no free permit
+// (admission's yield), and is closed if its client does not claim it
+// within speculationTTL.
 
 // speculationTTL bounds how long a speculation waits for its DoGet.
 const speculationTTL = time.Second
