@@ -20,7 +20,7 @@ var errTooManyQueries = errors.New("too many concurrent queries; try again")
 // it either gets both within the queue deadline or holds nothing. Waiters are
 // not served in any particular order. A Server has two: one for executing
 // statements, one for planning them and listing what a caller may see (see
-// Server.planning), so neither kind of work can hold the permits the other
+// Server.admitPlanning), so neither kind of work can hold the permits the other
 // needs.
 type admission struct {
 	// work names what the permits are for in metrics: workExecute or
@@ -147,7 +147,7 @@ func take(sem chan struct{}) bool {
 	}
 }
 
-// planning takes a planning permit of p's tenant for the work of one request
+// admitPlanning takes a planning permit of p's tenant for the work of one request
 // before any execution: parsing and gating a statement, authorizing it
 // through the catalog and describing it in the engine, or listing what the
 // caller may see (GetDbSchemas, GetTables, SHOW). These calls hold no
@@ -156,6 +156,6 @@ func take(sem chan struct{}) bool {
 // running queries never make its next statement wait to be planned. Callers
 // take it at the RPC's entry, once: a permit is never taken while holding
 // another of the same kind.
-func (s *Server) planning(ctx context.Context, p *authz.Principal) (release func(), err error) {
-	return s.plan.acquire(ctx, p.Tenant().String())
+func (s *Server) admitPlanning(ctx context.Context, p *authz.Principal) (release func(), err error) {
+	return s.admitPlan.acquire(ctx, p.Tenant().String())
 }

@@ -266,7 +266,7 @@ func TestPlanningAdmission(t *testing.T) {
 	}
 
 	// Every execution permit of the tenant held: planning goes on.
-	release := mustAcquire(t, s.admit, "acme")
+	release := mustAcquire(t, s.admitExecute, "acme")
 	wantCode("plan while the tenant's queries run", plan(), codes.NotFound) // planned: the table is not visible
 	wantCode("list while the tenant's queries run", list(), codes.OK)
 	release()
@@ -275,13 +275,13 @@ func TestPlanningAdmission(t *testing.T) {
 	}
 
 	// Every planning permit of the tenant held: refused before the catalog.
-	release = mustAcquire(t, s.plan, "acme")
+	release = mustAcquire(t, s.admitPlan, "acme")
 	wantCode("plan without a planning permit", plan(), codes.ResourceExhausted)
 	wantCode("list without a planning permit", list(), codes.ResourceExhausted)
 	if n := cat.resolveCalls(); n != 1 {
 		t.Fatalf("catalog resolves = %d after refused planning, want still 1", n)
 	}
-	if tn, g := held(s.admit, "acme"); tn != 0 || g != 0 {
+	if tn, g := held(s.admitExecute, "acme"); tn != 0 || g != 0 {
 		t.Fatalf("execution permits held = tenant %d, global %d; want 0, 0", tn, g)
 	}
 	release()
@@ -289,7 +289,7 @@ func TestPlanningAdmission(t *testing.T) {
 	// Planning gives its permit back, whatever the outcome.
 	wantCode("plan", plan(), codes.NotFound)
 	wantCode("list", list(), codes.OK)
-	if tn, g := held(s.plan, "acme"); tn != 0 || g != 0 {
+	if tn, g := held(s.admitPlan, "acme"); tn != 0 || g != 0 {
 		t.Fatalf("planning permits held after planning = tenant %d, global %d; want 0, 0", tn, g)
 	}
 }

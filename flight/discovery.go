@@ -9,38 +9,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
-
-	"lakegate/authz"
-	"lakegate/flight/backend"
 )
 
 // tableType is the only table type lakegate reports.
 const tableType = "TABLE"
-
-// visible lists the schemas and tables the caller may see: the catalog's
-// answer for the caller, narrowed to the caller's namespace grants, so
-// discovery never shows more than a query could reach.
-func (s *Server) visible(ctx context.Context, p *authz.Principal) (backend.Listing, error) {
-	if !p.MayQuery() {
-		return backend.Listing{}, nil
-	}
-	l, err := s.cfg.Catalog.List(ctx, s.caller(ctx, p))
-	if err != nil {
-		return backend.Listing{}, err
-	}
-	out := backend.Listing{}
-	for _, sc := range l.Schemas {
-		if p.MayReadNamespace(sc) {
-			out.Schemas = append(out.Schemas, sc)
-		}
-	}
-	for _, t := range l.Tables {
-		if p.MayReadNamespace(t.Name.Schema) {
-			out.Tables = append(out.Tables, t)
-		}
-	}
-	return out, nil
-}
 
 // catalogMatches applies a Flight SQL catalog filter to catalog, the
 // session's: nil matches every catalog, "" matches tables without one (none
@@ -70,7 +42,7 @@ func (s *Server) DoGetCatalogs(ctx context.Context) (*arrow.Schema, <-chan fligh
 	}
 	b := array.NewRecordBuilder(s.mem, schema_ref.Catalogs)
 	defer b.Release()
-	b.Field(0).(*array.StringBuilder).Append(s.catalogOf(ctx, p))
+	b.Field(0).(*array.StringBuilder).Append(s.whoIs(ctx, p).caller.Catalog)
 	return oneBatch(schema_ref.Catalogs, b)
 }
 
@@ -85,18 +57,19 @@ func (s *Server) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas)
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
-	release, err := s.planning(ctx, p)
+	release, err := s.admitPlanning(ctx, p)
 	if err != nil {
 		return nil, nil, s.fail(ctx, "admit", err)
 	}
 	defer release()
-	l, err := s.visible(ctx, p)
+	w := s.whoIs(ctx, p)
+	l, err := s.planner.Visible(ctx, w)
 	if err != nil {
 		return nil, nil, s.fail(ctx, "schemas", err)
 	}
 	b := array.NewRecordBuilder(s.mem, schema_ref.DBSchemas)
 	defer b.Release()
-	catalog := s.catalogOf(ctx, p)
+	catalog := w.caller.Catalog
 	if catalogMatches(cmd.GetCatalog(), catalog) {
 		for _, sc := range l.Schemas {
 			if !likeMatch(cmd.GetDBSchemaFilterPattern(), sc) {
@@ -125,12 +98,13 @@ func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arr
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
-	release, err := s.planning(ctx, p)
+	release, err := s.admitPlanning(ctx, p)
 	if err != nil {
 		return nil, nil, s.fail(ctx, "admit", err)
 	}
 	defer release()
-	l, err := s.visible(ctx, p)
+	w := s.whoIs(ctx, p)
+	l, err := s.planner.Visible(ctx, w)
 	if err != nil {
 		return nil, nil, s.fail(ctx, "tables", err)
 	}
@@ -140,7 +114,7 @@ func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arr
 	}
 	b := array.NewRecordBuilder(s.mem, schema)
 	defer b.Release()
-	catalog := s.catalogOf(ctx, p)
+	catalog := w.caller.Catalog
 	if catalogMatches(cmd.GetCatalog(), catalog) && typeRequested(cmd.GetTableTypes()) {
 		for _, t := range l.Tables {
 			if !likeMatch(cmd.GetDBSchemaFilterPattern(), t.Name.Schema) || !likeMatch(cmd.GetTableNameFilterPattern(), t.Name.Name) {

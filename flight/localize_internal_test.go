@@ -65,8 +65,8 @@ func TestLocalizeInMemory(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b, f := &memBackend{dropped: c.dropped}, &countingFiles{}
-			s := &Server{cfg: Config{Backend: b, Files: f}}
-			rels, release, err := s.localize(context.Background(), "acme", versions)
+			pn := &planner{engine: b, files: f}
+			rels, release, err := pn.localize(context.Background(), "acme", versions)
 			if err != nil {
 				t.Fatal(err)
 			}

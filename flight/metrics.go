@@ -413,7 +413,7 @@ func anyTypeName(b []byte) string {
 // interceptor chain.
 func (s *Server) instrument() {
 	s.auth.metrics = s.cfg.Metrics
-	s.admit.metrics = s.cfg.Metrics
-	s.plan.metrics = s.cfg.Metrics
+	s.admitExecute.metrics = s.cfg.Metrics
+	s.admitPlan.metrics = s.cfg.Metrics
 	s.specs.metrics = s.cfg.Metrics
 }

@@ -511,7 +511,7 @@ func TestAdmissionMetrics(t *testing.T) {
 	}
 	// New hands Config.Metrics to the Server's admission.
 	s, _ := metricsServer(t, &metricsCatalog{}, nil)
-	if s.admit.metrics != s.cfg.Metrics || s.auth.metrics != s.cfg.Metrics {
+	if s.admitExecute.metrics != s.cfg.Metrics || s.auth.metrics != s.cfg.Metrics {
 		t.Fatal("Config.Metrics not wired into admission and the interceptors")
 	}
 }
@@ -708,7 +708,7 @@ func TestMetricLabelsAreFinite(t *testing.T) {
 	_ = unary(s, withToken(carolToken), "/tenants/acme/users/alice", func(context.Context) error { return nil })
 	_ = stream(s, &fakeStream{ctx: withToken(aliceToken), msg: &flight.Ticket{Ticket: anyOf(t, &pb.TicketStatementQuery{})}}, methodDoGet,
 		func(ss grpc.ServerStream) error { return ss.RecvMsg(&flight.Ticket{}) })
-	rel, _ := s.admit.acquire(context.Background(), "acme")
+	rel, _ := s.admitExecute.acquire(context.Background(), "acme")
 	rel()
 	m.ObserveMetasrv(MetasrvList, time.Millisecond, errors.New("/srv/lake/tenants/acme: boom"))
 	m.ObserveDecision(true)
@@ -804,7 +804,7 @@ func TestNilMetrics(t *testing.T) {
 	if err := unary(s, withToken("lg_wrong"), methodGetFlightInfo, func(context.Context) error { return nil }); status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("wrong token: %v", err)
 	}
-	mustAcquire(t, s.admit, "acme")()
+	mustAcquire(t, s.admitExecute, "acme")()
 }
 
 func (c *metricsCatalog) Generation(context.Context, string) (uint64, error) { return 0, nil }

@@ -84,7 +84,7 @@ func TestResolveReadChecksEveryReference(t *testing.T) {
 	for _, c := range cases {
 		t.Run(strings.Join(c.refs, ","), func(t *testing.T) {
 			before := cat.resolveCalls()
-			got, err := s.resolveRead(context.Background(), alice, refsOf(c.refs...))
+			got, err := s.planner.resolve(context.Background(), s.whoIs(context.Background(), alice), refsOf(c.refs...))
 			if c.denied == "" {
 				if err != nil || len(got) != len(c.refs) {
 					t.Fatalf("resolveRead = %v, %v; want %d versions", got, err, len(c.refs))
@@ -132,7 +132,7 @@ func TestDiscoveryNarrowsToNamespaces(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.p.ID().String(), func(t *testing.T) {
 			ctx := authz.WithPrincipal(context.Background(), c.p)
-			l, err := s.visible(ctx, c.p)
+			l, err := s.planner.Visible(ctx, s.whoIs(ctx, c.p))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,7 +210,7 @@ func TestReauthorizeWhenGenerationMoves(t *testing.T) {
 			s, _ := metricsServer(t, cat, nil)
 			pinned := c.pinned(t, cat)
 			c.change(cat)
-			err := s.reauthorize(context.Background(), alice, pinned)
+			err := s.planner.Reauthorize(context.Background(), s.whoIs(context.Background(), alice), pinned)
 			if c.denied == "" {
 				if err != nil {
 					t.Fatalf("reauthorize: %v", err)
@@ -458,14 +458,14 @@ func TestDiscoveryFilters(t *testing.T) {
 			if err != nil {
 				t.Fatalf("DoGetDBSchemas: %v", err)
 			}
-			if got := rowsOf(t, ch, 2); !slices.Equal(got, prefixed(s.catalogOf(c.ctx, admin), c.schemas)) {
+			if got := rowsOf(t, ch, 2); !slices.Equal(got, prefixed(s.whoIs(c.ctx, admin).caller.Catalog, c.schemas)) {
 				t.Errorf("DoGetDBSchemas = %v, want %v", got, c.schemas)
 			}
 			_, ch, err = s.DoGetTables(c.ctx, c.f)
 			if err != nil {
 				t.Fatalf("DoGetTables: %v", err)
 			}
-			if got := rowsOf(t, ch, 3); !slices.Equal(got, prefixed(s.catalogOf(c.ctx, admin), c.tables)) {
+			if got := rowsOf(t, ch, 3); !slices.Equal(got, prefixed(s.whoIs(c.ctx, admin).caller.Catalog, c.tables)) {
 				t.Errorf("DoGetTables = %v, want %v", got, c.tables)
 			}
 		})
@@ -585,7 +585,7 @@ func TestRender(t *testing.T) {
 				cfg.Files = files
 			})
 			alice := mutantPrincipal(t, "alice@acme", authz.RoleUser, "sales")
-			stmt, err := s.gate.Parse(c.sql, "sales")
+			stmt, err := s.planner.gate.Parse(c.sql, "sales")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -594,7 +594,7 @@ func TestRender(t *testing.T) {
 			if c.filter != "" {
 				v.Policy = &backend.TablePolicy{RowFilter: c.filter}
 			}
-			r, release, err := s.render(context.Background(), alice, stmt, []backend.TableVersion{v})
+			r, release, err := s.planner.Render(context.Background(), s.whoIs(context.Background(), alice), stmt, []backend.TableVersion{v})
 			if c.fails {
 				if err == nil || release != nil || r.sql != "" || r.pushed != "" {
 					t.Fatalf("render = %+v, %v; want an error", r, err)

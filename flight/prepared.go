@@ -161,7 +161,7 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 	if len(req.GetTransactionId()) > 0 {
 		return zero, toStatus(fmt.Errorf("%w: transactions are not supported", errBadRequest))
 	}
-	pl, err := s.planQuery(ctx, p, req.GetQuery())
+	pl, err := s.planText(ctx, p, req.GetQuery(), false)
 	if err != nil {
 		return zero, s.fail(ctx, "prepare", err)
 	}
@@ -326,9 +326,9 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 		close(ch)
 		return arrow.NewSchema(nil, nil), ch, nil
 	}
-	// The statement is authorized again (refresh) while the engine opens it
-	// as prepared: the two round trips overlap, and nothing is sent before
-	// the refresh confirms the same versions and policies.
+	// The statement is authorized again (planner.Refresh) while the engine
+	// opens it as prepared: the two round trips overlap, and nothing is
+	// sent before the refresh confirms the same versions and policies.
 	return s.claim(ctx, p, st, s.opening(ctx, p, ticketKey(handle), st.plan, args, false), args)
 }
 
@@ -401,7 +401,7 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql
 	}
 	switch {
 	case st.plan.write != nil:
-		n, err := s.executeWrite(ctx, p, st.plan.write)
+		n, err := s.executeWrite(ctx, s.whoIs(ctx, p), st.plan.write)
 		if err != nil {
 			return 0, s.fail(ctx, "write", err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -18,237 +17,34 @@ import (
 	"lakegate/flight/ticket"
 )
 
-// plan is an authorized statement: the SQL printed by the gate, the table
-// versions it reads, the result schema and the parameter schema, ready to
-// execute for the principal that planned it.
-type plan struct {
-	sql string
-	// pushed and kinds: sql with the comparisons of columns with parameters
-	// repeated behind row filters, and the kind each parameter's value
-	// must have for it to run (sqlgate.Statement.RenderPushed; sqlFor).
-	pushed    string
-	kinds     []sqlgate.ParamKind
-	numParams int
-	schema    *arrow.Schema
-	// params has numParams fields, typed as the backend inferred them
-	// (arrow.Null where it could not).
-	params *arrow.Schema
-	// tables are the versions sql reads, pinned at planning.
-	tables []backend.TableVersion
-	// stmt is the gate's statement, kept so a prepared statement can be
-	// resolved and rendered again when it runs.
-	stmt *sqlgate.Statement
-	// show is set for SHOW, DESCRIBE and EXPLAIN, answered by the gateway
-	// (see show.go); sql is then empty.
-	show *showQuery
-	// write is a prepared write statement (CTAS, INSERT, DROP), run by
-	// DoPutPreparedStatementUpdate; sql is then empty.
-	write *sqlgate.Statement
-	// text and defSchema are the client's statement and default schema of
-	// a plan over an upstream engine, planned again in the engine's
-	// dialect when a prepared statement's tables change (refresh).
-	text, defSchema string
-}
-
-// planQuery runs the gate for one statement: parse, require a query, check
-// every table against the principal's namespace grants, resolve and
-// authorize it through the catalog, bind its files, render canonical SQL and
-// describe it. USE statements update the caller's session and plan to an
-// empty result; SHOW, DESCRIBE and EXPLAIN plan to a show plan (pl.show
-// set), answered when the statement runs. planQuery plans prepared
-// statements (JDBC prepares every statement): writes plan to a prepared
-// write, run by DoPutPreparedStatementUpdate.
-func (s *Server) planQuery(ctx context.Context, p *authz.Principal, text string) (*plan, error) {
-	return s.planText(ctx, p, text, false)
-}
-
-// planStatement is planQuery for a plain (not prepared) statement: a write
-// is refused (it runs with ExecuteUpdate).
-func (s *Server) planStatement(ctx context.Context, p *authz.Principal, text string) (*plan, error) {
-	return s.planText(ctx, p, text, true)
-}
-
-// planText plans text for planQuery (prepared) or planStatement (plain),
-// under a planning permit.
+// planText plans text for p under a planning permit: a plain statement
+// (GetFlightInfo, GetSchema) or, with plain unset, one being prepared. An
+// authorized USE switches the caller's session here.
 func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, plain bool) (*plan, error) {
 	if !p.MayQuery() {
 		return nil, errNotQuerier
 	}
-	release, err := s.planning(ctx, p)
+	release, err := s.admitPlanning(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	st := s.sessions.state(ctx, p)
-	stmt, err := s.gate.Parse(text, st.schema)
+	pl, err := s.planner.Plan(ctx, s.whoIs(ctx, p), text, plain)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case stmt.Kind() == sqlgate.KindUse:
-		return s.use(ctx, p, stmt.UseSchema())
-	case stmt.Kind() == sqlgate.KindSet:
-		// Accepted only when it changes nothing (sqlgate/session.go).
-		return &plan{schema: arrow.NewSchema(nil, nil)}, nil
-	case stmt.IsWrite() && !plain:
-		// Prepared (JDBC prepares every statement): run at
-		// DoPutPreparedStatementUpdate, authorized then.
-		return &plan{schema: arrow.NewSchema(nil, nil), numParams: stmt.NumParams(), write: stmt}, nil
-	case stmt.IsWrite():
-		return nil, fmt.Errorf("%w: %s changes data; run it with ExecuteUpdate", errBadRequest, stmt.Kind())
-	case stmt.IsShow() || stmt.Kind() == sqlgate.KindExplain:
-		return s.planShow(ctx, p, stmt)
-	}
-	refs := stmt.Tables()
-	tables, err := s.resolveRead(ctx, p, refs)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkColumns(stmt, refs, tables); err != nil {
-		return nil, err
-	}
-	if up, err := upstreamOf(tables); err != nil {
-		return nil, err
-	} else if up != nil {
-		return s.planUpstream(ctx, p, text, st.schema, stmt, tables, up)
-	}
-	r, release, err := s.render(ctx, p, stmt, tables)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	d, err := s.cfg.Backend.Describe(ctx, p.Tenant().String(), r.sql, stmt.NumParams())
-	if err != nil {
-		return nil, withheld(tables, err)
-	}
-	return &plan{sql: r.sql, pushed: r.pushed, kinds: r.kinds, numParams: stmt.NumParams(), schema: d.Result, params: d.Params, tables: tables, stmt: stmt}, nil
-}
-
-// checkColumns refuses a column reference that no table of stmt has, in
-// MySQL's words, before the engine sees the statement (its message would
-// name its own candidates). tables are refs resolved for the caller, in
-// order: every one is readable, so the answer tells nothing about a table
-// the caller may not read.
-func checkColumns(stmt *sqlgate.Statement, refs []sqlgate.TableRef, tables []backend.TableVersion) error {
-	if len(refs) != len(tables) {
-		return nil
-	}
-	cols := make(map[sqlgate.TableRef][]string, len(refs))
-	for i, r := range refs {
-		names := make([]string, len(tables[i].Columns))
-		for j, c := range tables[i].Columns {
-			names[j] = c.Name
-		}
-		cols[r] = names
-	}
-	return stmt.CheckColumns(cols)
-}
-
-// sqlFor returns the text to run with args: the one with parameters pushed
-// behind row filters when every value has the kind it needs there (a value
-// of another kind would be converted at each row the filter hides, and a
-// failure would tell they exist), else the plain one.
-func (pl *plan) sqlFor(args []any) string {
-	if pl.pushed == "" || len(args) != len(pl.kinds) {
-		return pl.sql
-	}
-	for i, k := range pl.kinds {
-		switch v := args[i]; k {
-		case sqlgate.ParamInteger:
-			if _, ok := v.(int64); !ok && v != nil {
-				return pl.sql
-			}
-		case sqlgate.ParamText:
-			if _, ok := v.(string); !ok && v != nil {
-				return pl.sql
-			}
-		case sqlgate.ParamAny:
-		default:
-			return pl.sql
-		}
-	}
-	return pl.pushed
-}
-
-// refresh resolves a prepared plan's tables again, so every execution is
-// authorized now and reads the current versions; the SQL is rendered again
-// only when a version changed.
-func (s *Server) refresh(ctx context.Context, p *authz.Principal, pl *plan) (*plan, error) {
-	if pl.stmt == nil || len(pl.tables) == 0 {
-		return pl, nil
-	}
-	refs := pl.stmt.Tables()
-	tables, err := s.resolveRead(ctx, p, refs)
-	if err != nil {
-		return nil, err
-	}
-	if slices.EqualFunc(tables, pl.tables, func(a, b backend.TableVersion) bool { return a.Same(&b) }) {
-		return pl, nil
-	}
-	up, err := upstreamOf(tables)
-	if err != nil {
-		return nil, err
-	}
-	if up != nil || pl.text != "" {
-		if up == nil || pl.text == "" {
-			return nil, errPreparedChanged
-		}
-		np, err := s.planUpstream(ctx, p, pl.text, pl.defSchema, pl.stmt, tables, up)
-		if err != nil {
+	if pl.use != "" {
+		if err := s.sessions.setSchema(ctx, p, pl.use); err != nil {
 			return nil, err
 		}
-		if !np.schema.Equal(pl.schema) {
-			return nil, errPreparedChanged
-		}
-		np.numParams, np.params = pl.numParams, pl.params
-		return np, nil
 	}
-	r, release, err := s.render(ctx, p, pl.stmt, tables)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	// The client holds the schema announced at preparation: a result of
-	// another shape (a column added or retyped, a mask's form) is refused
-	// rather than streamed under it.
-	d, err := s.cfg.Backend.Describe(ctx, p.Tenant().String(), r.sql, pl.numParams)
-	if err != nil {
-		return nil, withheld(tables, err)
-	}
-	if !d.Result.Equal(pl.schema) {
-		return nil, errPreparedChanged
-	}
-	np := *pl
-	np.sql, np.pushed, np.kinds, np.tables = r.sql, r.pushed, r.kinds, tables
-	return &np, nil
+	return pl, nil
 }
 
-// errPreparedChanged refuses a prepared statement whose tables now give a
-// result of another shape than announced when it was prepared.
-var errPreparedChanged = fmt.Errorf("%w: the statement's result changed shape since it was prepared (a table or a policy changed); prepare it again", errStale)
-
-// use switches the caller's default schema. A schema the caller may not see
-// and one that does not exist give the same answer.
-func (s *Server) use(ctx context.Context, p *authz.Principal, schema string) (*plan, error) {
-	notFound := &notFoundError{kind: "schema", name: schema}
-	if !p.MayReadNamespace(schema) {
-		return nil, deny(reasonNamespace, notFound)
-	}
-	l, err := s.cfg.Catalog.List(ctx, s.caller(ctx, p))
-	if err != nil {
-		return nil, err
-	}
-	if !slices.Contains(l.Schemas, schema) {
-		return nil, deny(reasonPrivilege, notFound)
-	}
-	sess, err := s.sessions.obtain(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	sess.mu.Lock()
-	sess.state.schema = schema
-	sess.mu.Unlock()
-	return &plan{schema: arrow.NewSchema(nil, nil)}, nil
+// whoIs is p as the planner sees it, with its session's options read now:
+// once per request.
+func (s *Server) whoIs(ctx context.Context, p *authz.Principal) who {
+	return s.planner.whoIs(p, s.sessions.state(ctx, p))
 }
 
 // GetFlightInfoStatement plans a query and returns its schema and a sealed
@@ -258,7 +54,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	pl, err := s.planStatement(ctx, p, cmd.GetQuery())
+	pl, err := s.planText(ctx, p, cmd.GetQuery(), true)
 	if err != nil {
 		return nil, s.fail(ctx, "plan", err)
 	}
@@ -306,7 +102,7 @@ func (s *Server) GetSchemaStatement(ctx context.Context, cmd flightsql.Statement
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	pl, err := s.planStatement(ctx, p, cmd.GetQuery())
+	pl, err := s.planText(ctx, p, cmd.GetQuery(), true)
 	if err != nil {
 		return nil, s.fail(ctx, "plan", err)
 	}
@@ -337,7 +133,7 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd flightsql.StatementQuer
 		close(ch)
 		return schema, ch, nil
 	}
-	if err := s.reauthorize(ctx, p, tp.Tables); err != nil {
+	if err := s.planner.Reauthorize(ctx, s.whoIs(ctx, p), tp.Tables); err != nil {
 		return nil, nil, s.fail(ctx, "reauthorize", err)
 	}
 	return s.execute(ctx, p, ticketKey(handle), tp.SQL, nil, tp.Tables)
@@ -346,7 +142,7 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd flightsql.StatementQuer
 // execute runs sql over the pinned table versions and streams batches. The
 // query is registered under key so CancelFlightInfo can stop it.
 func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, sql string, args []any, tables []backend.TableVersion) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	o, err := s.open(ctx, p, key, sql, args, tables, s.admit.acquire)
+	o, err := s.open(ctx, p, key, sql, args, tables, s.admitExecute.acquire)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -386,7 +182,7 @@ func (s *Server) open(ctx context.Context, p *authz.Principal, key [32]byte, sql
 	up, err := upstreamOf(tables)
 	unpin := func() {}
 	if err == nil && up == nil {
-		unpin, err = s.rebind(ctx, p.Tenant().String(), tables)
+		unpin, err = s.planner.Bind(ctx, p.Tenant().String(), tables)
 	}
 	if err != nil {
 		release()
@@ -594,20 +390,25 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.
 	if !p.MayQuery() {
 		return 0, toStatus(errNotQuerier)
 	}
-	stmt, err := s.gate.Parse(cmd.GetQuery(), s.sessions.state(ctx, p).schema)
+	w := s.whoIs(ctx, p)
+	stmt, err := s.planner.Parse(cmd.GetQuery(), w)
 	if err != nil {
 		return 0, toStatus(err)
 	}
 	switch {
 	case stmt.Kind() == sqlgate.KindUse:
-		if _, err := s.use(ctx, p, stmt.UseSchema()); err != nil {
+		err := s.planner.Use(ctx, w, stmt.UseSchema())
+		if err == nil {
+			err = s.sessions.setSchema(ctx, p, stmt.UseSchema())
+		}
+		if err != nil {
 			return 0, s.fail(ctx, "use", err)
 		}
 		return 0, nil
 	case stmt.Kind() == sqlgate.KindSet:
 		return 0, nil
 	case stmt.IsWrite():
-		n, err := s.executeWrite(ctx, p, stmt)
+		n, err := s.executeWrite(ctx, w, stmt)
 		if err != nil {
 			return 0, s.fail(ctx, "write", err)
 		}

@@ -23,7 +23,6 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"lakegate/authz"
-	"lakegate/authz/sqlgate"
 	"lakegate/flight/backend"
 	"lakegate/flight/ticket"
 	"lakegate/stage"
@@ -233,9 +232,10 @@ func (c *Config) Validate() error {
 type Server struct {
 	flightsql.BaseServer
 
-	cfg      Config
-	log      *slog.Logger
-	gate     *sqlgate.Gate
+	cfg Config
+	log *slog.Logger
+	// planner turns statements into authorized plans (planner.go).
+	planner  *planner
 	auth     authenticator
 	grpc     *grpc.Server
 	health   *health.Server
@@ -243,10 +243,12 @@ type Server struct {
 	prepared *preparedStore
 	specs    *speculations
 	running  *runningQueries
-	admit    *admission // executing statements
-	plan     *admission // planning statements and listing (Server.planning)
-	mem      memory.Allocator
-	rand     io.Reader
+	// admitExecute bounds the statements executing; admitPlan those
+	// being planned and the listings (Server.admitPlanning).
+	admitExecute *admission
+	admitPlan    *admission
+	mem          memory.Allocator
+	rand         io.Reader
 
 	// producers tracks DoGet goroutines so Shutdown can wait for them.
 	producers sync.WaitGroup
@@ -264,22 +266,22 @@ func New(cfg Config) (*Server, error) {
 	}
 	c := cfg.withDefaults()
 	s := &Server{
-		cfg:      c,
-		log:      c.Logger,
-		gate:     sqlgate.New(sqlgate.Config{MaxSQLBytes: c.MaxSQLBytes}),
-		auth:     authenticator{auth: authz.NewAuthenticator(c.Principals)},
-		sessions: newSessionStore(c.SessionTTL, c.Now),
-		running:  newRunningQueries(),
-		admit:    newAdmission(workExecute, c.MaxConcurrentPerTenant, c.MaxConcurrent, c.QueueTimeout),
-		plan:     newAdmission(workPlan, c.MaxConcurrentPerTenant, c.MaxConcurrent, c.QueueTimeout),
-		mem:      memory.DefaultAllocator,
-		rand:     rand.Reader,
+		cfg:          c,
+		log:          c.Logger,
+		planner:      newPlanner(c),
+		auth:         authenticator{auth: authz.NewAuthenticator(c.Principals)},
+		sessions:     newSessionStore(c.SessionTTL, c.Now),
+		running:      newRunningQueries(),
+		admitExecute: newAdmission(workExecute, c.MaxConcurrentPerTenant, c.MaxConcurrent, c.QueueTimeout),
+		admitPlan:    newAdmission(workPlan, c.MaxConcurrentPerTenant, c.MaxConcurrent, c.QueueTimeout),
+		mem:          memory.DefaultAllocator,
+		rand:         rand.Reader,
 	}
 	s.specs = newSpeculations(&s.producers)
 	s.prepared = newPreparedStore(c.PreparedTTL, c.Now, s.specs)
 	// A statement finding no free execution permit takes one back from a
 	// speculation (speculate.go).
-	s.admit.yield = s.specs.yield
+	s.admitExecute.yield = s.specs.yield
 	s.Alloc = s.mem
 	s.instrument()
 	if err := registerSQLInfo(s, c.Version); err != nil {

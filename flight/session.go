@@ -136,6 +136,19 @@ func (st *sessionStore) obtain(ctx context.Context, p *authz.Principal) (*sessio
 	return s, nil
 }
 
+// setSchema makes schema the default schema of the caller's session,
+// starting a session for a caller that has none.
+func (st *sessionStore) setSchema(ctx context.Context, p *authz.Principal, schema string) error {
+	sess, err := st.obtain(ctx, p)
+	if err != nil {
+		return err
+	}
+	sess.mu.Lock()
+	sess.state.schema = schema
+	sess.mu.Unlock()
+	return nil
+}
+
 func (st *sessionStore) remove(id string) {
 	st.mu.Lock()
 	delete(st.byID, id)

@@ -110,7 +110,7 @@ func TestMySQLType(t *testing.T) {
 // TestFixedShows: SHOW VARIABLES, WARNINGS, COLLATION and CHARACTER SET are
 // answered from fixed values, with MySQL's columns; LIKE filters the names.
 func TestFixedShows(t *testing.T) {
-	s := &Server{gate: sqlgate.New(sqlgate.Config{MaxSQLBytes: 1 << 20})}
+	pn := &planner{gate: sqlgate.New(sqlgate.Config{MaxSQLBytes: 1 << 20})}
 	pat := func(p string) *string { return &p }
 	for _, tt := range []struct {
 		q       showQuery
@@ -132,7 +132,7 @@ func TestFixedShows(t *testing.T) {
 		if got := strings.Join(names, ","); got != tt.columns {
 			t.Errorf("%+v: columns %s, want %s", tt.q, got, tt.columns)
 		}
-		rows, err := s.showRows(context.Background(), nil, &tt.q)
+		rows, err := pn.Show(context.Background(), who{}, &tt.q)
 		if err != nil {
 			t.Fatalf("%+v: %v", tt.q, err)
 		}
@@ -147,7 +147,7 @@ func TestFixedShows(t *testing.T) {
 			t.Errorf("%+v: rows %v, want %v", tt.q, first, tt.first)
 		}
 	}
-	rows, _ := s.showRows(context.Background(), nil, &showQuery{Kind: showVariables, Pattern: pat("max_allowed_packet")})
+	rows, _ := pn.Show(context.Background(), who{}, &showQuery{Kind: showVariables, Pattern: pat("max_allowed_packet")})
 	if len(rows) != 1 || *rows[0][1] != "1048576" {
 		t.Errorf("max_allowed_packet: %v", rows)
 	}

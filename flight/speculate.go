@@ -24,13 +24,13 @@ import (
 //
 // Nothing changes about what is sent or when it is authorized: the
 // speculation opens the plan already authorized for the statement, exactly
-// as DoGet would, and DoGet authorizes it again (refresh) and streams the
-// open reader only if that confirms the same plan; otherwise it closes it
-// and runs what the refresh returned. Nor does it take anything from other
-// statements: it takes an execution permit only if one is free at once,
-// gives it back as soon as a statement finds no free permit (admission's
-// yield), and is closed if its client does not claim it within
-// speculationTTL.
+// as DoGet would, and DoGet authorizes it again (planner.Refresh) and
+// streams the open reader only if that confirms the same plan; otherwise it
+// closes it and runs what the refresh returned. Nor does it take anything
+// from other statements: it takes an execution permit only if one is free
+// at once, gives it back as soon as a statement finds no free permit
+// (admission's yield), and is closed if its client does not claim it
+// within speculationTTL.
 
 // speculationTTL bounds how long a speculation waits for its DoGet.
 const speculationTTL = time.Second
@@ -301,9 +301,9 @@ func (s *Server) speculate(ctx context.Context, p *authz.Principal, st *prepared
 func (s *Server) opening(ctx context.Context, p *authz.Principal, key [32]byte, pl *plan, args []any, speculative bool) *speculation {
 	ctx, cancel := context.WithCancel(ctx)
 	sp := &speculation{key: key, cancel: cancel, ready: make(chan struct{})}
-	admit := s.admit.acquire
+	admit := s.admitExecute.acquire
 	if speculative {
-		admit = s.admit.tryAcquire
+		admit = s.admitExecute.tryAcquire
 	}
 	s.producers.Add(1)
 	go func() {
@@ -343,7 +343,7 @@ func (s *Server) opening(ctx context.Context, p *authz.Principal, key [32]byte, 
 // authorizes the statement again and streams sp's reader if the plan is the
 // one sp opened, or runs the refreshed plan otherwise.
 func (s *Server) claim(ctx context.Context, p *authz.Principal, st *prepared, sp *speculation, args []any) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	pl, err := s.refresh(ctx, p, st.plan)
+	pl, err := s.planner.Refresh(ctx, s.whoIs(ctx, p), st.plan)
 	select {
 	case <-sp.ready:
 	case <-ctx.Done():

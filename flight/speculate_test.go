@@ -308,7 +308,7 @@ func TestSpeculationStress(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if tn, g := held(s.admit, "acme"); tn != 0 || g != 0 {
+	if tn, g := held(s.admitExecute, "acme"); tn != 0 || g != 0 {
 		t.Fatalf("permits still held after the server stopped: tenant %d, global %d", tn, g)
 	}
 	outcomes := map[string]float64{}

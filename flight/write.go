@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 
-	"lakegate/authz"
 	"lakegate/authz/sqlgate"
 	"lakegate/flight/backend"
 	"lakegate/flight/ingest"
@@ -49,7 +48,7 @@ const (
 
 // writeRequest is one write of rows into a table.
 type writeRequest struct {
-	p           *authz.Principal
+	who         who // the caller
 	target      backend.TableName
 	mode        writeMode
 	ifNotExists bool     // create: an existing table is not an error (0 rows)
@@ -78,11 +77,10 @@ func newStorageID() (string, error) {
 // write runs one write: rows come from src (whose schema names the
 // columns). It returns the number of rows committed.
 func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordReader) (int64, error) {
-	p := req.p
-	if !p.MayReadNamespace(req.target.Schema) {
+	if !req.who.p.MayReadNamespace(req.target.Schema) {
 		return 0, deny(reasonNamespace, tableNotFound(req.target.Schema, req.target.Name))
 	}
-	c := s.caller(ctx, p)
+	c := req.who.caller
 	tenant := c.Tenant
 	cur, err := s.resolveTarget(ctx, c, req.target)
 	if err != nil {
@@ -381,7 +379,8 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.
 	if len(cmd.GetTransactionId()) > 0 || cmd.GetTemporary() {
 		return 0, toStatus(fmt.Errorf("%w: transactions and temporary tables are not supported", errBadRequest))
 	}
-	if c := cmd.GetCatalog(); c != "" && c != s.catalogOf(ctx, p) {
+	w := s.whoIs(ctx, p)
+	if c := cmd.GetCatalog(); c != "" && c != w.caller.Catalog {
 		return 0, toStatus(&notFoundError{kind: catalogKind, name: c})
 	}
 	mode, err := ingestMode(cmd.GetTableDefinitionOptions())
@@ -390,18 +389,18 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.
 	}
 	schema := lowerASCII(cmd.GetSchema())
 	if schema == "" {
-		schema = s.sessions.state(ctx, p).schema
+		schema = w.schema
 	}
 	name := backend.TableName{Schema: schema, Name: lowerASCII(cmd.GetTable())}
 	if err := checkTableName(name); err != nil {
 		return 0, toStatus(err)
 	}
-	release, err := s.admit.acquire(ctx, p.Tenant().String())
+	release, err := s.admitExecute.acquire(ctx, p.Tenant().String())
 	if err != nil {
 		return 0, s.fail(ctx, "admit", err)
 	}
 	defer release()
-	n, err := s.write(ctx, writeRequest{p: p, target: name, mode: mode}, rdr)
+	n, err := s.write(ctx, writeRequest{who: w, target: name, mode: mode}, rdr)
 	if err != nil {
 		return 0, s.fail(ctx, "ingest", err)
 	}
@@ -448,8 +447,11 @@ func checkTableName(n backend.TableName) error {
 	return nil
 }
 
-// executeWrite runs a write statement from DoPutCommandStatementUpdate.
-func (s *Server) executeWrite(ctx context.Context, p *authz.Principal, stmt *sqlgate.Statement) (int64, error) {
+// executeWrite runs a write statement from DoPutCommandStatementUpdate or
+// DoPutPreparedStatementUpdate: its source query is resolved and rendered by
+// the planner, with an execution permit taken in between.
+func (s *Server) executeWrite(ctx context.Context, w who, stmt *sqlgate.Statement) (int64, error) {
+	p := w.p
 	t := stmt.Target()
 	target := backend.TableName{Schema: t.Schema, Name: t.Name}
 	// A name no table may have is refused before any row is written.
@@ -460,7 +462,7 @@ func (s *Server) executeWrite(ctx context.Context, p *authz.Principal, stmt *sql
 		if !p.MayReadNamespace(target.Schema) {
 			return 0, deny(reasonNamespace, tableNotFound(target.Schema, target.Name))
 		}
-		dropped, err := s.cfg.Catalog.Drop(ctx, s.caller(ctx, p), target)
+		dropped, err := s.cfg.Catalog.Drop(ctx, w.caller, target)
 		switch {
 		case err != nil:
 			return 0, err
@@ -472,24 +474,20 @@ func (s *Server) executeWrite(ctx context.Context, p *authz.Principal, stmt *sql
 	if stmt.NumParams() > 0 {
 		return 0, fmt.Errorf("%w: parameters in write statements are not supported; write the values into the statement or use bulk ingest", errBadRequest)
 	}
-	tenant := p.Tenant().String()
-	refs := stmt.Tables()
-	tables, err := s.resolveRead(ctx, p, refs)
+	tenant := w.tenant()
+	tables, err := s.planner.ResolveStatement(ctx, w, stmt)
 	if err != nil {
-		return 0, err
-	}
-	if err := checkColumns(stmt, refs, tables); err != nil {
 		return 0, err
 	}
 	if up, err := upstreamOf(tables); err != nil || up != nil {
 		return 0, fmt.Errorf("%w: writes cannot read tables of an upstream engine", errBadRequest)
 	}
-	release, err := s.admit.acquire(ctx, tenant)
+	release, err := s.admitExecute.acquire(ctx, tenant)
 	if err != nil {
 		return 0, err
 	}
 	defer release()
-	r, unpin, err := s.render(ctx, p, stmt, tables)
+	r, unpin, err := s.planner.Render(ctx, w, stmt, tables)
 	if err != nil {
 		return 0, err
 	}
@@ -499,7 +497,7 @@ func (s *Server) executeWrite(ctx context.Context, p *authz.Principal, stmt *sql
 		return 0, withheld(tables, err)
 	}
 	defer rows.Release()
-	req := writeRequest{p: p, target: target, mode: modeAppend, columns: stmt.Columns(), byPosition: true}
+	req := writeRequest{who: w, target: target, mode: modeAppend, columns: stmt.Columns(), byPosition: true}
 	if stmt.Kind() == sqlgate.KindCreateTableAs {
 		req.mode, req.ifNotExists = modeCreate, stmt.IfNotExists()
 	}
