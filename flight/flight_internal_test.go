@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -221,11 +222,11 @@ func TestSessionsAreBoundToTheirPrincipal(t *testing.T) {
 	if got := st.state(withCookie, alice); got.schema != "sales" {
 		t.Fatalf("alice's session state = %+v", got)
 	}
-	if got := st.state(withCookie, bob); got != (sessionState{}) {
+	if got := st.state(withCookie, bob); !reflect.DeepEqual(got, sessionState{}) {
 		t.Fatalf("bob presenting alice's cookie got %+v", got)
 	}
 	clock.Advance(2 * time.Hour)
-	if got := st.state(withCookie, alice); got != (sessionState{}) {
+	if got := st.state(withCookie, alice); !reflect.DeepEqual(got, sessionState{}) {
 		t.Fatalf("expired session state = %+v", got)
 	}
 }

@@ -67,6 +67,8 @@ type who struct {
 	schema string
 	// caller is p's identity in its session's catalog.
 	caller backend.Caller
+	// views are the session's views in that catalog.
+	views []sqlgate.View
 }
 
 // whoIs returns whom the planner plans for: p in a session with options
@@ -76,7 +78,7 @@ func (pn *planner) whoIs(p *authz.Principal, st sessionState) who {
 	if catalog == "" {
 		catalog = pn.defaultCatalog
 	}
-	return who{p: p, schema: st.schema, caller: backend.Caller{Tenant: p.Tenant().String(), Subject: p.ID().String(), Catalog: catalog}}
+	return who{p: p, schema: st.schema, caller: backend.Caller{Tenant: p.Tenant().String(), Subject: p.ID().String(), Catalog: catalog}, views: st.views[catalog]}
 }
 
 // tenant is w's tenant.
@@ -111,6 +113,9 @@ type plan struct {
 	// use is the schema an authorized USE switches the caller's session
 	// to, which the Server does once the plan is made; sql is then empty.
 	use string
+	// view is a CREATE VIEW or DROP VIEW, which the Server applies to the
+	// caller's session once the plan is made; sql is then empty.
+	view *sqlgate.Statement
 	// text and defSchema are the client's statement and default schema of
 	// a plan over an upstream engine, planned again in the engine's
 	// dialect when a prepared statement's tables change (Refresh).
@@ -140,6 +145,13 @@ func (pn *planner) Plan(ctx context.Context, w who, text string, plain bool) (*p
 	case stmt.Kind() == sqlgate.KindSet:
 		// Accepted only when it changes nothing (sqlgate/session.go).
 		return &plan{schema: arrow.NewSchema(nil, nil)}, nil
+	case stmt.Kind() == sqlgate.KindCreateView, stmt.Kind() == sqlgate.KindDropView:
+		// A session view reads nothing now: a statement that reads it is
+		// authorized then, as its reader.
+		if _, err := stmt.ApplyTo(w.views); err != nil {
+			return nil, err
+		}
+		return &plan{schema: arrow.NewSchema(nil, nil), view: stmt}, nil
 	case stmt.IsWrite() && !plain:
 		// Prepared (JDBC prepares every statement): run at
 		// DoPutPreparedStatementUpdate, authorized then.
@@ -170,9 +182,9 @@ func (pn *planner) Plan(ctx context.Context, w who, text string, plain bool) (*p
 	return &plan{sql: r.sql, pushed: r.pushed, kinds: r.kinds, numParams: stmt.NumParams(), schema: d.Result, params: d.Params, tables: tables, stmt: stmt}, nil
 }
 
-// Parse parses text in w's default schema.
+// Parse parses text in w's default schema, with w's session views.
 func (pn *planner) Parse(text string, w who) (*sqlgate.Statement, error) {
-	return pn.gate.Parse(text, w.schema)
+	return pn.gate.ParseWith(text, w.schema, w.views)
 }
 
 // checkColumns refuses a column reference that no table of stmt has, in

@@ -29,12 +29,18 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 		return nil, err
 	}
 	defer release()
-	pl, err := s.planner.Plan(ctx, s.whoIs(ctx, p), text, plain)
+	w := s.whoIs(ctx, p)
+	pl, err := s.planner.Plan(ctx, w, text, plain)
 	if err != nil {
 		return nil, err
 	}
 	if pl.use != "" {
 		if err := s.sessions.setSchema(ctx, p, pl.use); err != nil {
+			return nil, err
+		}
+	}
+	if pl.view != nil {
+		if err := s.sessions.applyView(ctx, p, w.caller.Catalog, pl.view); err != nil {
 			return nil, err
 		}
 	}
@@ -406,6 +412,11 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.
 		}
 		return 0, nil
 	case stmt.Kind() == sqlgate.KindSet:
+		return 0, nil
+	case stmt.Kind() == sqlgate.KindCreateView, stmt.Kind() == sqlgate.KindDropView:
+		if err := s.sessions.applyView(ctx, p, w.caller.Catalog, stmt); err != nil {
+			return 0, s.fail(ctx, "view", err)
+		}
 		return 0, nil
 	case stmt.IsWrite():
 		n, err := s.executeWrite(ctx, w, stmt)

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"lakegate/authz"
+	"lakegate/authz/sqlgate"
 )
 
 // sessionCookie names the cookie that carries a session id. Clients keep
@@ -37,6 +38,11 @@ const maxSessions = 100_000
 type sessionState struct {
 	catalog string
 	schema  string
+	// views are the session's views (CREATE VIEW) by the catalog they
+	// were made in, each list in the order they were made. The lists are
+	// never modified in place (sqlgate.Statement.ApplyTo copies), so a
+	// copy of the state may share them.
+	views map[string][]sqlgate.View
 }
 
 type session struct {
@@ -146,6 +152,32 @@ func (st *sessionStore) setSchema(ctx context.Context, p *authz.Principal, schem
 	sess.mu.Lock()
 	sess.state.schema = schema
 	sess.mu.Unlock()
+	return nil
+}
+
+// applyView applies a CREATE VIEW or DROP VIEW to the views the caller's
+// session holds in catalog, starting a session for a caller that has none.
+func (st *sessionStore) applyView(ctx context.Context, p *authz.Principal, catalog string, stmt *sqlgate.Statement) error {
+	sess, err := st.obtain(ctx, p)
+	if err != nil {
+		return err
+	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	views, err := stmt.ApplyTo(sess.state.views[catalog])
+	if err != nil {
+		return err
+	}
+	m := make(map[string][]sqlgate.View, len(sess.state.views)+1)
+	for c, vs := range sess.state.views {
+		m[c] = vs
+	}
+	if len(views) == 0 {
+		delete(m, catalog)
+	} else {
+		m[catalog] = views
+	}
+	sess.state.views = m
 	return nil
 }
 

@@ -309,3 +309,77 @@ func TestDescribeTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionViews: CREATE VIEW makes a view of the session (ExecuteUpdate
+// or ExecuteQuery, as JDBC sends either); statements of that session read
+// it, as their reader, and DROP VIEW ends it. Another session — the same
+// principal's included — does not see it, and a view reads nothing its
+// reader could not: hr@demo's view over sales is refused when it is read,
+// as the table would be.
+func TestSessionViews(t *testing.T) {
+	srv := startServe(t)
+	ctx := context.Background()
+	analyst := srv.token(t, "analyst@demo")
+	c := mustDial(t, srv.uri(), bearer(analyst))
+	if err := c.update(ctx, "USE sales"); err != nil {
+		t.Fatal(err)
+	}
+	// TPC-H q15's shape: create, read twice (once in a subquery), drop.
+	if err := c.update(ctx, "CREATE VIEW revenue0 (customer_no, total_revenue) AS SELECT customer_id, sum(amount) FROM orders GROUP BY customer_id"); err != nil {
+		t.Fatal(err)
+	}
+	const top = "SELECT customer_no, total_revenue FROM revenue0 WHERE total_revenue = (SELECT max(total_revenue) FROM revenue0) ORDER BY customer_no"
+	_, viaView, err := c.query(ctx, top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, direct, err := c.query(ctx, "SELECT customer_id, sum(amount) AS s FROM orders GROUP BY customer_id HAVING s = (SELECT max(s) FROM (SELECT sum(amount) AS s FROM orders GROUP BY customer_id) AS x) ORDER BY customer_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(viaView) == 0 || !slices.EqualFunc(viaView, direct, slices.Equal[[]string]) {
+		t.Fatalf("through the view %v, directly %v", viaView, direct)
+	}
+	if _, _, err := c.query(ctx, "CREATE VIEW revenue0 AS SELECT 1"); adbcStatus(err) != adbc.StatusInvalidArgument {
+		t.Fatalf("a second CREATE VIEW of the name: %v", err)
+	}
+	if _, _, err := c.query(ctx, "CREATE OR REPLACE VIEW revenue0 (customer_no, total_revenue) AS SELECT customer_id, amount FROM orders WHERE id = 1"); err != nil {
+		t.Fatalf("CREATE OR REPLACE through ExecuteQuery: %v", err)
+	}
+	if _, rows, err := c.query(ctx, "SELECT count(*) FROM sales.revenue0"); err != nil || len(rows) != 1 || rows[0][0] != "1" {
+		t.Fatalf("the replaced view: %v %v", rows, err)
+	}
+
+	// Another session of the same principal has no such view.
+	other := mustDial(t, srv.uri(), bearer(analyst))
+	_, _, missing := other.query(ctx, "SELECT * FROM sales.nosuchtable")
+	_, _, err = other.query(ctx, "SELECT * FROM sales.revenue0")
+	if err == nil || adbcStatus(err) != adbcStatus(missing) {
+		t.Fatalf("another session read the view: %v (a missing table: %v)", err, missing)
+	}
+
+	if err := c.update(ctx, "DROP VIEW revenue0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.update(ctx, "DROP VIEW revenue0"); adbcStatus(err) != adbc.StatusInvalidArgument {
+		t.Fatalf("DROP VIEW of a dropped view: %v", err)
+	}
+	if err := c.update(ctx, "DROP VIEW IF EXISTS revenue0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.query(ctx, top); err == nil || adbcStatus(err) != adbcStatus(missing) {
+		t.Fatalf("after DROP VIEW: %v (a missing table: %v)", err, missing)
+	}
+
+	// A view is its reader's: hr@demo may make one over sales, and reading
+	// it is refused as reading sales.orders is.
+	hr := mustDial(t, srv.uri(), bearer(srv.token(t, "hr@demo")))
+	if err := hr.update(ctx, "CREATE VIEW hr.peek AS SELECT * FROM sales.orders"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, direct2 := hr.query(ctx, "SELECT * FROM sales.orders")
+	_, _, viaPeek := hr.query(ctx, "SELECT * FROM hr.peek")
+	if direct2 == nil || viaPeek == nil || adbcStatus(viaPeek) != adbcStatus(direct2) {
+		t.Fatalf("hr@demo reading sales through a view: %v; directly: %v", viaPeek, direct2)
+	}
+}
