@@ -351,6 +351,11 @@ func (w *walker) like(x *ast.PatternLikeOrIlikeExpr) (ast.ExprNode, error) {
 		return nil, err
 	}
 	n.cs = binaryColl(n.v) || binaryColl(n.pat)
+	if !n.cs && strings.ToLower(n.escape) != strings.ToUpper(n.escape) {
+		// The comparison ignores case (likeExpr), so a letter could not
+		// stand apart from its other case as the escape character.
+		return nil, unsupported("a letter as the LIKE escape character is not supported; use a symbol such as '|'")
+	}
 	return n, nil
 }
 

@@ -182,36 +182,43 @@ type likeExpr struct {
 }
 
 func (n *likeExpr) Restore(ctx *format.RestoreCtx) error {
-	// MySQL's default collation also ignores accents: both sides are
-	// compared without them (strip_accents, as the engine's collation).
+	op := " LIKE "
+	if n.not {
+		op = " NOT LIKE "
+	}
+	if n.cs {
+		return n.print(ctx, n.v, op, n.pat)
+	}
+	// MySQL's default collation ignores case and accents: both sides are
+	// compared lower-cased and without accents (strip_accents, as the
+	// engine's collation). strip_accents costs most of a scan, and of an
+	// ASCII string (as many bytes as characters) it is the string itself,
+	// so only other strings pay for it. Lower-case LIKE rather than ILIKE:
+	// the engine turns LIKE 'p%' and '%p%' into prefix and substring
+	// searches. (The walker refuses an escape character that is a letter:
+	// it would be lower-cased with the pattern.)
+	fold := func(v ast.ExprNode) *tmplExpr {
+		return tx("(CASE WHEN (strlen(", v, ") = length(", v, ")) THEN lower(", v, ") ELSE lower(strip_accents(", v, ")) END)")
+	}
+	pat := tx("lower(strip_accents(", n.pat, "))")
+	if simpleOperand(n.v) {
+		return n.print(ctx, fold(n.v), op, pat)
+	}
+	// v is printed four times: an expression is computed once.
+	return letx([]ast.ExprNode{n.v}, func(r []ast.ExprNode) *tmplExpr {
+		return tx(&likeExpr{not: n.not, v: fold(r[0]), pat: pat, escape: n.escape, cs: true})
+	}).Restore(ctx)
+}
+
+// print prints (v op pat [ESCAPE e]).
+func (n *likeExpr) print(ctx *format.RestoreCtx, v ast.ExprNode, op string, pat ast.ExprNode) error {
 	ctx.WritePlain("(")
-	if !n.cs {
-		ctx.WritePlain("strip_accents(")
-	}
-	if err := n.v.Restore(ctx); err != nil {
+	if err := v.Restore(ctx); err != nil {
 		return err
 	}
-	if !n.cs {
-		ctx.WritePlain(")")
-	}
-	switch {
-	case n.cs && n.not:
-		ctx.WritePlain(" NOT LIKE ")
-	case n.cs:
-		ctx.WritePlain(" LIKE ")
-	case n.not:
-		ctx.WritePlain(" NOT ILIKE ")
-	default:
-		ctx.WritePlain(" ILIKE ")
-	}
-	if !n.cs {
-		ctx.WritePlain("strip_accents(")
-	}
-	if err := n.pat.Restore(ctx); err != nil {
+	ctx.WritePlain(op)
+	if err := pat.Restore(ctx); err != nil {
 		return err
-	}
-	if !n.cs {
-		ctx.WritePlain(")")
 	}
 	if n.escape != "" {
 		ctx.WritePlain(" ESCAPE ")
@@ -219,6 +226,16 @@ func (n *likeExpr) Restore(ctx *format.RestoreCtx) error {
 	}
 	ctx.WritePlain(")")
 	return nil
+}
+
+// simpleOperand reports whether e is a column or a literal: cheap and
+// without effects, so it may be printed more than once.
+func simpleOperand(e ast.ExprNode) bool {
+	switch e.(type) {
+	case *ast.ColumnNameExpr, *litExpr:
+		return true
+	}
+	return false
 }
 func (n *likeExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
 

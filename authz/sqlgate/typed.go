@@ -299,19 +299,14 @@ func (n *stringResult) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLea
 // matches nothing; DuckDB refuses to compare a DATE with a VARCHAR that is
 // not a literal, and reads a literal as the other side's type. So a
 // string expression is read as a TIMESTAMP (TRY_CAST: NULL when it is no
-// datetime), and so is a literal with a time of day; a date literal is left
-// to the engine, which reads it as MySQL does (and can prune files by it).
+// datetime). A literal is left to the engine, which reads a date as MySQL
+// does (and can prune files by it); the walker has cast one with a time of
+// day (cmpOperand).
 func comparedWith(ctx *format.RestoreCtx, e, other ast.ExprNode) ast.ExprNode {
 	if k := typeOfCtx(ctx.In, other).kind; k != tDate && k != tDatetime {
 		return e
 	}
-	if typeOfCtx(ctx.In, e).kind != tString {
-		return e
-	}
-	if s, ok := textLit(e); ok {
-		if v := readTemporal(s); v.kind == litDatetime {
-			return &castExpr{v: textNode(v.text()), typ: "TIMESTAMP"}
-		}
+	if _, ok := textLit(e); ok || typeOfCtx(ctx.In, e).kind != tString {
 		return e
 	}
 	return tx("TRY_CAST(", e, " AS TIMESTAMP)")
