@@ -335,7 +335,7 @@ func startServeMetasrv(ctx context.Context, c serveConfig, principals *authz.Pri
 		ln.Close()
 		return meta, "", err
 	}
-	if err := waitLeader(startCtx, srv); err != nil {
+	if err := srv.AwaitLeadership(startCtx); err != nil {
 		ln.Close()
 		return meta, "", errors.Join(err, shutdownMetasrv(ctx, srv, log))
 	}
@@ -351,24 +351,6 @@ func startServeMetasrv(ctx context.Context, c serveConfig, principals *authz.Pri
 		return meta, "", errors.Join(err, shutdownMetasrv(ctx, srv, log))
 	}
 	return serveMetasrv{srv: srv, ln: ln, gatewayLn: gln}, scheme + "://" + cfg.HTTPAddr, nil
-}
-
-// waitLeader waits for the node to lead its one-voter cluster.
-func waitLeader(ctx context.Context, srv *metasrv.Server) error {
-	node := srv.Node()
-	for !node.IsLeader() {
-		ch := node.LeaderCh()
-		if node.IsLeader() {
-			break
-		}
-		select {
-		case <-ch:
-		case <-time.After(100 * time.Millisecond):
-		case <-ctx.Done():
-			return fmt.Errorf("metasrv: waiting for leadership: %w", ctx.Err())
-		}
-	}
-	return node.Barrier(ctx) // leading is not enough: the log before this term must be applied too
 }
 
 func maybeTLS(f flight.TLSFiles) (*tls.Config, error) {
