@@ -147,3 +147,33 @@ func TestReadTokenFile(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineFlagsAssembly: every shared flag reaches the gateway's
+// configuration.
+func TestEngineFlagsAssembly(t *testing.T) {
+	c, err := parseServeFlags([]string{"--memory-limit", "2GB", "--max-temp-size", "3GB", "--threads", "3", "--query-timeout", "7m",
+		"--max-concurrent-per-tenant", "5", "--max-concurrent", "9", "--queue-timeout", "11s", "--decision-window", "13s",
+		"--gc-interval", "17m", "--gc-grace", "25h", "--upstream-allow", "127.0.0.1:9000,127.0.0.1:9001"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := c.assembly()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.MemoryLimit != "2GB" || g.MaxTempSize != "3GB" || g.Threads != 3 || g.QueryTimeout != 7*time.Minute ||
+		g.MaxConcurrentPerTenant != 5 || g.MaxConcurrent != 9 || g.QueueTimeout != 11*time.Second || g.DecisionWindow != 13*time.Second ||
+		g.GCInterval != 17*time.Minute || g.GCGrace != 25*time.Hour || g.Version != version {
+		t.Fatalf("assembly: %+v", g)
+	}
+	if g.Upstream == nil || strings.Join(g.Upstream.Allow, ",") != "127.0.0.1:9000,127.0.0.1:9001" {
+		t.Fatalf("upstream: %+v", g.Upstream)
+	}
+	c, err = parseServeFlags([]string{"--upstream-plaintext"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.assembly(); !errors.Is(err, errUsage) {
+		t.Fatalf("--upstream-plaintext without --upstream-allow: %v, want a usage error", err)
+	}
+}
