@@ -53,34 +53,50 @@ func (s *Server) Bootstrap(ctx context.Context, seed Seed) error {
 	if !s.node.IsLeader() {
 		return fmt.Errorf("metasrv: bootstrap of metalake %q: %w: this node does not lead", seed.Metalake, ErrUnavailable)
 	}
-	if _, ok := s.fsm.Lake(seed.Metalake); !ok {
+	l, exists := s.fsm.Lake(seed.Metalake)
+	var base *catalog.Snapshot
+	if exists {
+		base = l.Snapshot
+	} else {
+		// The metalake as its creation makes it: the commands are checked
+		// against it before anything is proposed.
+		var err error
+		if base, err = catalog.NewAt(seed.Metalake, seed.Owner, s.now(), 0); err != nil {
+			return s.refuseSeed(seed, err)
+		}
+	}
+	apply := len(seed.Commands) > 0 && !seeded(base, seed.Commands[0])
+	if apply {
+		// The role grants are checked against the state each command
+		// meets: the seed's earlier commands applied, as they would be had
+		// each been its own REST request.
+		snap := base
+		meta := catalog.Meta{Actor: seed.Owner, Time: s.now()}
+		for _, c := range seed.Commands {
+			if err := catalog.CheckEntry(snap, seed.Owner, c); err != nil {
+				return s.refuseSeed(seed, err)
+			}
+			next, _, err := catalog.Apply(snap, c, meta)
+			if err != nil {
+				return s.refuseSeed(seed, err)
+			}
+			snap = next
+		}
+	}
+	if !exists {
 		err := s.proposeSeed(ctx, Proposal{Metalake: seed.Metalake, Actor: seed.Operator, Admin: true, Time: s.now(),
 			Lake: &LakeOp{Op: LakeCreate, Owner: seed.Owner, Comment: seed.Comment, Properties: maps.Clone(seed.Properties)}})
 		if err != nil && !errors.Is(err, catalog.ErrAlreadyExists) {
 			return fmt.Errorf("metasrv: bootstrap: creating metalake %q: %w", seed.Metalake, err)
 		}
 	}
-	l, ok := s.fsm.Lake(seed.Metalake)
-	if !ok {
-		return fmt.Errorf("metasrv: bootstrap: metalake %q is missing after its creation: %w", seed.Metalake, ErrNotFound)
-	}
-	if len(seed.Commands) == 0 || seeded(l.Snapshot, seed.Commands[0]) {
+	if !apply {
 		return nil
 	}
-	// The role grants are checked against the state each command meets:
-	// the seed's earlier commands applied to the current snapshot, as
-	// they would be had each been its own REST request.
-	snap := l.Snapshot
-	meta := catalog.Meta{Actor: seed.Owner, Time: s.now()}
-	for _, c := range seed.Commands {
-		if err := catalog.CheckEntry(snap, seed.Owner, c); err != nil {
-			return s.refuseSeed(seed, err)
-		}
-		next, _, err := catalog.Apply(snap, c, meta)
-		if err != nil {
-			return s.refuseSeed(seed, err)
-		}
-		snap = next
+	if l, ok := s.fsm.Lake(seed.Metalake); !ok {
+		return fmt.Errorf("metasrv: bootstrap: metalake %q is missing after its creation: %w", seed.Metalake, ErrNotFound)
+	} else if seeded(l.Snapshot, seed.Commands[0]) {
+		return nil // seeded meanwhile
 	}
 	p := Proposal{Metalake: seed.Metalake, Actor: seed.Owner, Time: s.now()}
 	for _, c := range seed.Commands {

@@ -70,6 +70,13 @@ func TestBootstrapRefusesWhatRESTRefuses(t *testing.T) {
 		{"an unknown catalog type",
 			with(func(s *metasrv.Seed) { s.Commands[0] = catalog.CreateCatalog{Name: "lake", Type: "hive"} }),
 			alice("POST", "/catalogs", map[string]any{"name": "lake2", "type": "hive"}), 400, metasrv.ErrBadRequest, "catalog type"},
+		{"a role granting on an object that does not exist",
+			with(func(s *metasrv.Seed) {
+				s.Commands[3] = catalog.CreateRole{Name: "reader", Grants: []catalog.Grant{
+					{Object: catalog.Catalog("nowhere"), Privilege: catalog.PrivUseCatalog, Condition: catalog.Allow}}}
+			}),
+			alice("POST", "/roles", `{"name":"r2","securableObjects":[{"type":"catalog","fullName":"nowhere","privileges":[{"name":"USE_CATALOG","condition":"ALLOW"}]}]}`),
+			404, catalog.ErrNotFound, "nowhere"},
 		{"created by someone who is no operator",
 			with(func(s *metasrv.Seed) { s.Operator = "alice@acme" }),
 			call{method: "POST", path: "/api/metalakes", token: tokAlice, body: map[string]any{"name": lake, "owner": "alice@acme"}}, 403, metasrv.ErrForbidden, "no operator"},
