@@ -30,13 +30,13 @@ import (
 	lgflight "lakegate/flight"
 	"lakegate/flight/backend"
 	"lakegate/flight/backend/duckdb"
-	"lakegate/flight/tablefiles"
+	"lakegate/flight/gateway"
 	"lakegate/flight/ticket"
 	"lakegate/stage"
 )
 
-// The benchmarks run an IN-PROCESS lakegate server (wired like `lakegate
-// serve`, see cmd/lakegate/serve.go) so that process start-up and scheduling
+// The benchmarks run an IN-PROCESS lakegate server (assembled by
+// flight/gateway, as `lakegate serve` assembles its own) so that process start-up and scheduling
 // noise of a child process stay out of the numbers. One fixture is shared by
 // every benchmark of the process:
 //
@@ -68,7 +68,7 @@ type benchEnv struct {
 	dir     string
 	engine  *duckdb.Engine
 	catalog *benchCatalog
-	srv     *lgflight.Server
+	gw      *gateway.Gateway
 	addr    string
 	token   string
 }
@@ -187,45 +187,31 @@ func startBenchEnv() (*benchEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The defaults of `lakegate serve`: 1GB, 2 threads, 5 min timeout.
-	engineCfg := duckdb.DefaultConfig()
-	engineCfg.Root = filepath.Join(dir, "stage")
-	engine, err := duckdb.New(engineCfg)
+	// Assembled as `lakegate serve` assembles its gateway, with its
+	// defaults (1GB, 2 threads, 5 min timeout) and a local stage, whose
+	// root is the engine's: the engine reads committed files where they are.
+	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return nil, err
-	}
-	// A local stage rooted at the engine's root, as `lakegate serve` has
-	// by default: the engine reads committed files where they are.
-	files, err := tablefiles.New(tablefiles.Config{
-		Stage:      stage.Descriptor{Version: stage.DescriptorVersion, Local: &stage.LocalDescriptor{Root: engineCfg.Root}},
-		EngineRoot: engineCfg.Root,
-	})
-	if err != nil {
-		engine.Close()
 		return nil, err
 	}
 	cat := &benchCatalog{tables: map[backend.TableName]backend.TableVersion{}}
-	srv, err := lgflight.New(lgflight.Config{
+	gw, err := gateway.New(context.Background(), gateway.Config{
 		Principals: principals,
-		Backend:    engine,
-		Catalog:    cat,
-		Files:      files,
 		Tickets:    ring,
+		Stage:      stage.Descriptor{Version: stage.DescriptorVersion, Local: &stage.LocalDescriptor{Root: filepath.Join(root, "stage")}},
+		Catalog:    cat,
 		Version:    "bench",
 	})
 	if err != nil {
-		files.Close()
-		engine.Close()
 		return nil, err
 	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		files.Close()
-		engine.Close()
+		_ = gw.Shutdown(context.Background())
 		return nil, err
 	}
-	go func() { _ = srv.Serve(lis) }() // lives until the process exits
-	return &benchEnv{dir: dir, engine: engine, catalog: cat, srv: srv, addr: lis.Addr().String(), token: tok}, nil
+	go func() { _ = gw.Serve(context.Background(), lis) }() // lives until the process exits
+	return &benchEnv{dir: dir, engine: gw.Engine(), catalog: cat, gw: gw, addr: lis.Addr().String(), token: tok}, nil
 }
 
 // benchWideTable writes and commits bench.wide once per process and returns

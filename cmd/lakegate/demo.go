@@ -11,14 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"lakegate/authz"
 	"lakegate/catalog"
 	"lakegate/flight/backend"
 	"lakegate/flight/backend/duckdb"
 	"lakegate/flight/ingest"
-	"lakegate/flight/metacatalog"
 	"lakegate/flight/tablefiles"
 	"lakegate/metasrv"
 	"lakegate/stage"
@@ -177,7 +175,7 @@ func demoGovernance() []catalog.Command {
 // (the serving engine runs only statements the SQL gate printed) are written
 // as Parquet to the demo tenant's stage and committed as version 1 in the
 // embedded metasrv, by the demo admin.
-func ensureDemoTables(ctx context.Context, files *tablefiles.Files, cat *metacatalog.Catalog) error {
+func ensureDemoTables(ctx context.Context, files *tablefiles.Files, cat backend.Catalog) error {
 	admin := backend.Caller{Tenant: demoTenant, Subject: demoAdmin, Catalog: demoCatalog}
 	var engine *duckdb.Engine
 	var closeEngine func()
@@ -224,7 +222,7 @@ func scratchEngine() (e *duckdb.Engine, close func(), err error) {
 	return e, func() { e.Close(); os.RemoveAll(root) }, nil
 }
 
-func writeDemoTable(ctx context.Context, engine *duckdb.Engine, files *tablefiles.Files, cat *metacatalog.Catalog, admin backend.Caller, name backend.TableName, query string) error {
+func writeDemoTable(ctx context.Context, engine *duckdb.Engine, files *tablefiles.Files, cat backend.Catalog, admin backend.Caller, name backend.TableName, query string) error {
 	rows, err := engine.Execute(ctx, demoTenant, query, nil)
 	if err != nil {
 		return err
@@ -309,43 +307,10 @@ func printBanner(w io.Writer, addr string, tls bool, principalsPath, dataDir str
 }
 
 // ensureDemoMetalake creates the demo metalake, owned by the demo tenant
-// admin, and its governance (demoGovernance) unless they exist. The
-// proposals carry what the REST API stamps on the requests: the metalake
-// is created by the operator, its governance by its owner.
+// admin, and its governance (demoGovernance) unless they exist, through
+// metasrv's bootstrap: the checks REST applies to the same writes, the
+// metalake created by the operator, its governance by its owner.
 func ensureDemoMetalake(ctx context.Context, srv *metasrv.Server) error {
-	node := srv.Node()
-	propose := func(p metasrv.Proposal) error {
-		b, err := metasrv.EncodeProposal(p)
-		if err != nil {
-			return err
-		}
-		_, _, err = node.Propose(ctx, b)
-		return err
-	}
-	if _, ok := srv.FSM().Lake(demoTenant); !ok {
-		err := propose(metasrv.Proposal{Metalake: demoTenant, Actor: demoOperator, Admin: true, Time: time.Now(),
-			Lake: &metasrv.LakeOp{Op: metasrv.LakeCreate, Owner: demoAdmin, Comment: "lakegate serve demo tenant"}})
-		if err != nil && !errors.Is(err, catalog.ErrAlreadyExists) {
-			return fmt.Errorf("creating the demo metalake: %w", err)
-		}
-	}
-	l, ok := srv.FSM().Lake(demoTenant)
-	if !ok {
-		return errors.New("the demo metalake is missing after its creation")
-	}
-	if _, ok := l.Snapshot.Object(catalog.Catalog(demoCatalog)); ok {
-		return nil
-	}
-	p := metasrv.Proposal{Metalake: demoTenant, Actor: demoAdmin, Time: time.Now()}
-	for _, cmd := range demoGovernance() {
-		b, err := catalog.EncodeCommand(cmd)
-		if err != nil {
-			return err
-		}
-		p.Commands = append(p.Commands, b)
-	}
-	if err := propose(p); err != nil {
-		return fmt.Errorf("creating the demo catalog: %w", err)
-	}
-	return nil
+	return srv.Bootstrap(ctx, metasrv.Seed{Metalake: demoTenant, Operator: demoOperator, Owner: demoAdmin,
+		Comment: "lakegate serve demo tenant", Commands: demoGovernance()})
 }

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -25,8 +24,7 @@ import (
 	"lakegate/flight"
 	"lakegate/flight/backend/duckdb"
 	"lakegate/flight/backend/upstream"
-	"lakegate/flight/metacatalog"
-	"lakegate/flight/tablefiles"
+	"lakegate/flight/gateway"
 	"lakegate/flight/ticket"
 	"lakegate/metasrv/client"
 	"lakegate/stage"
@@ -89,9 +87,9 @@ func (c *engineFlags) register(fs *flag.FlagSet, gcInterval time.Duration, gcHel
 	fs.BoolVar(&c.upstreamPlain, "upstream-plaintext", false, "allow upstream engines without TLS on non-loopback addresses (their credentials then travel in clear)")
 }
 
-// upstreams builds the pool of upstream engine connections the flags
-// allow; nil when none are allowed.
-func (c *engineFlags) upstreams() (*upstream.Pool, error) {
+// upstreamConfig is the upstream engines the flags allow; nil when none
+// are allowed.
+func (c *engineFlags) upstreamConfig() (*upstream.Config, error) {
 	if c.upstreamAllow == "" {
 		if c.upstreamCredsDir != "" || c.upstreamCA != "" || c.upstreamPlain {
 			return nil, fmt.Errorf("%w: --upstream-credentials-dir, --upstream-ca and --upstream-plaintext need --upstream-allow", errUsage)
@@ -112,7 +110,22 @@ func (c *engineFlags) upstreams() (*upstream.Pool, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: --upstream-allow: %w", errUsage, err)
 	}
-	return upstream.New(cfg), nil
+	return &cfg, nil
+}
+
+// assembly is the part of the gateway's configuration the shared flags
+// set: the engine, admission, decisions, orphan collection and upstream
+// engines.
+func (c *engineFlags) assembly() (gateway.Config, error) {
+	up, err := c.upstreamConfig()
+	if err != nil {
+		return gateway.Config{}, err
+	}
+	return gateway.Config{
+		MemoryLimit: c.memoryLimit, MaxTempSize: c.maxTempSize, Threads: c.threads, QueryTimeout: c.queryTimeout,
+		MaxConcurrentPerTenant: c.maxConcurrentPerTenant, MaxConcurrent: c.maxConcurrent, QueueTimeout: c.queueTimeout,
+		DecisionWindow: c.decisionWindow, GCInterval: c.gcInterval, GCGrace: c.gcGrace, Upstream: up, Version: version,
+	}, nil
 }
 
 // validate checks the shared flags except the exposure rules, which differ
@@ -134,197 +147,6 @@ func (c *engineFlags) validate() error {
 		return fmt.Errorf("%w: --tls-client-ca needs --tls-cert and --tls-key", errUsage)
 	}
 	return nil
-}
-
-// engineRoot is the engine's data root for a stage: a local stage's root
-// (the engine reads committed files in place, so the two must be the same
-// directory), or <dataDir>/stage for S3, where the engine keeps only
-// scratch: each tenant's read cache (tenants/<t>/cache) and spill
-// directory (tenants/<t>/tmp). A local stage's tenants keep their spill
-// directory in the stage (tenants/<t>/tmp), beside their tables.
-func engineRoot(d stage.Descriptor, dataDir string) string {
-	if d.Local != nil {
-		return d.Local.Root
-	}
-	return filepath.Join(dataDir, "stage")
-}
-
-// coreConfig is what newGatewayCore wires together.
-type coreConfig struct {
-	flags      *engineFlags
-	principals *authz.PrincipalMap
-	ring       *ticket.Ring
-	tls        *tls.Config
-	stage      stage.Descriptor
-	dataDir    string // see engineRoot
-	metasrv    client.Config
-	// generations is an in-process authority on tenants' generations (the
-	// embedded metasrv of serve); nil: the gateway watches metasrv.
-	generations func(tenant string) (uint64, bool)
-	notReady    bool // flight.Config.StartNotReady
-	// registry receives the gateway's metrics; nil records none.
-	registry *prometheus.Registry
-	log      *slog.Logger
-}
-
-// gatewayCore is the Flight SQL gateway both `serve` and `gateway` run: the
-// engine over the stage, the metasrv-backed catalog and the Flight server.
-type gatewayCore struct {
-	engine *duckdb.Engine
-	up     *upstream.Pool // nil: no upstream engines
-	files  *tablefiles.Files
-	mc     *client.Client
-	cat    *metacatalog.Catalog
-	stops  []func() // stop the background loops, in order
-	srv    *flight.Server
-	log    *slog.Logger
-	tenant []authz.TenantID // tenants of the principals that may query
-}
-
-// newGatewayCore builds the gateway; the caller closes it after the Flight
-// server has stopped.
-func newGatewayCore(ctx context.Context, c coreConfig) (g *gatewayCore, err error) {
-	g = &gatewayCore{log: c.log, tenant: queryTenants(c.principals)}
-	// Every failure returns a nil core: close the one built so far.
-	built := g
-	defer func() {
-		if err != nil {
-			built.close()
-		}
-	}()
-	var s3 stage.Config
-	if c.stage.S3 != nil {
-		if s3.AWS, err = s3Config(ctx, c.stage); err != nil {
-			return nil, err
-		}
-	}
-	engineCfg := duckdb.DefaultConfig()
-	engineCfg.Root = engineRoot(c.stage, c.dataDir)
-	engineCfg.MemoryLimit = c.flags.memoryLimit
-	engineCfg.MaxTempSize = c.flags.maxTempSize
-	engineCfg.Threads = c.flags.threads
-	engineCfg.QueryTimeout = c.flags.queryTimeout
-	engineCfg.Logger = c.log
-	if g.engine, err = duckdb.New(engineCfg); err != nil {
-		return nil, err
-	}
-	if g.files, err = tablefiles.New(tablefiles.Config{Stage: c.stage, EngineRoot: engineCfg.Root, S3: s3, Logger: c.log.With("component", "stage")}); err != nil {
-		return nil, err
-	}
-	if g.mc, err = client.New(c.metasrv); err != nil {
-		return nil, err
-	}
-	var metrics *flight.Metrics
-	if c.registry != nil {
-		metrics = flight.NewMetrics(c.registry)
-	}
-	g.cat = metacatalog.NewWithOptions(g.mc, metacatalog.Options{Observe: metrics.ObserveMetasrv,
-		DecisionWindow: c.flags.decisionWindow, Reuse: metrics.ObserveDecision, Generations: c.generations,
-		Logger: c.log.With("component", "decisions")})
-	g.background(g.cat.Watch)
-	g.background(func(ctx context.Context) { sweepEngine(ctx, g.engine, g.log) })
-	if g.up, err = c.flags.upstreams(); err != nil {
-		return nil, err
-	}
-	var ups flight.UpstreamEngines
-	if g.up != nil {
-		ups = g.up
-	}
-	stageDesc := c.stage
-	g.srv, err = flight.New(flight.Config{
-		Principals:    c.principals,
-		Backend:       g.engine,
-		Upstreams:     ups,
-		Catalog:       g.cat,
-		Files:         g.files,
-		Tickets:       c.ring,
-		TLS:           c.tls,
-		Stage:         &stageDesc,
-		Version:       version,
-		Logger:        c.log.With("component", "flight"),
-		StartNotReady: c.notReady,
-		Metrics:       metrics,
-
-		MaxConcurrentPerTenant: c.flags.maxConcurrentPerTenant,
-		MaxConcurrent:          c.flags.maxConcurrent,
-		QueueTimeout:           c.flags.queueTimeout,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return g, nil
-}
-
-// background runs loop until close stops it (and waits for it).
-func (g *gatewayCore) background(loop func(context.Context)) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		loop(ctx)
-	}()
-	g.stops = append(g.stops, func() { cancel(); <-done })
-}
-
-// What the engine gives back, checked every engineSweep: copies of small
-// table versions no statement has bound for idleCopy, and the whole
-// instance of a tenant unused for idleEngine. A tenant that stopped
-// querying does not keep either for the life of the process.
-const (
-	idleCopy    = 10 * time.Minute
-	idleEngine  = 30 * time.Minute
-	engineSweep = time.Minute
-)
-
-// sweepEngine gives back the engine's idle copies and instances until ctx
-// ends.
-func sweepEngine(ctx context.Context, e *duckdb.Engine, log *slog.Logger) {
-	tick := time.NewTicker(engineSweep)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			if n := e.CloseIdleTenants(idleEngine); n > 0 {
-				log.Debug("closed idle tenant engines", "tenants", n)
-			}
-			if freed := e.DropIdleCopies(ctx, idleCopy); freed > 0 {
-				log.Debug("gave back idle in-memory table versions", "bytes", freed)
-			}
-		}
-	}
-}
-
-// close releases what newGatewayCore opened, in reverse order.
-func (g *gatewayCore) close() {
-	for _, stop := range g.stops {
-		stop()
-	}
-	if g.mc != nil {
-		g.mc.CloseIdleConnections()
-	}
-	if g.files != nil {
-		g.files.Close()
-	}
-	if g.up != nil {
-		g.up.Close()
-	}
-	if g.engine != nil {
-		g.engine.Close()
-	}
-}
-
-// startCollector runs orphan collection (collectOrphans) in the background
-// until the returned stop is called; stop waits for it.
-func (g *gatewayCore) startCollector(ctx context.Context, interval, grace time.Duration) (stop func()) {
-	gcCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		collectOrphans(gcCtx, interval, grace, g.tenant, g.files, g.mc, g.log.With("component", "gc"))
-	}()
-	return func() { cancel(); <-done }
 }
 
 // gatewayConfig is everything `lakegate gateway` reads from its flags.
@@ -513,20 +335,20 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	principals, err := authz.LoadPrincipalMap(c.principals)
+	cfg, err := c.assembly()
 	if err != nil {
 		return err
 	}
-	tenants := queryTenants(principals)
-	if len(tenants) == 0 {
+	if cfg.Principals, err = authz.LoadPrincipalMap(c.principals); err != nil {
+		return err
+	}
+	if len(gateway.QueryTenants(cfg.Principals)) == 0 {
 		return errors.New("the principal map has no principal that may query: nothing to serve")
 	}
-	ring, err := ticket.LoadRing(c.ticketKeys)
-	if err != nil {
+	if cfg.Tickets, err = ticket.LoadRing(c.ticketKeys); err != nil {
 		return err
 	}
-	tlsConfig, err := maybeTLS(c.tls)
-	if err != nil {
+	if cfg.TLS, err = maybeTLS(c.tls); err != nil {
 		return err
 	}
 	token, err := readTokenFile("--metasrv-token-file", c.metasrvTokenFile)
@@ -537,117 +359,49 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	stageDesc, err := readStage(c.stageFile)
-	if err != nil {
+	if cfg.Stage, err = readStage(c.stageFile); err != nil {
 		return err
 	}
-	if stageDesc.Local == nil {
-		if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
-			return fmt.Errorf("creating data directory: %w", err)
+	if cfg.Stage.S3 != nil {
+		if cfg.AWS, err = s3Config(ctx, cfg.Stage); err != nil {
+			return err
 		}
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	core, err := newGatewayCore(ctx, coreConfig{
-		flags: &c.engineFlags, principals: principals, ring: ring, tls: tlsConfig,
-		stage: stageDesc, dataDir: c.dataDir, notReady: true, log: log, registry: reg,
-		metasrv: client.Config{Addrs: c.metasrvAddrs, Token: token, HTTPClient: hc},
-	})
+	cfg.DataDir, cfg.WaitMetasrv, cfg.Registry, cfg.Logger = c.dataDir, true, reg, log
+	cfg.Metasrv = client.Config{Addrs: c.metasrvAddrs, Token: token, HTTPClient: hc}
+	gw, err := gateway.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer core.close()
+	// Until Serve: nothing to drain.
+	abandon := func(err error) error { return errors.Join(err, gw.Shutdown(context.WithoutCancel(ctx))) }
 	stopMetrics, metricsAddr, err := serveMetrics(c.metricsAddr, reg, log)
 	if err != nil {
-		return err
+		return abandon(err)
 	}
 	defer func() { _ = stopMetrics(context.WithoutCancel(ctx)) }()
 	lis, err := net.Listen("tcp", c.flightAddr)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", c.flightAddr, err)
+		return abandon(fmt.Errorf("listening on %s: %w", c.flightAddr, err))
 	}
 	scheme := "grpc"
-	if tlsConfig != nil {
+	if cfg.TLS != nil {
 		scheme = "grpc+tls"
 	}
 	fmt.Fprintf(stdout, "lakegate %s gateway serving Flight SQL on %s://%s\n", version, scheme, lis.Addr())
 	fmt.Fprintf(stdout, "metasrv:     %s\n", strings.Join(c.metasrvAddrs, ", "))
-	fmt.Fprintf(stdout, "stage:       %s\n", stageDesc)
+	fmt.Fprintf(stdout, "stage:       %s\n", cfg.Stage)
 	if metricsAddr != "" {
 		fmt.Fprintf(stdout, "metrics:     http://%s/metrics\n", metricsAddr)
 	}
 
-	stopGC := core.startCollector(ctx, c.gcInterval, c.gcGrace)
-	defer stopGC()
-	flightErr := make(chan error, 1)
-	go func() { flightErr <- core.srv.Serve(lis) }()
-	readyCtx, stopReady := context.WithCancel(ctx)
-	readyErr := make(chan error, 1)
-	go func() { readyErr <- waitMetasrv(readyCtx, core.mc, tenants[0].String(), log) }()
-
-	var runErr error
-	for waiting := true; waiting; {
-		select {
-		case runErr = <-flightErr:
-			flightErr, waiting = nil, false
-		case err := <-readyErr:
-			readyErr = nil
-			if err != nil && ctx.Err() == nil {
-				runErr, waiting = err, false
-				break
-			}
-			if err == nil {
-				core.srv.SetReady(true)
-				log.Info("ready: metasrv answered")
-			}
-		case <-ctx.Done():
-			waiting = false
-		}
-	}
-	stopReady()
-	if readyErr != nil {
-		<-readyErr
-	}
+	runErr := gw.Serve(ctx, lis)
 	log.Info("shutting down", "drain_timeout", c.shutdownTimeout.String())
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.shutdownTimeout)
 	defer cancel()
-	errs := []error{runErr, core.srv.Shutdown(shutdownCtx)}
-	if flightErr != nil {
-		errs = append(errs, <-flightErr)
-	}
-	return errors.Join(errs...)
-}
-
-// waitMetasrv calls metasrv until it answers the gateway, retrying with
-// backoff while it cannot be reached. Any answer for tenant — a 404 for a
-// tenant without a metalake included — proves metasrv is reachable and
-// accepted the token; 401 and 403 mean the token or its principal is wrong
-// and are returned at once. It returns ctx's error when ctx ends first.
-func waitMetasrv(ctx context.Context, mc *client.Client, tenant string, log *slog.Logger) error {
-	const maxBackoff = 5 * time.Second
-	backoff := 100 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, err := mc.Generation(callCtx, tenant)
-		cancel()
-		switch {
-		case err == nil, errors.Is(err, client.ErrNotFound):
-			return nil
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case errors.Is(err, client.ErrUnauthenticated):
-			return fmt.Errorf("metasrv rejected the gateway's token (check --metasrv-token-file and metasrv's principal map): %w", err)
-		case errors.Is(err, client.ErrForbidden):
-			return fmt.Errorf("metasrv refused the gateway's principal for tenant %s (it must be a query_service principal whose delegate_tenants include every tenant of --principals): %w", tenant, err)
-		}
-		log.Warn("not ready: waiting for metasrv", "attempt", attempt, "retry_in", backoff.String(), "err", err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, maxBackoff)
-	}
+	return errors.Join(runErr, gw.Shutdown(shutdownCtx))
 }
 
 // serveMetrics serves reg at /metrics on addr until the returned stop is

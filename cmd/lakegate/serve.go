@@ -17,7 +17,7 @@ import (
 
 	"lakegate/authz"
 	"lakegate/flight"
-	"lakegate/flight/tablefiles"
+	"lakegate/flight/gateway"
 	"lakegate/flight/ticket"
 	"lakegate/metasrv"
 	"lakegate/metasrv/client"
@@ -182,65 +182,70 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (ret
 		err := shutdownMetasrv(ctx, meta.srv, log)
 		return errors.Join(err, <-metaErr, <-metaErr)
 	}
-	core, err := newGatewayCore(ctx, coreConfig{
-		flags: &c.engineFlags, principals: principals, ring: ring, tls: tlsConfig,
-		stage: stageDesc, dataDir: c.dataDir, log: log, registry: meta.srv.MetricsRegistry(),
-		metasrv: client.Config{Addrs: []string{"http://" + meta.gatewayLn.Addr().String()}, Token: gwToken},
-		// Cached decisions are checked against the node itself: a change
-		// is seen by the very next statement.
-		generations: meta.srv.Generation,
-	})
+	cfg, err := c.assembly()
 	if err != nil {
 		return errors.Join(err, stopMeta())
 	}
-	defer core.close()
+	cfg.Principals, cfg.Tickets, cfg.TLS, cfg.Stage, cfg.DataDir = principals, ring, tlsConfig, stageDesc, c.dataDir
+	cfg.Metasrv = client.Config{Addrs: []string{"http://" + meta.gatewayLn.Addr().String()}, Token: gwToken}
+	// Cached decisions are checked against the node itself: a change is
+	// seen by the very next statement.
+	cfg.Generations = meta.srv.Generation
+	cfg.Registry, cfg.Logger = meta.srv.MetricsRegistry(), log
+	if stageDesc.S3 != nil {
+		if cfg.AWS, err = s3Config(ctx, stageDesc); err != nil {
+			return errors.Join(err, stopMeta())
+		}
+	}
+	gw, err := gateway.New(ctx, cfg)
+	if err != nil {
+		return errors.Join(err, stopMeta())
+	}
+	// Until Serve: nothing to drain.
+	abandon := func(err error) error {
+		return errors.Join(err, gw.Shutdown(context.WithoutCancel(ctx)), stopMeta())
+	}
 	// One endpoint for both: the gateway's metrics join the embedded node's
 	// registry.
 	stopMetrics, metricsAddr, err := serveMetrics(c.metricsAddr, meta.srv.MetricsRegistry(), log)
 	if err != nil {
-		return errors.Join(err, stopMeta())
+		return abandon(err)
 	}
 	defer func() { _ = stopMetrics(context.WithoutCancel(ctx)) }()
 	if demo {
-		if err := ensureDemoTables(ctx, core.files, core.cat); err != nil {
-			return errors.Join(err, stopMeta())
+		if err := ensureDemoTables(ctx, gw.Files(), gw.Catalog()); err != nil {
+			return abandon(err)
 		}
 	}
-	srv := core.srv
 	lis, err := net.Listen("tcp", c.flightAddr)
 	if err != nil {
-		return errors.Join(fmt.Errorf("listening on %s: %w", c.flightAddr, err), stopMeta())
+		return abandon(fmt.Errorf("listening on %s: %w", c.flightAddr, err))
 	}
 	printBanner(stdout, lis.Addr().String(), tlsConfig != nil, principalsPath, c.dataDir, demo, firstStart, metaURL, stageDesc, metricsAddr)
 	served = true
 
-	stopGC := core.startCollector(ctx, c.gcInterval, c.gcGrace)
-	defer stopGC()
-	flightErr := make(chan error, 1)
-	go func() { flightErr <- srv.Serve(lis) }()
+	serveCtx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	gwErr := make(chan error, 1)
+	go func() { gwErr <- gw.Serve(serveCtx, lis) }()
 	var serveErr error
 	select {
-	case serveErr = <-flightErr:
-		flightErr = nil
+	case serveErr = <-gwErr: // ctx ended, or the Flight server failed
 	case serveErr = <-metaErr:
 		metaErr <- nil // stopMeta waits for two results
-	case <-ctx.Done():
+		stopServing()
+		serveErr = errors.Join(serveErr, <-gwErr)
 	}
 	log.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	shutdownErr := srv.Shutdown(shutdownCtx)
+	shutdownErr := gw.Shutdown(shutdownCtx)
 	if errors.Is(shutdownErr, flight.ErrShutdownAborted) {
 		// serve's exit status does not depend on draining (unlike gateway's).
 		log.Warn("shutdown", "err", shutdownErr)
 		shutdownErr = nil
 	}
-	errs := []error{serveErr, shutdownErr}
-	if flightErr != nil {
-		errs = append(errs, <-flightErr)
-	}
-	errs = append(errs, stopMeta())
-	return errors.Join(errs...)
+	return errors.Join(serveErr, shutdownErr, stopMeta())
 }
 
 // serveStage returns the root stage: the descriptor file named by --stage,
@@ -273,7 +278,7 @@ func gatewayIdentity(m *authz.PrincipalMap) (string, *authz.PrincipalMap, error)
 	if err != nil {
 		return "", nil, err
 	}
-	tenants := queryTenants(m)
+	tenants := gateway.QueryTenants(m)
 	id, err := authz.ParsePrincipalID(gatewayPrincipal)
 	if err != nil {
 		return "", nil, err
@@ -335,7 +340,7 @@ func startServeMetasrv(ctx context.Context, c serveConfig, principals *authz.Pri
 		ln.Close()
 		return meta, "", err
 	}
-	if err := waitLeader(startCtx, srv); err != nil {
+	if err := srv.AwaitLeadership(startCtx); err != nil {
 		ln.Close()
 		return meta, "", errors.Join(err, shutdownMetasrv(ctx, srv, log))
 	}
@@ -351,24 +356,6 @@ func startServeMetasrv(ctx context.Context, c serveConfig, principals *authz.Pri
 		return meta, "", errors.Join(err, shutdownMetasrv(ctx, srv, log))
 	}
 	return serveMetasrv{srv: srv, ln: ln, gatewayLn: gln}, scheme + "://" + cfg.HTTPAddr, nil
-}
-
-// waitLeader waits for the node to lead its one-voter cluster.
-func waitLeader(ctx context.Context, srv *metasrv.Server) error {
-	node := srv.Node()
-	for !node.IsLeader() {
-		ch := node.LeaderCh()
-		if node.IsLeader() {
-			break
-		}
-		select {
-		case <-ch:
-		case <-time.After(100 * time.Millisecond):
-		case <-ctx.Done():
-			return fmt.Errorf("metasrv: waiting for leadership: %w", ctx.Err())
-		}
-	}
-	return node.Barrier(ctx) // leading is not enough: the log before this term must be applied too
 }
 
 func maybeTLS(f flight.TLSFiles) (*tls.Config, error) {
@@ -397,66 +384,4 @@ func loadOrCreateRing(path, dataDir string) (*ticket.Ring, error) {
 		return nil, err
 	}
 	return ring, nil
-}
-
-// queryTenants returns the tenants of the principals that may query, in
-// map order, each once.
-func queryTenants(m *authz.PrincipalMap) []authz.TenantID {
-	seen := map[authz.TenantID]bool{}
-	var tenants []authz.TenantID
-	for _, p := range m.Principals() {
-		if p.MayQuery() && !seen[p.Tenant()] {
-			seen[p.Tenant()] = true
-			tenants = append(tenants, p.Tenant())
-		}
-	}
-	return tenants
-}
-
-// collectOrphans deletes orphaned table files of every tenant now and then
-// every interval (never when interval is 0), until ctx ends.
-func collectOrphans(ctx context.Context, interval, grace time.Duration, tenants []authz.TenantID, files *tablefiles.Files, mc *client.Client, log *slog.Logger) {
-	if interval == 0 {
-		return
-	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		for _, tenant := range tenants {
-			tn := tenant.String()
-			st, err := files.Store(ctx, tn)
-			if err != nil {
-				log.Warn("orphan collection skipped", "tenant", tn, "err", err)
-				continue
-			}
-			refs := func(ctx context.Context) (map[string]bool, error) {
-				_, fs, err := mc.ReferencedFiles(ctx, tn)
-				if errors.Is(err, client.ErrNotFound) {
-					return nil, fmt.Errorf("tenant %s has no metalake: %w", tn, err) // never treat "unknown" as "nothing referenced"
-				}
-				if err != nil {
-					return nil, err
-				}
-				m := make(map[string]bool, len(fs))
-				for _, f := range fs {
-					m[f.Path] = true
-				}
-				return m, nil
-			}
-			rep, err := stage.CollectOrphans(ctx, st, refs, time.Now().Add(-grace))
-			switch {
-			case ctx.Err() != nil:
-				return
-			case err != nil:
-				log.Warn("orphan collection failed", "tenant", tn, "err", err)
-			case rep.Deleted > 0 || rep.Aborted > 0:
-				log.Info("orphaned table files deleted", "tenant", tn, "scanned", rep.Scanned, "deleted", rep.Deleted, "young", rep.Young, "aborted_uploads", rep.Aborted)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }

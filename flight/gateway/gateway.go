@@ -1,0 +1,474 @@
+package gateway
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"lakegate/authz"
+	"lakegate/flight"
+	"lakegate/flight/backend"
+	"lakegate/flight/backend/duckdb"
+	"lakegate/flight/backend/upstream"
+	"lakegate/flight/metacatalog"
+	"lakegate/flight/tablefiles"
+	"lakegate/flight/ticket"
+	"lakegate/metasrv/client"
+	"lakegate/stage"
+)
+
+// Errors New, Serve and Shutdown wrap.
+var (
+	// ErrInvalidConfig: Config.Validate refused the configuration.
+	ErrInvalidConfig = errors.New("gateway: invalid configuration")
+	// ErrMetasrvRefused: metasrv answered the gateway with 401 or 403 (its
+	// token or its principal is wrong); retrying changes nothing.
+	ErrMetasrvRefused = errors.New("gateway: metasrv refused the gateway")
+	// ErrServing: Serve was called on a gateway that serves already or was
+	// shut down.
+	ErrServing = errors.New("gateway: already serving or shut down")
+)
+
+// DefaultGCGrace is Config.GCGrace when it is zero.
+const DefaultGCGrace = 24 * time.Hour
+
+// Config is what a gateway is assembled from. Zero values mean the
+// documented defaults; Validate names every invalid field.
+type Config struct {
+	// Principals authenticates the gateway's clients; required.
+	Principals *authz.PrincipalMap
+	// Tickets seals tickets and prepared statement handles; required. The
+	// replicas of one deployment share a ring.
+	Tickets *ticket.Ring
+	// TLS, when set, serves Flight SQL over TLS; nil serves plaintext (the
+	// caller decides whether its address allows that).
+	TLS *tls.Config
+	// Stage is the deployment's root stage; required.
+	Stage stage.Descriptor
+	// AWS holds the configuration and credentials of an S3 stage; required
+	// with one, unused with a local stage.
+	AWS *aws.Config
+	// DataDir holds the engine's scratch for an S3 stage (<DataDir>/stage:
+	// tenants' read caches and spill files), created mode 0700; required
+	// with an S3 stage. A local stage's root is the engine's root (it reads
+	// committed files in place) and DataDir is unused.
+	DataDir string
+
+	// Metasrv is the client configuration of the metadata service the
+	// catalog asks; required unless Catalog is set.
+	Metasrv client.Config
+	// Catalog, when set, replaces metasrv (benchmarks and tests with a
+	// catalog of their own): Metasrv must then be empty, and neither
+	// orphan collection, WaitMetasrv, Generations nor a DecisionWindow is
+	// available.
+	Catalog backend.Catalog
+	// DecisionWindow lets the catalog reuse metasrv's decisions while the
+	// tenant's generation is confirmed unchanged (metacatalog.Options); zero
+	// asks metasrv for every statement.
+	DecisionWindow time.Duration
+	// Generations is an in-process authority on tenants' generations (the
+	// embedded metasrv of `lakegate serve`); nil: the gateway watches
+	// metasrv.
+	Generations func(tenant string) (uint64, bool)
+	// WaitMetasrv starts the gateway not ready: Serve makes it ready once
+	// metasrv answers it, and ends with ErrMetasrvRefused when metasrv
+	// rejects its identity. Without it the gateway is ready when it serves.
+	WaitMetasrv bool
+
+	// MemoryLimit, MaxTempSize, Threads and QueryTimeout configure the
+	// engine per tenant; zero means duckdb's defaults.
+	MemoryLimit  string
+	MaxTempSize  string
+	Threads      int
+	QueryTimeout time.Duration
+
+	// MaxConcurrentPerTenant, MaxConcurrent and QueueTimeout are the Flight
+	// server's admission bounds (flight.Config); zero means its defaults.
+	MaxConcurrentPerTenant int
+	MaxConcurrent          int
+	QueueTimeout           time.Duration
+
+	// Upstream, when set, allows the upstream engines of upstream catalogs;
+	// nil allows none.
+	Upstream *upstream.Config
+
+	// GCInterval is how often orphaned table files are collected (first
+	// when Serve starts); zero never.
+	GCInterval time.Duration
+	// GCGrace keeps orphaned files younger than this; it must exceed the
+	// longest write (stage.MaxWriteAge). Zero means DefaultGCGrace.
+	GCGrace time.Duration
+
+	// Registry receives the gateway's metrics; nil records none.
+	Registry *prometheus.Registry
+	// Logger receives operational logs; nil discards them.
+	Logger *slog.Logger
+	// Version is what GetSqlInfo reports.
+	Version string
+}
+
+// Validate reports every invalid field of c, wrapping ErrInvalidConfig.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.Principals == nil {
+		bad("Principals is required")
+	}
+	if c.Tickets == nil {
+		bad("Tickets is required")
+	}
+	if err := c.Stage.Validate(); err != nil {
+		bad("Stage: %w", err)
+	}
+	if c.Stage.S3 != nil {
+		if c.AWS == nil {
+			bad("an S3 stage needs AWS")
+		}
+		if c.DataDir == "" {
+			bad("an S3 stage needs DataDir")
+		}
+	}
+	metasrv := len(c.Metasrv.Addrs) > 0
+	switch {
+	case c.Catalog == nil && !metasrv:
+		bad("Metasrv.Addrs is required")
+	case c.Catalog != nil && (metasrv || c.Metasrv.Token != ""):
+		bad("Catalog and Metasrv exclude each other")
+	case c.Catalog != nil && (c.GCInterval != 0 || c.WaitMetasrv || c.Generations != nil || c.DecisionWindow != 0):
+		bad("with Catalog, GCInterval, WaitMetasrv, Generations and DecisionWindow need metasrv")
+	}
+	if c.DecisionWindow < 0 {
+		bad("DecisionWindow %s is negative", c.DecisionWindow)
+	}
+	if c.Threads < 0 || c.QueryTimeout < 0 {
+		bad("Threads and QueryTimeout must not be negative")
+	}
+	if c.MaxConcurrentPerTenant < 0 || c.MaxConcurrent < 0 || c.QueueTimeout < 0 {
+		bad("MaxConcurrentPerTenant, MaxConcurrent and QueueTimeout must not be negative")
+	}
+	if c.GCInterval < 0 {
+		bad("GCInterval %s is negative", c.GCInterval)
+	}
+	if c.GCGrace != 0 && c.GCGrace <= stage.MaxWriteAge {
+		bad("GCGrace %s must exceed the longest write (%s)", c.GCGrace, stage.MaxWriteAge)
+	}
+	if c.Upstream != nil {
+		if err := c.Upstream.Validate(); err != nil {
+			bad("Upstream: %w", err)
+		}
+	}
+	if c.WaitMetasrv && c.Principals != nil && len(QueryTenants(c.Principals)) == 0 {
+		bad("WaitMetasrv needs a principal that may query")
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
+}
+
+// EngineRoot is the engine's data root for a stage: a local stage's root
+// (the engine reads committed files in place, so the two must be the same
+// directory), or <dataDir>/stage for S3, where the engine keeps only
+// scratch: each tenant's read cache (tenants/<t>/cache) and spill
+// directory (tenants/<t>/tmp). A local stage's tenants keep their spill
+// directory in the stage (tenants/<t>/tmp), beside their tables.
+func EngineRoot(d stage.Descriptor, dataDir string) string {
+	if d.Local != nil {
+		return d.Local.Root
+	}
+	return filepath.Join(dataDir, "stage")
+}
+
+// QueryTenants returns the tenants of the principals that may query, in
+// map order, each once: the tenants a gateway serves.
+func QueryTenants(m *authz.PrincipalMap) []authz.TenantID {
+	seen := map[authz.TenantID]bool{}
+	var tenants []authz.TenantID
+	for _, p := range m.Principals() {
+		if p.MayQuery() && !seen[p.Tenant()] {
+			seen[p.Tenant()] = true
+			tenants = append(tenants, p.Tenant())
+		}
+	}
+	return tenants
+}
+
+// Gateway is an assembled gateway: New builds it, Serve serves it,
+// Shutdown stops it.
+type Gateway struct {
+	cfg     Config
+	log     *slog.Logger
+	tenants []authz.TenantID
+
+	engine *duckdb.Engine
+	files  *tablefiles.Files
+	mc     *client.Client       // nil with Config.Catalog
+	meta   *metacatalog.Catalog // nil with Config.Catalog
+	cat    backend.Catalog
+	up     *upstream.Pool // nil: no upstream engines
+	srv    *flight.Server
+
+	ready     chan struct{} // closed when the gateway turns ready
+	readyOnce sync.Once
+
+	mu      sync.Mutex
+	serving bool
+	closed  bool
+	stops   []func() // stop the background loops, in start order
+	// flightDone is closed when the Flight server's Serve has returned
+	// flightErr; reported: Serve returned it to its caller already.
+	flightDone chan struct{}
+	flightErr  error
+	reported   bool
+
+	shutOnce sync.Once
+	shutErr  error
+}
+
+// New assembles a gateway and starts its decision watch and engine
+// sweeper. On error nothing it started runs and nothing it opened stays
+// open; the error names the part that failed.
+func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.GCGrace == 0 {
+		cfg.GCGrace = DefaultGCGrace
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	g := &Gateway{cfg: cfg, log: log, tenants: QueryTenants(cfg.Principals), ready: make(chan struct{})}
+	// Every failure returns a nil gateway: release the one built so far.
+	defer func() {
+		if err != nil {
+			g.release()
+		}
+	}()
+	engineCfg := duckdb.DefaultConfig()
+	engineCfg.Root = EngineRoot(cfg.Stage, cfg.DataDir)
+	if cfg.Stage.Local == nil {
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("gateway: creating the data directory: %w", err)
+		}
+	}
+	if cfg.MemoryLimit != "" {
+		engineCfg.MemoryLimit = cfg.MemoryLimit
+	}
+	if cfg.MaxTempSize != "" {
+		engineCfg.MaxTempSize = cfg.MaxTempSize
+	}
+	if cfg.Threads != 0 {
+		engineCfg.Threads = cfg.Threads
+	}
+	if cfg.QueryTimeout != 0 {
+		engineCfg.QueryTimeout = cfg.QueryTimeout
+	}
+	engineCfg.Logger = log
+	if g.engine, err = duckdb.New(engineCfg); err != nil {
+		return nil, fmt.Errorf("gateway: opening the engine: %w", err)
+	}
+	var s3 stage.Config
+	if cfg.Stage.S3 != nil {
+		s3.AWS = cfg.AWS
+	}
+	if g.files, err = tablefiles.New(tablefiles.Config{Stage: cfg.Stage, EngineRoot: engineCfg.Root, S3: s3, Logger: log.With("component", "stage")}); err != nil {
+		return nil, fmt.Errorf("gateway: opening the stage: %w", err)
+	}
+	var metrics *flight.Metrics
+	if cfg.Registry != nil {
+		metrics = flight.NewMetrics(cfg.Registry)
+	}
+	g.cat = cfg.Catalog
+	if g.cat == nil {
+		if g.mc, err = client.New(cfg.Metasrv); err != nil {
+			return nil, fmt.Errorf("gateway: metasrv client: %w", err)
+		}
+		g.meta = metacatalog.NewWithOptions(g.mc, metacatalog.Options{Observe: metrics.ObserveMetasrv,
+			DecisionWindow: cfg.DecisionWindow, Reuse: metrics.ObserveDecision, Generations: cfg.Generations,
+			Logger: log.With("component", "decisions")})
+		g.cat = g.meta
+		g.background(g.meta.Watch)
+	}
+	g.background(func(ctx context.Context) { sweepEngine(ctx, g.engine, log) })
+	var ups flight.UpstreamEngines
+	if cfg.Upstream != nil {
+		g.up = upstream.New(*cfg.Upstream)
+		ups = g.up
+	}
+	stageDesc := cfg.Stage
+	g.srv, err = flight.New(flight.Config{
+		Principals:    cfg.Principals,
+		Backend:       g.engine,
+		Upstreams:     ups,
+		Catalog:       g.cat,
+		Files:         g.files,
+		Tickets:       cfg.Tickets,
+		TLS:           cfg.TLS,
+		Stage:         &stageDesc,
+		Version:       cfg.Version,
+		Logger:        log.With("component", "flight"),
+		StartNotReady: cfg.WaitMetasrv,
+		Metrics:       metrics,
+
+		MaxConcurrentPerTenant: cfg.MaxConcurrentPerTenant,
+		MaxConcurrent:          cfg.MaxConcurrent,
+		QueueTimeout:           cfg.QueueTimeout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: the Flight server: %w", err)
+	}
+	return g, nil
+}
+
+// Catalog is the gateway's catalog: metasrv's (through the decision
+// cache), or Config.Catalog. The caller acts for the callers it names, as
+// a client's request would.
+func (g *Gateway) Catalog() backend.Catalog { return g.cat }
+
+// Files is the gateway's access to the tenants' stages.
+func (g *Gateway) Files() *tablefiles.Files { return g.files }
+
+// Engine is the gateway's engine.
+func (g *Gateway) Engine() *duckdb.Engine { return g.engine }
+
+// Ready is closed once the gateway is ready: when Serve starts, or with
+// Config.WaitMetasrv when metasrv has answered it. A Shutdown before then
+// leaves it open.
+func (g *Gateway) Ready() <-chan struct{} { return g.ready }
+
+// Serve serves Flight SQL on lis and starts orphan collection and, with
+// Config.WaitMetasrv, the wait for metasrv. It returns nil when ctx ends,
+// the Flight server's error when it stops serving, or an error wrapping
+// ErrMetasrvRefused when metasrv rejects the gateway; in every case the
+// Flight server may still run: call Shutdown. lis is closed by Shutdown.
+func (g *Gateway) Serve(ctx context.Context, lis net.Listener) error {
+	g.mu.Lock()
+	if g.serving || g.closed {
+		g.mu.Unlock()
+		return ErrServing
+	}
+	g.serving = true
+	flightDone := make(chan struct{})
+	g.flightDone = flightDone
+	g.mu.Unlock()
+
+	if g.mc != nil {
+		tenants, mc, grace, interval, log := g.tenants, g.mc, g.cfg.GCGrace, g.cfg.GCInterval, g.log.With("component", "gc")
+		g.background(func(ctx context.Context) { collectOrphans(ctx, interval, grace, tenants, g.files, mc, log) })
+	}
+	go func() {
+		err := g.srv.Serve(lis)
+		g.mu.Lock()
+		g.flightErr = err
+		g.mu.Unlock()
+		close(flightDone)
+	}()
+	var readyErr chan error
+	if g.cfg.WaitMetasrv {
+		readyErr = make(chan error, 1)
+		g.background(func(ctx context.Context) { readyErr <- waitMetasrv(ctx, g.mc, g.tenants[0].String(), g.log) })
+	} else {
+		g.markReady()
+	}
+	for {
+		select {
+		case <-flightDone:
+			g.mu.Lock()
+			err := g.flightErr
+			g.reported = true
+			g.mu.Unlock()
+			if err == nil {
+				return nil
+			}
+			return fmt.Errorf("gateway: serving Flight SQL: %w", err)
+		case err := <-readyErr:
+			readyErr = nil
+			switch {
+			case err == nil:
+				g.srv.SetReady(true)
+				g.markReady()
+				g.log.Info("ready: metasrv answered")
+			case ctx.Err() == nil:
+				return err
+			}
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+func (g *Gateway) markReady() { g.readyOnce.Do(func() { close(g.ready) }) }
+
+// Shutdown drains the Flight server until ctx ends (then aborts what is
+// left: the error wraps flight.ErrShutdownAborted), stops every loop and
+// closes everything New opened. It is idempotent; the error joins the
+// drain's and the Flight server's own unless Serve returned that already.
+func (g *Gateway) Shutdown(ctx context.Context) error {
+	g.shutOnce.Do(func() {
+		g.mu.Lock()
+		g.closed = true
+		flightDone := g.flightDone
+		g.mu.Unlock()
+		errs := []error{g.srv.Shutdown(ctx)}
+		if flightDone != nil {
+			<-flightDone
+			g.mu.Lock()
+			if g.flightErr != nil && !g.reported {
+				errs = append(errs, fmt.Errorf("gateway: serving Flight SQL: %w", g.flightErr))
+			}
+			g.mu.Unlock()
+		}
+		g.release()
+		g.shutErr = errors.Join(errs...)
+	})
+	return g.shutErr
+}
+
+// background runs loop until release stops it (and waits for it).
+func (g *Gateway) background(loop func(context.Context)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		loop(ctx)
+	}()
+	g.mu.Lock()
+	g.stops = append(g.stops, func() { cancel(); <-done })
+	g.mu.Unlock()
+}
+
+// release stops the loops, last started first, then closes what New
+// opened, in reverse order.
+func (g *Gateway) release() {
+	g.mu.Lock()
+	stops := g.stops
+	g.stops = nil
+	g.mu.Unlock()
+	for i := len(stops) - 1; i >= 0; i-- {
+		stops[i]()
+	}
+	if g.up != nil {
+		g.up.Close()
+	}
+	if g.mc != nil {
+		g.mc.CloseIdleConnections()
+	}
+	if g.files != nil {
+		g.files.Close()
+	}
+	if g.engine != nil {
+		g.engine.Close()
+	}
+}
