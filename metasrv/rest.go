@@ -88,19 +88,20 @@ func (rq *request) decode(v any) error {
 	return nil
 }
 
-type readFunc func(rq *request, l *Lake) (map[string]any, error)
+// readFunc answers a read: an api envelope (api.TagResponse, …) with code 0.
+type readFunc func(rq *request, l *Lake) (any, error)
 
 // plan is what a write handler proposes and how it answers.
 type plan struct {
 	cmds []catalog.Command
 	lake *LakeOp
-	// render builds the response fields from the result.
-	render func(res *Result) (map[string]any, error)
+	// render builds the answer (an api envelope) from the result.
+	render func(res *Result) (any, error)
 	// onNotFound, when set, answers a not-found rejection (deletes answer
 	// {"dropped":false}).
-	onNotFound map[string]any
+	onNotFound any
 	// now, when set, is answered without proposing.
-	now map[string]any
+	now any
 	// lakeName is the metalake of a lake operation on /api/metalakes.
 	lakeName string
 }
@@ -332,15 +333,16 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, body)
 }
 
-func (s *Server) ok(w http.ResponseWriter, l *Lake, fields map[string]any) {
+// ok writes answer, an api envelope whose code is 0 (nil: code alone), with
+// the generation of l when there is one.
+func (s *Server) ok(w http.ResponseWriter, l *Lake, answer any) {
 	if l != nil {
 		w.Header().Set(GenerationHeader, strconv.FormatUint(l.Generation(), 10))
 	}
-	if fields == nil {
-		fields = map[string]any{}
+	if answer == nil {
+		answer = api.BaseResponse{}
 	}
-	fields["code"] = 0
-	writeJSON(w, http.StatusOK, fields)
+	writeJSON(w, http.StatusOK, answer)
 }
 
 // updatesOf decodes the body of an alter, {"updates": [...]}, which must
@@ -359,9 +361,10 @@ func updatesOf[U any](rq *request) ([]U, error) {
 }
 
 // namesOr answers a collection read: the names of items, or with
-// details=true their wire objects under key, leaving out an item whose
-// object dto does not find. Either list is [] when empty, never null.
-func namesOr[T, D any](rq *request, items []T, key string, name func(T) string, dto func(T) (D, bool)) map[string]any {
+// details=true the envelope list makes of their wire objects, leaving out
+// an item whose object dto does not find. Either list is [] when empty,
+// never null.
+func namesOr[T, D any](rq *request, items []T, name func(T) string, dto func(T) (D, bool), list func([]D) any) any {
 	if rq.details() {
 		out := []D{}
 		for _, it := range items {
@@ -369,13 +372,13 @@ func namesOr[T, D any](rq *request, items []T, key string, name func(T) string, 
 				out = append(out, d)
 			}
 		}
-		return map[string]any{key: out}
+		return list(out)
 	}
 	names := []string{}
 	for _, it := range items {
 		names = append(names, name(it))
 	}
-	return map[string]any{"names": names}
+	return api.NameListResponse{Names: names}
 }
 
 // read registers a read route.
@@ -425,12 +428,12 @@ func (s *Server) serveRead(rq *request, fn readFunc) error {
 			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
 		}
 	}
-	fields, err := fn(rq, l)
+	answer, err := fn(rq, l)
 	if err != nil {
 		return err
 	}
 	rq.w.Header().Set(IndexHeader, strconv.FormatUint(s.node.AppliedIndex(), 10))
-	s.ok(rq.w, l, fields)
+	s.ok(rq.w, l, answer)
 	return nil
 }
 
@@ -529,14 +532,14 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 	if !ok {
 		return fmt.Errorf("metasrv: unexpected apply result %T", out)
 	}
-	fields, err := pl.render(res)
+	answer, err := pl.render(res)
 	if err != nil {
 		return err
 	}
 	if res.Lake != nil {
-		s.ok(rq.w, res.Lake, fields)
+		s.ok(rq.w, res.Lake, answer)
 	} else {
-		s.ok(rq.w, nil, fields)
+		s.ok(rq.w, nil, answer)
 	}
 	return nil
 }

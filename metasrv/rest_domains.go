@@ -1,7 +1,6 @@
 package metasrv
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -42,31 +41,29 @@ func toRelations(rs []catalog.DomainRelation) []api.RelationDTO {
 
 // domainList answers a list of domains: names, or full domains with
 // details.
-func domainList(rq *request, ds []catalog.DomainInfo) map[string]any {
-	return namesOr(rq, ds, "domains", func(d catalog.DomainInfo) string { return d.Name },
-		func(d catalog.DomainInfo) (api.DomainDTO, bool) { return toDomain(d), true })
+func domainList(rq *request, ds []catalog.DomainInfo) any {
+	return namesOr(rq, ds, func(d catalog.DomainInfo) string { return d.Name },
+		func(d catalog.DomainInfo) (api.DomainDTO, bool) { return toDomain(d), true }, domainListResponse)
 }
+
+func domainListResponse(ds []api.DomainDTO) any { return api.DomainListResponse{Domains: ds} }
 
 // renderDomain answers the domain name as the state after the write holds
 // it.
-func renderDomain(name string) func(*Result) (map[string]any, error) {
-	return func(res *Result) (map[string]any, error) {
+func renderDomain(name string) func(*Result) (any, error) {
+	return func(res *Result) (any, error) {
 		d, ok := res.Lake.Snapshot.Domain(name)
 		if !ok {
 			return nil, fmt.Errorf("metasrv: domain %q missing after apply", name)
 		}
-		return map[string]any{"domain": toDomain(d)}, nil
+		return api.DomainResponse{Domain: toDomain(d)}, nil
 	}
 }
 
-// parseBackingTag reads a backing tag object strictly.
-func parseBackingTag(raw json.RawMessage) (*catalog.DomainTag, error) {
-	if len(raw) == 0 || string(raw) == "null" {
+// parseBackingTag checks a backing tag of a request (nil: none).
+func parseBackingTag(b *api.BackingTagDTO) (*catalog.DomainTag, error) {
+	if b == nil {
 		return nil, nil
-	}
-	var b api.BackingTagDTO
-	if err := decodeRequest(raw, &b); err != nil {
-		return nil, badRequest("backingTag: %v", err)
 	}
 	if b.Name == "" {
 		return nil, badRequest("backingTag needs a name")
@@ -186,21 +183,21 @@ func (s *Server) domainRoutes() {
 }
 
 // listDomains serves GET …/domains.
-func (s *Server) listDomains(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listDomains(rq *request, l *Lake) (any, error) {
 	return domainList(rq, l.Snapshot.ViewDomains(rq.actor())), nil
 }
 
 // getDomain serves GET …/domains/{domain}.
-func (s *Server) getDomain(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) getDomain(rq *request, l *Lake) (any, error) {
 	d, err := l.Snapshot.ViewDomain(rq.actor(), rq.param("domain"))
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"domain": toDomain(d)}, nil
+	return api.DomainResponse{Domain: toDomain(d)}, nil
 }
 
 // listSubdomains serves GET …/domains/{domain}/subdomains.
-func (s *Server) listSubdomains(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listSubdomains(rq *request, l *Lake) (any, error) {
 	ds, err := l.Snapshot.ViewSubdomains(rq.actor(), rq.param("domain"))
 	if err != nil {
 		return nil, err
@@ -209,7 +206,7 @@ func (s *Server) listSubdomains(rq *request, l *Lake) (map[string]any, error) {
 }
 
 // listObjectsForDomain serves GET …/domains/{domain}/objects.
-func (s *Server) listObjectsForDomain(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listObjectsForDomain(rq *request, l *Lake) (any, error) {
 	qv := rq.r.URL.Query()
 	types, err := parseMemberTypes(qv["types"])
 	if err != nil {
@@ -224,11 +221,11 @@ func (s *Server) listObjectsForDomain(rq *request, l *Lake) (map[string]any, err
 	for _, m := range ms {
 		out = append(out, api.MemberDTO{FullName: m.Object.Name, Type: lower(m.Object.Type), Relations: toRelations(m.Relations)})
 	}
-	return map[string]any{"metadataObjects": out}, nil
+	return api.MemberListResponse{MetadataObjects: out}, nil
 }
 
 // listDomainsForObject serves GET …/objects/{type}/{fullName}/domains.
-func (s *Server) listDomainsForObject(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listDomainsForObject(rq *request, l *Lake) (any, error) {
 	o, err := parseObject(rq)
 	if err != nil {
 		return nil, err
@@ -237,7 +234,7 @@ func (s *Server) listDomainsForObject(rq *request, l *Lake) (map[string]any, err
 	if err != nil {
 		return nil, err
 	}
-	return namesOr(rq, ms, "domains", func(m catalog.DomainMembership) string { return m.Domain },
+	return namesOr(rq, ms, func(m catalog.DomainMembership) string { return m.Domain },
 		func(m catalog.DomainMembership) (api.DomainDTO, bool) {
 			d, ok := l.Snapshot.Domain(m.Domain)
 			if !ok {
@@ -246,18 +243,12 @@ func (s *Server) listDomainsForObject(rq *request, l *Lake) (map[string]any, err
 			dto := toDomain(d)
 			dto.Relations = toRelations(m.Relations)
 			return dto, true
-		}), nil
+		}, domainListResponse), nil
 }
 
 // createDomain serves POST …/domains.
 func (s *Server) createDomain(rq *request, l *Lake) (*plan, error) {
-	var b struct {
-		Name       string            `json:"name"`
-		Comment    string            `json:"comment"`
-		Properties map[string]string `json:"properties"`
-		BackingTag json.RawMessage   `json:"backingTag"`
-		Parent     string            `json:"parent"`
-	}
+	var b api.CreateDomainRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
@@ -309,9 +300,7 @@ func (s *Server) alterDomain(rq *request, l *Lake) (*plan, error) {
 
 // setDomainStatus serves PATCH …/domains/{domain}.
 func (s *Server) setDomainStatus(rq *request, l *Lake) (*plan, error) {
-	var b struct {
-		Status *string `json:"status"`
-	}
+	var b api.SetDomainStatusRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
@@ -356,9 +345,7 @@ func (s *Server) dropDomain(rq *request, l *Lake) (*plan, error) {
 
 // setDomainParent serves PUT …/domains/{domain}/parent.
 func (s *Server) setDomainParent(rq *request, l *Lake) (*plan, error) {
-	var b struct {
-		Parent string `json:"parent"`
-	}
+	var b api.SetDomainParentRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
@@ -377,16 +364,21 @@ func (s *Server) detachDomain(rq *request, l *Lake) (*plan, error) {
 
 // setDomainBackingTag serves PUT …/domains/{domain}/backingTag.
 func (s *Server) setDomainBackingTag(rq *request, l *Lake) (*plan, error) {
-	var b struct {
-		BackingTag json.RawMessage `json:"backingTag"`
-	}
+	var b api.SetDomainBackingTagRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
 	if len(b.BackingTag) == 0 {
 		return nil, badRequest("backingTag is required (null removes it)")
 	}
-	bt, err := parseBackingTag(b.BackingTag)
+	var dto *api.BackingTagDTO
+	if string(b.BackingTag) != "null" {
+		dto = &api.BackingTagDTO{}
+		if err := decodeRequest(b.BackingTag, dto); err != nil {
+			return nil, badRequest("backingTag: %v", err)
+		}
+	}
+	bt, err := parseBackingTag(dto)
 	if err != nil {
 		return nil, err
 	}
