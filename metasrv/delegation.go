@@ -32,30 +32,30 @@ func (s *Server) delegate(rq *request, op string) error {
 	dt, du := r.Header.Get(DelegateTenantHeader), r.Header.Get(DelegateUserHeader)
 	c := rq.caller
 	if dt == "" && du == "" {
-		if c.Role() == authz.RoleQueryService && rq.tenant != "" {
-			return s.rejectDelegation(rq.tenant, c, "", op,
+		if c.Role() == authz.RoleQueryService && rq.metalake != "" {
+			return s.rejectDelegation(rq.metalake, c, "", op,
 				fmt.Errorf("%w: a query_service addresses a metalake only on behalf of a delegated user", ErrForbidden))
 		}
 		return nil
 	}
 	if c.Role() != authz.RoleQueryService {
-		return s.rejectDelegation(rq.tenant, c, "", op,
+		return s.rejectDelegation(rq.metalake, c, "", op,
 			fmt.Errorf("%w: delegation headers from a %s principal", ErrForbidden, c.Role()))
 	}
 	if dt == "" || du == "" {
-		return s.rejectDelegation(rq.tenant, c, du, op,
+		return s.rejectDelegation(rq.metalake, c, du, op,
 			fmt.Errorf("%w: delegation needs both %s and %s", ErrForbidden, DelegateTenantHeader, DelegateUserHeader))
 	}
-	if rq.tenant == "" || dt != rq.tenant {
-		return s.rejectDelegation(rq.tenant, c, du, op,
+	if rq.metalake == "" || dt != rq.metalake {
+		return s.rejectDelegation(rq.metalake, c, du, op,
 			fmt.Errorf("%w: the delegated tenant must be the metalake addressed", ErrForbidden))
 	}
 	if !mayDelegate(c, dt) {
-		return s.rejectDelegation(rq.tenant, c, du, op,
+		return s.rejectDelegation(rq.metalake, c, du, op,
 			fmt.Errorf("%w: not a delegate for this tenant", ErrForbidden))
 	}
 	if err := catalog.CheckEntityName(du); err != nil {
-		return s.rejectDelegation(rq.tenant, c, "", op,
+		return s.rejectDelegation(rq.metalake, c, "", op,
 			fmt.Errorf("%w: the delegated user is not a valid user name", ErrForbidden))
 	}
 	rq.delegator, rq.subject = c, du

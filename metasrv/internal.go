@@ -121,7 +121,7 @@ func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (*ResolveResponse, *Lake, error) {
+func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (*ResolveResponse, *Metalake, error) {
 	const op = "Resolve"
 	p, tenant, err := s.beginInternal(r, op)
 	if err != nil {
@@ -296,7 +296,7 @@ func (s *Server) internalBody(w http.ResponseWriter, r *http.Request, p *authz.P
 
 // internalLake waits for minGeneration (0: no wait) and returns tenant's
 // metalake.
-func (s *Server) internalLake(r *http.Request, tenant string, minGeneration uint64) (*Lake, error) {
+func (s *Server) internalLake(r *http.Request, tenant string, minGeneration uint64) (*Metalake, error) {
 	if minGeneration != 0 {
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadWaitTimeout)
 		err := s.fsm.WaitGeneration(ctx, tenant, minGeneration)

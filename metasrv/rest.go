@@ -39,7 +39,9 @@ type request struct {
 	r      *http.Request
 	caller *authz.Principal // the effective caller
 	peer   *authz.Principal // the forwarding peer, if forwarded
-	tenant string           // {tenant}, "" for /api/metalakes
+	// metalake is the metalake the path addresses ({tenant}, a tenant
+	// id), "" for /api/metalakes and /api/whoami.
+	metalake string
 	// delegator is the query_service acting for subject (a user name of
 	// the metalake), nil when not delegated.
 	delegator *authz.Principal
@@ -65,7 +67,7 @@ func (rq *request) operator() bool { return rq.caller.Role() == authz.RoleOperat
 // the tenant admin of that metalake. Inside it, what a caller may do to
 // objects is still decided by the catalog.
 func (rq *request) administers() bool {
-	return rq.operator() || (rq.tenant != "" && rq.delegator == nil && rq.caller.AdministersTenant(rq.tenant))
+	return rq.operator() || (rq.metalake != "" && rq.delegator == nil && rq.caller.AdministersTenant(rq.metalake))
 }
 
 func (rq *request) param(name string) string { return rq.r.PathValue(name) }
@@ -89,7 +91,7 @@ func (rq *request) decode(v any) error {
 }
 
 // readFunc answers a read: an api envelope (api.TagResponse, …) with code 0.
-type readFunc func(rq *request, l *Lake) (any, error)
+type readFunc func(rq *request, l *Metalake) (any, error)
 
 // plan is what a write handler proposes and how it answers.
 type plan struct {
@@ -106,7 +108,7 @@ type plan struct {
 	lakeName string
 }
 
-type writeFunc func(rq *request, l *Lake) (*plan, error)
+type writeFunc func(rq *request, l *Metalake) (*plan, error)
 
 // checkDisplay refuses a write that introduces a name which does not look
 // like what it is (catalog.CheckDisplayName) — in its commands
@@ -254,8 +256,8 @@ func (s *Server) authenticate(r *http.Request) (*authz.Principal, error) {
 // rejectEvent audits a request rejected before it reached the log.
 // Recording is synchronous and takes no context, so client cancellation
 // never loses it.
-func (s *Server) rejectEvent(tenant, actor, op string, target catalog.Object, err error) {
-	s.audit.Record(Event{Metalake: tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: actor,
+func (s *Server) rejectEvent(metalake, actor, op string, target catalog.Object, err error) {
+	s.audit.Record(Event{Metalake: metalake, Event: catalog.Event{Time: s.now().UTC(), Actor: actor,
 		Operation: op, Target: target, Outcome: catalog.Failure, Detail: err.Error()}})
 }
 
@@ -263,8 +265,8 @@ func (s *Server) rejectEvent(tenant, actor, op string, target catalog.Object, er
 // proposed, with the delegating service when there is one.
 func (rq *request) reject(op string, err error) {
 	s := rq.s
-	ev := Event{Metalake: rq.tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
-		Operation: op, Target: catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}, Outcome: catalog.Failure, Detail: err.Error()}}
+	ev := Event{Metalake: rq.metalake, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
+		Operation: op, Target: catalog.Object{Type: catalog.ObjectMetalake, Name: rq.metalake}, Outcome: catalog.Failure, Detail: err.Error()}}
 	if rq.delegator != nil {
 		ev.Delegator = rq.delegator.ID().String()
 	}
@@ -278,24 +280,24 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*requ
 	if err != nil {
 		return nil, err
 	}
-	rq := &request{s: s, w: w, r: r, caller: p, tenant: r.PathValue("tenant")}
-	target := catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}
+	rq := &request{s: s, w: w, r: r, caller: p, metalake: r.PathValue("tenant")}
+	target := catalog.Object{Type: catalog.ObjectMetalake, Name: rq.metalake}
 	forwarded := r.Header.Get(CallerHeader) != "" || r.Header.Get(raftnode.ForwardedHeader) != ""
 	switch {
 	case forwarded && p.Role() != authz.RoleMetadataPeer:
 		err := fmt.Errorf("%w: forwarding headers from a %s principal", ErrForbidden, p.Role())
-		s.rejectEvent(rq.tenant, p.ID().String(), op, target, err)
+		s.rejectEvent(rq.metalake, p.ID().String(), op, target, err)
 		return nil, err
 	case p.Role() == authz.RoleMetadataPeer && !s.forwardingMember(r, p):
 		err := fmt.Errorf("%w: a peer request must come from a member of the cluster, forwarding as itself", ErrForbidden)
-		s.rejectEvent(rq.tenant, p.ID().String(), op, target, err)
+		s.rejectEvent(rq.metalake, p.ID().String(), op, target, err)
 		return nil, err
 	case p.Role() == authz.RoleMetadataPeer:
 		id := r.Header.Get(CallerHeader)
 		c, ok := s.byID[id]
 		if !ok || c.Role() == authz.RoleMetadataPeer {
 			err := fmt.Errorf("%w: a peer request must name a known non-peer caller", ErrForbidden)
-			s.rejectEvent(rq.tenant, p.ID().String(), op, target, err)
+			s.rejectEvent(rq.metalake, p.ID().String(), op, target, err)
 			return nil, err
 		}
 		rq.peer, rq.caller = p, c
@@ -305,8 +307,8 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*requ
 	}
 	// Every caller but an operator is held to its own tenant; a delegated
 	// request was held to the delegate's tenants above.
-	if rq.tenant != "" && !rq.operator() && rq.delegator == nil && rq.caller.Tenant().String() != rq.tenant {
-		return nil, fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
+	if rq.metalake != "" && !rq.operator() && rq.delegator == nil && rq.caller.Tenant().String() != rq.metalake {
+		return nil, fmt.Errorf("%w: metalake %q", ErrNotFound, rq.metalake)
 	}
 	return rq, nil
 }
@@ -335,7 +337,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 // ok writes answer, an api envelope whose code is 0 (nil: code alone), with
 // the generation of l when there is one.
-func (s *Server) ok(w http.ResponseWriter, l *Lake, answer any) {
+func (s *Server) ok(w http.ResponseWriter, l *Metalake, answer any) {
 	if l != nil {
 		w.Header().Set(GenerationHeader, strconv.FormatUint(l.Generation(), 10))
 	}
@@ -409,23 +411,23 @@ func (s *Server) serveRead(rq *request, fn readFunc) error {
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 	}
-	if mg := rq.query("minGeneration"); mg != "" && rq.tenant != "" {
+	if mg := rq.query("minGeneration"); mg != "" && rq.metalake != "" {
 		gen, err := strconv.ParseUint(mg, 10, 64)
 		if err != nil {
 			return badRequest("minGeneration must be a non-negative integer")
 		}
-		if err := s.fsm.WaitGeneration(ctx, rq.tenant, gen); err != nil {
+		if err := s.fsm.WaitGeneration(ctx, rq.metalake, gen); err != nil {
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 	}
-	var l *Lake
-	if rq.tenant != "" {
+	var l *Metalake
+	if rq.metalake != "" {
 		var ok bool
-		if l, ok = s.fsm.Lake(rq.tenant); !ok {
-			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
+		if l, ok = s.fsm.Lake(rq.metalake); !ok {
+			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.metalake)
 		}
-		if !rq.administers() && !l.Snapshot.Visible(rq.actor(), catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}) {
-			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
+		if !rq.administers() && !l.Snapshot.Visible(rq.actor(), catalog.Object{Type: catalog.ObjectMetalake, Name: rq.metalake}) {
+			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.metalake)
 		}
 	}
 	answer, err := fn(rq, l)
@@ -443,7 +445,7 @@ func (s *Server) write(method, pattern, op string, fn writeFunc) {
 }
 
 // writeRoute registers a write route; with lakeOptional, fn runs with a nil
-// *Lake when the metalake does not exist.
+// *Metalake when the metalake does not exist.
 func (s *Server) writeRoute(method, pattern, op string, lakeOptional bool, fn writeFunc) {
 	s.mux.HandleFunc(method+" "+pattern, func(w http.ResponseWriter, r *http.Request) {
 		rq, err := s.begin(w, r, op)
@@ -471,11 +473,11 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 			return err
 		}
 	}
-	var l *Lake
-	if rq.tenant != "" {
+	var l *Metalake
+	if rq.metalake != "" {
 		var ok bool
-		if l, ok = s.fsm.Lake(rq.tenant); !ok && !lakeOptional {
-			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
+		if l, ok = s.fsm.Lake(rq.metalake); !ok && !lakeOptional {
+			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.metalake)
 		}
 	}
 	pl, err := fn(rq, l)
@@ -490,7 +492,7 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 		s.ok(rq.w, l, pl.now)
 		return nil
 	}
-	metalake := rq.tenant
+	metalake := rq.metalake
 	if pl.lake != nil && metalake == "" {
 		metalake = pl.lakeName
 	}

@@ -60,7 +60,7 @@ func privConds(ps []api.PrivilegeDTO) ([]catalog.PrivilegeCondition, error) {
 
 // mayManage reports whether the caller holds priv on the metalake.
 func mayManage(rq *request, s *catalog.Snapshot, privs ...catalog.Privilege) bool {
-	ml := catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}
+	ml := catalog.Object{Type: catalog.ObjectMetalake, Name: rq.metalake}
 	for _, p := range privs {
 		if s.Authorize(rq.actor(), p, ml).Allowed {
 			return true
@@ -140,7 +140,7 @@ func renderRole(name string) func(*Result) (any, error) {
 }
 
 // createRole serves POST …/roles.
-func (s *Server) createRole(rq *request, l *Lake) (*plan, error) {
+func (s *Server) createRole(rq *request, l *Metalake) (*plan, error) {
 	var b api.CreateRoleRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
@@ -172,7 +172,7 @@ func (s *Server) createRole(rq *request, l *Lake) (*plan, error) {
 }
 
 // listRoles serves GET …/roles.
-func (s *Server) listRoles(rq *request, l *Lake) (any, error) {
+func (s *Server) listRoles(rq *request, l *Metalake) (any, error) {
 	names := []string{}
 	for _, n := range l.Snapshot.RoleNames() {
 		if l.Snapshot.Visible(rq.actor(), catalog.Role(n)) {
@@ -183,7 +183,7 @@ func (s *Server) listRoles(rq *request, l *Lake) (any, error) {
 }
 
 // getRole serves GET …/roles/{role}.
-func (s *Server) getRole(rq *request, l *Lake) (any, error) {
+func (s *Server) getRole(rq *request, l *Metalake) (any, error) {
 	name := rq.param("role")
 	r, ok := l.Snapshot.Role(name)
 	if !ok || !l.Snapshot.Visible(rq.actor(), catalog.Role(name)) {
@@ -193,13 +193,13 @@ func (s *Server) getRole(rq *request, l *Lake) (any, error) {
 }
 
 // dropRole serves DELETE …/roles/{role}.
-func (s *Server) dropRole(rq *request, l *Lake) (*plan, error) {
+func (s *Server) dropRole(rq *request, l *Metalake) (*plan, error) {
 	name := rq.param("role")
 	return dropPlan(l.Snapshot.Visible(rq.actor(), catalog.Role(name)), catalog.DropRole{Name: name}), nil
 }
 
 // getOwner serves GET …/owners/{type}/{fullName}.
-func (s *Server) getOwner(rq *request, l *Lake) (any, error) {
+func (s *Server) getOwner(rq *request, l *Metalake) (any, error) {
 	o, err := parseObject(rq)
 	if err != nil {
 		return nil, err
@@ -212,7 +212,7 @@ func (s *Server) getOwner(rq *request, l *Lake) (any, error) {
 }
 
 // listEvents serves GET …/events.
-func (s *Server) listEvents(rq *request, l *Lake) (any, error) {
+func (s *Server) listEvents(rq *request, l *Metalake) (any, error) {
 	if !rq.administers() && l.Snapshot.MetalakeOwner() != (catalog.Owner{Type: catalog.OwnerUser, Name: rq.actor()}) {
 		return nil, fmt.Errorf("%w: events are for the metalake owner, its tenant admins and operators", ErrForbidden)
 	}
@@ -234,7 +234,7 @@ func (s *Server) listEvents(rq *request, l *Lake) (any, error) {
 			return nil, badRequest("limit must be within [1, 1000]")
 		}
 	}
-	evs := s.audit.Events(rq.tenant, since, before, limit)
+	evs := s.audit.Events(rq.metalake, since, before, limit)
 	if evs == nil {
 		evs = []Event{}
 	}
@@ -242,7 +242,7 @@ func (s *Server) listEvents(rq *request, l *Lake) (any, error) {
 }
 
 // setOwner serves PUT …/owners/{type}/{fullName}.
-func (s *Server) setOwner(rq *request, l *Lake) (*plan, error) {
+func (s *Server) setOwner(rq *request, l *Metalake) (*plan, error) {
 	o, err := parseObject(rq)
 	if err != nil {
 		return nil, err
@@ -267,7 +267,7 @@ func (s *Server) setOwner(rq *request, l *Lake) (*plan, error) {
 type grantAction string
 
 // privileges serves PUT …/permissions/roles/{role}/{type}/{fullName}/{action}.
-func (action grantAction) privileges(rq *request, l *Lake) (*plan, error) {
+func (action grantAction) privileges(rq *request, l *Metalake) (*plan, error) {
 	o, err := parseObject(rq)
 	if err != nil {
 		return nil, err
@@ -295,7 +295,7 @@ type roleGrant struct {
 }
 
 // roles serves PUT …/permissions/{users|groups}/{name}/{action}.
-func (rg roleGrant) roles(rq *request, l *Lake) (*plan, error) {
+func (rg roleGrant) roles(rq *request, l *Metalake) (*plan, error) {
 	var b api.RoleNamesRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
@@ -345,7 +345,7 @@ func (k principalKind) get(s *catalog.Snapshot, n string) (any, bool) {
 }
 
 // create serves POST …/{users|groups}.
-func (k principalKind) create(rq *request, l *Lake) (*plan, error) {
+func (k principalKind) create(rq *request, l *Metalake) (*plan, error) {
 	var b api.CreatePrincipalRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
@@ -364,7 +364,7 @@ func (k principalKind) create(rq *request, l *Lake) (*plan, error) {
 }
 
 // list serves GET …/{users|groups}.
-func (k principalKind) list(rq *request, l *Lake) (any, error) {
+func (k principalKind) list(rq *request, l *Metalake) (any, error) {
 	all := l.Snapshot.UserNames()
 	if k.isGroup() {
 		all = l.Snapshot.GroupNames()
@@ -385,7 +385,7 @@ func (k principalKind) list(rq *request, l *Lake) (any, error) {
 }
 
 // getOne serves GET …/{users|groups}/{name}.
-func (k principalKind) getOne(rq *request, l *Lake) (any, error) {
+func (k principalKind) getOne(rq *request, l *Metalake) (any, error) {
 	n := rq.param("name")
 	v, ok := k.get(l.Snapshot, n)
 	if !ok || !k.visible(rq, l.Snapshot, n) {
@@ -395,7 +395,7 @@ func (k principalKind) getOne(rq *request, l *Lake) (any, error) {
 }
 
 // drop serves DELETE …/{users|groups}/{name}.
-func (k principalKind) drop(rq *request, l *Lake) (*plan, error) {
+func (k principalKind) drop(rq *request, l *Metalake) (*plan, error) {
 	n := rq.param("name")
 	var c catalog.Command = catalog.DropUser{Name: n}
 	if k.isGroup() {

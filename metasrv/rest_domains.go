@@ -99,7 +99,7 @@ func parseMemberTypes(vals []string) ([]catalog.ObjectType, error) {
 // recordPre records the pre-event (OutcomePre) of op on target by the
 // request's actor.
 func (s *Server) recordPre(rq *request, op string, target catalog.Object, detail string) {
-	ev := Event{Metalake: rq.tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
+	ev := Event{Metalake: rq.metalake, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
 		Operation: op, Target: target, Outcome: OutcomePre, Detail: detail}}
 	if rq.delegator != nil {
 		ev.Delegator = rq.delegator.ID().String()
@@ -133,13 +133,13 @@ func preDetail(cmd catalog.Command) string {
 // body, a name that does not look like itself), one with op and the
 // metalake as target, as its failure event has.
 func (s *Server) preEvents(op string, fn writeFunc) writeFunc {
-	return func(rq *request, l *Lake) (*plan, error) {
+	return func(rq *request, l *Metalake) (*plan, error) {
 		pl, err := fn(rq, l)
 		if err == nil {
 			err = checkDisplay(pl) // checked again by serveWrite, which answers it
 		}
 		if err != nil {
-			s.recordPre(rq, op, catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}, "")
+			s.recordPre(rq, op, catalog.Object{Type: catalog.ObjectMetalake, Name: rq.metalake}, "")
 			return nil, err
 		}
 		for _, c := range pl.cmds {
@@ -153,7 +153,7 @@ func (s *Server) preEvents(op string, fn writeFunc) writeFunc {
 // when they address a domain, and fn unchanged otherwise.
 func (s *Server) preEventsOnDomain(op string, fn writeFunc) writeFunc {
 	pre := s.preEvents(op, fn)
-	return func(rq *request, l *Lake) (*plan, error) {
+	return func(rq *request, l *Metalake) (*plan, error) {
 		if t, err := catalog.ParseObjectType(rq.param("type")); err == nil && t == catalog.ObjectDomain {
 			return pre(rq, l)
 		}
@@ -183,12 +183,12 @@ func (s *Server) domainRoutes() {
 }
 
 // listDomains serves GET …/domains.
-func (s *Server) listDomains(rq *request, l *Lake) (any, error) {
+func (s *Server) listDomains(rq *request, l *Metalake) (any, error) {
 	return domainList(rq, l.Snapshot.ViewDomains(rq.actor())), nil
 }
 
 // getDomain serves GET …/domains/{domain}.
-func (s *Server) getDomain(rq *request, l *Lake) (any, error) {
+func (s *Server) getDomain(rq *request, l *Metalake) (any, error) {
 	d, err := l.Snapshot.ViewDomain(rq.actor(), rq.param("domain"))
 	if err != nil {
 		return nil, err
@@ -197,7 +197,7 @@ func (s *Server) getDomain(rq *request, l *Lake) (any, error) {
 }
 
 // listSubdomains serves GET …/domains/{domain}/subdomains.
-func (s *Server) listSubdomains(rq *request, l *Lake) (any, error) {
+func (s *Server) listSubdomains(rq *request, l *Metalake) (any, error) {
 	ds, err := l.Snapshot.ViewSubdomains(rq.actor(), rq.param("domain"))
 	if err != nil {
 		return nil, err
@@ -206,7 +206,7 @@ func (s *Server) listSubdomains(rq *request, l *Lake) (any, error) {
 }
 
 // listObjectsForDomain serves GET …/domains/{domain}/objects.
-func (s *Server) listObjectsForDomain(rq *request, l *Lake) (any, error) {
+func (s *Server) listObjectsForDomain(rq *request, l *Metalake) (any, error) {
 	qv := rq.r.URL.Query()
 	types, err := parseMemberTypes(qv["types"])
 	if err != nil {
@@ -225,7 +225,7 @@ func (s *Server) listObjectsForDomain(rq *request, l *Lake) (any, error) {
 }
 
 // listDomainsForObject serves GET …/objects/{type}/{fullName}/domains.
-func (s *Server) listDomainsForObject(rq *request, l *Lake) (any, error) {
+func (s *Server) listDomainsForObject(rq *request, l *Metalake) (any, error) {
 	o, err := parseObject(rq)
 	if err != nil {
 		return nil, err
@@ -247,7 +247,7 @@ func (s *Server) listDomainsForObject(rq *request, l *Lake) (any, error) {
 }
 
 // createDomain serves POST …/domains.
-func (s *Server) createDomain(rq *request, l *Lake) (*plan, error) {
+func (s *Server) createDomain(rq *request, l *Metalake) (*plan, error) {
 	var b api.CreateDomainRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
@@ -270,7 +270,7 @@ func (s *Server) createDomain(rq *request, l *Lake) (*plan, error) {
 }
 
 // alterDomain serves PUT …/domains/{domain}.
-func (s *Server) alterDomain(rq *request, l *Lake) (*plan, error) {
+func (s *Server) alterDomain(rq *request, l *Metalake) (*plan, error) {
 	updates, err := updatesOf[api.DomainUpdate](rq)
 	if err != nil {
 		return nil, err
@@ -299,7 +299,7 @@ func (s *Server) alterDomain(rq *request, l *Lake) (*plan, error) {
 }
 
 // setDomainStatus serves PATCH …/domains/{domain}.
-func (s *Server) setDomainStatus(rq *request, l *Lake) (*plan, error) {
+func (s *Server) setDomainStatus(rq *request, l *Metalake) (*plan, error) {
 	var b api.SetDomainStatusRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
@@ -321,7 +321,7 @@ func (s *Server) setDomainStatus(rq *request, l *Lake) (*plan, error) {
 }
 
 // dropDomain serves DELETE …/domains/{domain}.
-func (s *Server) dropDomain(rq *request, l *Lake) (*plan, error) {
+func (s *Server) dropDomain(rq *request, l *Metalake) (*plan, error) {
 	c := catalog.DropDomain{Name: rq.param("domain")}
 	pl := dropPlan(l.Snapshot.Visible(rq.actor(), c.Target()), c)
 	if pl.now != nil {
@@ -333,7 +333,7 @@ func (s *Server) dropDomain(rq *request, l *Lake) (*plan, error) {
 			err = fmt.Errorf("%w: %s", catalog.ErrNotFound, c.Target())
 		}
 		err = &catalog.Error{Op: c.Op(), Target: c.Target().String(), Err: err}
-		ev := Event{Metalake: rq.tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
+		ev := Event{Metalake: rq.metalake, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
 			Operation: c.Op(), Target: c.Target(), Outcome: catalog.Failure, Detail: err.Error()}}
 		if rq.delegator != nil {
 			ev.Delegator = rq.delegator.ID().String()
@@ -344,7 +344,7 @@ func (s *Server) dropDomain(rq *request, l *Lake) (*plan, error) {
 }
 
 // setDomainParent serves PUT …/domains/{domain}/parent.
-func (s *Server) setDomainParent(rq *request, l *Lake) (*plan, error) {
+func (s *Server) setDomainParent(rq *request, l *Metalake) (*plan, error) {
 	var b api.SetDomainParentRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
@@ -357,13 +357,13 @@ func (s *Server) setDomainParent(rq *request, l *Lake) (*plan, error) {
 }
 
 // detachDomain serves DELETE …/domains/{domain}/parent.
-func (s *Server) detachDomain(rq *request, l *Lake) (*plan, error) {
+func (s *Server) detachDomain(rq *request, l *Metalake) (*plan, error) {
 	name := rq.param("domain")
 	return &plan{cmds: []catalog.Command{catalog.DetachDomain{Name: name}}, render: renderDomain(name)}, nil
 }
 
 // setDomainBackingTag serves PUT …/domains/{domain}/backingTag.
-func (s *Server) setDomainBackingTag(rq *request, l *Lake) (*plan, error) {
+func (s *Server) setDomainBackingTag(rq *request, l *Metalake) (*plan, error) {
 	var b api.SetDomainBackingTagRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err

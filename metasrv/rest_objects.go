@@ -15,7 +15,7 @@ import (
 // provider is the only catalog provider metasrv serves.
 const provider = "lakegate"
 
-func toMetalake(l *Lake) api.MetalakeDTO {
+func toMetalake(l *Metalake) api.MetalakeDTO {
 	return api.MetalakeDTO{Name: l.Name(), Comment: l.Comment, Properties: l.Properties,
 		Owner: l.Snapshot.MetalakeOwner().Name, Audit: l.Audit}
 }
@@ -109,7 +109,7 @@ type objectLevel struct {
 func (lv objectLevel) parentOf(rq *request) catalog.Object {
 	switch lv.typ {
 	case catalog.ObjectCatalog:
-		return catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}
+		return catalog.Object{Type: catalog.ObjectMetalake, Name: rq.metalake}
 	case catalog.ObjectSchema:
 		return catalog.Catalog(rq.param("catalog"))
 	}
@@ -155,7 +155,7 @@ func (s *Server) objectRoutes() {
 }
 
 // list serves GET on the level's collection.
-func (lv objectLevel) list(rq *request, l *Lake) (any, error) {
+func (lv objectLevel) list(rq *request, l *Metalake) (any, error) {
 	snap := l.Snapshot
 	parent := lv.parentOf(rq)
 	if parent.Type != catalog.ObjectMetalake && !snap.Visible(rq.actor(), parent) {
@@ -178,7 +178,7 @@ func (lv objectLevel) list(rq *request, l *Lake) (any, error) {
 }
 
 // create serves POST on the level's collection.
-func (lv objectLevel) create(rq *request, l *Lake) (*plan, error) {
+func (lv objectLevel) create(rq *request, l *Metalake) (*plan, error) {
 	var cmd catalog.Command
 	var name string
 	switch lv.typ {
@@ -247,7 +247,7 @@ func (lv objectLevel) create(rq *request, l *Lake) (*plan, error) {
 }
 
 // get serves GET on the level's item.
-func (lv objectLevel) get(rq *request, l *Lake) (any, error) {
+func (lv objectLevel) get(rq *request, l *Metalake) (any, error) {
 	info, err := visibleObject(rq, l.Snapshot, lv.itemOf(rq))
 	if err != nil {
 		return nil, err
@@ -256,7 +256,7 @@ func (lv objectLevel) get(rq *request, l *Lake) (any, error) {
 }
 
 // alter serves PUT on the level's item.
-func (lv objectLevel) alter(rq *request, l *Lake) (*plan, error) {
+func (lv objectLevel) alter(rq *request, l *Metalake) (*plan, error) {
 	updates, err := updatesOf[objectUpdate](rq)
 	if err != nil {
 		return nil, err
@@ -327,7 +327,7 @@ func (lv objectLevel) alter(rq *request, l *Lake) (*plan, error) {
 }
 
 // drop serves DELETE on the level's item.
-func (lv objectLevel) drop(rq *request, l *Lake) (*plan, error) {
+func (lv objectLevel) drop(rq *request, l *Metalake) (*plan, error) {
 	o := lv.itemOf(rq)
 	force, _ := strconv.ParseBool(rq.query("force"))
 	cascade, _ := strconv.ParseBool(rq.query("cascade"))
@@ -446,7 +446,7 @@ func renderObject(o catalog.Object) func(*Result) (any, error) {
 }
 
 // createMetalake serves POST /api/metalakes.
-func (s *Server) createMetalake(rq *request, _ *Lake) (*plan, error) {
+func (s *Server) createMetalake(rq *request, _ *Metalake) (*plan, error) {
 	if !rq.operator() {
 		return nil, fmt.Errorf("%w: only operators create metalakes", ErrForbidden)
 	}
@@ -454,7 +454,7 @@ func (s *Server) createMetalake(rq *request, _ *Lake) (*plan, error) {
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
-	if err := checkTenantName(b.Name); err != nil {
+	if err := checkMetalakeName(b.Name); err != nil {
 		return nil, err
 	}
 	if b.Owner == "" {
@@ -468,7 +468,7 @@ func (s *Server) createMetalake(rq *request, _ *Lake) (*plan, error) {
 }
 
 // listMetalakes serves GET /api/metalakes.
-func (s *Server) listMetalakes(rq *request, _ *Lake) (any, error) {
+func (s *Server) listMetalakes(rq *request, _ *Metalake) (any, error) {
 	out := []api.MetalakeDTO{}
 	for _, n := range s.fsm.Lakes() {
 		l, ok := s.fsm.Lake(n)
@@ -484,12 +484,12 @@ func (s *Server) listMetalakes(rq *request, _ *Lake) (any, error) {
 }
 
 // getMetalake serves GET /api/metalakes/{tenant}.
-func (s *Server) getMetalake(rq *request, l *Lake) (any, error) {
+func (s *Server) getMetalake(rq *request, l *Metalake) (any, error) {
 	return api.MetalakeResponse{Metalake: toMetalake(l)}, nil
 }
 
 // alterMetalake serves PUT /api/metalakes/{tenant}.
-func (s *Server) alterMetalake(rq *request, l *Lake) (*plan, error) {
+func (s *Server) alterMetalake(rq *request, l *Metalake) (*plan, error) {
 	if !rq.operator() {
 		return nil, fmt.Errorf("%w: only operators alter metalakes", ErrForbidden)
 	}
@@ -506,7 +506,7 @@ func (s *Server) alterMetalake(rq *request, l *Lake) (*plan, error) {
 }
 
 // dropMetalake serves DELETE /api/metalakes/{tenant}.
-func (s *Server) dropMetalake(rq *request, l *Lake) (*plan, error) {
+func (s *Server) dropMetalake(rq *request, l *Metalake) (*plan, error) {
 	if !rq.operator() {
 		return nil, fmt.Errorf("%w: only operators drop metalakes", ErrForbidden)
 	}

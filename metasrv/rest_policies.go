@@ -125,14 +125,14 @@ func renderPolicy(name string) func(*Result) (any, error) {
 }
 
 // listPolicies serves GET …/policies.
-func (s *Server) listPolicies(rq *request, l *Lake) (any, error) {
+func (s *Server) listPolicies(rq *request, l *Metalake) (any, error) {
 	ps := l.Snapshot.ViewPolicies(rq.actor())
 	return namesOr(rq, ps, func(p catalog.PolicyInfo) string { return p.Name },
 		func(p catalog.PolicyInfo) (api.PolicyDTO, bool) { return toPolicy(p), true }, policyListResponse), nil
 }
 
 // createPolicy serves POST …/policies.
-func (s *Server) createPolicy(rq *request, l *Lake) (*plan, error) {
+func (s *Server) createPolicy(rq *request, l *Metalake) (*plan, error) {
 	var b api.CreatePolicyRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func (s *Server) createPolicy(rq *request, l *Lake) (*plan, error) {
 }
 
 // getPolicy serves GET …/policies/{policy}.
-func (s *Server) getPolicy(rq *request, l *Lake) (any, error) {
+func (s *Server) getPolicy(rq *request, l *Metalake) (any, error) {
 	p, err := l.Snapshot.ViewPolicy(rq.actor(), rq.param("policy"))
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func (s *Server) getPolicy(rq *request, l *Lake) (any, error) {
 }
 
 // alterPolicy serves PUT …/policies/{policy}.
-func (s *Server) alterPolicy(rq *request, l *Lake) (*plan, error) {
+func (s *Server) alterPolicy(rq *request, l *Metalake) (*plan, error) {
 	updates, err := updatesOf[api.PolicyUpdate](rq)
 	if err != nil {
 		return nil, err
@@ -217,7 +217,7 @@ func (s *Server) alterPolicy(rq *request, l *Lake) (*plan, error) {
 }
 
 // setPolicyEnabled serves PATCH …/policies/{policy}.
-func (s *Server) setPolicyEnabled(rq *request, l *Lake) (*plan, error) {
+func (s *Server) setPolicyEnabled(rq *request, l *Metalake) (*plan, error) {
 	var b api.SetPolicyEnabledRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
@@ -234,13 +234,13 @@ func (s *Server) setPolicyEnabled(rq *request, l *Lake) (*plan, error) {
 }
 
 // dropPolicy serves DELETE …/policies/{policy}.
-func (s *Server) dropPolicy(rq *request, l *Lake) (*plan, error) {
+func (s *Server) dropPolicy(rq *request, l *Metalake) (*plan, error) {
 	name := rq.param("policy")
 	return dropPlan(l.Snapshot.Visible(rq.actor(), catalog.Policy(name)), catalog.DropPolicy{Name: name}), nil
 }
 
 // listTagsForPolicy serves GET …/policies/{policy}/tags.
-func (s *Server) listTagsForPolicy(rq *request, l *Lake) (any, error) {
+func (s *Server) listTagsForPolicy(rq *request, l *Metalake) (any, error) {
 	p, err := l.Snapshot.ViewPolicy(rq.actor(), rq.param("policy"))
 	if err != nil {
 		return nil, err
@@ -252,7 +252,7 @@ func (s *Server) listTagsForPolicy(rq *request, l *Lake) (any, error) {
 }
 
 // listPoliciesForTag serves GET …/tags/{tag}/policies.
-func (s *Server) listPoliciesForTag(rq *request, l *Lake) (any, error) {
+func (s *Server) listPoliciesForTag(rq *request, l *Metalake) (any, error) {
 	t, err := l.Snapshot.ViewTag(rq.actor(), rq.param("tag"))
 	if err != nil {
 		return nil, err
@@ -264,7 +264,7 @@ func (s *Server) listPoliciesForTag(rq *request, l *Lake) (any, error) {
 }
 
 // attachPolicy serves PUT …/tags/{tag}/policies/{policy}.
-func (s *Server) attachPolicy(rq *request, l *Lake) (*plan, error) {
+func (s *Server) attachPolicy(rq *request, l *Metalake) (*plan, error) {
 	sel, err := parseSelector(rq)
 	if err != nil {
 		return nil, err
@@ -277,7 +277,7 @@ func (s *Server) attachPolicy(rq *request, l *Lake) (*plan, error) {
 }
 
 // detachPolicy serves DELETE …/tags/{tag}/policies/{policy}.
-func (s *Server) detachPolicy(rq *request, l *Lake) (*plan, error) {
+func (s *Server) detachPolicy(rq *request, l *Metalake) (*plan, error) {
 	tag, pol := rq.param("tag"), rq.param("policy")
 	return &plan{cmds: []catalog.Command{catalog.DetachPolicy{Tag: tag, Policy: pol}},
 		render: func(*Result) (any, error) {
@@ -286,7 +286,7 @@ func (s *Server) detachPolicy(rq *request, l *Lake) (*plan, error) {
 }
 
 // listPoliciesForObject serves GET …/objects/{type}/{fullName}/policies.
-func (s *Server) listPoliciesForObject(rq *request, l *Lake) (any, error) {
+func (s *Server) listPoliciesForObject(rq *request, l *Metalake) (any, error) {
 	o, err := parseObject(rq)
 	if err != nil {
 		return nil, err

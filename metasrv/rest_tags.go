@@ -35,7 +35,7 @@ func parseObject(rq *request) (catalog.Object, error) {
 		return catalog.Object{}, badRequest("unknown object type")
 	}
 	o := catalog.Object{Type: t, Name: rq.param("fullName")}
-	if t == catalog.ObjectMetalake && o.Name != rq.tenant {
+	if t == catalog.ObjectMetalake && o.Name != rq.metalake {
 		return o, fmt.Errorf("%w: %s", ErrNotFound, o)
 	}
 	if t == catalog.ObjectUser || t == catalog.ObjectGroup {
@@ -80,14 +80,14 @@ func renderTag(name string) func(*Result) (any, error) {
 }
 
 // listTags serves GET …/tags.
-func (s *Server) listTags(rq *request, l *Lake) (any, error) {
+func (s *Server) listTags(rq *request, l *Metalake) (any, error) {
 	tags := l.Snapshot.ViewTags(rq.actor())
 	return namesOr(rq, tags, func(t catalog.TagInfo) string { return t.Name },
 		func(t catalog.TagInfo) (api.TagDTO, bool) { return toTag(t), true }, tagListResponse), nil
 }
 
 // createTag serves POST …/tags.
-func (s *Server) createTag(rq *request, l *Lake) (*plan, error) {
+func (s *Server) createTag(rq *request, l *Metalake) (*plan, error) {
 	var b api.CreateTagRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func (s *Server) createTag(rq *request, l *Lake) (*plan, error) {
 }
 
 // getTag serves GET …/tags/{tag}.
-func (s *Server) getTag(rq *request, l *Lake) (any, error) {
+func (s *Server) getTag(rq *request, l *Metalake) (any, error) {
 	t, err := l.Snapshot.ViewTag(rq.actor(), rq.param("tag"))
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func (s *Server) getTag(rq *request, l *Lake) (any, error) {
 }
 
 // alterTag serves PUT …/tags/{tag}.
-func (s *Server) alterTag(rq *request, l *Lake) (*plan, error) {
+func (s *Server) alterTag(rq *request, l *Metalake) (*plan, error) {
 	updates, err := updatesOf[Update](rq)
 	if err != nil {
 		return nil, err
@@ -134,13 +134,13 @@ func (s *Server) alterTag(rq *request, l *Lake) (*plan, error) {
 }
 
 // dropTag serves DELETE …/tags/{tag}.
-func (s *Server) dropTag(rq *request, l *Lake) (*plan, error) {
+func (s *Server) dropTag(rq *request, l *Metalake) (*plan, error) {
 	name := rq.param("tag")
 	return dropPlan(l.Snapshot.Visible(rq.actor(), catalog.Tag(name)), catalog.DropTag{Name: name}), nil
 }
 
 // listObjectsForTag serves GET …/tags/{tag}/objects.
-func (s *Server) listObjectsForTag(rq *request, l *Lake) (any, error) {
+func (s *Server) listObjectsForTag(rq *request, l *Metalake) (any, error) {
 	objs, err := l.Snapshot.ViewObjectsWithTag(rq.actor(), rq.param("tag"), rq.query("value"))
 	if err != nil {
 		return nil, err
@@ -149,7 +149,7 @@ func (s *Server) listObjectsForTag(rq *request, l *Lake) (any, error) {
 }
 
 // listTagsForObject serves GET …/objects/{type}/{fullName}/tags.
-func (s *Server) listTagsForObject(rq *request, l *Lake) (any, error) {
+func (s *Server) listTagsForObject(rq *request, l *Metalake) (any, error) {
 	o, err := parseObject(rq)
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func (s *Server) listTagsForObject(rq *request, l *Lake) (any, error) {
 }
 
 // associateTags serves POST …/objects/{type}/{fullName}/tags.
-func (s *Server) associateTags(rq *request, l *Lake) (*plan, error) {
+func (s *Server) associateTags(rq *request, l *Metalake) (*plan, error) {
 	o, err := parseObject(rq)
 	if err != nil {
 		return nil, err

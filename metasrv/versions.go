@@ -76,7 +76,7 @@ func (s *Server) versionRoutes() {
 }
 
 // listTableVersions serves GET …/tables/{table}/versions.
-func (s *Server) listTableVersions(rq *request, l *Lake) (any, error) {
+func (s *Server) listTableVersions(rq *request, l *Metalake) (any, error) {
 	o := tableOf(rq)
 	if _, err := visibleObject(rq, l.Snapshot, o); err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func (s *Server) listTableVersions(rq *request, l *Lake) (any, error) {
 }
 
 // commitTableVersion serves POST …/tables/{table}/versions.
-func (s *Server) commitTableVersion(rq *request, l *Lake) (*plan, error) {
+func (s *Server) commitTableVersion(rq *request, l *Metalake) (*plan, error) {
 	var b api.CommitVersionRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
