@@ -15,6 +15,7 @@ import (
 
 	"lakegate/authz"
 	"lakegate/metasrv"
+	"lakegate/metasrv/api"
 	"lakegate/metasrv/raftnode"
 )
 
@@ -223,12 +224,12 @@ func (r resp) code() int {
 }
 
 func (r resp) index() uint64 {
-	i, _ := strconv.ParseUint(r.header.Get(metasrv.IndexHeader), 10, 64)
+	i, _ := strconv.ParseUint(r.header.Get(api.IndexHeader), 10, 64)
 	return i
 }
 
 func (r resp) gen() uint64 {
-	g, _ := strconv.ParseUint(r.header.Get(metasrv.GenerationHeader), 10, 64)
+	g, _ := strconv.ParseUint(r.header.Get(api.GenerationHeader), 10, 64)
 	return g
 }
 

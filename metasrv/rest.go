@@ -16,22 +16,6 @@ import (
 	"lakegate/metasrv/raftnode"
 )
 
-// HTTP headers of the REST API (see package api).
-const (
-	CallerHeader         = api.CallerHeader
-	DelegateTenantHeader = api.DelegateTenantHeader
-	DelegateUserHeader   = api.DelegateUserHeader
-	GenerationHeader     = api.GenerationHeader
-	IndexHeader          = api.IndexHeader
-)
-
-// Media types of tag association bodies.
-const (
-	mediaJSON = api.MediaJSON
-	mediaV1   = api.MediaV1
-	mediaV2   = api.MediaV2
-)
-
 // request is one authenticated REST request.
 type request struct {
 	s      *Server
@@ -236,7 +220,7 @@ func (s *Server) authenticate(r *http.Request) (*authz.Principal, error) {
 	// The headers that say on whose behalf a request acts may each appear
 	// once: with two values, a proxy or a node on the way could act on
 	// another one than the one checked here.
-	for _, k := range [...]string{CallerHeader, raftnode.ForwardedHeader, DelegateTenantHeader, DelegateUserHeader} {
+	for _, k := range [...]string{api.CallerHeader, raftnode.ForwardedHeader, api.DelegateTenantHeader, api.DelegateUserHeader} {
 		if len(r.Header.Values(k)) > 1 {
 			return nil, badRequest("header %s appears more than once", k)
 		}
@@ -282,7 +266,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*requ
 	}
 	rq := &request{s: s, w: w, r: r, caller: p, metalake: r.PathValue("tenant")}
 	target := catalog.Object{Type: catalog.ObjectMetalake, Name: rq.metalake}
-	forwarded := r.Header.Get(CallerHeader) != "" || r.Header.Get(raftnode.ForwardedHeader) != ""
+	forwarded := r.Header.Get(api.CallerHeader) != "" || r.Header.Get(raftnode.ForwardedHeader) != ""
 	switch {
 	case forwarded && p.Role() != authz.RoleMetadataPeer:
 		err := fmt.Errorf("%w: forwarding headers from a %s principal", ErrForbidden, p.Role())
@@ -293,7 +277,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*requ
 		s.rejectEvent(rq.metalake, p.ID().String(), op, target, err)
 		return nil, err
 	case p.Role() == authz.RoleMetadataPeer:
-		id := r.Header.Get(CallerHeader)
+		id := r.Header.Get(api.CallerHeader)
 		c, ok := s.byID[id]
 		if !ok || c.Role() == authz.RoleMetadataPeer {
 			err := fmt.Errorf("%w: a peer request must name a known non-peer caller", ErrForbidden)
@@ -339,7 +323,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // the generation of l when there is one.
 func (s *Server) ok(w http.ResponseWriter, l *Metalake, answer any) {
 	if l != nil {
-		w.Header().Set(GenerationHeader, strconv.FormatUint(l.Generation(), 10))
+		w.Header().Set(api.GenerationHeader, strconv.FormatUint(l.Generation(), 10))
 	}
 	if answer == nil {
 		answer = api.BaseResponse{}
@@ -434,7 +418,7 @@ func (s *Server) serveRead(rq *request, fn readFunc) error {
 	if err != nil {
 		return err
 	}
-	rq.w.Header().Set(IndexHeader, strconv.FormatUint(s.node.AppliedIndex(), 10))
+	rq.w.Header().Set(api.IndexHeader, strconv.FormatUint(s.node.AppliedIndex(), 10))
 	s.ok(rq.w, l, answer)
 	return nil
 }
@@ -518,7 +502,7 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 	out, index, err := s.batch.propose(ctx, b)
 	s.metrics.observeProposal(time.Since(start), index, err)
 	if index != 0 {
-		rq.w.Header().Set(IndexHeader, strconv.FormatUint(index, 10))
+		rq.w.Header().Set(api.IndexHeader, strconv.FormatUint(index, 10))
 	}
 	if err != nil {
 		if pl.onNotFound != nil && errors.Is(err, catalog.ErrNotFound) {
@@ -526,7 +510,7 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 			return nil
 		}
 		if l != nil {
-			rq.w.Header().Set(GenerationHeader, strconv.FormatUint(l.Generation(), 10))
+			rq.w.Header().Set(api.GenerationHeader, strconv.FormatUint(l.Generation(), 10))
 		}
 		return err
 	}
@@ -567,8 +551,8 @@ func (s *Server) forward(rq *request) error {
 	if err != nil {
 		return err
 	}
-	hdr.Set(CallerHeader, rq.caller.ID().String())
-	for _, k := range []string{"Content-Type", "Accept", DelegateTenantHeader, DelegateUserHeader} {
+	hdr.Set(api.CallerHeader, rq.caller.ID().String())
+	for _, k := range []string{"Content-Type", "Accept", api.DelegateTenantHeader, api.DelegateUserHeader} {
 		if v := r.Header.Get(k); v != "" {
 			hdr.Set(k, v)
 		}
@@ -581,7 +565,7 @@ func (s *Server) forward(rq *request) error {
 		return fmt.Errorf("%w: forwarding to the leader: %v", ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
-	raftnode.CopyReply(rq.w, resp, 64<<20, GenerationHeader, IndexHeader)
+	raftnode.CopyReply(rq.w, resp, 64<<20, api.GenerationHeader, api.IndexHeader)
 	return nil
 }
 

@@ -177,13 +177,13 @@ func (s *Server) associateTags(rq *request, l *Metalake) (*plan, error) {
 	}
 	var cmd catalog.Command
 	switch mt := mediaType(rq.r); mt {
-	case mediaV2:
+	case api.MediaV2:
 		var b api.AssociateTagsV2Request
 		if err := rq.decode(&b); err != nil {
 			return nil, err
 		}
 		cmd = catalog.AssociateTagsV2{Object: o, TagsToAdd: b.TagsToAdd, TagsToRemove: b.TagsToRemove}
-	case mediaJSON, mediaV1, "":
+	case api.MediaJSON, api.MediaV1, "":
 		var b api.AssociateTagsRequest
 		if err := rq.decode(&b); err != nil {
 			return nil, err

@@ -912,7 +912,7 @@ func adminEvents(a *admin, args []string) error {
 	if *limit > 0 {
 		q.Set("limit", strconv.Itoa(*limit))
 	}
-	var r api.EventListResponse[metasrv.Event]
+	var r struct{ Events []metasrv.Event }
 	return a.lakeRequest("GET", []string{"events"}, q, nil, &r, func() {
 		tableOf(a, []string{"INDEX", "TIME", "ACTOR", "OPERATION", "TARGET", "OUTCOME", "DETAIL"}, r.Events, func(e metasrv.Event) []string {
 			actor := e.Actor
