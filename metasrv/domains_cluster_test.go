@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -29,8 +30,10 @@ import (
 )
 
 // domainConcurrencyDuration is how long TestDomainConcurrency's clients
-// run (30 s).
-const domainConcurrencyDuration = 30 * time.Second
+// run: 6 s (some 5,000 requests on a loaded two-core machine, each kind
+// of domain and owner command applied tens to hundreds of times), unless
+// -domain-concurrency asks for a longer run.
+var domainConcurrencyDuration = flag.Duration("domain-concurrency", 6*time.Second, "how long TestDomainConcurrency's clients run")
 
 // logEntry is one metasrv entry of the replicated log: its Raft index, its
 // bytes as the FSM receives them, and its proposals (EncodeProposal bytes;
@@ -343,7 +346,7 @@ func TestDomainConcurrency(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	var sent atomic.Int64
-	stop := time.Now().Add(domainConcurrencyDuration)
+	stop := time.Now().Add(*domainConcurrencyDuration)
 	for i, cl := range clients {
 		wg.Add(1)
 		go func() {
@@ -362,7 +365,7 @@ func TestDomainConcurrency(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d requests in %v; statuses %v", sent.Load(), domainConcurrencyDuration, statuses)
+	t.Logf("%d requests in %v; statuses %v", sent.Load(), *domainConcurrencyDuration, statuses)
 	for i, f := range failures {
 		if i == 20 {
 			t.Errorf("… %d more", len(failures)-20)
