@@ -334,9 +334,7 @@ func (s *Server) ok(w http.ResponseWriter, l *Metalake, answer any) {
 // updatesOf decodes the body of an alter, {"updates": [...]}, which must
 // hold at least one update.
 func updatesOf[U any](rq *request) ([]U, error) {
-	var b struct {
-		Updates []U `json:"updates"`
-	}
+	var b api.AlterRequest[U]
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}

@@ -89,6 +89,8 @@ func groupVisible(rq *request, s *catalog.Snapshot, name string) bool {
 	return false
 }
 
+// dropPlan is the plan of a DELETE that proposes cmd: {"dropped":false} at
+// once when the caller may not see the target, as when it does not exist.
 func dropPlan(visible bool, cmd catalog.Command) *plan {
 	dropped := api.DropResponse{}
 	if !visible {

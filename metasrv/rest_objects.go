@@ -493,9 +493,7 @@ func (s *Server) alterMetalake(rq *request, l *Metalake) (*plan, error) {
 	if !rq.operator() {
 		return nil, fmt.Errorf("%w: only operators alter metalakes", ErrForbidden)
 	}
-	var b struct {
-		Updates []Update `json:"updates"`
-	}
+	var b api.AlterRequest[Update]
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}

@@ -55,6 +55,14 @@ type CommitVersionRequest struct {
 	Files   []DataFile  `json:"files"`
 }
 
+// AlterRequest is the body of a PUT that alters an object: its updates,
+// applied in order, all or nothing. U is the object's update: metasrv's
+// Update (metalakes, catalogs, schemas, tables, tags), DomainUpdate or
+// PolicyUpdate.
+type AlterRequest[U any] struct {
+	Updates []U `json:"updates"`
+}
+
 // DomainUpdate is one update of PUT …/domains/{domain}: rename,
 // updateComment, setProperty or removeProperty.
 type DomainUpdate struct {
