@@ -313,10 +313,10 @@ const alterUsage = "[--rename NEW] [--comment C] [--set K=V]... [--unset K]..."
 
 // body returns the PUT body: the comment, property updates (sets in key
 // order, then unsets) and the rename, applied by the server all or nothing.
-func (f *alterFlags) body(a *admin) (map[string]any, error) {
-	var updates []map[string]any
+func (f *alterFlags) body(a *admin) (api.AlterRequest[metasrv.Update], error) {
+	var updates []metasrv.Update
 	if isSet(f.fs, "comment") {
-		updates = append(updates, map[string]any{"@type": "updateComment", "newComment": *f.comment})
+		updates = append(updates, metasrv.Update{Type: "updateComment", NewComment: *f.comment})
 	}
 	keys := make([]string, 0, len(f.set))
 	for k := range f.set {
@@ -325,20 +325,20 @@ func (f *alterFlags) body(a *admin) (map[string]any, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if slices.Contains(f.unset, k) {
-			return nil, fmt.Errorf("%w: %s: property %q both --set and --unset", errUsage, a.name, k)
+			return api.AlterRequest[metasrv.Update]{}, fmt.Errorf("%w: %s: property %q both --set and --unset", errUsage, a.name, k)
 		}
-		updates = append(updates, map[string]any{"@type": "setProperty", "property": k, "value": f.set[k]})
+		updates = append(updates, metasrv.Update{Type: "setProperty", Property: k, Value: f.set[k]})
 	}
 	for _, k := range f.unset {
-		updates = append(updates, map[string]any{"@type": "removeProperty", "property": k})
+		updates = append(updates, metasrv.Update{Type: "removeProperty", Property: k})
 	}
 	if *f.rename != "" {
-		updates = append(updates, map[string]any{"@type": "rename", "newName": *f.rename})
+		updates = append(updates, metasrv.Update{Type: "rename", NewName: *f.rename})
 	}
 	if len(updates) == 0 {
-		return nil, fmt.Errorf("%w: %s needs at least one of --rename, --comment, --set, --unset", errUsage, a.name)
+		return api.AlterRequest[metasrv.Update]{}, fmt.Errorf("%w: %s needs at least one of --rename, --comment, --set, --unset", errUsage, a.name)
 	}
-	return map[string]any{"updates": updates}, nil
+	return api.AlterRequest[metasrv.Update]{Updates: updates}, nil
 }
 
 func adminCatalogAlter(a *admin, args []string) error {
