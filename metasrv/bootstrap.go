@@ -119,7 +119,7 @@ func (s *Server) checkSeed(seed Seed) error {
 		// POST /api/metalakes is for operators only.
 		return fmt.Errorf("%w: %q is no operator of this node's principal map", ErrForbidden, seed.Operator)
 	}
-	if err := checkTenantName(seed.Metalake); err != nil {
+	if err := checkMetalakeName(seed.Metalake); err != nil {
 		return err
 	}
 	if seed.Owner == "" {

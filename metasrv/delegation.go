@@ -5,12 +5,13 @@ import (
 
 	"lakegate/authz"
 	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
 // Delegation: a query_service principal (a gateway) acts for a user of a
-// tenant's metalake by sending DelegateTenantHeader (the tenant, which must
+// tenant's metalake by sending api.DelegateTenantHeader (the tenant, which must
 // be the metalake addressed and one of the principal's delegate_tenants) and
-// DelegateUserHeader (the user's name in that metalake). metasrv then
+// api.DelegateUserHeader (the user's name in that metalake). metasrv then
 // authorizes the request as that user, with the user's roles from the
 // catalog; the query service itself holds no privileges in any metalake.
 //
@@ -29,33 +30,33 @@ import (
 // request has rq.delegator and rq.subject set.
 func (s *Server) delegate(rq *request, op string) error {
 	r := rq.r
-	dt, du := r.Header.Get(DelegateTenantHeader), r.Header.Get(DelegateUserHeader)
+	dt, du := r.Header.Get(api.DelegateTenantHeader), r.Header.Get(api.DelegateUserHeader)
 	c := rq.caller
 	if dt == "" && du == "" {
-		if c.Role() == authz.RoleQueryService && rq.tenant != "" {
-			return s.rejectDelegation(rq.tenant, c, "", op,
+		if c.Role() == authz.RoleQueryService && rq.metalake != "" {
+			return s.rejectDelegation(rq.metalake, c, "", op,
 				fmt.Errorf("%w: a query_service addresses a metalake only on behalf of a delegated user", ErrForbidden))
 		}
 		return nil
 	}
 	if c.Role() != authz.RoleQueryService {
-		return s.rejectDelegation(rq.tenant, c, "", op,
+		return s.rejectDelegation(rq.metalake, c, "", op,
 			fmt.Errorf("%w: delegation headers from a %s principal", ErrForbidden, c.Role()))
 	}
 	if dt == "" || du == "" {
-		return s.rejectDelegation(rq.tenant, c, du, op,
-			fmt.Errorf("%w: delegation needs both %s and %s", ErrForbidden, DelegateTenantHeader, DelegateUserHeader))
+		return s.rejectDelegation(rq.metalake, c, du, op,
+			fmt.Errorf("%w: delegation needs both %s and %s", ErrForbidden, api.DelegateTenantHeader, api.DelegateUserHeader))
 	}
-	if rq.tenant == "" || dt != rq.tenant {
-		return s.rejectDelegation(rq.tenant, c, du, op,
+	if rq.metalake == "" || dt != rq.metalake {
+		return s.rejectDelegation(rq.metalake, c, du, op,
 			fmt.Errorf("%w: the delegated tenant must be the metalake addressed", ErrForbidden))
 	}
 	if !mayDelegate(c, dt) {
-		return s.rejectDelegation(rq.tenant, c, du, op,
+		return s.rejectDelegation(rq.metalake, c, du, op,
 			fmt.Errorf("%w: not a delegate for this tenant", ErrForbidden))
 	}
 	if err := catalog.CheckEntityName(du); err != nil {
-		return s.rejectDelegation(rq.tenant, c, "", op,
+		return s.rejectDelegation(rq.metalake, c, "", op,
 			fmt.Errorf("%w: the delegated user is not a valid user name", ErrForbidden))
 	}
 	rq.delegator, rq.subject = c, du

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"lakegate/authz"
-	"lakegate/metasrv"
+	"lakegate/metasrv/api"
 )
 
 // TestDelegationTenantChecks covers each rule of a delegated request on its
@@ -27,10 +27,10 @@ func TestDelegationTenantChecks(t *testing.T) {
 	dh := func(tenant, user string) map[string]string {
 		h := map[string]string{}
 		if tenant != "" {
-			h[metasrv.DelegateTenantHeader] = tenant
+			h[api.DelegateTenantHeader] = tenant
 		}
 		if user != "" {
-			h[metasrv.DelegateUserHeader] = user
+			h[api.DelegateUserHeader] = user
 		}
 		return h
 	}

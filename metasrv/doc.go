@@ -21,16 +21,16 @@
 // confines tenant principals to their own metalake (404 otherwise), maps
 // errors to Gravitino codes in one function (mapError), forwards writes from
 // followers to the leader as its metadata_peer identity with the original
-// caller in CallerHeader (the leader re-authorizes; non-peers sending
+// caller in api.CallerHeader (the leader re-authorizes; non-peers sending
 // forwarding headers are rejected and audited), and serves reads from the
 // local snapshot, optionally after minGeneration (per-metalake generation,
 // bounded wait) or consistent=true (raftnode Barrier on the leader).
 //
-// Every response about a metalake carries GenerationHeader (the metalake's
-// catalog generation) and IndexHeader (the Raft index).
+// Every response about a metalake carries api.GenerationHeader (the metalake's
+// catalog generation) and api.IndexHeader (the Raft index).
 //
-// Delegation (delegation.go): a query_service sends DelegateTenantHeader
-// and DelegateUserHeader to act for a user of a tenant in its
+// Delegation (delegation.go): a query_service sends api.DelegateTenantHeader
+// and api.DelegateUserHeader to act for a user of a tenant in its
 // delegate_tenants; the request is then authorized as that user. Any other
 // use of the headers, and a query_service addressing a metalake without
 // them, is rejected (403) and audited.

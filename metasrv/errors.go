@@ -104,8 +104,8 @@ func badRequest(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrBadRequest}, args...)...)
 }
 
-// checkTenantName validates a metalake name: it is a tenant id.
-func checkTenantName(name string) error {
+// checkMetalakeName validates a metalake name: it is a tenant id.
+func checkMetalakeName(name string) error {
 	if _, err := authz.ParseTenantID(name); err != nil {
 		return fmt.Errorf("%w: metalake name must be a tenant id (1-64 of [A-Za-z0-9_-], alphanumeric at both ends)", ErrBadRequest)
 	}

@@ -305,9 +305,9 @@ func (d *proposalDecoder) byte(what string) byte {
 	return v
 }
 
-// Lake is the replicated state of one metalake: the catalog snapshot plus
+// Metalake is the replicated state of one metalake: the catalog snapshot plus
 // the metalake's own comment and properties. Immutable once published.
-type Lake struct {
+type Metalake struct {
 	Snapshot   *catalog.Snapshot
 	Comment    string
 	Properties map[string]string // never modified
@@ -315,14 +315,14 @@ type Lake struct {
 }
 
 // Name returns the metalake's name.
-func (l *Lake) Name() string { return l.Snapshot.Metalake() }
+func (l *Metalake) Name() string { return l.Snapshot.Metalake() }
 
 // Generation returns the metalake's generation (catalog.Snapshot.Generation).
-func (l *Lake) Generation() uint64 { return l.Snapshot.Generation() }
+func (l *Metalake) Generation() uint64 { return l.Snapshot.Generation() }
 
 // state is the whole replicated state; never modified once published.
 type state struct {
-	lakes map[string]*Lake
+	lakes map[string]*Metalake
 	// ended holds the last generation of each dropped metalake whose name
 	// has not been used again: one created under that name starts past it.
 	ended map[string]uint64
@@ -333,7 +333,7 @@ type state struct {
 type Result struct {
 	Metalake string
 	// Lake is the metalake after the change; nil after a drop.
-	Lake   *Lake
+	Lake   *Metalake
 	Events []Event
 	// Dropped reports whether a drop removed a metalake.
 	Dropped bool
@@ -349,7 +349,7 @@ func (r *Result) Generation() uint64 {
 }
 
 // FSM is metasrv's raftnode.StateMachine: the set of metalakes (tenant →
-// *Lake) behind one atomic pointer, so that a request loads the state once.
+// *Metalake) behind one atomic pointer, so that a request loads the state once.
 // Apply is deterministic; the only effect besides the new state is handing
 // each command's events to the audit sink. Safe for concurrent use: Apply,
 // Snapshot and Restore are called by raftnode from one goroutine, readers
@@ -370,12 +370,12 @@ var _ raftnode.StateMachine = (*FSM)(nil)
 // NewFSM returns an empty FSM that records events to audit (nil: none).
 func NewFSM(audit *AuditLog) *FSM {
 	f := &FSM{audit: audit, changed: make(chan struct{})}
-	f.st.Store(&state{lakes: map[string]*Lake{}})
+	f.st.Store(&state{lakes: map[string]*Metalake{}})
 	return f
 }
 
 // Lake returns the current state of metalake name.
-func (f *FSM) Lake(name string) (*Lake, bool) {
+func (f *FSM) Lake(name string) (*Metalake, bool) {
 	l, ok := f.st.Load().lakes[name]
 	return l, ok
 }
@@ -543,7 +543,7 @@ func applyLake(st *state, p Proposal, m catalog.Meta) (*Result, error) {
 	cur, exists := st.lakes[p.Metalake]
 	switch op {
 	case LakeCreate:
-		if err := checkTenantName(p.Metalake); err != nil {
+		if err := checkMetalakeName(p.Metalake); err != nil {
 			return failed(ev, err)
 		}
 		if exists {
@@ -562,7 +562,7 @@ func applyLake(st *state, p Proposal, m catalog.Meta) (*Result, error) {
 		if err != nil {
 			return failed(ev, err)
 		}
-		l := &Lake{Snapshot: s, Comment: p.Lake.Comment, Properties: maps.Clone(p.Lake.Properties),
+		l := &Metalake{Snapshot: s, Comment: p.Lake.Comment, Properties: maps.Clone(p.Lake.Properties),
 			Audit: catalog.Audit{Creator: m.Actor, CreateTime: m.Time.UTC().Round(0)}}
 		if len(l.Properties) == 0 {
 			l.Properties = nil
@@ -753,7 +753,7 @@ func (f *FSM) Restore(r io.Reader) error {
 		_, err = io.ReadFull(br, b)
 		return b, err
 	}
-	lakes := map[string]*Lake{}
+	lakes := map[string]*Metalake{}
 	for i := uint64(0); i < n; i++ {
 		var parts [3][]byte
 		for k := range parts {
@@ -772,7 +772,7 @@ func (f *FSM) Restore(r io.Reader) error {
 		if s.Metalake() != string(parts[0]) {
 			return fmt.Errorf("metasrv: restore: metalake %q holds %q", parts[0], s.Metalake())
 		}
-		lakes[string(parts[0])] = &Lake{Snapshot: s, Comment: meta.Comment, Properties: meta.Properties, Audit: meta.Audit}
+		lakes[string(parts[0])] = &Metalake{Snapshot: s, Comment: meta.Comment, Properties: meta.Properties, Audit: meta.Audit}
 	}
 	ended, err := restoreEnded(br, lakes)
 	if err != nil {
@@ -802,7 +802,7 @@ func strictJSON(b []byte, v any) error {
 
 // restoreEnded reads the optional section of dropped metalakes' last
 // generations (nil when the stream ends before it).
-func restoreEnded(br *bufio.Reader, lakes map[string]*Lake) (map[string]uint64, error) {
+func restoreEnded(br *bufio.Reader, lakes map[string]*Metalake) (map[string]uint64, error) {
 	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
 		return nil, nil
 	}

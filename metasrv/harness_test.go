@@ -15,6 +15,7 @@ import (
 
 	"lakegate/authz"
 	"lakegate/metasrv"
+	"lakegate/metasrv/api"
 	"lakegate/metasrv/raftnode"
 )
 
@@ -120,7 +121,7 @@ func startNodeWith(t testing.TB, pm *authz.PrincipalMap, id, dir, raftAddr, http
 
 // startSolo starts node id bootstrapping a cluster of its own that no
 // other node joins. A single voter cannot lose its lease (it is its own
-// quorum), so it runs with a 50 ms heartbeat: that only brings its first
+// quorum), so it runs with a 10 ms heartbeat: that only brings its first
 // election forward, which is most of a one-node test's time.
 func startSolo(t testing.TB, pm *authz.PrincipalMap, id string) *node {
 	t.Helper()
@@ -223,12 +224,12 @@ func (r resp) code() int {
 }
 
 func (r resp) index() uint64 {
-	i, _ := strconv.ParseUint(r.header.Get(metasrv.IndexHeader), 10, 64)
+	i, _ := strconv.ParseUint(r.header.Get(api.IndexHeader), 10, 64)
 	return i
 }
 
 func (r resp) gen() uint64 {
-	g, _ := strconv.ParseUint(r.header.Get(metasrv.GenerationHeader), 10, 64)
+	g, _ := strconv.ParseUint(r.header.Get(api.GenerationHeader), 10, 64)
 	return g
 }
 

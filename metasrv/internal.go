@@ -44,7 +44,7 @@ func (s *Server) internalRoutes() {
 
 // beginInternal authenticates an internal API request: a query_service
 // delegate of the tenant addressed, not forwarded. Delegation headers are
-// optional; DelegateTenantHeader, when sent, must name the tenant.
+// optional; api.DelegateTenantHeader, when sent, must name the tenant.
 func (s *Server) beginInternal(r *http.Request, op string) (*authz.Principal, string, error) {
 	tenant := r.PathValue("tenant")
 	p, err := s.queryService(r, op, tenant)
@@ -62,7 +62,7 @@ func (s *Server) queryService(r *http.Request, op, tenant string) (*authz.Princi
 	if err != nil {
 		return nil, err
 	}
-	if r.Header.Get(CallerHeader) != "" || r.Header.Get(raftnode.ForwardedHeader) != "" {
+	if r.Header.Get(api.CallerHeader) != "" || r.Header.Get(raftnode.ForwardedHeader) != "" {
 		return nil, s.rejectDelegation(tenant, p, "", op,
 			fmt.Errorf("%w: the internal API is not forwarded", ErrForbidden))
 	}
@@ -76,8 +76,8 @@ func (s *Server) queryService(r *http.Request, op, tenant string) (*authz.Princi
 // delegateFor checks that p may act for every one of tenants (at least
 // one) and that this node may answer.
 func (s *Server) delegateFor(r *http.Request, p *authz.Principal, op string, tenants ...string) error {
-	du := r.Header.Get(DelegateUserHeader)
-	if dt := r.Header.Get(DelegateTenantHeader); dt != "" && (len(tenants) > 1 || dt != tenants[0]) {
+	du := r.Header.Get(api.DelegateUserHeader)
+	if dt := r.Header.Get(api.DelegateTenantHeader); dt != "" && (len(tenants) > 1 || dt != tenants[0]) {
 		return s.rejectDelegation(tenants[0], p, du, op,
 			fmt.Errorf("%w: the delegated tenant must be the metalake addressed", ErrForbidden))
 	}
@@ -106,7 +106,7 @@ func (s *Server) handleGeneration(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, fmt.Errorf("%w: metalake %q", ErrNotFound, tenant))
 	} else {
 		g := l.Generation()
-		w.Header().Set(GenerationHeader, strconv.FormatUint(g, 10))
+		w.Header().Set(api.GenerationHeader, strconv.FormatUint(g, 10))
 		writeJSON(w, http.StatusOK, api.GenerationResponse{Generation: g})
 	}
 }
@@ -117,11 +117,11 @@ func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	w.Header().Set(GenerationHeader, strconv.FormatUint(l.Generation(), 10))
+	w.Header().Set(api.GenerationHeader, strconv.FormatUint(l.Generation(), 10))
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (*ResolveResponse, *Lake, error) {
+func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (*ResolveResponse, *Metalake, error) {
 	const op = "Resolve"
 	p, tenant, err := s.beginInternal(r, op)
 	if err != nil {
@@ -138,9 +138,9 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (*ResolveRespon
 	if err := catalog.CheckEntityName(req.Subject); err != nil {
 		return nil, nil, s.rejectDelegation(tenant, p, "", op, badRequest("subject must be a user name"))
 	}
-	if du := r.Header.Get(DelegateUserHeader); du != "" && du != req.Subject {
+	if du := r.Header.Get(api.DelegateUserHeader); du != "" && du != req.Subject {
 		return nil, nil, s.rejectDelegation(tenant, p, req.Subject, op,
-			fmt.Errorf("%w: %s differs from the subject", ErrForbidden, DelegateUserHeader))
+			fmt.Errorf("%w: %s differs from the subject", ErrForbidden, api.DelegateUserHeader))
 	}
 	if req.Catalog == "" {
 		return nil, nil, badRequest("catalog is required")
@@ -296,7 +296,7 @@ func (s *Server) internalBody(w http.ResponseWriter, r *http.Request, p *authz.P
 
 // internalLake waits for minGeneration (0: no wait) and returns tenant's
 // metalake.
-func (s *Server) internalLake(r *http.Request, tenant string, minGeneration uint64) (*Lake, error) {
+func (s *Server) internalLake(r *http.Request, tenant string, minGeneration uint64) (*Metalake, error) {
 	if minGeneration != 0 {
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadWaitTimeout)
 		err := s.fsm.WaitGeneration(ctx, tenant, minGeneration)
@@ -318,7 +318,7 @@ func (s *Server) handleListTables(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	w.Header().Set(GenerationHeader, strconv.FormatUint(out.Generation, 10))
+	w.Header().Set(api.GenerationHeader, strconv.FormatUint(out.Generation, 10))
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -335,9 +335,9 @@ func (s *Server) listTables(w http.ResponseWriter, r *http.Request) (*ListTables
 	if err := catalog.CheckEntityName(req.Subject); err != nil {
 		return nil, s.rejectDelegation(tenant, p, "", op, badRequest("subject must be a user name"))
 	}
-	if du := r.Header.Get(DelegateUserHeader); du != "" && du != req.Subject {
+	if du := r.Header.Get(api.DelegateUserHeader); du != "" && du != req.Subject {
 		return nil, s.rejectDelegation(tenant, p, req.Subject, op,
-			fmt.Errorf("%w: %s differs from the subject", ErrForbidden, DelegateUserHeader))
+			fmt.Errorf("%w: %s differs from the subject", ErrForbidden, api.DelegateUserHeader))
 	}
 	if req.Catalog == "" {
 		return nil, badRequest("catalog is required")
@@ -408,6 +408,6 @@ func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
 	for sid, f := range l.Snapshot.ReferencedFiles() {
 		out.Files = append(out.Files, FileRef{StorageID: sid, Path: f.Path})
 	}
-	w.Header().Set(GenerationHeader, strconv.FormatUint(out.Generation, 10))
+	w.Header().Set(api.GenerationHeader, strconv.FormatUint(out.Generation, 10))
 	writeJSON(w, http.StatusOK, out)
 }

@@ -17,6 +17,7 @@ import (
 
 	"lakegate/authz"
 	"lakegate/metasrv"
+	"lakegate/metasrv/api"
 	"lakegate/metasrv/client"
 )
 
@@ -66,7 +67,7 @@ func TestDelegationForwarded(t *testing.T) {
 	if waitLeader(t, n1, n2) == n2 {
 		leader, follower = n2, n1
 	}
-	dh := map[string]string{metasrv.DelegateTenantHeader: "acme", metasrv.DelegateUserHeader: "alice@acme"}
+	dh := map[string]string{api.DelegateTenantHeader: "acme", api.DelegateUserHeader: "alice@acme"}
 	r := must(t, follower, call{method: "POST", path: ml + "/catalogs", token: tokGW, header: dh, body: map[string]any{"name": "fwd"}})
 	if r.body["catalog"].(map[string]any)["audit"].(map[string]any)["creator"] != "alice@acme" {
 		t.Fatalf("forwarded delegated write: %s", r.raw)
@@ -176,7 +177,7 @@ func TestDelegationREST(t *testing.T) {
 	n := startDelegationNode(t)
 	governedLake(t, n)
 	dh := func(tenant, user string) map[string]string {
-		return map[string]string{metasrv.DelegateTenantHeader: tenant, metasrv.DelegateUserHeader: user}
+		return map[string]string{api.DelegateTenantHeader: tenant, api.DelegateUserHeader: user}
 	}
 	tables := ml + "/catalogs/lake/schemas/sales/tables"
 
@@ -223,7 +224,7 @@ func TestDelegationREST(t *testing.T) {
 	// Refused: the delegated tenant differs from the metalake addressed.
 	expect(t, n, call{method: "GET", path: tables, token: tokGW, header: dh("other", "bob@acme")}, 403, 1008)
 	// Refused: one header only.
-	expect(t, n, call{method: "GET", path: tables, token: tokGW, header: map[string]string{metasrv.DelegateUserHeader: "bob@acme"}}, 403, 1008)
+	expect(t, n, call{method: "GET", path: tables, token: tokGW, header: map[string]string{api.DelegateUserHeader: "bob@acme"}}, 403, 1008)
 	// Refused: a user sending delegation headers.
 	expect(t, n, call{method: "GET", path: tables, token: tokBob, header: dh("acme", "alice@acme")}, 403, 1008)
 	if !auditHas(n, "bob@acme", "", "delegation headers from a user") {
@@ -326,9 +327,9 @@ func TestResolve(t *testing.T) {
 		t.Fatal("user on the internal API not audited")
 	}
 	expect(t, n, call{method: "POST", path: "/internal/v1/metalakes/acme/resolve", token: tokGW, body: refsBody("bob@acme", "orders"),
-		header: map[string]string{metasrv.DelegateUserHeader: "alice@acme"}}, 403, 1008)
+		header: map[string]string{api.DelegateUserHeader: "alice@acme"}}, 403, 1008)
 	expect(t, n, call{method: "POST", path: "/internal/v1/metalakes/acme/resolve", token: tokGW, body: refsBody("bob@acme", "orders"),
-		header: map[string]string{metasrv.CallerHeader: "alice@acme"}}, 403, 1008)
+		header: map[string]string{api.CallerHeader: "alice@acme"}}, 403, 1008)
 	expect(t, n, call{method: "POST", path: "/internal/v1/metalakes/acme/resolve", token: ""}, 401, 1011)
 	// Bad bodies.
 	for _, bad := range []any{
@@ -606,17 +607,17 @@ func startContactCluster(ctx context.Context, t *testing.T, readWait time.Durati
 // the other one than this node checked.
 func TestRepeatedIdentityHeaders(t *testing.T) {
 	n := startDelegationNode(t)
-	dh := map[string]string{metasrv.DelegateTenantHeader: "acme"}
+	dh := map[string]string{api.DelegateTenantHeader: "acme"}
 	expect(t, n, call{method: "GET", path: ml + "/catalogs", token: tokAlice,
 		repeated: http.Header{"Authorization": {"Bearer " + tokBob}}}, 401, 1011)
 	expect(t, n, call{method: "GET", path: ml + "/catalogs", token: tokGW, header: dh,
-		repeated: http.Header{metasrv.DelegateUserHeader: {"alice@acme", "bob@acme"}}}, 400, 1001)
+		repeated: http.Header{api.DelegateUserHeader: {"alice@acme", "bob@acme"}}}, 400, 1001)
 	expect(t, n, call{method: "GET", path: ml + "/catalogs", token: tokGW,
-		header:   map[string]string{metasrv.DelegateUserHeader: "alice@acme"},
-		repeated: http.Header{metasrv.DelegateTenantHeader: {"acme", "other"}}}, 400, 1001)
+		header:   map[string]string{api.DelegateUserHeader: "alice@acme"},
+		repeated: http.Header{api.DelegateTenantHeader: {"acme", "other"}}}, 400, 1001)
 	expect(t, n, call{method: "GET", path: "/internal/v1/metalakes/acme/generation", token: tokGW,
-		repeated: http.Header{metasrv.DelegateTenantHeader: {"acme", "acme"}}}, 400, 1001)
+		repeated: http.Header{api.DelegateTenantHeader: {"acme", "acme"}}}, 400, 1001)
 	// One of each is still served.
 	must(t, n, call{method: "GET", path: ml + "/catalogs", token: tokGW,
-		header: map[string]string{metasrv.DelegateTenantHeader: "acme", metasrv.DelegateUserHeader: "alice@acme"}})
+		header: map[string]string{api.DelegateTenantHeader: "acme", api.DelegateUserHeader: "alice@acme"}})
 }

@@ -16,22 +16,6 @@ import (
 	"lakegate/metasrv/raftnode"
 )
 
-// HTTP headers of the REST API (see package api).
-const (
-	CallerHeader         = api.CallerHeader
-	DelegateTenantHeader = api.DelegateTenantHeader
-	DelegateUserHeader   = api.DelegateUserHeader
-	GenerationHeader     = api.GenerationHeader
-	IndexHeader          = api.IndexHeader
-)
-
-// Media types of tag association bodies.
-const (
-	mediaJSON = api.MediaJSON
-	mediaV1   = api.MediaV1
-	mediaV2   = api.MediaV2
-)
-
 // request is one authenticated REST request.
 type request struct {
 	s      *Server
@@ -39,7 +23,9 @@ type request struct {
 	r      *http.Request
 	caller *authz.Principal // the effective caller
 	peer   *authz.Principal // the forwarding peer, if forwarded
-	tenant string           // {tenant}, "" for /api/metalakes
+	// metalake is the metalake the path addresses ({tenant}, a tenant
+	// id), "" for /api/metalakes and /api/whoami.
+	metalake string
 	// delegator is the query_service acting for subject (a user name of
 	// the metalake), nil when not delegated.
 	delegator *authz.Principal
@@ -65,7 +51,7 @@ func (rq *request) operator() bool { return rq.caller.Role() == authz.RoleOperat
 // the tenant admin of that metalake. Inside it, what a caller may do to
 // objects is still decided by the catalog.
 func (rq *request) administers() bool {
-	return rq.operator() || (rq.tenant != "" && rq.delegator == nil && rq.caller.AdministersTenant(rq.tenant))
+	return rq.operator() || (rq.metalake != "" && rq.delegator == nil && rq.caller.AdministersTenant(rq.metalake))
 }
 
 func (rq *request) param(name string) string { return rq.r.PathValue(name) }
@@ -88,24 +74,25 @@ func (rq *request) decode(v any) error {
 	return nil
 }
 
-type readFunc func(rq *request, l *Lake) (map[string]any, error)
+// readFunc answers a read: an api envelope (api.TagResponse, …) with code 0.
+type readFunc func(rq *request, l *Metalake) (any, error)
 
 // plan is what a write handler proposes and how it answers.
 type plan struct {
 	cmds []catalog.Command
 	lake *LakeOp
-	// render builds the response fields from the result.
-	render func(res *Result) (map[string]any, error)
+	// render builds the answer (an api envelope) from the result.
+	render func(res *Result) (any, error)
 	// onNotFound, when set, answers a not-found rejection (deletes answer
 	// {"dropped":false}).
-	onNotFound map[string]any
+	onNotFound any
 	// now, when set, is answered without proposing.
-	now map[string]any
+	now any
 	// lakeName is the metalake of a lake operation on /api/metalakes.
 	lakeName string
 }
 
-type writeFunc func(rq *request, l *Lake) (*plan, error)
+type writeFunc func(rq *request, l *Metalake) (*plan, error)
 
 // checkDisplay refuses a write that introduces a name which does not look
 // like what it is (catalog.CheckDisplayName) — in its commands
@@ -233,7 +220,7 @@ func (s *Server) authenticate(r *http.Request) (*authz.Principal, error) {
 	// The headers that say on whose behalf a request acts may each appear
 	// once: with two values, a proxy or a node on the way could act on
 	// another one than the one checked here.
-	for _, k := range [...]string{CallerHeader, raftnode.ForwardedHeader, DelegateTenantHeader, DelegateUserHeader} {
+	for _, k := range [...]string{api.CallerHeader, raftnode.ForwardedHeader, api.DelegateTenantHeader, api.DelegateUserHeader} {
 		if len(r.Header.Values(k)) > 1 {
 			return nil, badRequest("header %s appears more than once", k)
 		}
@@ -253,8 +240,8 @@ func (s *Server) authenticate(r *http.Request) (*authz.Principal, error) {
 // rejectEvent audits a request rejected before it reached the log.
 // Recording is synchronous and takes no context, so client cancellation
 // never loses it.
-func (s *Server) rejectEvent(tenant, actor, op string, target catalog.Object, err error) {
-	s.audit.Record(Event{Metalake: tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: actor,
+func (s *Server) rejectEvent(metalake, actor, op string, target catalog.Object, err error) {
+	s.audit.Record(Event{Metalake: metalake, Event: catalog.Event{Time: s.now().UTC(), Actor: actor,
 		Operation: op, Target: target, Outcome: catalog.Failure, Detail: err.Error()}})
 }
 
@@ -262,8 +249,8 @@ func (s *Server) rejectEvent(tenant, actor, op string, target catalog.Object, er
 // proposed, with the delegating service when there is one.
 func (rq *request) reject(op string, err error) {
 	s := rq.s
-	ev := Event{Metalake: rq.tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
-		Operation: op, Target: catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}, Outcome: catalog.Failure, Detail: err.Error()}}
+	ev := Event{Metalake: rq.metalake, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
+		Operation: op, Target: catalog.Object{Type: catalog.ObjectMetalake, Name: rq.metalake}, Outcome: catalog.Failure, Detail: err.Error()}}
 	if rq.delegator != nil {
 		ev.Delegator = rq.delegator.ID().String()
 	}
@@ -277,24 +264,24 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*requ
 	if err != nil {
 		return nil, err
 	}
-	rq := &request{s: s, w: w, r: r, caller: p, tenant: r.PathValue("tenant")}
-	target := catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}
-	forwarded := r.Header.Get(CallerHeader) != "" || r.Header.Get(raftnode.ForwardedHeader) != ""
+	rq := &request{s: s, w: w, r: r, caller: p, metalake: r.PathValue("tenant")}
+	target := catalog.Object{Type: catalog.ObjectMetalake, Name: rq.metalake}
+	forwarded := r.Header.Get(api.CallerHeader) != "" || r.Header.Get(raftnode.ForwardedHeader) != ""
 	switch {
 	case forwarded && p.Role() != authz.RoleMetadataPeer:
 		err := fmt.Errorf("%w: forwarding headers from a %s principal", ErrForbidden, p.Role())
-		s.rejectEvent(rq.tenant, p.ID().String(), op, target, err)
+		s.rejectEvent(rq.metalake, p.ID().String(), op, target, err)
 		return nil, err
 	case p.Role() == authz.RoleMetadataPeer && !s.forwardingMember(r, p):
 		err := fmt.Errorf("%w: a peer request must come from a member of the cluster, forwarding as itself", ErrForbidden)
-		s.rejectEvent(rq.tenant, p.ID().String(), op, target, err)
+		s.rejectEvent(rq.metalake, p.ID().String(), op, target, err)
 		return nil, err
 	case p.Role() == authz.RoleMetadataPeer:
-		id := r.Header.Get(CallerHeader)
+		id := r.Header.Get(api.CallerHeader)
 		c, ok := s.byID[id]
 		if !ok || c.Role() == authz.RoleMetadataPeer {
 			err := fmt.Errorf("%w: a peer request must name a known non-peer caller", ErrForbidden)
-			s.rejectEvent(rq.tenant, p.ID().String(), op, target, err)
+			s.rejectEvent(rq.metalake, p.ID().String(), op, target, err)
 			return nil, err
 		}
 		rq.peer, rq.caller = p, c
@@ -304,8 +291,8 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*requ
 	}
 	// Every caller but an operator is held to its own tenant; a delegated
 	// request was held to the delegate's tenants above.
-	if rq.tenant != "" && !rq.operator() && rq.delegator == nil && rq.caller.Tenant().String() != rq.tenant {
-		return nil, fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
+	if rq.metalake != "" && !rq.operator() && rq.delegator == nil && rq.caller.Tenant().String() != rq.metalake {
+		return nil, fmt.Errorf("%w: metalake %q", ErrNotFound, rq.metalake)
 	}
 	return rq, nil
 }
@@ -332,23 +319,22 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, body)
 }
 
-func (s *Server) ok(w http.ResponseWriter, l *Lake, fields map[string]any) {
+// ok writes answer, an api envelope whose code is 0 (nil: code alone), with
+// the generation of l when there is one.
+func (s *Server) ok(w http.ResponseWriter, l *Metalake, answer any) {
 	if l != nil {
-		w.Header().Set(GenerationHeader, strconv.FormatUint(l.Generation(), 10))
+		w.Header().Set(api.GenerationHeader, strconv.FormatUint(l.Generation(), 10))
 	}
-	if fields == nil {
-		fields = map[string]any{}
+	if answer == nil {
+		answer = api.BaseResponse{}
 	}
-	fields["code"] = 0
-	writeJSON(w, http.StatusOK, fields)
+	writeJSON(w, http.StatusOK, answer)
 }
 
 // updatesOf decodes the body of an alter, {"updates": [...]}, which must
 // hold at least one update.
 func updatesOf[U any](rq *request) ([]U, error) {
-	var b struct {
-		Updates []U `json:"updates"`
-	}
+	var b api.AlterRequest[U]
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
@@ -359,9 +345,10 @@ func updatesOf[U any](rq *request) ([]U, error) {
 }
 
 // namesOr answers a collection read: the names of items, or with
-// details=true their wire objects under key, leaving out an item whose
-// object dto does not find. Either list is [] when empty, never null.
-func namesOr[T, D any](rq *request, items []T, key string, name func(T) string, dto func(T) (D, bool)) map[string]any {
+// details=true the envelope list makes of their wire objects, leaving out
+// an item whose object dto does not find. Either list is [] when empty,
+// never null.
+func namesOr[T, D any](rq *request, items []T, name func(T) string, dto func(T) (D, bool), list func([]D) any) any {
 	if rq.details() {
 		out := []D{}
 		for _, it := range items {
@@ -369,13 +356,13 @@ func namesOr[T, D any](rq *request, items []T, key string, name func(T) string, 
 				out = append(out, d)
 			}
 		}
-		return map[string]any{key: out}
+		return list(out)
 	}
 	names := []string{}
 	for _, it := range items {
 		names = append(names, name(it))
 	}
-	return map[string]any{"names": names}
+	return api.NameListResponse{Names: names}
 }
 
 // read registers a read route.
@@ -406,31 +393,31 @@ func (s *Server) serveRead(rq *request, fn readFunc) error {
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 	}
-	if mg := rq.query("minGeneration"); mg != "" && rq.tenant != "" {
+	if mg := rq.query("minGeneration"); mg != "" && rq.metalake != "" {
 		gen, err := strconv.ParseUint(mg, 10, 64)
 		if err != nil {
 			return badRequest("minGeneration must be a non-negative integer")
 		}
-		if err := s.fsm.WaitGeneration(ctx, rq.tenant, gen); err != nil {
+		if err := s.fsm.WaitGeneration(ctx, rq.metalake, gen); err != nil {
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 	}
-	var l *Lake
-	if rq.tenant != "" {
+	var l *Metalake
+	if rq.metalake != "" {
 		var ok bool
-		if l, ok = s.fsm.Lake(rq.tenant); !ok {
-			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
+		if l, ok = s.fsm.Lake(rq.metalake); !ok {
+			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.metalake)
 		}
-		if !rq.administers() && !l.Snapshot.Visible(rq.actor(), catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}) {
-			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
+		if !rq.administers() && !l.Snapshot.Visible(rq.actor(), catalog.Object{Type: catalog.ObjectMetalake, Name: rq.metalake}) {
+			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.metalake)
 		}
 	}
-	fields, err := fn(rq, l)
+	answer, err := fn(rq, l)
 	if err != nil {
 		return err
 	}
-	rq.w.Header().Set(IndexHeader, strconv.FormatUint(s.node.AppliedIndex(), 10))
-	s.ok(rq.w, l, fields)
+	rq.w.Header().Set(api.IndexHeader, strconv.FormatUint(s.node.AppliedIndex(), 10))
+	s.ok(rq.w, l, answer)
 	return nil
 }
 
@@ -440,7 +427,7 @@ func (s *Server) write(method, pattern, op string, fn writeFunc) {
 }
 
 // writeRoute registers a write route; with lakeOptional, fn runs with a nil
-// *Lake when the metalake does not exist.
+// *Metalake when the metalake does not exist.
 func (s *Server) writeRoute(method, pattern, op string, lakeOptional bool, fn writeFunc) {
 	s.mux.HandleFunc(method+" "+pattern, func(w http.ResponseWriter, r *http.Request) {
 		rq, err := s.begin(w, r, op)
@@ -468,11 +455,11 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 			return err
 		}
 	}
-	var l *Lake
-	if rq.tenant != "" {
+	var l *Metalake
+	if rq.metalake != "" {
 		var ok bool
-		if l, ok = s.fsm.Lake(rq.tenant); !ok && !lakeOptional {
-			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.tenant)
+		if l, ok = s.fsm.Lake(rq.metalake); !ok && !lakeOptional {
+			return fmt.Errorf("%w: metalake %q", ErrNotFound, rq.metalake)
 		}
 	}
 	pl, err := fn(rq, l)
@@ -487,7 +474,7 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 		s.ok(rq.w, l, pl.now)
 		return nil
 	}
-	metalake := rq.tenant
+	metalake := rq.metalake
 	if pl.lake != nil && metalake == "" {
 		metalake = pl.lakeName
 	}
@@ -513,7 +500,7 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 	out, index, err := s.batch.propose(ctx, b)
 	s.metrics.observeProposal(time.Since(start), index, err)
 	if index != 0 {
-		rq.w.Header().Set(IndexHeader, strconv.FormatUint(index, 10))
+		rq.w.Header().Set(api.IndexHeader, strconv.FormatUint(index, 10))
 	}
 	if err != nil {
 		if pl.onNotFound != nil && errors.Is(err, catalog.ErrNotFound) {
@@ -521,7 +508,7 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 			return nil
 		}
 		if l != nil {
-			rq.w.Header().Set(GenerationHeader, strconv.FormatUint(l.Generation(), 10))
+			rq.w.Header().Set(api.GenerationHeader, strconv.FormatUint(l.Generation(), 10))
 		}
 		return err
 	}
@@ -529,14 +516,14 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 	if !ok {
 		return fmt.Errorf("metasrv: unexpected apply result %T", out)
 	}
-	fields, err := pl.render(res)
+	answer, err := pl.render(res)
 	if err != nil {
 		return err
 	}
 	if res.Lake != nil {
-		s.ok(rq.w, res.Lake, fields)
+		s.ok(rq.w, res.Lake, answer)
 	} else {
-		s.ok(rq.w, nil, fields)
+		s.ok(rq.w, nil, answer)
 	}
 	return nil
 }
@@ -562,8 +549,8 @@ func (s *Server) forward(rq *request) error {
 	if err != nil {
 		return err
 	}
-	hdr.Set(CallerHeader, rq.caller.ID().String())
-	for _, k := range []string{"Content-Type", "Accept", DelegateTenantHeader, DelegateUserHeader} {
+	hdr.Set(api.CallerHeader, rq.caller.ID().String())
+	for _, k := range []string{"Content-Type", "Accept", api.DelegateTenantHeader, api.DelegateUserHeader} {
 		if v := r.Header.Get(k); v != "" {
 			hdr.Set(k, v)
 		}
@@ -576,7 +563,7 @@ func (s *Server) forward(rq *request) error {
 		return fmt.Errorf("%w: forwarding to the leader: %v", ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
-	raftnode.CopyReply(rq.w, resp, 64<<20, GenerationHeader, IndexHeader)
+	raftnode.CopyReply(rq.w, resp, 64<<20, api.GenerationHeader, api.IndexHeader)
 	return nil
 }
 

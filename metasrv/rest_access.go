@@ -8,17 +8,6 @@ import (
 	"lakegate/metasrv/api"
 )
 
-type privilegeDTO struct {
-	Name      catalog.Privilege `json:"name"`
-	Condition catalog.Condition `json:"condition"`
-}
-
-type securableDTO struct {
-	FullName   string         `json:"fullName"`
-	Type       string         `json:"type"`
-	Privileges []privilegeDTO `json:"privileges"`
-}
-
 func toRole(r catalog.RoleInfo) api.RoleDTO {
 	d := api.RoleDTO{Name: r.Name, Properties: r.Properties, Audit: r.Audit, SecurableObjects: []api.SecurableDTO{}}
 	for _, g := range r.Grants {
@@ -48,23 +37,30 @@ func nonNil(ss []string) []string {
 	return ss
 }
 
-func privConds(ps []privilegeDTO) ([]catalog.PrivilegeCondition, error) {
+// privConds reads the privileges of a request, names and conditions in
+// any case.
+func privConds(ps []api.PrivilegeDTO) ([]catalog.PrivilegeCondition, error) {
 	if len(ps) == 0 {
 		return nil, badRequest("no privileges")
 	}
 	out := make([]catalog.PrivilegeCondition, len(ps))
 	for i, p := range ps {
-		if p.Name == 0 || p.Condition == 0 {
+		if p.Name == "" || p.Condition == "" {
 			return nil, badRequest("each privilege needs a name and a condition")
 		}
-		out[i] = catalog.PrivilegeCondition{Name: p.Name, Condition: p.Condition}
+		if err := out[i].Name.UnmarshalText([]byte(p.Name)); err != nil {
+			return nil, err
+		}
+		if err := out[i].Condition.UnmarshalText([]byte(p.Condition)); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
 
 // mayManage reports whether the caller holds priv on the metalake.
 func mayManage(rq *request, s *catalog.Snapshot, privs ...catalog.Privilege) bool {
-	ml := catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}
+	ml := catalog.Object{Type: catalog.ObjectMetalake, Name: rq.metalake}
 	for _, p := range privs {
 		if s.Authorize(rq.actor(), p, ml).Allowed {
 			return true
@@ -93,13 +89,15 @@ func groupVisible(rq *request, s *catalog.Snapshot, name string) bool {
 	return false
 }
 
+// dropPlan is the plan of a DELETE that proposes cmd: {"dropped":false} at
+// once when the caller may not see the target, as when it does not exist.
 func dropPlan(visible bool, cmd catalog.Command) *plan {
-	dropped := map[string]any{"dropped": false}
+	dropped := api.DropResponse{}
 	if !visible {
 		return &plan{now: dropped}
 	}
 	return &plan{cmds: []catalog.Command{cmd}, onNotFound: dropped,
-		render: func(*Result) (map[string]any, error) { return map[string]any{"dropped": true}, nil }}
+		render: func(*Result) (any, error) { return api.DropResponse{Dropped: true}, nil }}
 }
 
 func (s *Server) accessRoutes() {
@@ -133,23 +131,19 @@ func (s *Server) accessRoutes() {
 	s.read(base+"/events", "ListEvents", s.listEvents)
 }
 
-func renderRole(name string) func(*Result) (map[string]any, error) {
-	return func(res *Result) (map[string]any, error) {
+func renderRole(name string) func(*Result) (any, error) {
+	return func(res *Result) (any, error) {
 		r, ok := res.Lake.Snapshot.Role(name)
 		if !ok {
 			return nil, fmt.Errorf("metasrv: role %q missing after apply", name)
 		}
-		return map[string]any{"role": toRole(r)}, nil
+		return api.RoleResponse{Role: toRole(r)}, nil
 	}
 }
 
 // createRole serves POST …/roles.
-func (s *Server) createRole(rq *request, l *Lake) (*plan, error) {
-	var b struct {
-		Name             string            `json:"name"`
-		Properties       map[string]string `json:"properties"`
-		SecurableObjects []securableDTO    `json:"securableObjects"`
-	}
+func (s *Server) createRole(rq *request, l *Metalake) (*plan, error) {
+	var b api.CreateRoleRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
@@ -180,34 +174,34 @@ func (s *Server) createRole(rq *request, l *Lake) (*plan, error) {
 }
 
 // listRoles serves GET …/roles.
-func (s *Server) listRoles(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listRoles(rq *request, l *Metalake) (any, error) {
 	names := []string{}
 	for _, n := range l.Snapshot.RoleNames() {
 		if l.Snapshot.Visible(rq.actor(), catalog.Role(n)) {
 			names = append(names, n)
 		}
 	}
-	return map[string]any{"names": names}, nil
+	return api.NameListResponse{Names: names}, nil
 }
 
 // getRole serves GET …/roles/{role}.
-func (s *Server) getRole(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) getRole(rq *request, l *Metalake) (any, error) {
 	name := rq.param("role")
 	r, ok := l.Snapshot.Role(name)
 	if !ok || !l.Snapshot.Visible(rq.actor(), catalog.Role(name)) {
 		return nil, fmt.Errorf("%w: role %q", ErrNotFound, name)
 	}
-	return map[string]any{"role": toRole(r)}, nil
+	return api.RoleResponse{Role: toRole(r)}, nil
 }
 
 // dropRole serves DELETE …/roles/{role}.
-func (s *Server) dropRole(rq *request, l *Lake) (*plan, error) {
+func (s *Server) dropRole(rq *request, l *Metalake) (*plan, error) {
 	name := rq.param("role")
 	return dropPlan(l.Snapshot.Visible(rq.actor(), catalog.Role(name)), catalog.DropRole{Name: name}), nil
 }
 
 // getOwner serves GET …/owners/{type}/{fullName}.
-func (s *Server) getOwner(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) getOwner(rq *request, l *Metalake) (any, error) {
 	o, err := parseObject(rq)
 	if err != nil {
 		return nil, err
@@ -216,11 +210,11 @@ func (s *Server) getOwner(rq *request, l *Lake) (map[string]any, error) {
 	if !ok || !l.Snapshot.Visible(rq.actor(), o) {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, o)
 	}
-	return map[string]any{"owner": api.OwnerDTO{Name: ow.Name, Type: lower(ow.Type)}}, nil
+	return api.OwnerResponse{Owner: api.OwnerDTO{Name: ow.Name, Type: lower(ow.Type)}}, nil
 }
 
 // listEvents serves GET …/events.
-func (s *Server) listEvents(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listEvents(rq *request, l *Metalake) (any, error) {
 	if !rq.administers() && l.Snapshot.MetalakeOwner() != (catalog.Owner{Type: catalog.OwnerUser, Name: rq.actor()}) {
 		return nil, fmt.Errorf("%w: events are for the metalake owner, its tenant admins and operators", ErrForbidden)
 	}
@@ -242,31 +236,32 @@ func (s *Server) listEvents(rq *request, l *Lake) (map[string]any, error) {
 			return nil, badRequest("limit must be within [1, 1000]")
 		}
 	}
-	evs := s.audit.Events(rq.tenant, since, before, limit)
+	evs := s.audit.Events(rq.metalake, since, before, limit)
 	if evs == nil {
 		evs = []Event{}
 	}
-	return map[string]any{"events": evs}, nil
+	return api.EventListResponse[Event]{Events: evs}, nil
 }
 
 // setOwner serves PUT …/owners/{type}/{fullName}.
-func (s *Server) setOwner(rq *request, l *Lake) (*plan, error) {
+func (s *Server) setOwner(rq *request, l *Metalake) (*plan, error) {
 	o, err := parseObject(rq)
 	if err != nil {
 		return nil, err
 	}
-	var b struct {
-		Name string            `json:"name"`
-		Type catalog.OwnerType `json:"type"`
-	}
+	var b api.SetOwnerRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
-	if b.Type == 0 || b.Name == "" {
+	if b.Type == "" || b.Name == "" {
 		return nil, badRequest("owner needs a name and a type")
 	}
-	return &plan{cmds: []catalog.Command{catalog.SetOwner{Object: o, Owner: catalog.Owner{Type: b.Type, Name: b.Name}}},
-		render: func(*Result) (map[string]any, error) { return map[string]any{"set": true}, nil }}, nil
+	var typ catalog.OwnerType
+	if err := typ.UnmarshalText([]byte(b.Type)); err != nil {
+		return nil, err
+	}
+	return &plan{cmds: []catalog.Command{catalog.SetOwner{Object: o, Owner: catalog.Owner{Type: typ, Name: b.Name}}},
+		render: func(*Result) (any, error) { return api.SetResponse{Set: true}, nil }}, nil
 }
 
 // grantAction is "grant" or "revoke": the last segment of a permissions
@@ -274,14 +269,12 @@ func (s *Server) setOwner(rq *request, l *Lake) (*plan, error) {
 type grantAction string
 
 // privileges serves PUT …/permissions/roles/{role}/{type}/{fullName}/{action}.
-func (action grantAction) privileges(rq *request, l *Lake) (*plan, error) {
+func (action grantAction) privileges(rq *request, l *Metalake) (*plan, error) {
 	o, err := parseObject(rq)
 	if err != nil {
 		return nil, err
 	}
-	var b struct {
-		Privileges []privilegeDTO `json:"privileges"`
-	}
+	var b api.PrivilegesRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
@@ -304,10 +297,8 @@ type roleGrant struct {
 }
 
 // roles serves PUT …/permissions/{users|groups}/{name}/{action}.
-func (rg roleGrant) roles(rq *request, l *Lake) (*plan, error) {
-	var b struct {
-		RoleNames []string `json:"roleNames"`
-	}
+func (rg roleGrant) roles(rq *request, l *Metalake) (*plan, error) {
+	var b api.RoleNamesRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
@@ -322,9 +313,9 @@ func (rg roleGrant) roles(rq *request, l *Lake) (*plan, error) {
 	if rg.action == "revoke" {
 		c = catalog.RevokeRoles{Grantee: g, Roles: b.RoleNames}
 	}
-	return &plan{cmds: []catalog.Command{c}, render: func(res *Result) (map[string]any, error) {
+	return &plan{cmds: []catalog.Command{c}, render: func(res *Result) (any, error) {
 		v, _ := rg.kind.get(res.Lake.Snapshot, g.Name)
-		return map[string]any{rg.kind.single(): v}, nil
+		return v, nil
 	}}, nil
 }
 
@@ -344,20 +335,20 @@ func (k principalKind) visible(rq *request, s *catalog.Snapshot, n string) bool 
 	return userVisible(rq, s, n)
 }
 
+// get answers principal n of the kind: an api.UserResponse or
+// api.GroupResponse.
 func (k principalKind) get(s *catalog.Snapshot, n string) (any, bool) {
 	if k.isGroup() {
 		g, ok := s.Group(n)
-		return toGroup(g), ok
+		return api.GroupResponse{Group: toGroup(g)}, ok
 	}
 	u, ok := s.User(n)
-	return toUser(u), ok
+	return api.UserResponse{User: toUser(u)}, ok
 }
 
 // create serves POST …/{users|groups}.
-func (k principalKind) create(rq *request, l *Lake) (*plan, error) {
-	var b struct {
-		Name string `json:"name"`
-	}
+func (k principalKind) create(rq *request, l *Metalake) (*plan, error) {
+	var b api.CreatePrincipalRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
@@ -368,14 +359,14 @@ func (k principalKind) create(rq *request, l *Lake) (*plan, error) {
 	if k.isGroup() {
 		c = catalog.CreateGroup{Name: b.Name}
 	}
-	return &plan{cmds: []catalog.Command{c}, render: func(res *Result) (map[string]any, error) {
+	return &plan{cmds: []catalog.Command{c}, render: func(res *Result) (any, error) {
 		v, _ := k.get(res.Lake.Snapshot, b.Name)
-		return map[string]any{k.single(): v}, nil
+		return v, nil
 	}}, nil
 }
 
 // list serves GET …/{users|groups}.
-func (k principalKind) list(rq *request, l *Lake) (map[string]any, error) {
+func (k principalKind) list(rq *request, l *Metalake) (any, error) {
 	all := l.Snapshot.UserNames()
 	if k.isGroup() {
 		all = l.Snapshot.GroupNames()
@@ -386,22 +377,27 @@ func (k principalKind) list(rq *request, l *Lake) (map[string]any, error) {
 			visible = append(visible, n)
 		}
 	}
-	return namesOr(rq, visible, string(k), func(n string) string { return n },
-		func(n string) (any, bool) { v, _ := k.get(l.Snapshot, n); return v, true }), nil
+	name := func(n string) string { return n }
+	if k.isGroup() {
+		return namesOr(rq, visible, name, func(n string) (api.GroupDTO, bool) { g, _ := l.Snapshot.Group(n); return toGroup(g), true },
+			func(gs []api.GroupDTO) any { return api.GroupListResponse{Groups: gs} }), nil
+	}
+	return namesOr(rq, visible, name, func(n string) (api.UserDTO, bool) { u, _ := l.Snapshot.User(n); return toUser(u), true },
+		func(us []api.UserDTO) any { return api.UserListResponse{Users: us} }), nil
 }
 
 // getOne serves GET …/{users|groups}/{name}.
-func (k principalKind) getOne(rq *request, l *Lake) (map[string]any, error) {
+func (k principalKind) getOne(rq *request, l *Metalake) (any, error) {
 	n := rq.param("name")
 	v, ok := k.get(l.Snapshot, n)
 	if !ok || !k.visible(rq, l.Snapshot, n) {
 		return nil, fmt.Errorf("%w: %s %q", ErrNotFound, k.single(), n)
 	}
-	return map[string]any{k.single(): v}, nil
+	return v, nil
 }
 
 // drop serves DELETE …/{users|groups}/{name}.
-func (k principalKind) drop(rq *request, l *Lake) (*plan, error) {
+func (k principalKind) drop(rq *request, l *Metalake) (*plan, error) {
 	n := rq.param("name")
 	var c catalog.Command = catalog.DropUser{Name: n}
 	if k.isGroup() {

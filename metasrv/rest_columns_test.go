@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"lakegate/catalog"
-	"lakegate/metasrv"
+	"lakegate/metasrv/api"
 	"lakegate/metasrv/client"
 )
 
@@ -62,7 +62,7 @@ func TestColumnShedAttackREST(t *testing.T) {
 		t.Fatal("ssn not masked for bob")
 	}
 	asGW := func(user string) map[string]string {
-		return map[string]string{metasrv.DelegateTenantHeader: "acme", metasrv.DelegateUserHeader: user}
+		return map[string]string{api.DelegateTenantHeader: "acme", api.DelegateUserHeader: user}
 	}
 	const (
 		del    = `{"@type":"deleteColumn","fieldName":["ssn"]}`

@@ -1,7 +1,6 @@
 package metasrv
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -42,31 +41,29 @@ func toRelations(rs []catalog.DomainRelation) []api.RelationDTO {
 
 // domainList answers a list of domains: names, or full domains with
 // details.
-func domainList(rq *request, ds []catalog.DomainInfo) map[string]any {
-	return namesOr(rq, ds, "domains", func(d catalog.DomainInfo) string { return d.Name },
-		func(d catalog.DomainInfo) (api.DomainDTO, bool) { return toDomain(d), true })
+func domainList(rq *request, ds []catalog.DomainInfo) any {
+	return namesOr(rq, ds, func(d catalog.DomainInfo) string { return d.Name },
+		func(d catalog.DomainInfo) (api.DomainDTO, bool) { return toDomain(d), true }, domainListResponse)
 }
+
+func domainListResponse(ds []api.DomainDTO) any { return api.DomainListResponse{Domains: ds} }
 
 // renderDomain answers the domain name as the state after the write holds
 // it.
-func renderDomain(name string) func(*Result) (map[string]any, error) {
-	return func(res *Result) (map[string]any, error) {
+func renderDomain(name string) func(*Result) (any, error) {
+	return func(res *Result) (any, error) {
 		d, ok := res.Lake.Snapshot.Domain(name)
 		if !ok {
 			return nil, fmt.Errorf("metasrv: domain %q missing after apply", name)
 		}
-		return map[string]any{"domain": toDomain(d)}, nil
+		return api.DomainResponse{Domain: toDomain(d)}, nil
 	}
 }
 
-// parseBackingTag reads a backing tag object strictly.
-func parseBackingTag(raw json.RawMessage) (*catalog.DomainTag, error) {
-	if len(raw) == 0 || string(raw) == "null" {
+// parseBackingTag checks a backing tag of a request (nil: none).
+func parseBackingTag(b *api.BackingTagDTO) (*catalog.DomainTag, error) {
+	if b == nil {
 		return nil, nil
-	}
-	var b api.BackingTagDTO
-	if err := decodeRequest(raw, &b); err != nil {
-		return nil, badRequest("backingTag: %v", err)
 	}
 	if b.Name == "" {
 		return nil, badRequest("backingTag needs a name")
@@ -102,7 +99,7 @@ func parseMemberTypes(vals []string) ([]catalog.ObjectType, error) {
 // recordPre records the pre-event (OutcomePre) of op on target by the
 // request's actor.
 func (s *Server) recordPre(rq *request, op string, target catalog.Object, detail string) {
-	ev := Event{Metalake: rq.tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
+	ev := Event{Metalake: rq.metalake, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
 		Operation: op, Target: target, Outcome: OutcomePre, Detail: detail}}
 	if rq.delegator != nil {
 		ev.Delegator = rq.delegator.ID().String()
@@ -136,13 +133,13 @@ func preDetail(cmd catalog.Command) string {
 // body, a name that does not look like itself), one with op and the
 // metalake as target, as its failure event has.
 func (s *Server) preEvents(op string, fn writeFunc) writeFunc {
-	return func(rq *request, l *Lake) (*plan, error) {
+	return func(rq *request, l *Metalake) (*plan, error) {
 		pl, err := fn(rq, l)
 		if err == nil {
 			err = checkDisplay(pl) // checked again by serveWrite, which answers it
 		}
 		if err != nil {
-			s.recordPre(rq, op, catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}, "")
+			s.recordPre(rq, op, catalog.Object{Type: catalog.ObjectMetalake, Name: rq.metalake}, "")
 			return nil, err
 		}
 		for _, c := range pl.cmds {
@@ -156,7 +153,7 @@ func (s *Server) preEvents(op string, fn writeFunc) writeFunc {
 // when they address a domain, and fn unchanged otherwise.
 func (s *Server) preEventsOnDomain(op string, fn writeFunc) writeFunc {
 	pre := s.preEvents(op, fn)
-	return func(rq *request, l *Lake) (*plan, error) {
+	return func(rq *request, l *Metalake) (*plan, error) {
 		if t, err := catalog.ParseObjectType(rq.param("type")); err == nil && t == catalog.ObjectDomain {
 			return pre(rq, l)
 		}
@@ -186,21 +183,21 @@ func (s *Server) domainRoutes() {
 }
 
 // listDomains serves GET …/domains.
-func (s *Server) listDomains(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listDomains(rq *request, l *Metalake) (any, error) {
 	return domainList(rq, l.Snapshot.ViewDomains(rq.actor())), nil
 }
 
 // getDomain serves GET …/domains/{domain}.
-func (s *Server) getDomain(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) getDomain(rq *request, l *Metalake) (any, error) {
 	d, err := l.Snapshot.ViewDomain(rq.actor(), rq.param("domain"))
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"domain": toDomain(d)}, nil
+	return api.DomainResponse{Domain: toDomain(d)}, nil
 }
 
 // listSubdomains serves GET …/domains/{domain}/subdomains.
-func (s *Server) listSubdomains(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listSubdomains(rq *request, l *Metalake) (any, error) {
 	ds, err := l.Snapshot.ViewSubdomains(rq.actor(), rq.param("domain"))
 	if err != nil {
 		return nil, err
@@ -209,7 +206,7 @@ func (s *Server) listSubdomains(rq *request, l *Lake) (map[string]any, error) {
 }
 
 // listObjectsForDomain serves GET …/domains/{domain}/objects.
-func (s *Server) listObjectsForDomain(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listObjectsForDomain(rq *request, l *Metalake) (any, error) {
 	qv := rq.r.URL.Query()
 	types, err := parseMemberTypes(qv["types"])
 	if err != nil {
@@ -224,11 +221,11 @@ func (s *Server) listObjectsForDomain(rq *request, l *Lake) (map[string]any, err
 	for _, m := range ms {
 		out = append(out, api.MemberDTO{FullName: m.Object.Name, Type: lower(m.Object.Type), Relations: toRelations(m.Relations)})
 	}
-	return map[string]any{"metadataObjects": out}, nil
+	return api.MemberListResponse{MetadataObjects: out}, nil
 }
 
 // listDomainsForObject serves GET …/objects/{type}/{fullName}/domains.
-func (s *Server) listDomainsForObject(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listDomainsForObject(rq *request, l *Metalake) (any, error) {
 	o, err := parseObject(rq)
 	if err != nil {
 		return nil, err
@@ -237,7 +234,7 @@ func (s *Server) listDomainsForObject(rq *request, l *Lake) (map[string]any, err
 	if err != nil {
 		return nil, err
 	}
-	return namesOr(rq, ms, "domains", func(m catalog.DomainMembership) string { return m.Domain },
+	return namesOr(rq, ms, func(m catalog.DomainMembership) string { return m.Domain },
 		func(m catalog.DomainMembership) (api.DomainDTO, bool) {
 			d, ok := l.Snapshot.Domain(m.Domain)
 			if !ok {
@@ -246,18 +243,12 @@ func (s *Server) listDomainsForObject(rq *request, l *Lake) (map[string]any, err
 			dto := toDomain(d)
 			dto.Relations = toRelations(m.Relations)
 			return dto, true
-		}), nil
+		}, domainListResponse), nil
 }
 
 // createDomain serves POST …/domains.
-func (s *Server) createDomain(rq *request, l *Lake) (*plan, error) {
-	var b struct {
-		Name       string            `json:"name"`
-		Comment    string            `json:"comment"`
-		Properties map[string]string `json:"properties"`
-		BackingTag json.RawMessage   `json:"backingTag"`
-		Parent     string            `json:"parent"`
-	}
+func (s *Server) createDomain(rq *request, l *Metalake) (*plan, error) {
+	var b api.CreateDomainRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
@@ -279,7 +270,7 @@ func (s *Server) createDomain(rq *request, l *Lake) (*plan, error) {
 }
 
 // alterDomain serves PUT …/domains/{domain}.
-func (s *Server) alterDomain(rq *request, l *Lake) (*plan, error) {
+func (s *Server) alterDomain(rq *request, l *Metalake) (*plan, error) {
 	updates, err := updatesOf[api.DomainUpdate](rq)
 	if err != nil {
 		return nil, err
@@ -308,10 +299,8 @@ func (s *Server) alterDomain(rq *request, l *Lake) (*plan, error) {
 }
 
 // setDomainStatus serves PATCH …/domains/{domain}.
-func (s *Server) setDomainStatus(rq *request, l *Lake) (*plan, error) {
-	var b struct {
-		Status *string `json:"status"`
-	}
+func (s *Server) setDomainStatus(rq *request, l *Metalake) (*plan, error) {
+	var b api.SetDomainStatusRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
@@ -332,7 +321,7 @@ func (s *Server) setDomainStatus(rq *request, l *Lake) (*plan, error) {
 }
 
 // dropDomain serves DELETE …/domains/{domain}.
-func (s *Server) dropDomain(rq *request, l *Lake) (*plan, error) {
+func (s *Server) dropDomain(rq *request, l *Metalake) (*plan, error) {
 	c := catalog.DropDomain{Name: rq.param("domain")}
 	pl := dropPlan(l.Snapshot.Visible(rq.actor(), c.Target()), c)
 	if pl.now != nil {
@@ -344,7 +333,7 @@ func (s *Server) dropDomain(rq *request, l *Lake) (*plan, error) {
 			err = fmt.Errorf("%w: %s", catalog.ErrNotFound, c.Target())
 		}
 		err = &catalog.Error{Op: c.Op(), Target: c.Target().String(), Err: err}
-		ev := Event{Metalake: rq.tenant, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
+		ev := Event{Metalake: rq.metalake, Event: catalog.Event{Time: s.now().UTC(), Actor: rq.actor(),
 			Operation: c.Op(), Target: c.Target(), Outcome: catalog.Failure, Detail: err.Error()}}
 		if rq.delegator != nil {
 			ev.Delegator = rq.delegator.ID().String()
@@ -355,10 +344,8 @@ func (s *Server) dropDomain(rq *request, l *Lake) (*plan, error) {
 }
 
 // setDomainParent serves PUT …/domains/{domain}/parent.
-func (s *Server) setDomainParent(rq *request, l *Lake) (*plan, error) {
-	var b struct {
-		Parent string `json:"parent"`
-	}
+func (s *Server) setDomainParent(rq *request, l *Metalake) (*plan, error) {
+	var b api.SetDomainParentRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
@@ -370,23 +357,28 @@ func (s *Server) setDomainParent(rq *request, l *Lake) (*plan, error) {
 }
 
 // detachDomain serves DELETE …/domains/{domain}/parent.
-func (s *Server) detachDomain(rq *request, l *Lake) (*plan, error) {
+func (s *Server) detachDomain(rq *request, l *Metalake) (*plan, error) {
 	name := rq.param("domain")
 	return &plan{cmds: []catalog.Command{catalog.DetachDomain{Name: name}}, render: renderDomain(name)}, nil
 }
 
 // setDomainBackingTag serves PUT …/domains/{domain}/backingTag.
-func (s *Server) setDomainBackingTag(rq *request, l *Lake) (*plan, error) {
-	var b struct {
-		BackingTag json.RawMessage `json:"backingTag"`
-	}
+func (s *Server) setDomainBackingTag(rq *request, l *Metalake) (*plan, error) {
+	var b api.SetDomainBackingTagRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
 	if len(b.BackingTag) == 0 {
 		return nil, badRequest("backingTag is required (null removes it)")
 	}
-	bt, err := parseBackingTag(b.BackingTag)
+	var dto *api.BackingTagDTO
+	if string(b.BackingTag) != "null" {
+		dto = &api.BackingTagDTO{}
+		if err := decodeRequest(b.BackingTag, dto); err != nil {
+			return nil, badRequest("backingTag: %v", err)
+		}
+	}
+	bt, err := parseBackingTag(dto)
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func (s *Server) explainRoutes() {
 // explainAccess answers why user holds privilege on object or not: for the
 // tenant's admins (operators, its tenant admin) about any user; for a user
 // about itself, where what it may not see is explained as missing.
-func (s *Server) explainAccess(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) explainAccess(rq *request, l *Metalake) (any, error) {
 	user := rq.query("user")
 	if user == "" {
 		return nil, badRequest("user is required")
@@ -98,7 +98,7 @@ func (s *Server) explainAccess(rq *request, l *Lake) (map[string]any, error) {
 		// The same refusal whether user exists or not.
 		return nil, fmt.Errorf("%w: explanations are for the tenant's admins, and for a user about its own access", ErrForbidden)
 	}
-	return map[string]any{"explanation": e, "gateway": s.gatewayGate(rq.tenant, user, obj, e.Allowed)}, nil
+	return api.ExplainResponse{Explanation: e, Gateway: s.gatewayGate(rq.metalake, user, obj, e.Allowed)}, nil
 }
 
 // parseObjectArg parses TYPE:NAME.
@@ -117,7 +117,7 @@ func parseObjectArg(arg string) (catalog.Object, error) {
 // gatewayGate is the principal map's part of a gateway's decision for
 // user on o, decided allows (metasrv's decision). It depends on the user
 // and the object's name only, never on whether the object exists.
-func (s *Server) gatewayGate(tenant, user string, o catalog.Object, decided bool) api.GatewayDTO {
+func (s *Server) gatewayGate(metalake, user string, o catalog.Object, decided bool) api.GatewayDTO {
 	var g api.GatewayDTO
 	switch o.Type {
 	case catalog.ObjectSchema, catalog.ObjectTable, catalog.ObjectColumn:
@@ -126,7 +126,7 @@ func (s *Server) gatewayGate(tenant, user string, o catalog.Object, decided bool
 		}
 	}
 	p, ok := s.byID[user]
-	if !ok || p.Tenant().String() != tenant {
+	if !ok || p.Tenant().String() != metalake {
 		g.Note = "no principal of this tenant in the principal map has this id: no gateway session acts as this user"
 		return g
 	}
@@ -154,7 +154,7 @@ func (s *Server) gatewayGate(tenant, user string, o catalog.Object, decided bool
 // them to a copy of the snapshot that is discarded: for the tenant's
 // admins. The commands are applied as the caller (or, with "as", as that
 // user), checked exactly as the writes would be.
-func (s *Server) previewAccess(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) previewAccess(rq *request, l *Metalake) (any, error) {
 	if !rq.administers() {
 		return nil, fmt.Errorf("%w: previews are for the tenant's admins", ErrForbidden)
 	}
@@ -170,13 +170,7 @@ func (s *Server) previewAccess(rq *request, l *Lake) (map[string]any, error) {
 			return nil, badRequest("limit must be within [1, %d]", previewMaxLimit)
 		}
 	}
-	var b struct {
-		As       string `json:"as"`
-		Commands []struct {
-			Type string          `json:"type"`
-			Body json.RawMessage `json:"body"`
-		} `json:"commands"`
-	}
+	var b api.PreviewRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
@@ -217,9 +211,9 @@ func (s *Server) previewAccess(rq *request, l *Lake) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"preview": d, "offset": page.Offset, "limit": page.Limit}
+	out := api.PreviewResponse{Preview: d, Offset: page.Offset, Limit: page.Limit}
 	if end := page.Offset + page.Limit; end < max(d.PrivilegesTotal, d.ReadsTotal) {
-		out["next"] = end
+		out.Next = &end
 	}
 	return out, nil
 }

@@ -15,7 +15,7 @@ import (
 // provider is the only catalog provider metasrv serves.
 const provider = "lakegate"
 
-func toMetalake(l *Lake) api.MetalakeDTO {
+func toMetalake(l *Metalake) api.MetalakeDTO {
 	return api.MetalakeDTO{Name: l.Name(), Comment: l.Comment, Properties: l.Properties,
 		Owner: l.Snapshot.MetalakeOwner().Name, Audit: l.Audit}
 }
@@ -44,25 +44,38 @@ func toTable(snap *catalog.Snapshot, i catalog.ObjectInfo) api.TableDTO {
 	return t
 }
 
-// render returns the response field and wire shape of o, read from snap.
-func render(snap *catalog.Snapshot, o catalog.ObjectInfo) (string, any) {
+// objectResponse answers o, read from snap: an api.CatalogResponse,
+// SchemaResponse or TableResponse.
+func objectResponse(snap *catalog.Snapshot, o catalog.ObjectInfo) any {
 	switch o.Object.Type {
 	case catalog.ObjectCatalog:
-		return "catalog", toCatalog(o)
+		return api.CatalogResponse{Catalog: toCatalog(o)}
 	case catalog.ObjectSchema:
-		return "schema", toSchema(o)
+		return api.SchemaResponse{Schema: toSchema(o)}
 	}
-	return "table", toTable(snap, o)
+	return api.TableResponse{Table: toTable(snap, o)}
 }
 
-func plural(t catalog.ObjectType) string {
+// objectListResponse answers objs, all of type t, read from snap: an
+// api.CatalogListResponse, SchemaListResponse or TableListResponse.
+func objectListResponse(snap *catalog.Snapshot, t catalog.ObjectType, objs []catalog.Object) any {
 	switch t {
 	case catalog.ObjectCatalog:
-		return "catalogs"
+		return api.CatalogListResponse{Catalogs: dtosOf(snap, objs, toCatalog)}
 	case catalog.ObjectSchema:
-		return "schemas"
+		return api.SchemaListResponse{Schemas: dtosOf(snap, objs, toSchema)}
 	}
-	return "tables"
+	return api.TableListResponse{Tables: dtosOf(snap, objs, func(i catalog.ObjectInfo) api.TableDTO { return toTable(snap, i) })}
+}
+
+// dtosOf is the wire objects of objs, [] when there are none.
+func dtosOf[D any](snap *catalog.Snapshot, objs []catalog.Object, dto func(catalog.ObjectInfo) D) []D {
+	out := make([]D, 0, len(objs))
+	for _, o := range objs {
+		info, _ := snap.Object(o)
+		out = append(out, dto(info))
+	}
+	return out
 }
 
 // visibleObject returns o's info if the caller may see it, else ErrNotFound.
@@ -96,7 +109,7 @@ type objectLevel struct {
 func (lv objectLevel) parentOf(rq *request) catalog.Object {
 	switch lv.typ {
 	case catalog.ObjectCatalog:
-		return catalog.Object{Type: catalog.ObjectMetalake, Name: rq.tenant}
+		return catalog.Object{Type: catalog.ObjectMetalake, Name: rq.metalake}
 	case catalog.ObjectSchema:
 		return catalog.Catalog(rq.param("catalog"))
 	}
@@ -142,7 +155,7 @@ func (s *Server) objectRoutes() {
 }
 
 // list serves GET on the level's collection.
-func (lv objectLevel) list(rq *request, l *Lake) (map[string]any, error) {
+func (lv objectLevel) list(rq *request, l *Metalake) (any, error) {
 	snap := l.Snapshot
 	parent := lv.parentOf(rq)
 	if parent.Type != catalog.ObjectMetalake && !snap.Visible(rq.actor(), parent) {
@@ -155,23 +168,17 @@ func (lv objectLevel) list(rq *request, l *Lake) (map[string]any, error) {
 	}
 	objs = snap.FilterVisible(rq.actor(), objs)
 	if rq.details() {
-		out := []any{}
-		for _, o := range objs {
-			info, _ := snap.Object(o)
-			_, dto := render(snap, info)
-			out = append(out, dto)
-		}
-		return map[string]any{plural(lv.typ): out}, nil
+		return objectListResponse(snap, lv.typ, objs), nil
 	}
-	ids := []map[string]any{}
+	ids := []api.IdentifierDTO{}
 	for _, o := range objs {
-		ids = append(ids, map[string]any{"name": lastPart(o.Name)})
+		ids = append(ids, api.IdentifierDTO{Name: lastPart(o.Name)})
 	}
-	return map[string]any{"identifiers": ids}, nil
+	return api.EntityListResponse{Identifiers: ids}, nil
 }
 
 // create serves POST on the level's collection.
-func (lv objectLevel) create(rq *request, l *Lake) (*plan, error) {
+func (lv objectLevel) create(rq *request, l *Metalake) (*plan, error) {
 	var cmd catalog.Command
 	var name string
 	switch lv.typ {
@@ -240,17 +247,16 @@ func (lv objectLevel) create(rq *request, l *Lake) (*plan, error) {
 }
 
 // get serves GET on the level's item.
-func (lv objectLevel) get(rq *request, l *Lake) (map[string]any, error) {
+func (lv objectLevel) get(rq *request, l *Metalake) (any, error) {
 	info, err := visibleObject(rq, l.Snapshot, lv.itemOf(rq))
 	if err != nil {
 		return nil, err
 	}
-	k, dto := render(l.Snapshot, info)
-	return map[string]any{k: dto}, nil
+	return objectResponse(l.Snapshot, info), nil
 }
 
 // alter serves PUT on the level's item.
-func (lv objectLevel) alter(rq *request, l *Lake) (*plan, error) {
+func (lv objectLevel) alter(rq *request, l *Metalake) (*plan, error) {
 	updates, err := updatesOf[objectUpdate](rq)
 	if err != nil {
 		return nil, err
@@ -321,19 +327,11 @@ func (lv objectLevel) alter(rq *request, l *Lake) (*plan, error) {
 }
 
 // drop serves DELETE on the level's item.
-func (lv objectLevel) drop(rq *request, l *Lake) (*plan, error) {
+func (lv objectLevel) drop(rq *request, l *Metalake) (*plan, error) {
 	o := lv.itemOf(rq)
-	dropped := map[string]any{"dropped": false}
-	if !l.Snapshot.Visible(rq.actor(), o) {
-		return &plan{now: dropped}, nil
-	}
 	force, _ := strconv.ParseBool(rq.query("force"))
 	cascade, _ := strconv.ParseBool(rq.query("cascade"))
-	return &plan{cmds: []catalog.Command{catalog.DropObject{Object: o, Cascade: force || cascade}},
-		onNotFound: dropped,
-		render: func(*Result) (map[string]any, error) {
-			return map[string]any{"dropped": true}, nil
-		}}, nil
+	return dropPlan(l.Snapshot.Visible(rq.actor(), o), catalog.DropObject{Object: o, Cascade: force || cascade}), nil
 }
 
 // objectUpdate is one update of a catalog, schema or table PUT: an Update
@@ -437,32 +435,26 @@ func checkDataFrom(rq *request) error {
 		"create the table without them (metasrv assigns its storage id) and load its data through a gateway")
 }
 
-func renderObject(o catalog.Object) func(*Result) (map[string]any, error) {
-	return func(res *Result) (map[string]any, error) {
+func renderObject(o catalog.Object) func(*Result) (any, error) {
+	return func(res *Result) (any, error) {
 		info, ok := res.Lake.Snapshot.Object(o)
 		if !ok {
 			return nil, fmt.Errorf("metasrv: %s missing after apply", o)
 		}
-		k, dto := render(res.Lake.Snapshot, info)
-		return map[string]any{k: dto}, nil
+		return objectResponse(res.Lake.Snapshot, info), nil
 	}
 }
 
 // createMetalake serves POST /api/metalakes.
-func (s *Server) createMetalake(rq *request, _ *Lake) (*plan, error) {
+func (s *Server) createMetalake(rq *request, _ *Metalake) (*plan, error) {
 	if !rq.operator() {
 		return nil, fmt.Errorf("%w: only operators create metalakes", ErrForbidden)
 	}
-	var b struct {
-		Name       string            `json:"name"`
-		Comment    string            `json:"comment"`
-		Properties map[string]string `json:"properties"`
-		Owner      string            `json:"owner"`
-	}
+	var b api.CreateMetalakeRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
-	if err := checkTenantName(b.Name); err != nil {
+	if err := checkMetalakeName(b.Name); err != nil {
 		return nil, err
 	}
 	if b.Owner == "" {
@@ -470,13 +462,13 @@ func (s *Server) createMetalake(rq *request, _ *Lake) (*plan, error) {
 	}
 	return &plan{lakeName: b.Name,
 		lake: &LakeOp{Op: LakeCreate, Owner: b.Owner, Comment: b.Comment, Properties: b.Properties},
-		render: func(res *Result) (map[string]any, error) {
-			return map[string]any{"metalake": toMetalake(res.Lake)}, nil
+		render: func(res *Result) (any, error) {
+			return api.MetalakeResponse{Metalake: toMetalake(res.Lake)}, nil
 		}}, nil
 }
 
 // listMetalakes serves GET /api/metalakes.
-func (s *Server) listMetalakes(rq *request, _ *Lake) (map[string]any, error) {
+func (s *Server) listMetalakes(rq *request, _ *Metalake) (any, error) {
 	out := []api.MetalakeDTO{}
 	for _, n := range s.fsm.Lakes() {
 		l, ok := s.fsm.Lake(n)
@@ -488,41 +480,39 @@ func (s *Server) listMetalakes(rq *request, _ *Lake) (map[string]any, error) {
 			out = append(out, toMetalake(l))
 		}
 	}
-	return map[string]any{"metalakes": out}, nil
+	return api.MetalakeListResponse{Metalakes: out}, nil
 }
 
 // getMetalake serves GET /api/metalakes/{tenant}.
-func (s *Server) getMetalake(rq *request, l *Lake) (map[string]any, error) {
-	return map[string]any{"metalake": toMetalake(l)}, nil
+func (s *Server) getMetalake(rq *request, l *Metalake) (any, error) {
+	return api.MetalakeResponse{Metalake: toMetalake(l)}, nil
 }
 
 // alterMetalake serves PUT /api/metalakes/{tenant}.
-func (s *Server) alterMetalake(rq *request, l *Lake) (*plan, error) {
+func (s *Server) alterMetalake(rq *request, l *Metalake) (*plan, error) {
 	if !rq.operator() {
 		return nil, fmt.Errorf("%w: only operators alter metalakes", ErrForbidden)
 	}
-	var b struct {
-		Updates []Update `json:"updates"`
-	}
+	var b api.AlterRequest[Update]
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
 	return &plan{lake: &LakeOp{Op: LakeAlter, Updates: b.Updates},
-		render: func(res *Result) (map[string]any, error) {
-			return map[string]any{"metalake": toMetalake(res.Lake)}, nil
+		render: func(res *Result) (any, error) {
+			return api.MetalakeResponse{Metalake: toMetalake(res.Lake)}, nil
 		}}, nil
 }
 
 // dropMetalake serves DELETE /api/metalakes/{tenant}.
-func (s *Server) dropMetalake(rq *request, l *Lake) (*plan, error) {
+func (s *Server) dropMetalake(rq *request, l *Metalake) (*plan, error) {
 	if !rq.operator() {
 		return nil, fmt.Errorf("%w: only operators drop metalakes", ErrForbidden)
 	}
-	dropped := map[string]any{"dropped": false}
+	dropped := api.DropResponse{}
 	if l == nil {
 		return &plan{now: dropped}, nil
 	}
 	force, _ := strconv.ParseBool(rq.query("force"))
 	return &plan{lake: &LakeOp{Op: LakeDrop, Force: force}, onNotFound: dropped,
-		render: func(*Result) (map[string]any, error) { return map[string]any{"dropped": true}, nil }}, nil
+		render: func(*Result) (any, error) { return api.DropResponse{Dropped: true}, nil }}, nil
 }

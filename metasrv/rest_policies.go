@@ -46,12 +46,7 @@ func parseSelector(rq *request) (catalog.Selector, error) {
 	if len(bytes.TrimSpace(rq.body)) == 0 {
 		return catalog.Selector{}, nil
 	}
-	var b struct {
-		Selector *struct {
-			Type  string  `json:"type"`
-			Value *string `json:"value"`
-		} `json:"selector"`
-	}
+	var b api.AttachPolicyRequest
 	if err := rq.decode(&b); err != nil {
 		return catalog.Selector{}, err
 	}
@@ -113,34 +108,40 @@ func (s *Server) checkPolicyContent(typ catalog.PolicyType, c catalog.PolicyCont
 	return nil
 }
 
-func renderPolicy(name string) func(*Result) (map[string]any, error) {
-	return func(res *Result) (map[string]any, error) {
+func policyListResponse(ps []api.PolicyDTO) any { return api.PolicyListResponse{Policies: ps} }
+
+func associationListResponse(as []api.AssociationDTO) any {
+	return api.AssociationListResponse{Associations: as}
+}
+
+func renderPolicy(name string) func(*Result) (any, error) {
+	return func(res *Result) (any, error) {
 		p, ok := res.Lake.Snapshot.Policy(name)
 		if !ok {
 			return nil, fmt.Errorf("metasrv: policy %q missing after apply", name)
 		}
-		return map[string]any{"policy": toPolicy(p)}, nil
+		return api.PolicyResponse{Policy: toPolicy(p)}, nil
 	}
 }
 
 // listPolicies serves GET …/policies.
-func (s *Server) listPolicies(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listPolicies(rq *request, l *Metalake) (any, error) {
 	ps := l.Snapshot.ViewPolicies(rq.actor())
-	return namesOr(rq, ps, "policies", func(p catalog.PolicyInfo) string { return p.Name },
-		func(p catalog.PolicyInfo) (api.PolicyDTO, bool) { return toPolicy(p), true }), nil
+	return namesOr(rq, ps, func(p catalog.PolicyInfo) string { return p.Name },
+		func(p catalog.PolicyInfo) (api.PolicyDTO, bool) { return toPolicy(p), true }, policyListResponse), nil
 }
 
 // createPolicy serves POST …/policies.
-func (s *Server) createPolicy(rq *request, l *Lake) (*plan, error) {
-	var b struct {
-		Name       string                `json:"name"`
-		Comment    string                `json:"comment"`
-		PolicyType string                `json:"policyType"`
-		Enabled    *bool                 `json:"enabled"`
-		Content    catalog.PolicyContent `json:"content"`
-	}
+func (s *Server) createPolicy(rq *request, l *Metalake) (*plan, error) {
+	var b api.CreatePolicyRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
+	}
+	var content catalog.PolicyContent
+	if len(b.Content) > 0 {
+		if err := decodeRequest(b.Content, &content); err != nil {
+			return nil, badRequest("request body: content: %v", err)
+		}
 	}
 	if err := catalog.CheckEntityName(b.Name); err != nil {
 		return nil, err
@@ -149,10 +150,10 @@ func (s *Server) createPolicy(rq *request, l *Lake) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkPolicyContent(typ, b.Content); err != nil {
+	if err := s.checkPolicyContent(typ, content); err != nil {
 		return nil, err
 	}
-	c := catalog.CreatePolicy{Name: b.Name, Comment: b.Comment, Type: typ, Enabled: b.Enabled == nil || *b.Enabled, Content: b.Content}
+	c := catalog.CreatePolicy{Name: b.Name, Comment: b.Comment, Type: typ, Enabled: b.Enabled == nil || *b.Enabled, Content: content}
 	if err := catalog.CheckEntry(l.Snapshot, rq.actor(), c); err != nil {
 		return nil, err
 	}
@@ -160,16 +161,16 @@ func (s *Server) createPolicy(rq *request, l *Lake) (*plan, error) {
 }
 
 // getPolicy serves GET …/policies/{policy}.
-func (s *Server) getPolicy(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) getPolicy(rq *request, l *Metalake) (any, error) {
 	p, err := l.Snapshot.ViewPolicy(rq.actor(), rq.param("policy"))
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"policy": toPolicy(p)}, nil
+	return api.PolicyResponse{Policy: toPolicy(p)}, nil
 }
 
 // alterPolicy serves PUT …/policies/{policy}.
-func (s *Server) alterPolicy(rq *request, l *Lake) (*plan, error) {
+func (s *Server) alterPolicy(rq *request, l *Metalake) (*plan, error) {
 	updates, err := updatesOf[api.PolicyUpdate](rq)
 	if err != nil {
 		return nil, err
@@ -216,10 +217,8 @@ func (s *Server) alterPolicy(rq *request, l *Lake) (*plan, error) {
 }
 
 // setPolicyEnabled serves PATCH …/policies/{policy}.
-func (s *Server) setPolicyEnabled(rq *request, l *Lake) (*plan, error) {
-	var b struct {
-		Enable *bool `json:"enable"`
-	}
+func (s *Server) setPolicyEnabled(rq *request, l *Metalake) (*plan, error) {
+	var b api.SetPolicyEnabledRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
@@ -231,68 +230,63 @@ func (s *Server) setPolicyEnabled(rq *request, l *Lake) (*plan, error) {
 	if *b.Enable {
 		c = catalog.EnablePolicy{Name: name}
 	}
-	return &plan{cmds: []catalog.Command{c}, render: func(*Result) (map[string]any, error) { return nil, nil }}, nil
+	return &plan{cmds: []catalog.Command{c}, render: func(*Result) (any, error) { return api.BaseResponse{}, nil }}, nil
 }
 
 // dropPolicy serves DELETE …/policies/{policy}.
-func (s *Server) dropPolicy(rq *request, l *Lake) (*plan, error) {
-	dropped := map[string]any{"dropped": false}
+func (s *Server) dropPolicy(rq *request, l *Metalake) (*plan, error) {
 	name := rq.param("policy")
-	if !l.Snapshot.Visible(rq.actor(), catalog.Policy(name)) {
-		return &plan{now: dropped}, nil
-	}
-	return &plan{cmds: []catalog.Command{catalog.DropPolicy{Name: name}}, onNotFound: dropped,
-		render: func(*Result) (map[string]any, error) { return map[string]any{"dropped": true}, nil }}, nil
+	return dropPlan(l.Snapshot.Visible(rq.actor(), catalog.Policy(name)), catalog.DropPolicy{Name: name}), nil
 }
 
 // listTagsForPolicy serves GET …/policies/{policy}/tags.
-func (s *Server) listTagsForPolicy(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listTagsForPolicy(rq *request, l *Metalake) (any, error) {
 	p, err := l.Snapshot.ViewPolicy(rq.actor(), rq.param("policy"))
 	if err != nil {
 		return nil, err
 	}
-	return namesOr(rq, p.Tags, "associations", func(a catalog.PolicyOnTag) string { return a.Tag },
+	return namesOr(rq, p.Tags, func(a catalog.PolicyOnTag) string { return a.Tag },
 		func(a catalog.PolicyOnTag) (api.AssociationDTO, bool) {
 			return api.AssociationDTO{Tag: a.Tag, Selector: toSelector(a.Selector)}, true
-		}), nil
+		}, associationListResponse), nil
 }
 
 // listPoliciesForTag serves GET …/tags/{tag}/policies.
-func (s *Server) listPoliciesForTag(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listPoliciesForTag(rq *request, l *Metalake) (any, error) {
 	t, err := l.Snapshot.ViewTag(rq.actor(), rq.param("tag"))
 	if err != nil {
 		return nil, err
 	}
-	return namesOr(rq, t.Policies, "associations", func(a catalog.PolicyOnTag) string { return a.Policy },
+	return namesOr(rq, t.Policies, func(a catalog.PolicyOnTag) string { return a.Policy },
 		func(a catalog.PolicyOnTag) (api.AssociationDTO, bool) {
 			return api.AssociationDTO{Policy: a.Policy, Selector: toSelector(a.Selector)}, true
-		}), nil
+		}, associationListResponse), nil
 }
 
 // attachPolicy serves PUT …/tags/{tag}/policies/{policy}.
-func (s *Server) attachPolicy(rq *request, l *Lake) (*plan, error) {
+func (s *Server) attachPolicy(rq *request, l *Metalake) (*plan, error) {
 	sel, err := parseSelector(rq)
 	if err != nil {
 		return nil, err
 	}
 	tag, pol := rq.param("tag"), rq.param("policy")
 	return &plan{cmds: []catalog.Command{catalog.AttachPolicy{Tag: tag, Policy: pol, Selector: sel}},
-		render: func(*Result) (map[string]any, error) {
-			return map[string]any{"policy": pol, "tag": tag, "selector": toSelector(sel)}, nil
+		render: func(*Result) (any, error) {
+			return api.AttachPolicyResponse{Policy: pol, Tag: tag, Selector: toSelector(sel)}, nil
 		}}, nil
 }
 
 // detachPolicy serves DELETE …/tags/{tag}/policies/{policy}.
-func (s *Server) detachPolicy(rq *request, l *Lake) (*plan, error) {
+func (s *Server) detachPolicy(rq *request, l *Metalake) (*plan, error) {
 	tag, pol := rq.param("tag"), rq.param("policy")
 	return &plan{cmds: []catalog.Command{catalog.DetachPolicy{Tag: tag, Policy: pol}},
-		render: func(*Result) (map[string]any, error) {
-			return map[string]any{"policy": pol, "tag": tag}, nil
+		render: func(*Result) (any, error) {
+			return api.DetachPolicyResponse{Policy: pol, Tag: tag}, nil
 		}}, nil
 }
 
 // listPoliciesForObject serves GET …/objects/{type}/{fullName}/policies.
-func (s *Server) listPoliciesForObject(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listPoliciesForObject(rq *request, l *Metalake) (any, error) {
 	o, err := parseObject(rq)
 	if err != nil {
 		return nil, err
@@ -301,7 +295,7 @@ func (s *Server) listPoliciesForObject(rq *request, l *Lake) (map[string]any, er
 	if err != nil {
 		return nil, err
 	}
-	return namesOr(rq, ps, "policies", func(dp catalog.DerivedPolicy) string { return dp.Policy },
+	return namesOr(rq, ps, func(dp catalog.DerivedPolicy) string { return dp.Policy },
 		func(dp catalog.DerivedPolicy) (api.PolicyDTO, bool) {
 			p, ok := l.Snapshot.Policy(dp.Policy)
 			if !ok {
@@ -315,5 +309,5 @@ func (s *Server) listPoliciesForObject(rq *request, l *Lake) (map[string]any, er
 				d.Tag, d.Selector, d.Source = dp.Tag, toSelector(dp.Selector), &src
 			}
 			return d, true
-		}), nil
+		}, policyListResponse), nil
 }

@@ -35,7 +35,7 @@ func parseObject(rq *request) (catalog.Object, error) {
 		return catalog.Object{}, badRequest("unknown object type")
 	}
 	o := catalog.Object{Type: t, Name: rq.param("fullName")}
-	if t == catalog.ObjectMetalake && o.Name != rq.tenant {
+	if t == catalog.ObjectMetalake && o.Name != rq.metalake {
 		return o, fmt.Errorf("%w: %s", ErrNotFound, o)
 	}
 	if t == catalog.ObjectUser || t == catalog.ObjectGroup {
@@ -67,31 +67,28 @@ func (s *Server) tagRoutes() {
 	s.write("POST", base+"/objects/{type}/{fullName}/tags", "AssociateTags", s.associateTags)
 }
 
-func renderTag(name string) func(*Result) (map[string]any, error) {
-	return func(res *Result) (map[string]any, error) {
+func tagListResponse(ts []api.TagDTO) any { return api.TagListResponse{Tags: ts} }
+
+func renderTag(name string) func(*Result) (any, error) {
+	return func(res *Result) (any, error) {
 		t, ok := res.Lake.Snapshot.Tag(name)
 		if !ok {
 			return nil, fmt.Errorf("metasrv: tag %q missing after apply", name)
 		}
-		return map[string]any{"tag": toTag(t)}, nil
+		return api.TagResponse{Tag: toTag(t)}, nil
 	}
 }
 
 // listTags serves GET …/tags.
-func (s *Server) listTags(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listTags(rq *request, l *Metalake) (any, error) {
 	tags := l.Snapshot.ViewTags(rq.actor())
-	return namesOr(rq, tags, "tags", func(t catalog.TagInfo) string { return t.Name },
-		func(t catalog.TagInfo) (api.TagDTO, bool) { return toTag(t), true }), nil
+	return namesOr(rq, tags, func(t catalog.TagInfo) string { return t.Name },
+		func(t catalog.TagInfo) (api.TagDTO, bool) { return toTag(t), true }, tagListResponse), nil
 }
 
 // createTag serves POST …/tags.
-func (s *Server) createTag(rq *request, l *Lake) (*plan, error) {
-	var b struct {
-		Name          string            `json:"name"`
-		Comment       string            `json:"comment"`
-		Properties    map[string]string `json:"properties"`
-		AllowedValues *[]string         `json:"allowedValues"`
-	}
+func (s *Server) createTag(rq *request, l *Metalake) (*plan, error) {
+	var b api.CreateTagRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
 	}
@@ -106,16 +103,16 @@ func (s *Server) createTag(rq *request, l *Lake) (*plan, error) {
 }
 
 // getTag serves GET …/tags/{tag}.
-func (s *Server) getTag(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) getTag(rq *request, l *Metalake) (any, error) {
 	t, err := l.Snapshot.ViewTag(rq.actor(), rq.param("tag"))
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"tag": toTag(t)}, nil
+	return api.TagResponse{Tag: toTag(t)}, nil
 }
 
 // alterTag serves PUT …/tags/{tag}.
-func (s *Server) alterTag(rq *request, l *Lake) (*plan, error) {
+func (s *Server) alterTag(rq *request, l *Metalake) (*plan, error) {
 	updates, err := updatesOf[Update](rq)
 	if err != nil {
 		return nil, err
@@ -137,27 +134,22 @@ func (s *Server) alterTag(rq *request, l *Lake) (*plan, error) {
 }
 
 // dropTag serves DELETE …/tags/{tag}.
-func (s *Server) dropTag(rq *request, l *Lake) (*plan, error) {
-	dropped := map[string]any{"dropped": false}
+func (s *Server) dropTag(rq *request, l *Metalake) (*plan, error) {
 	name := rq.param("tag")
-	if !l.Snapshot.Visible(rq.actor(), catalog.Tag(name)) {
-		return &plan{now: dropped}, nil
-	}
-	return &plan{cmds: []catalog.Command{catalog.DropTag{Name: name}}, onNotFound: dropped,
-		render: func(*Result) (map[string]any, error) { return map[string]any{"dropped": true}, nil }}, nil
+	return dropPlan(l.Snapshot.Visible(rq.actor(), catalog.Tag(name)), catalog.DropTag{Name: name}), nil
 }
 
 // listObjectsForTag serves GET …/tags/{tag}/objects.
-func (s *Server) listObjectsForTag(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listObjectsForTag(rq *request, l *Metalake) (any, error) {
 	objs, err := l.Snapshot.ViewObjectsWithTag(rq.actor(), rq.param("tag"), rq.query("value"))
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"metadataObjects": toObjects(objs)}, nil
+	return api.MetadataObjectListResponse{MetadataObjects: toObjects(objs)}, nil
 }
 
 // listTagsForObject serves GET …/objects/{type}/{fullName}/tags.
-func (s *Server) listTagsForObject(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listTagsForObject(rq *request, l *Metalake) (any, error) {
 	o, err := parseObject(rq)
 	if err != nil {
 		return nil, err
@@ -166,7 +158,7 @@ func (s *Server) listTagsForObject(rq *request, l *Lake) (map[string]any, error)
 	if err != nil {
 		return nil, err
 	}
-	return namesOr(rq, tags, "tags", func(et catalog.EffectiveTag) string { return et.Name },
+	return namesOr(rq, tags, func(et catalog.EffectiveTag) string { return et.Name },
 		func(et catalog.EffectiveTag) (api.TagDTO, bool) {
 			t, _ := l.Snapshot.Tag(et.Name)
 			d := toTag(t)
@@ -174,31 +166,25 @@ func (s *Server) listTagsForObject(rq *request, l *Lake) (map[string]any, error)
 			vals := append([]string{}, et.Values...)
 			d.Inherited, d.AssignmentValues = &inh, &vals
 			return d, true
-		}), nil
+		}, tagListResponse), nil
 }
 
 // associateTags serves POST …/objects/{type}/{fullName}/tags.
-func (s *Server) associateTags(rq *request, l *Lake) (*plan, error) {
+func (s *Server) associateTags(rq *request, l *Metalake) (*plan, error) {
 	o, err := parseObject(rq)
 	if err != nil {
 		return nil, err
 	}
 	var cmd catalog.Command
 	switch mt := mediaType(rq.r); mt {
-	case mediaV2:
-		var b struct {
-			TagsToAdd    []catalog.TagValue `json:"tagsToAdd"`
-			TagsToRemove []catalog.TagValue `json:"tagsToRemove"`
-		}
+	case api.MediaV2:
+		var b api.AssociateTagsV2Request
 		if err := rq.decode(&b); err != nil {
 			return nil, err
 		}
 		cmd = catalog.AssociateTagsV2{Object: o, TagsToAdd: b.TagsToAdd, TagsToRemove: b.TagsToRemove}
-	case mediaJSON, mediaV1, "":
-		var b struct {
-			TagsToAdd    []string `json:"tagsToAdd"`
-			TagsToRemove []string `json:"tagsToRemove"`
-		}
+	case api.MediaJSON, api.MediaV1, "":
+		var b api.AssociateTagsRequest
 		if err := rq.decode(&b); err != nil {
 			return nil, err
 		}
@@ -206,7 +192,7 @@ func (s *Server) associateTags(rq *request, l *Lake) (*plan, error) {
 	default:
 		return nil, badRequest("unsupported content type %q", mt)
 	}
-	return &plan{cmds: []catalog.Command{cmd}, render: func(res *Result) (map[string]any, error) {
-		return map[string]any{"names": directTagNames(res.Lake.Snapshot, o)}, nil
+	return &plan{cmds: []catalog.Command{cmd}, render: func(res *Result) (any, error) {
+		return api.NameListResponse{Names: directTagNames(res.Lake.Snapshot, o)}, nil
 	}}, nil
 }

@@ -532,6 +532,14 @@ func TestBodiesReadOneWay(t *testing.T) {
 		// Inside a value decoded later (a policy's content).
 		{a("POST", "/policies", `{"name":"p","policyType":"row_filter","content":{"expression":"region = 'EU'","expression":"true"}}`), `"expression" appears twice`},
 		{a("PUT", "/catalogs/lake", `{"updates":[{"@type":"setProperty","property":"k","value":"1","value":"2"}]}`), `"value" appears twice`},
+		{a("POST", "/policies", `{"name":"p","policyType":"row_filter","content":{"Expression":"true"}}`), `"Expression" is not "expression"`},
+		{a("POST", "/policies", `{"name":"p","policyType":"row_filter","content":{"expression":"true","x":1}}`), `unknown field "x"`},
+		// Inside nested objects of the typed bodies.
+		{a("POST", "/domains", `{"name":"D","backingTag":{"name":"dept","Value":"x"}}`), `"Value" is not "value"`},
+		{a("PUT", "/domains/D/backingTag", `{"backingTag":{"name":"dept","nme":"x"}}`), `unknown field "nme"`},
+		{a("POST", "/roles", `{"name":"r","securableObjects":[{"fullName":"lake","type":"catalog","privileges":[{"Name":"use_catalog","condition":"allow"}]}]}`), `"Name" is not "name"`},
+		{a("POST", "/roles", `{"name":"r","securableObjects":[{"fullName":"lake","type":"catalog","privileges":[{"name":"use_all","condition":"allow"}]}]}`), `unknown privilege`},
+		{a("PUT", "/owners/catalog/lake", `{"name":"bob@acme","type":"robot"}`), `unknown owner type`},
 	} {
 		r := expect(t, n, tt.c, 400, 1001)
 		if msg, _ := r.body["message"].(string); !strings.Contains(msg, tt.want) {

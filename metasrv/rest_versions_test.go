@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"lakegate/metasrv"
+	"lakegate/metasrv/api"
 	"lakegate/metasrv/client"
 )
 
@@ -102,7 +102,7 @@ func TestTableVersions(t *testing.T) {
 	}
 	// (Files come from a gateway acting for alice: only a gateway
 	// registers files.)
-	asGW := map[string]string{metasrv.DelegateTenantHeader: "acme", metasrv.DelegateUserHeader: alice}
+	asGW := map[string]string{api.DelegateTenantHeader: "acme", api.DelegateUserHeader: alice}
 	raw := expect(t, n, call{method: "POST", path: tbl + "/versions", token: tokGW, header: asGW,
 		body: map[string]any{"base": 1, "files": []client.DataFile{f3}}}, http.StatusConflict, 1012)
 	if raw.body["type"] != "ConcurrentModificationException" || raw.gen() != g2 {
@@ -153,7 +153,7 @@ func TestTableVersions(t *testing.T) {
 		len(vs[1].(map[string]any)["files"].([]any)) != 2 || len(vs[2].(map[string]any)["columns"].([]any)) != 2 {
 		t.Fatalf("versions: %s", vl.raw)
 	}
-	dh := map[string]string{metasrv.DelegateTenantHeader: "acme", metasrv.DelegateUserHeader: bob}
+	dh := map[string]string{api.DelegateTenantHeader: "acme", api.DelegateUserHeader: bob}
 	hidden := expect(t, n, call{method: "GET", path: tbl + "/versions", token: tokGW, header: dh}, 404, 1003)
 	missing := expect(t, n, call{method: "GET", path: ml + "/catalogs/lake/schemas/sales/tables/nope/versions", token: tokGW, header: dh}, 404, 1003)
 	if hidden.body["type"] != missing.body["type"] {
@@ -176,7 +176,7 @@ func TestTableVersions(t *testing.T) {
 		t.Fatal("refused delegated commit not audited")
 	}
 	expect(t, n, call{method: "POST", path: tbl + "/versions", token: tokBob, header: map[string]string{
-		metasrv.DelegateTenantHeader: "acme", metasrv.DelegateUserHeader: alice}, body: map[string]any{"base": 3, "files": []any{}}}, 403, 1008)
+		api.DelegateTenantHeader: "acme", api.DelegateUserHeader: alice}, body: map[string]any{"base": 3, "files": []any{}}}, 403, 1008)
 	// Strict bodies.
 	for _, bad := range []string{`{"base":3,"files":[],"x":1}`, `{"files":[]}`, `{"base":-1}`, `{"base":3,"files":[{"path":"a","bogus":1}]}`, ``} {
 		expect(t, n, call{method: "POST", path: tbl + "/versions", token: tokAlice, body: bad}, 400, 1001)

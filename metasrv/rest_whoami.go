@@ -34,6 +34,6 @@ func whoami(rq *request) api.WhoamiDTO {
 }
 
 // whoAmI serves GET /api/whoami.
-func (s *Server) whoAmI(rq *request, _ *Lake) (map[string]any, error) {
-	return map[string]any{"principal": whoami(rq)}, nil
+func (s *Server) whoAmI(rq *request, _ *Metalake) (any, error) {
+	return api.WhoamiResponse{Principal: whoami(rq)}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"lakegate/authz"
 	"lakegate/metasrv"
+	"lakegate/metasrv/api"
 )
 
 // Tokens of the tenant-admin tests' extra principals.
@@ -149,7 +150,7 @@ func TestJoinAdmission(t *testing.T) {
 	}
 	// A peer that is not a voter forwards nothing, even naming itself.
 	expect(t, n1, call{method: "GET", path: ml + "/catalogs", token: peerToken("n3"),
-		header: map[string]string{metasrv.CallerHeader: "alice@acme", "Lakegate-Forwarded-By": "n3"}}, 403, 1008)
+		header: map[string]string{api.CallerHeader: "alice@acme", "Lakegate-Forwarded-By": "n3"}}, 403, 1008)
 
 	// The node itself is admitted.
 	if r := join(peerToken("n2"), "n2"); r.status != http.StatusOK {

@@ -267,7 +267,7 @@ func resolveUpstream(catProps, tableProps map[string]string) (*api.Upstream, boo
 }
 
 // snapOf returns l's snapshot, nil for a nil l.
-func snapOf(l *Lake) *catalog.Snapshot {
+func snapOf(l *Metalake) *catalog.Snapshot {
 	if l == nil {
 		return nil
 	}

@@ -76,7 +76,7 @@ func (s *Server) versionRoutes() {
 }
 
 // listTableVersions serves GET …/tables/{table}/versions.
-func (s *Server) listTableVersions(rq *request, l *Lake) (map[string]any, error) {
+func (s *Server) listTableVersions(rq *request, l *Metalake) (any, error) {
 	o := tableOf(rq)
 	if _, err := visibleObject(rq, l.Snapshot, o); err != nil {
 		return nil, err
@@ -87,11 +87,11 @@ func (s *Server) listTableVersions(rq *request, l *Lake) (map[string]any, error)
 			out = append(out, toVersion(v))
 		}
 	}
-	return map[string]any{"versions": out}, nil
+	return api.VersionListResponse{Versions: out}, nil
 }
 
 // commitTableVersion serves POST …/tables/{table}/versions.
-func (s *Server) commitTableVersion(rq *request, l *Lake) (*plan, error) {
+func (s *Server) commitTableVersion(rq *request, l *Metalake) (*plan, error) {
 	var b api.CommitVersionRequest
 	if err := rq.decode(&b); err != nil {
 		return nil, err
@@ -117,11 +117,11 @@ func (s *Server) commitTableVersion(rq *request, l *Lake) (*plan, error) {
 	for _, c := range b.Columns {
 		cmd.Columns = append(cmd.Columns, colDef(c))
 	}
-	return &plan{cmds: withRules(snapOf(l), []catalog.Command{cmd}), render: func(res *Result) (map[string]any, error) {
+	return &plan{cmds: withRules(snapOf(l), []catalog.Command{cmd}), render: func(res *Result) (any, error) {
 		_, v, ok := res.Lake.Snapshot.TableVersion(o.Name, 0)
 		if !ok {
 			return nil, fmt.Errorf("metasrv: %s has no version after a commit", o)
 		}
-		return map[string]any{"version": v.Version, "generation": res.Generation()}, nil
+		return api.CommitVersionResponse{Version: v.Version, Generation: res.Generation()}, nil
 	}}, nil
 }

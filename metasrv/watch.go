@@ -52,7 +52,7 @@ func checkWatch(req *WatchRequest) error {
 		return badRequest("known must name 1 to %d metalakes", MaxWatchTenants)
 	}
 	for name := range req.Known {
-		if err := checkTenantName(name); err != nil {
+		if err := checkMetalakeName(name); err != nil {
 			return badRequest("known: %v", err)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"lakegate/authz"
 	"lakegate/metasrv"
+	"lakegate/metasrv/api"
 	"lakegate/metasrv/client"
 	"lakegate/metasrv/raftnode"
 )
@@ -362,16 +363,16 @@ func TestWatchRejected(t *testing.T) {
 		{name: "absent metalake outside delegate_tenants", token: tokGW, body: watchBody(map[string]uint64{"ghost": 0}, 0), status: 403, code: 1008,
 			audit: &audit{"ghost", "gw", "not a delegate"}},
 		{name: "forged caller header", token: tokWatch, body: watchBody(map[string]uint64{"acme": 0}, 0),
-			header: map[string]string{metasrv.CallerHeader: "alice@acme"}, status: 403, code: 1008,
+			header: map[string]string{api.CallerHeader: "alice@acme"}, status: 403, code: 1008,
 			audit: &audit{"", "gw-watch", "not forwarded"}},
 		{name: "forged forwarded header", token: tokWatch, body: watchBody(map[string]uint64{"acme": 0}, 0),
 			header: map[string]string{raftnode.ForwardedHeader: "1"}, status: 403, code: 1008,
 			audit: &audit{"", "gw-watch", "not forwarded"}},
 		{name: "delegated tenant with two metalakes", token: tokWatch, body: watchBody(map[string]uint64{"acme": 0, "other": 0}, 0),
-			header: map[string]string{metasrv.DelegateTenantHeader: "acme"}, status: 403, code: 1008,
+			header: map[string]string{api.DelegateTenantHeader: "acme"}, status: 403, code: 1008,
 			audit: &audit{"acme", "gw-watch", "delegated tenant"}},
 		{name: "delegated tenant not the one named", token: tokWatch, body: watchBody(map[string]uint64{"acme": 0}, 0),
-			header: map[string]string{metasrv.DelegateTenantHeader: "other"}, status: 403, code: 1008,
+			header: map[string]string{api.DelegateTenantHeader: "other"}, status: 403, code: 1008,
 			audit: &audit{"acme", "gw-watch", "delegated tenant"}},
 		{name: "no token", body: watchBody(map[string]uint64{"acme": 0}, 0), status: 401, code: 1011},
 		{name: "unknown token", token: "nope", body: watchBody(map[string]uint64{"acme": 0}, 0), status: 401, code: 1011},

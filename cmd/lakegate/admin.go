@@ -308,7 +308,7 @@ func (a *admin) whoami() (api.WhoamiDTO, error) {
 	if err != nil {
 		return api.WhoamiDTO{}, fmt.Errorf("asking metasrv whose token this is (for the default metalake): %w", err)
 	}
-	var r struct{ Principal api.WhoamiDTO }
+	var r api.WhoamiResponse
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return api.WhoamiDTO{}, fmt.Errorf("decoding the answer: %w", err)
 	}
@@ -444,11 +444,8 @@ func (a *admin) lakeRequest(method string, segs []string, q url.Values, body, ou
 	return a.request(method, p, q, body, out, print)
 }
 
-// dropAnswer is the answer to a DELETE.
-type dropAnswer struct{ Dropped bool }
-
 // dropped returns the printer of a DELETE answer r about what.
-func (a *admin) dropped(r *dropAnswer, what string) func() {
+func (a *admin) dropped(r *api.DropResponse, what string) func() {
 	return func() {
 		if r.Dropped {
 			fmt.Fprintf(a.stdout, "dropped %s\n", what)
@@ -461,7 +458,7 @@ func (a *admin) dropped(r *dropAnswer, what string) func() {
 // lakeDrop deletes the object at segs under the metalake and reports it
 // as what.
 func (a *admin) lakeDrop(segs []string, q url.Values, what string) error {
-	var r dropAnswer
+	var r api.DropResponse
 	return a.lakeRequest("DELETE", segs, q, nil, &r, a.dropped(&r, what))
 }
 

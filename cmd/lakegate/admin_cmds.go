@@ -154,11 +154,8 @@ func adminMetalakeCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	body := map[string]any{"name": pos[0], "comment": *comment, "owner": *owner}
-	if len(properties) > 0 {
-		body["properties"] = map[string]string(properties)
-	}
-	var r struct{ Metalake api.MetalakeDTO }
+	body := api.CreateMetalakeRequest{Name: pos[0], Comment: *comment, Owner: *owner, Properties: properties}
+	var r api.MetalakeResponse
 	return a.request("POST", "/api/metalakes", nil, body, &r, func() { a.printMetalake(r.Metalake) })
 }
 
@@ -166,7 +163,7 @@ func adminMetalakeList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	var r struct{ Metalakes []api.MetalakeDTO }
+	var r api.MetalakeListResponse
 	return a.request("GET", "/api/metalakes", nil, nil, &r, func() {
 		tableOf(a, []string{"NAME", "OWNER", "CREATED", "COMMENT"}, r.Metalakes, func(m api.MetalakeDTO) []string {
 			return []string{m.Name, m.Owner, ts(m.Audit.CreateTime), m.Comment}
@@ -182,7 +179,7 @@ func adminWhoami(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Principal api.WhoamiDTO }
+	var r api.WhoamiResponse
 	return a.show(raw, &r, func() {
 		p := r.Principal
 		a.fields("name", p.Name, "tenant", p.Tenant, "role", p.Role, "namespaces", strings.Join(p.Namespaces, ","),
@@ -195,7 +192,7 @@ func adminMetalakeGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Metalake api.MetalakeDTO }
+	var r api.MetalakeResponse
 	return a.request("GET", apiPath("api", "metalakes", pos[0]), nil, nil, &r, func() { a.printMetalake(r.Metalake) })
 }
 
@@ -210,7 +207,7 @@ func adminMetalakeDrop(a *admin, args []string) error {
 	if *force {
 		q.Set("force", "true")
 	}
-	var r dropAnswer
+	var r api.DropResponse
 	return a.request("DELETE", apiPath("api", "metalakes", pos[0]), q, nil, &r, a.dropped(&r, "metalake "+pos[0]))
 }
 
@@ -226,14 +223,8 @@ func adminCatalogCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	body := map[string]any{"name": pos[0], "comment": *comment}
-	if *typ != "" {
-		body["type"] = *typ
-	}
-	if len(properties) > 0 {
-		body["properties"] = map[string]string(properties)
-	}
-	var r struct{ Catalog api.CatalogDTO }
+	body := api.CreateCatalogRequest{Name: pos[0], Type: *typ, Comment: *comment, Properties: properties}
+	var r api.CatalogResponse
 	return a.lakeRequest("POST", []string{"catalogs"}, nil, body, &r, func() { a.printCatalog(r.Catalog) })
 }
 
@@ -242,11 +233,16 @@ func (a *admin) printCatalog(c api.CatalogDTO) {
 		"properties", props(c.Properties), "creator", c.Audit.Creator, "created", ts(c.Audit.CreateTime))
 }
 
+func (a *admin) printSchema(s api.SchemaDTO) {
+	a.fields("name", s.Name, "comment", s.Comment,
+		"properties", props(s.Properties), "creator", s.Audit.Creator, "created", ts(s.Audit.CreateTime))
+}
+
 func adminCatalogList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	var r struct{ Catalogs []api.CatalogDTO }
+	var r api.CatalogListResponse
 	return a.lakeRequest("GET", []string{"catalogs"}, withDetails(), nil, &r, func() {
 		tableOf(a, []string{"NAME", "TYPE", "PROVIDER", "COMMENT"}, r.Catalogs, func(c api.CatalogDTO) []string {
 			return []string{c.Name, c.Type, c.Provider, c.Comment}
@@ -259,7 +255,7 @@ func adminCatalogGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Catalog api.CatalogDTO }
+	var r api.CatalogResponse
 	return a.lakeRequest("GET", []string{"catalogs", pos[0]}, nil, nil, &r, func() { a.printCatalog(r.Catalog) })
 }
 
@@ -317,10 +313,10 @@ const alterUsage = "[--rename NEW] [--comment C] [--set K=V]... [--unset K]..."
 
 // body returns the PUT body: the comment, property updates (sets in key
 // order, then unsets) and the rename, applied by the server all or nothing.
-func (f *alterFlags) body(a *admin) (map[string]any, error) {
-	var updates []map[string]any
+func (f *alterFlags) body(a *admin) (api.AlterRequest[metasrv.Update], error) {
+	var updates []metasrv.Update
 	if isSet(f.fs, "comment") {
-		updates = append(updates, map[string]any{"@type": "updateComment", "newComment": *f.comment})
+		updates = append(updates, metasrv.Update{Type: "updateComment", NewComment: *f.comment})
 	}
 	keys := make([]string, 0, len(f.set))
 	for k := range f.set {
@@ -329,20 +325,20 @@ func (f *alterFlags) body(a *admin) (map[string]any, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if slices.Contains(f.unset, k) {
-			return nil, fmt.Errorf("%w: %s: property %q both --set and --unset", errUsage, a.name, k)
+			return api.AlterRequest[metasrv.Update]{}, fmt.Errorf("%w: %s: property %q both --set and --unset", errUsage, a.name, k)
 		}
-		updates = append(updates, map[string]any{"@type": "setProperty", "property": k, "value": f.set[k]})
+		updates = append(updates, metasrv.Update{Type: "setProperty", Property: k, Value: f.set[k]})
 	}
 	for _, k := range f.unset {
-		updates = append(updates, map[string]any{"@type": "removeProperty", "property": k})
+		updates = append(updates, metasrv.Update{Type: "removeProperty", Property: k})
 	}
 	if *f.rename != "" {
-		updates = append(updates, map[string]any{"@type": "rename", "newName": *f.rename})
+		updates = append(updates, metasrv.Update{Type: "rename", NewName: *f.rename})
 	}
 	if len(updates) == 0 {
-		return nil, fmt.Errorf("%w: %s needs at least one of --rename, --comment, --set, --unset", errUsage, a.name)
+		return api.AlterRequest[metasrv.Update]{}, fmt.Errorf("%w: %s needs at least one of --rename, --comment, --set, --unset", errUsage, a.name)
 	}
-	return map[string]any{"updates": updates}, nil
+	return api.AlterRequest[metasrv.Update]{Updates: updates}, nil
 }
 
 func adminCatalogAlter(a *admin, args []string) error {
@@ -355,7 +351,7 @@ func adminCatalogAlter(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Catalog api.CatalogDTO }
+	var r api.CatalogResponse
 	return a.lakeRequest("PUT", []string{"catalogs", pos[0]}, nil, body, &r, func() { a.printCatalog(r.Catalog) })
 }
 
@@ -369,8 +365,8 @@ func adminSchemaAlter(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Schema api.CatalogDTO }
-	return a.lakeRequest("PUT", []string{"catalogs", n[0], "schemas", n[1]}, nil, body, &r, func() { a.printCatalog(r.Schema) })
+	var r api.SchemaResponse
+	return a.lakeRequest("PUT", []string{"catalogs", n[0], "schemas", n[1]}, nil, body, &r, func() { a.printSchema(r.Schema) })
 }
 
 func adminSchemaCreate(a *admin, args []string) error {
@@ -380,9 +376,9 @@ func adminSchemaCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Schema api.CatalogDTO }
-	return a.lakeRequest("POST", []string{"catalogs", n[0], "schemas"}, nil, map[string]any{"name": n[1], "comment": *comment},
-		&r, func() { a.printCatalog(r.Schema) })
+	var r api.SchemaResponse
+	return a.lakeRequest("POST", []string{"catalogs", n[0], "schemas"}, nil, api.CreateSchemaRequest{Name: n[1], Comment: *comment},
+		&r, func() { a.printSchema(r.Schema) })
 }
 
 func adminSchemaList(a *admin, args []string) error {
@@ -390,9 +386,9 @@ func adminSchemaList(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Schemas []api.CatalogDTO }
+	var r api.SchemaListResponse
 	return a.lakeRequest("GET", []string{"catalogs", pos[0], "schemas"}, withDetails(), nil, &r, func() {
-		tableOf(a, []string{"NAME", "CREATOR", "COMMENT"}, r.Schemas, func(s api.CatalogDTO) []string {
+		tableOf(a, []string{"NAME", "CREATOR", "COMMENT"}, r.Schemas, func(s api.SchemaDTO) []string {
 			return []string{s.Name, s.Audit.Creator, s.Comment}
 		})
 	})
@@ -403,8 +399,8 @@ func adminSchemaGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Schema api.CatalogDTO }
-	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1]}, nil, nil, &r, func() { a.printCatalog(r.Schema) })
+	var r api.SchemaResponse
+	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1]}, nil, nil, &r, func() { a.printSchema(r.Schema) })
 }
 
 func adminSchemaDrop(a *admin, args []string) error {
@@ -426,7 +422,7 @@ func adminTableList(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Tables []api.TableDTO }
+	var r api.TableListResponse
 	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1], "tables"}, withDetails(), nil, &r, func() {
 		tableOf(a, []string{"NAME", "COLUMNS", "CREATOR", "COMMENT"}, r.Tables, func(t api.TableDTO) []string {
 			return []string{t.Name, strconv.Itoa(len(t.Columns)), t.Audit.Creator, t.Comment}
@@ -439,7 +435,7 @@ func adminTableGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Table api.TableDTO }
+	var r api.TableResponse
 	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1], "tables", n[2]}, nil, nil, &r, func() {
 		t := r.Table
 		a.fields("name", t.Name, "comment", t.Comment, "properties", props(t.Properties),
@@ -462,7 +458,7 @@ func adminTableVersions(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Versions []api.VersionDTO }
+	var r api.VersionListResponse
 	return a.lakeRequest("GET", []string{"catalogs", n[0], "schemas", n[1], "tables", n[2], "versions"}, nil, nil, &r, func() {
 		tableOf(a, []string{"VERSION", "ROWS", "FILES", "COLUMNS", "ACTOR", "TIME"}, r.Versions, func(v api.VersionDTO) []string {
 			return []string{strconv.FormatUint(v.Version, 10), strconv.FormatInt(v.Rows, 10), strconv.Itoa(len(v.Files)),
@@ -491,14 +487,12 @@ func adminTagCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	body := map[string]any{"name": pos[0], "comment": *comment}
+	body := api.CreateTagRequest{Name: pos[0], Comment: *comment, Properties: properties}
 	if isSet(fs, "allowed-values") {
-		body["allowedValues"] = splitList(*values)
+		av := splitList(*values)
+		body.AllowedValues = &av
 	}
-	if len(properties) > 0 {
-		body["properties"] = map[string]string(properties)
-	}
-	var r struct{ Tag api.TagDTO }
+	var r api.TagResponse
 	return a.lakeRequest("POST", []string{"tags"}, nil, body, &r, func() { a.printTag(r.Tag) })
 }
 
@@ -527,7 +521,7 @@ func adminTagList(a *admin, args []string) error {
 	if len(pos) == 2 {
 		segs = []string{"objects", pos[0], pos[1], "tags"}
 	}
-	var r struct{ Tags []api.TagDTO }
+	var r api.TagListResponse
 	return a.lakeRequest("GET", segs, withDetails(), nil, &r, func() {
 		if len(pos) == 2 { // an object's effective tags
 			tableOf(a, []string{"NAME", "VALUES", "INHERITED", "COMMENT"}, r.Tags, func(t api.TagDTO) []string {
@@ -554,7 +548,7 @@ func adminTagGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Tag api.TagDTO }
+	var r api.TagResponse
 	return a.lakeRequest("GET", []string{"tags", pos[0]}, nil, nil, &r, func() { a.printTag(r.Tag) })
 }
 
@@ -577,7 +571,7 @@ func adminTagObjects(a *admin, args []string) error {
 	if isSet(fs, "value") {
 		q.Set("value", *value)
 	}
-	var r struct{ MetadataObjects []api.ObjectDTO }
+	var r api.MetadataObjectListResponse
 	return a.lakeRequest("GET", []string{"tags", pos[0], "objects"}, q, nil, &r, func() {
 		tableOf(a, []string{"TYPE", "FULLNAME"}, r.MetadataObjects, func(o api.ObjectDTO) []string {
 			return []string{o.Type, o.FullName}
@@ -592,35 +586,27 @@ func adminTagAssoc(a *admin, verb string, args []string) error {
 	if err != nil {
 		return err
 	}
-	type pair struct {
-		Name  string  `json:"name"`
-		Value *string `json:"value,omitempty"`
-	}
-	pairs := []pair{}
+	pairs := []catalog.TagValue{}
 	for _, s := range pos[2:] {
-		name, value, hasValue := strings.Cut(s, "=")
-		if name == "" {
-			return fmt.Errorf("%w: %s: empty tag name in %q", errUsage, a.name, s)
+		t, err := a.tagArg(s)
+		if err != nil {
+			return err
 		}
-		pr := pair{Name: name}
-		if hasValue {
-			pr.Value = &value
-		}
-		pairs = append(pairs, pr)
+		pairs = append(pairs, catalog.TagValue{Name: t.Name, Value: t.Value})
 	}
 	p, err := a.lake("objects", pos[0], pos[1], "tags")
 	if err != nil {
 		return err
 	}
-	body := map[string]any{"tagsToAdd": pairs}
+	body := api.AssociateTagsV2Request{TagsToAdd: pairs}
 	if verb == "detach" {
-		body = map[string]any{"tagsToRemove": pairs}
+		body = api.AssociateTagsV2Request{TagsToRemove: pairs}
 	}
 	raw, err := a.call("POST", p, nil, body, "application/vnd.gravitino.v2+json")
 	if err != nil {
 		return err
 	}
-	var r struct{ Names []string }
+	var r api.NameListResponse
 	return a.show(raw, &r, func() {
 		fmt.Fprintf(a.stdout, "%s %s now carries: %s\n", strings.ToLower(pos[0]), pos[1], printable(orDash(strings.Join(r.Names, ", "))))
 	})
@@ -632,7 +618,7 @@ func adminPolicyList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	var r struct{ Policies []api.PolicyDTO }
+	var r api.PolicyListResponse
 	return a.lakeRequest("GET", []string{"policies"}, withDetails(), nil, &r, func() {
 		tableOf(a, []string{"NAME", "TYPE", "ENABLED", "COMMENT"}, r.Policies, func(p api.PolicyDTO) []string {
 			return []string{p.Name, p.PolicyType, strconv.FormatBool(p.Enabled), p.Comment}
@@ -645,7 +631,7 @@ func adminPolicyGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Policy api.PolicyDTO }
+	var r api.PolicyResponse
 	return a.lakeRequest("GET", []string{"policies", pos[0]}, nil, nil, &r, func() { a.printPolicy(r.Policy) })
 }
 
@@ -689,8 +675,9 @@ func adminPolicyCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	body := map[string]any{"name": pos[0], "comment": *comment, "policyType": *typ, "enabled": !*disabled, "content": c}
-	var r struct{ Policy api.PolicyDTO }
+	enabled := !*disabled
+	body := api.CreatePolicyRequest{Name: pos[0], Comment: *comment, PolicyType: *typ, Enabled: &enabled, Content: c}
+	var r api.PolicyResponse
 	return a.lakeRequest("POST", []string{"policies"}, nil, body, &r, func() { a.printPolicy(r.Policy) })
 }
 
@@ -713,7 +700,7 @@ func adminPolicyAlter(a *admin, args []string) error {
 			return err
 		}
 		// updateContent names the policy's own type: read it first.
-		var cur struct{ Policy api.PolicyDTO }
+		var cur api.PolicyResponse
 		p, err := a.lake("policies", pos[0])
 		if err != nil {
 			return err
@@ -733,7 +720,7 @@ func adminPolicyAlter(a *admin, args []string) error {
 	if len(updates) == 0 {
 		return fmt.Errorf("%w: %s needs at least one of --rename, --comment, --content", errUsage, a.name)
 	}
-	var r struct{ Policy api.PolicyDTO }
+	var r api.PolicyResponse
 	return a.lakeRequest("PUT", []string{"policies", pos[0]}, nil, map[string]any{"updates": updates}, &r, func() { a.printPolicy(r.Policy) })
 }
 
@@ -746,7 +733,7 @@ func adminPolicyEnable(a *admin, enable bool, args []string) error {
 	if enable {
 		state = "enabled"
 	}
-	return a.lakeRequest("PATCH", []string{"policies", pos[0]}, nil, map[string]any{"enable": enable}, &struct{}{}, func() {
+	return a.lakeRequest("PATCH", []string{"policies", pos[0]}, nil, api.SetPolicyEnabledRequest{Enable: &enable}, &api.BaseResponse{}, func() {
 		fmt.Fprintf(a.stdout, "policy %s %s\n", pos[0], state)
 	})
 }
@@ -769,9 +756,9 @@ func adminPolicyAttach(a *admin, args []string) error {
 	tag, value, hasValue := strings.Cut(pos[1], "=")
 	var body any
 	if hasValue {
-		body = map[string]any{"selector": map[string]any{"type": "TAG_VALUE", "value": value}}
+		body = api.AttachPolicyRequest{Selector: &api.SelectorRequest{Type: "TAG_VALUE", Value: &value}}
 	}
-	return a.lakeRequest("PUT", []string{"tags", tag, "policies", pos[0]}, nil, body, &struct{}{}, func() {
+	return a.lakeRequest("PUT", []string{"tags", tag, "policies", pos[0]}, nil, body, &api.AttachPolicyResponse{}, func() {
 		fmt.Fprintf(a.stdout, "policy %s attached to tag %s\n", pos[0], pos[1])
 	})
 }
@@ -781,7 +768,7 @@ func adminPolicyDetach(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	return a.lakeRequest("DELETE", []string{"tags", pos[1], "policies", pos[0]}, nil, nil, &struct{}{}, func() {
+	return a.lakeRequest("DELETE", []string{"tags", pos[1], "policies", pos[0]}, nil, nil, &api.DetachPolicyResponse{}, func() {
 		fmt.Fprintf(a.stdout, "policy %s detached from tag %s\n", pos[0], pos[1])
 	})
 }
@@ -833,9 +820,9 @@ func adminGrant(a *admin, verb string, args []string) error {
 	if len(privs) == 0 {
 		return fmt.Errorf("%w: %s: no privileges given", errUsage, a.name)
 	}
-	var r struct{ Role api.RoleDTO }
+	var r api.RoleResponse
 	return a.lakeRequest("PUT", []string{"permissions", "roles", pos[0], pos[1], pos[2], verb}, nil,
-		map[string]any{"privileges": privs}, &r, func() { a.printRole(r.Role) })
+		api.PrivilegesRequest{Privileges: privs}, &r, func() { a.printRole(r.Role) })
 }
 
 func adminRoleCreate(a *admin, args []string) error {
@@ -843,15 +830,15 @@ func adminRoleCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Role api.RoleDTO }
-	return a.lakeRequest("POST", []string{"roles"}, nil, map[string]any{"name": pos[0]}, &r, func() { a.printRole(r.Role) })
+	var r api.RoleResponse
+	return a.lakeRequest("POST", []string{"roles"}, nil, api.CreateRoleRequest{Name: pos[0]}, &r, func() { a.printRole(r.Role) })
 }
 
 func adminRoleList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	var r struct{ Names []string }
+	var r api.NameListResponse
 	return a.lakeRequest("GET", []string{"roles"}, nil, nil, &r, func() {
 		tableOf(a, []string{"NAME"}, r.Names, func(n string) []string { return []string{n} })
 	})
@@ -862,7 +849,7 @@ func adminRoleGet(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Role api.RoleDTO }
+	var r api.RoleResponse
 	return a.lakeRequest("GET", []string{"roles", pos[0]}, nil, nil, &r, func() { a.printRole(r.Role) })
 }
 
@@ -883,15 +870,15 @@ func adminUserCreate(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ User api.UserDTO }
-	return a.lakeRequest("POST", []string{"users"}, nil, map[string]any{"name": pos[0]}, &r, func() { a.printUser(r.User) })
+	var r api.UserResponse
+	return a.lakeRequest("POST", []string{"users"}, nil, api.CreatePrincipalRequest{Name: pos[0]}, &r, func() { a.printUser(r.User) })
 }
 
 func adminUserList(a *admin, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0, ""); err != nil {
 		return err
 	}
-	var r struct{ Users []api.UserDTO }
+	var r api.UserListResponse
 	return a.lakeRequest("GET", []string{"users"}, withDetails(), nil, &r, func() {
 		tableOf(a, []string{"NAME", "ROLES"}, r.Users, func(u api.UserDTO) []string {
 			return []string{u.Name, orDash(strings.Join(u.Roles, ","))}
@@ -904,8 +891,8 @@ func adminUserRoles(a *admin, verb string, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ User api.UserDTO }
-	return a.lakeRequest("PUT", []string{"permissions", "users", pos[0], verb}, nil, map[string]any{"roleNames": pos[1:]},
+	var r api.UserResponse
+	return a.lakeRequest("PUT", []string{"permissions", "users", pos[0], verb}, nil, api.RoleNamesRequest{RoleNames: pos[1:]},
 		&r, func() { a.printUser(r.User) })
 }
 
@@ -984,21 +971,17 @@ func (a *admin) printDomain(d api.DomainDTO) {
 // domainRequest sends a request about a domain and prints the domain
 // answered.
 func (a *admin) domainRequest(method string, segs []string, body any) error {
-	var r struct{ Domain api.DomainDTO }
+	var r api.DomainResponse
 	return a.lakeRequest(method, segs, nil, body, &r, func() { a.printDomain(r.Domain) })
 }
 
 // tagArg parses TAG[=VALUE].
-func (a *admin) tagArg(s string) (map[string]any, error) {
-	name, value, hasValue := strings.Cut(s, "=")
+func (a *admin) tagArg(s string) (*api.BackingTagDTO, error) {
+	name, value, _ := strings.Cut(s, "=")
 	if name == "" {
 		return nil, fmt.Errorf("%w: %s: empty tag name in %q", errUsage, a.name, s)
 	}
-	t := map[string]any{"name": name}
-	if hasValue {
-		t["value"] = value
-	}
-	return t, nil
+	return &api.BackingTagDTO{Name: name, Value: value}, nil
 }
 
 func adminDomainCreate(a *admin, args []string) error {
@@ -1017,19 +1000,13 @@ func adminDomainCreate(a *admin, args []string) error {
 	if (*tag == "") == (*newTag == "") {
 		return fmt.Errorf("%w: %s needs exactly one of --tag and --new-tag", errUsage, a.name)
 	}
-	bt := map[string]any{"name": *newTag, "create": true}
+	bt := &api.BackingTagDTO{Name: *newTag, Create: true}
 	if *tag != "" {
 		if bt, err = a.tagArg(*tag); err != nil {
 			return err
 		}
 	}
-	body := map[string]any{"name": pos[0], "comment": *comment, "backingTag": bt}
-	if *parent != "" {
-		body["parent"] = *parent
-	}
-	if len(properties) > 0 {
-		body["properties"] = map[string]string(properties)
-	}
+	body := api.CreateDomainRequest{Name: pos[0], Comment: *comment, BackingTag: bt, Parent: *parent, Properties: properties}
 	return a.domainRequest("POST", []string{"domains"}, body)
 }
 
@@ -1043,7 +1020,7 @@ func adminDomainList(a *admin, args []string) error {
 	if *under != "" {
 		segs = []string{"domains", *under, "subdomains"}
 	}
-	var r struct{ Domains []api.DomainDTO }
+	var r api.DomainListResponse
 	return a.lakeRequest("GET", segs, withDetails(), nil, &r, func() {
 		tableOf(a, []string{"NAME", "STATUS", "PARENT", "BACKING TAG", "OWNER", "COMMENT"}, r.Domains, func(d api.DomainDTO) []string {
 			return []string{d.Name, d.Status, orDash(d.Parent), backingTag(d.BackingTag), d.Owner.Name, d.Comment}
@@ -1077,7 +1054,7 @@ func adminDomainStatus(a *admin, status string, args []string) error {
 	if err != nil {
 		return err
 	}
-	return a.domainRequest("PATCH", []string{"domains", pos[0]}, map[string]string{"status": status})
+	return a.domainRequest("PATCH", []string{"domains", pos[0]}, api.SetDomainStatusRequest{Status: &status})
 }
 
 func adminDomainMove(a *admin, args []string) error {
@@ -1085,7 +1062,7 @@ func adminDomainMove(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	return a.domainRequest("PUT", []string{"domains", pos[0], "parent"}, map[string]string{"parent": pos[1]})
+	return a.domainRequest("PUT", []string{"domains", pos[0], "parent"}, api.SetDomainParentRequest{Parent: pos[1]})
 }
 
 func adminDomainDetach(a *admin, args []string) error {
@@ -1106,13 +1083,13 @@ func adminDomainSetTag(a *admin, args []string) error {
 	if *remove == (len(pos) == 2) {
 		return fmt.Errorf("%w: %s needs exactly one of TAG[=VALUE] and --remove", errUsage, a.name)
 	}
-	var bt map[string]any
+	var bt *api.BackingTagDTO // nil: null, which removes it
 	if !*remove {
 		if bt, err = a.tagArg(pos[1]); err != nil {
 			return err
 		}
 	}
-	return a.domainRequest("PUT", []string{"domains", pos[0], "backingTag"}, map[string]any{"backingTag": bt})
+	return a.domainRequest("PUT", []string{"domains", pos[0], "backingTag"}, api.SetDomainBackingTagRequest{BackingTag: mustJSON(bt)})
 }
 
 func adminDomainDelete(a *admin, args []string) error {
@@ -1145,7 +1122,7 @@ func adminDomainMembers(a *admin, args []string) error {
 	if *contains != "" {
 		q.Set("nameContains", *contains)
 	}
-	var r struct{ MetadataObjects []api.MemberDTO }
+	var r api.MemberListResponse
 	return a.lakeRequest("GET", []string{"domains", pos[0], "objects"}, q, nil, &r, func() {
 		tableOf(a, []string{"TYPE", "FULLNAME", "RELATIONS"}, r.MetadataObjects, func(m api.MemberDTO) []string {
 			return []string{m.Type, m.FullName, relations(m.Relations)}
@@ -1158,7 +1135,7 @@ func adminDomainOf(a *admin, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Domains []api.DomainDTO }
+	var r api.DomainListResponse
 	return a.lakeRequest("GET", []string{"objects", pos[0], pos[1], "domains"}, withDetails(), nil, &r, func() {
 		tableOf(a, []string{"DOMAIN", "STATUS", "PARENT", "RELATIONS"}, r.Domains, func(d api.DomainDTO) []string {
 			return []string{d.Name, d.Status, orDash(d.Parent), relations(d.Relations)}
@@ -1228,10 +1205,7 @@ func adminExplain(a *admin, args []string) error {
 		return fmt.Errorf("%w: %s: want OBJECT_TYPE:NAME (e.g. table:lake.sales.orders), got %q", errUsage, a.name, pos[2])
 	}
 	q := url.Values{"user": {pos[0]}, "privilege": {strings.ToUpper(pos[1])}, "object": {pos[2]}}
-	var r struct {
-		Explanation catalog.Explanation
-		Gateway     api.GatewayDTO
-	}
+	var r api.ExplainResponse
 	return a.lakeRequest("GET", []string{"access", "explain"}, q, nil, &r, func() { a.printExplanation(r.Explanation, r.Gateway) })
 }
 
@@ -1357,7 +1331,7 @@ func (a *admin) previewWrite(method, path string, body any) error {
 	if err != nil {
 		return err
 	}
-	req := map[string]any{"commands": []map[string]any{{"type": typ, "body": cmd}}}
+	req := api.PreviewRequest{Commands: []api.PreviewCommand{{Type: typ, Body: mustJSON(cmd)}}}
 	var privs []catalog.PrivilegeChange
 	var reads []catalog.ReadChange
 	for offset := 0; ; {
@@ -1365,13 +1339,7 @@ func (a *admin) previewWrite(method, path string, body any) error {
 		if err != nil {
 			return err
 		}
-		var r struct {
-			Preview struct {
-				Privileges []catalog.PrivilegeChange `json:"privileges"`
-				Reads      []catalog.ReadChange      `json:"reads"`
-			} `json:"preview"`
-			Next *int `json:"next"`
-		}
+		var r api.PreviewResponse
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return fmt.Errorf("decoding the preview: %w", err)
 		}

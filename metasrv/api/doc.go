@@ -8,7 +8,9 @@
 //     error type a caller decodes it into ([Error], [DecodeError]) with the
 //     sentinels errors.Is matches it against (errors.go);
 //   - the internal API's requests and responses (internal.go);
-//   - the REST API's objects as they appear on the wire (dto.go).
+//   - the REST API's objects as they appear on the wire (dto.go), the
+//     bodies of its writes (requests.go) and the envelopes of its answers
+//     (responses.go).
 //
 // The server encodes these types and its callers decode them, so a field
 // added, renamed or re-tagged here changes every side at once.

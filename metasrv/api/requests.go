@@ -1,9 +1,12 @@
 package api
 
-import "lakegate/catalog"
+import (
+	"encoding/json"
 
-// Bodies of REST writes (what a caller sends) and the answers that are not
-// one object. The create bodies' optional fields carry omitempty so that a
+	"lakegate/catalog"
+)
+
+// Bodies of REST writes (what a caller sends). The create bodies' optional fields carry omitempty so that a
 // caller sends only what it sets (an update's fields do not: an empty
 // comment or value is an update's meaning); the server decodes strictly.
 
@@ -52,19 +55,12 @@ type CommitVersionRequest struct {
 	Files   []DataFile  `json:"files"`
 }
 
-// CommitVersionResponse answers a version commit: the new version and the
-// metalake generation it was applied at.
-type CommitVersionResponse struct {
-	Code       int    `json:"code"`
-	Generation uint64 `json:"generation"`
-	Version    uint64 `json:"version"`
-}
-
-// DropResponse answers a DELETE: whether something was dropped (false for
-// what does not exist or the caller may not see).
-type DropResponse struct {
-	Code    int  `json:"code"`
-	Dropped bool `json:"dropped"`
+// AlterRequest is the body of a PUT that alters an object: its updates,
+// applied in order, all or nothing. U is the object's update: metasrv's
+// Update (metalakes, catalogs, schemas, tables, tags), DomainUpdate or
+// PolicyUpdate.
+type AlterRequest[U any] struct {
+	Updates []U `json:"updates"`
 }
 
 // DomainUpdate is one update of PUT …/domains/{domain}: rename,
@@ -85,4 +81,139 @@ type PolicyUpdate struct {
 	NewComment string                 `json:"newComment"`
 	PolicyType string                 `json:"policyType"`
 	NewContent *catalog.PolicyContent `json:"newContent"`
+}
+
+// CreateMetalakeRequest is the body of POST /api/metalakes.
+type CreateMetalakeRequest struct {
+	Name       string            `json:"name"`
+	Comment    string            `json:"comment,omitempty"`
+	Properties map[string]string `json:"properties,omitempty"`
+	// Owner is the user name of the metalake's owner; empty: the caller.
+	Owner string `json:"owner,omitempty"`
+}
+
+// CreateTagRequest is the body of POST …/tags.
+type CreateTagRequest struct {
+	Name       string            `json:"name"`
+	Comment    string            `json:"comment,omitempty"`
+	Properties map[string]string `json:"properties,omitempty"`
+	// AllowedValues, when present, are the values an assignment may carry
+	// (empty: none, a valueless tag); absent: any value.
+	AllowedValues *[]string `json:"allowedValues,omitempty"`
+}
+
+// CreatePolicyRequest is the body of POST …/policies.
+type CreatePolicyRequest struct {
+	Name       string `json:"name"`
+	Comment    string `json:"comment,omitempty"`
+	PolicyType string `json:"policyType"`
+	// Enabled is true when absent.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Content is a catalog.PolicyContent as the caller wrote it: the server
+	// reads it as strictly as the body (no unknown or repeated members).
+	Content json.RawMessage `json:"content,omitempty"`
+}
+
+// SetPolicyEnabledRequest is the body of PATCH …/policies/{policy}.
+type SetPolicyEnabledRequest struct {
+	Enable *bool `json:"enable"` // required
+}
+
+// AttachPolicyRequest is the optional body of PUT
+// …/tags/{tag}/policies/{policy}: no body, {} or a null selector attach by
+// the tag's presence.
+type AttachPolicyRequest struct {
+	Selector *SelectorRequest `json:"selector,omitempty"`
+}
+
+// SelectorRequest is an attachment's selector: {"type":"TAG_VALUE",
+// "value":v} matches value v; {"type":"ALL_VALUES"} matches presence.
+type SelectorRequest struct {
+	Type  string  `json:"type"`
+	Value *string `json:"value,omitempty"`
+}
+
+// AssociateTagsRequest is the body of POST …/objects/{type}/{fullName}/tags
+// as application/json or the Gravitino v1 media type: tag names.
+type AssociateTagsRequest struct {
+	TagsToAdd    []string `json:"tagsToAdd,omitempty"`
+	TagsToRemove []string `json:"tagsToRemove,omitempty"`
+}
+
+// AssociateTagsV2Request is that body as MediaV2: name/value pairs.
+type AssociateTagsV2Request struct {
+	TagsToAdd    []catalog.TagValue `json:"tagsToAdd,omitempty"`
+	TagsToRemove []catalog.TagValue `json:"tagsToRemove,omitempty"`
+}
+
+// CreateDomainRequest is the body of POST …/domains.
+type CreateDomainRequest struct {
+	Name       string            `json:"name"`
+	Comment    string            `json:"comment,omitempty"`
+	Properties map[string]string `json:"properties,omitempty"`
+	BackingTag *BackingTagDTO    `json:"backingTag"` // required
+	Parent     string            `json:"parent,omitempty"`
+}
+
+// SetDomainStatusRequest is the body of PATCH …/domains/{domain}.
+type SetDomainStatusRequest struct {
+	Status *string `json:"status"` // required: draft or published, any case
+}
+
+// SetDomainParentRequest is the body of PUT …/domains/{domain}/parent.
+type SetDomainParentRequest struct {
+	Parent string `json:"parent"`
+}
+
+// SetDomainBackingTagRequest is the body of PUT
+// …/domains/{domain}/backingTag. BackingTag is required; null removes the
+// backing tag (a json.RawMessage tells absent from null).
+type SetDomainBackingTagRequest struct {
+	BackingTag json.RawMessage `json:"backingTag"`
+}
+
+// CreateRoleRequest is the body of POST …/roles: the role and its first
+// grants.
+type CreateRoleRequest struct {
+	Name             string            `json:"name"`
+	Properties       map[string]string `json:"properties,omitempty"`
+	SecurableObjects []SecurableDTO    `json:"securableObjects,omitempty"`
+}
+
+// PrivilegesRequest is the body of PUT
+// …/permissions/roles/{role}/{type}/{fullName}/grant (or /revoke). A
+// privilege's name and condition are read in any case.
+type PrivilegesRequest struct {
+	Privileges []PrivilegeDTO `json:"privileges"`
+}
+
+// RoleNamesRequest is the body of PUT
+// …/permissions/{users|groups}/{name}/grant (or /revoke).
+type RoleNamesRequest struct {
+	RoleNames []string `json:"roleNames"`
+}
+
+// CreatePrincipalRequest is the body of POST …/users and POST …/groups.
+type CreatePrincipalRequest struct {
+	Name string `json:"name"`
+}
+
+// SetOwnerRequest is the body of PUT …/owners/{type}/{fullName}: the new
+// owner, its type USER or GROUP in any case.
+type SetOwnerRequest = OwnerDTO
+
+// PreviewRequest is the body of POST …/access/preview: governance
+// commands applied, in order, to a discarded copy of the metalake, as the
+// caller or as user As.
+type PreviewRequest struct {
+	As       string           `json:"as,omitempty"`
+	Commands []PreviewCommand `json:"commands"`
+}
+
+// PreviewCommand is one command of a preview: the name of its catalog
+// type (GrantPrivileges, AttachPolicy, …) and its body as
+// catalog.EncodeCommand writes it.
+type PreviewCommand struct {
+	Type string          `json:"type"`
+	Body json.RawMessage `json:"body"`
 }

@@ -292,7 +292,7 @@ func (c *Client) write(ctx context.Context, tenant, subject, method, path string
 // metalake, who needs CREATE_SCHEMA) and returns the generation it was
 // applied at. An existing schema gives ErrAlreadyExists.
 func (c *Client) CreateSchema(ctx context.Context, tenant, subject, catalog, schema string) (generation uint64, err error) {
-	var out struct{}
+	var out api.SchemaResponse
 	return c.write(ctx, tenant, subject, http.MethodPost, restPath(tenant, "catalogs", catalog, "schemas"),
 		api.CreateSchemaRequest{Name: schema}, &out)
 }
@@ -311,7 +311,7 @@ func (c *Client) CreateTable(ctx context.Context, tenant, subject, catalog, sche
 	if body.Columns == nil {
 		body.Columns = []api.ColumnDTO{}
 	}
-	var out struct{}
+	var out api.TableResponse
 	return c.write(ctx, tenant, subject, http.MethodPost, restPath(tenant, "catalogs", catalog, "schemas", schema, "tables"), body, &out)
 }
 

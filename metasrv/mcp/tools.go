@@ -10,6 +10,9 @@ import (
 	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"lakegate/catalog"
+	"lakegate/metasrv/api"
 )
 
 // metadataTypes are the object types tags and policies apply to, with the
@@ -59,6 +62,15 @@ type taggedIn struct {
 type tagPair struct {
 	Name  string `json:"name" jsonschema:"the tag's name"`
 	Value string `json:"value,omitempty" jsonschema:"the value of the assignment; omit for a valueless assignment"`
+}
+
+// tagValues is pairs as the REST API's name/value pairs (nil for none).
+func tagValues(pairs []tagPair) []catalog.TagValue {
+	var out []catalog.TagValue
+	for _, p := range pairs {
+		out = append(out, catalog.TagValue{Name: p.Name, Value: p.Value})
+	}
+	return out
 }
 
 type associateIn struct {
@@ -401,13 +413,7 @@ func (s *server) register() {
 			}, "tags_to_add", "tags_to_remove")
 		}},
 		func(ctx context.Context, auth string, in associateIn) (answer, error) {
-			body := map[string][]tagPair{}
-			if len(in.TagsToAdd) > 0 {
-				body["tagsToAdd"] = in.TagsToAdd
-			}
-			if len(in.TagsToRemove) > 0 {
-				body["tagsToRemove"] = in.TagsToRemove
-			}
+			body := api.AssociateTagsV2Request{TagsToAdd: tagValues(in.TagsToAdd), TagsToRemove: tagValues(in.TagsToRemove)}
 			resp, err := c.call(ctx, auth, "POST", c.lakePath("objects", in.MetadataType, in.MetadataFullName, "tags"), nil, body, v2JSON)
 			if err != nil {
 				return answer{}, err

@@ -18,6 +18,7 @@ import (
 // leader loss, durability of acknowledged writes, and a restart that
 // catches up from its own disk. Default timeouts throughout.
 func TestCluster(t *testing.T) {
+	t.Parallel()
 	n1 := start(t, tcpConfig(t, "n1", true))
 	if l := waitLeader(t, 10*time.Second, n1); l != n1 {
 		t.Fatalf("leader %s", l.ID())

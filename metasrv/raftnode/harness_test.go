@@ -67,6 +67,16 @@ func oneVoter(cfg raftnode.Config) raftnode.Config {
 	return cfg
 }
 
+// fewVoters shortens cfg's timeouts to 200 ms (lease 100 ms), as metasrv's
+// test harness does, for a cluster of several voters whose subject is not
+// timing: its first election and a restart's then take a fraction of the
+// default 1–2 s. TestCluster keeps the defaults: it is the story a
+// deployment runs.
+func fewVoters(cfg raftnode.Config) raftnode.Config {
+	cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = 200*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond
+	return cfg
+}
+
 // tcpConfig returns a config for id with its own temp dir and a loopback
 // TCP port: for the tests about the transport itself (TCP, TLS, peer
 // certificates) and for the end-to-end cluster story.

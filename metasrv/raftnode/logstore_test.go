@@ -13,6 +13,7 @@ import (
 // created with (the other kind is refused, not started empty beside it), and
 // a second node on a directory in use fails instead of waiting for it.
 func TestLogStoreRefusals(t *testing.T) {
+	t.Parallel()
 	kinds := []string{raftnode.LogStoreBolt, raftnode.LogStoreWAL}
 	for i, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {

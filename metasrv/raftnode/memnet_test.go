@@ -17,9 +17,10 @@ import (
 // address in use, and a voter at an address no running node holds; a
 // stopped node's address is unreachable until a node takes it again.
 func TestMemNetwork(t *testing.T) {
+	t.Parallel()
 	net := raftnode.NewMemNetwork()
 	onNet := func(id string, bootstrap bool) raftnode.Config {
-		cfg := nodeConfig(t, id, bootstrap)
+		cfg := fewVoters(nodeConfig(t, id, bootstrap))
 		cfg.Network = net
 		return cfg
 	}

@@ -36,6 +36,7 @@ func (h *records) all() []slog.Record {
 // runs on TCP: the TCP transport's own log lines are part of what a
 // deployment sees.
 func TestHealthyStartIsQuiet(t *testing.T) {
+	t.Parallel()
 	h := &records{}
 	cfg := tcpConfig(t, "n1", true)
 	cfg.Logger = slog.New(h)

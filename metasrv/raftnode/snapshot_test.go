@@ -16,13 +16,17 @@ import (
 // log lazily (a compacted entry stays readable until its whole segment
 // goes), so there the joining node may catch up from the log instead.
 func TestSnapshotRestore(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{raftnode.LogStoreBolt, raftnode.LogStoreWAL} {
-		t.Run(kind, func(t *testing.T) { testSnapshotRestore(t, kind) })
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			testSnapshotRestore(t, kind)
+		})
 	}
 }
 
 func testSnapshotRestore(t *testing.T, kind string) {
-	cfg1 := nodeConfig(t, "s1", true)
+	cfg1 := fewVoters(nodeConfig(t, "s1", true))
 	cfg1.TrailingLogs = 1 // compact (almost) everything a snapshot covers
 	cfg1.LogStore = kind
 	n1 := start(t, cfg1)
@@ -35,7 +39,7 @@ func testSnapshotRestore(t *testing.T, kind string) {
 		t.Fatal(err)
 	}
 
-	cfg2 := nodeConfig(t, "s2", false)
+	cfg2 := fewVoters(nodeConfig(t, "s2", false))
 	cfg2.LogStore = kind
 	n2 := start(t, cfg2)
 	join(t, n1, n2)

@@ -30,14 +30,15 @@ func peerConfig(cert tls.Certificate, trusted *x509.CertPool) *tls.Config {
 // node whose certificate comes from another CA can neither be added nor
 // talk to the cluster's Raft transport.
 func TestMutualTLS(t *testing.T) {
+	t.Parallel()
 	good, other := pkitest.NewCA(t, "lakegate-test-ca"), pkitest.NewCA(t, "rogue-ca")
 
-	cfg1 := tcpConfig(t, "t1", true)
+	cfg1 := fewVoters(tcpConfig(t, "t1", true))
 	cfg1.TLS = peerConfig(leaf(t, good, "t1"), good.Pool())
 	n1 := start(t, cfg1)
 	waitLeader(t, 10*time.Second, n1)
 
-	cfg2 := tcpConfig(t, "t2", false)
+	cfg2 := fewVoters(tcpConfig(t, "t2", false))
 	cfg2.TLS = peerConfig(leaf(t, good, "t2"), good.Pool())
 	n2 := start(t, cfg2)
 	join(t, n1, n2)
@@ -96,8 +97,9 @@ func TestMutualTLS(t *testing.T) {
 // being added. Otherwise any holder of a CA-signed certificate (another
 // node's, a gateway's) could join as a node the cluster expects.
 func TestJoinNeedsCertificateNamingTheNode(t *testing.T) {
+	t.Parallel()
 	ca := pkitest.NewCA(t, "lakegate-test-ca")
-	cfg1 := tcpConfig(t, "t1", true)
+	cfg1 := oneVoter(tcpConfig(t, "t1", true)) // t2 is never added
 	cfg1.TLS = peerConfig(leaf(t, ca, "t1"), ca.Pool())
 	n1 := start(t, cfg1)
 	waitLeader(t, 10*time.Second, n1)
@@ -127,6 +129,7 @@ func TestJoinNeedsCertificateNamingTheNode(t *testing.T) {
 // descriptor for ever; anyone who can reach the Raft port could open them
 // without bound. It is closed after HandshakeTimeout.
 func TestSilentPeerConnectionClosed(t *testing.T) {
+	t.Parallel()
 	ca := pkitest.NewCA(t, "lakegate-test-ca")
 	cfg := tcpConfig(t, "t1", true)
 	cfg.TLS = peerConfig(leaf(t, ca, "t1"), ca.Pool())
