@@ -243,9 +243,16 @@ var docs = map[string]cmdDoc{
 	},
 	"ingest": {
 		usage: "ingest [flags] FILE SCHEMA.TABLE",
-		about: "Load a local Parquet or CSV file into a table through Flight SQL bulk ingest.",
+		about: "Load a local Parquet or CSV file into a table through Flight SQL bulk ingest.\n\n" +
+			"A CSV column's type is the narrowest of BOOLEAN, BIGINT, DECIMAL(p,s), DOUBLE, DATE\n" +
+			"(YYYY-MM-DD), TIMESTAMP (YYYY-MM-DD HH:MM:SS[.ffffff]) and VARCHAR that holds every value of\n" +
+			"the first --sample-rows rows; an empty field is NULL. --schema gives some or all columns'\n" +
+			"types instead. A later value that does not fit its column's type stops the load (nothing is\n" +
+			"loaded) and names its line, column, value and the type expected.",
 		examples: "lakegate ingest orders.parquet sales.orders_2026\n" +
-			"lakegate ingest --mode append --csv-delimiter ';' orders.csv sales.orders_2026",
+			"lakegate ingest orders.csv sales.orders_2026 --mode append --csv-delimiter ';'\n" +
+			"lakegate ingest orders.csv sales.orders_2026 --schema 'id:bigint,price:decimal(15,2),day:date'\n" +
+			"lakegate ingest big.csv sales.events --sample-rows 100000",
 	},
 	"mcp": {
 		usage: "mcp --metalake M --stdio [flags]\nmcp --metalake M --http-addr ADDR [flags]",
