@@ -1170,9 +1170,9 @@ func adminDomainOf(a *admin, args []string) error {
 
 // objectText is o as the tables show it: "table lake.sales.orders" (only
 // the name for an object without a type, as a failed event's may be).
-// commandDetail says what a grant or revoke gave or took: the privileges
-// and conditions, the object and the role (or the roles and the grantee);
-// "" for other commands.
+// commandDetail says what a grant or revoke gave or took (the privileges
+// and conditions, the object and the role, or the roles and the grantee)
+// and who an owner change made the owner; "" for other commands.
 func commandDetail(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
@@ -1200,6 +1200,8 @@ func commandDetail(raw json.RawMessage) string {
 		return "roles " + strings.Join(c.Roles, ", ") + " to " + c.Grantee.Name
 	case catalog.RevokeRoles:
 		return "roles " + strings.Join(c.Roles, ", ") + " from " + c.Grantee.Name
+	case catalog.SetOwner:
+		return "owner of " + objectText(c.Object) + " set to " + strings.ToLower(c.Owner.Type.String()) + " " + c.Owner.Name
 	}
 	return ""
 }

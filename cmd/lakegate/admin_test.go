@@ -502,6 +502,8 @@ func TestEventCommandDetail(t *testing.T) {
 		{enc(catalog.RevokePrivileges{Role: "analyst", Object: table, Privileges: []catalog.PrivilegeCondition{{Name: catalog.PrivSelectTable, Condition: catalog.Allow}}}),
 			"SELECT_TABLE on table lake.sales.orders from role analyst"},
 		{enc(catalog.GrantRoles{Grantee: catalog.Owner{Type: catalog.OwnerUser, Name: "bob"}, Roles: []string{"a", "b"}}), "roles a, b to bob"},
+		{enc(catalog.SetOwner{Object: table, Owner: catalog.Owner{Type: catalog.OwnerGroup, Name: "data-eng"}}),
+			"owner of table lake.sales.orders set to group data-eng"},
 		{enc(catalog.CreateRole{Name: "x"}), ""},
 		{nil, ""},
 		{json.RawMessage(`{"v":9}`), ""},

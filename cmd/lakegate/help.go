@@ -474,6 +474,8 @@ var adminExamples = map[string]string{
 		"lakegate admin grant sales_analyst schema lake.sales SELECT_TABLE --dry-run   # who would gain what",
 	"explain":          "lakegate admin explain bob@acme SELECT_TABLE table:lake.sales.orders",
 	"revoke":           "lakegate admin revoke sales_analyst table lake.sales.orders SELECT_TABLE --deny",
+	"owner get":        "lakegate admin owner get table lake.sales.orders",
+	"owner set":        "lakegate admin owner set table lake.sales.orders user bob@acme\nlakegate admin owner set schema lake.sales group data-eng",
 	"role create":      "lakegate admin role create auditor",
 	"role list":        "lakegate admin role list",
 	"role get":         "lakegate admin role get sales_analyst",

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"lakegate/authz"
+)
+
+func TestAdminOwner(t *testing.T) {
+	t.Setenv("LAKEGATE_METASRV", "")
+	t.Setenv("LAKEGATE_TOKEN", "")
+	t.Setenv("LAKEGATE_METALAKE", "")
+	h := func(s string) []string { return []string{authz.HashToken(s).String()} }
+	server := startTestMetasrv(t, []authz.PrincipalSpec{
+		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: h("tok-admin")},
+		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h("tok-alice")},
+		{ID: "bob@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h("tok-bob")},
+		{ID: "eve@other", Tenant: "other", Role: "tenant_admin", TokenHashes: h("tok-eve")},
+	})
+	admin := func(token string, args ...string) (string, error) {
+		var out, errOut bytes.Buffer
+		err := run(context.Background(), append([]string{"admin", "--server", server, "--token", token, "--metalake", "acme"}, args...), &out, &errOut)
+		return out.String(), err
+	}
+	ok := func(token string, args ...string) string {
+		t.Helper()
+		out, err := admin(token, args...)
+		if err != nil {
+			t.Fatalf("admin %q: %v", args, err)
+		}
+		return out
+	}
+	ok("tok-admin", "metalake", "create", "acme", "--owner", "alice@acme")
+	ok("tok-alice", "catalog", "create", "lake")
+	ok("tok-alice", "schema", "create", "lake.sales")
+	ok("tok-alice", "user", "create", "bob@acme")
+
+	steps := []struct {
+		name    string
+		token   string
+		args    []string
+		want    []string // substrings of the output
+		wantErr []string // substrings of the error; usage errors say usage
+		usage   bool
+	}{
+		{name: "get: the creator owns it", token: "tok-alice", args: []string{"owner", "get", "schema", "lake.sales"},
+			want: []string{"object: schema lake.sales", "owner:  alice@acme", "type:   user"}},
+		{name: "a user who cannot see it is told it does not exist", token: "tok-bob", args: []string{"owner", "get", "schema", "lake.sales"},
+			wantErr: []string{"404", "NotFoundException"}},
+		{name: "set to a user", token: "tok-alice", args: []string{"owner", "set", "schema", "lake.sales", "user", "bob@acme"},
+			want: []string{"schema lake.sales is now owned by user bob@acme"}},
+		{name: "get after set, type in any case", token: "tok-alice", args: []string{"owner", "get", "SCHEMA", "lake.sales"},
+			want: []string{"owner:  bob@acme", "type:   user"}},
+		{name: "flags after the arguments", token: "tok-alice", args: []string{"owner", "get", "catalog", "lake", "--json"},
+			want: []string{`"owner":{"name":"alice@acme","type":"user"}`}},
+		{name: "owner kind neither user nor group", token: "tok-alice", args: []string{"owner", "set", "schema", "lake.sales", "robot", "x"},
+			usage: true, wantErr: []string{`a user or a group, not "robot"`}},
+		{name: "too few arguments", token: "tok-alice", args: []string{"owner", "set", "schema", "lake.sales", "user"},
+			usage: true, wantErr: []string{"usage: lakegate admin owner set OBJECT_TYPE FULLNAME user|group NAME"}},
+		{name: "missing object", token: "tok-alice", args: []string{"owner", "get", "schema", "lake.nope"},
+			wantErr: []string{"404"}},
+		// Another tenant's admin is answered as if the metalake did not
+		// exist; so is a user who cannot see the object.
+		{name: "other tenant", token: "tok-eve", args: []string{"owner", "get", "schema", "lake.sales"},
+			wantErr: []string{"404"}},
+		{name: "other tenant may not set", token: "tok-eve", args: []string{"owner", "set", "schema", "lake.sales", "user", "eve@other"},
+			wantErr: []string{"404"}},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			out, err := admin(s.token, s.args...)
+			if s.wantErr != nil {
+				if err == nil {
+					t.Fatalf("no error; output:\n%s", out)
+				}
+				if errors.Is(err, errUsage) != s.usage {
+					t.Errorf("usage error %v, want %v: %v", errors.Is(err, errUsage), s.usage, err)
+				}
+				for _, w := range s.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range s.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	// The owner change is in the events, said readably.
+	if out := ok("tok-alice", "events", "--limit", "20"); !strings.Contains(out, "owner of schema lake.sales set to user bob@acme") {
+		t.Errorf("events lack the owner change:\n%s", out)
+	}
+}
