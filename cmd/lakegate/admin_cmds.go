@@ -927,23 +927,36 @@ func adminEvents(a *admin, args []string) error {
 	}
 	var r struct{ Events []metasrv.Event }
 	return a.lakeRequest("GET", []string{"events"}, q, nil, &r, func() {
-		tableOf(a, []string{"INDEX", "TIME", "ACTOR", "OPERATION", "TARGET", "OUTCOME", "DETAIL"}, r.Events, func(e metasrv.Event) []string {
-			actor := e.Actor
-			if e.Delegator != "" {
-				actor += " (via " + e.Delegator + ")"
-			}
-			index := strconv.FormatUint(e.Index, 10)
-			if e.Index == 0 {
-				index = "-" // refused before it reached the log, or a pre-event
-			}
-			detail := e.Detail
-			if detail == "" {
-				detail = commandDetail(e.Command)
-			}
-			return []string{index, ts(e.Time), actor, e.Operation,
-				objectText(e.Target), string(e.Outcome), detail}
-		})
+		tableOf(a, []string{"INDEX", "TIME", "ACTOR", "OPERATION", "TARGET", "OUTCOME", "DETAIL"}, r.Events, eventRow)
 	})
+}
+
+// eventRow is one event as `admin events` prints it. A request refused
+// before it reached the log shows its REST operation (method and route
+// template) and "rejected: " with the class of the refusal; its detail
+// drops the "metasrv: <class>: " that repeats it.
+func eventRow(e metasrv.Event) []string {
+	actor := e.Actor
+	if e.Delegator != "" {
+		actor += " (via " + e.Delegator + ")"
+	}
+	index := strconv.FormatUint(e.Index, 10)
+	if e.Index == 0 {
+		index = "-" // refused before it reached the log, or a pre-event
+	}
+	op, outcome, detail := e.Operation, string(e.Outcome), e.Detail
+	if e.Reason != "" {
+		reason := strings.ReplaceAll(e.Reason, "_", " ")
+		outcome = "rejected: " + reason
+		detail = strings.TrimPrefix(strings.TrimPrefix(detail, "metasrv: "), reason+": ")
+	}
+	if e.Request != "" {
+		op = e.Request
+	}
+	if detail == "" {
+		detail = commandDetail(e.Command)
+	}
+	return []string{index, ts(e.Time), actor, op, objectText(e.Target), outcome, detail}
 }
 
 // --- domains ---

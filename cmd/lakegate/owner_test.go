@@ -97,8 +97,16 @@ func TestAdminOwner(t *testing.T) {
 			}
 		})
 	}
-	// The owner change is in the events, said readably.
-	if out := ok("tok-alice", "events", "--limit", "20"); !strings.Contains(out, "owner of schema lake.sales set to user bob@acme") {
-		t.Errorf("events lack the owner change:\n%s", out)
+	// A request metasrv refuses before the log (a user cannot be owned).
+	if _, err := admin("tok-alice", "owner", "set", "user", "bob@acme", "user", "alice@acme"); err == nil || !strings.Contains(err.Error(), "400") {
+		t.Fatalf("owner set on a user: %v", err)
+	}
+	// The owner change and the refusal are in the events, said readably.
+	out := ok("tok-alice", "events", "--limit", "20")
+	for _, want := range []string{"owner of schema lake.sales set to user bob@acme",
+		"PUT /api/metalakes/{m}/owners/{type}/{fullName}", "rejected: bad request"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("events lack %q:\n%s", want, out)
+		}
 	}
 }
