@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -315,5 +317,35 @@ func TestIngestErrorHints(t *testing.T) {
 	got := ingestError(context.Background(), "f.csv", "sales.x", "create", src, errors.New("canceled"))
 	if want := `ingest: f.csv: line 7, column x: "v" is not a BIGINT (the type --schema gives) (nothing was loaded)`; got.Error() != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// BenchmarkIngestCSVRead reads 200,000 rows of BIGINT, DECIMAL, DATE,
+// VARCHAR and BOOLEAN columns from a CSV file into record batches.
+func BenchmarkIngestCSVRead(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "bench.csv")
+	var sb strings.Builder
+	sb.WriteString("id,price,day,name,ok\n")
+	const rows = 200000
+	for i := range rows {
+		fmt.Fprintf(&sb, "%d,%d.%02d,2024-01-%02d,name %d,%v\n", i, i%10000, i%100, i%28+1, i, i%2 == 0)
+	}
+	if err := os.WriteFile(path, []byte(sb.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(sb.Len()))
+	for b.Loop() {
+		src, err := openSource(path, "csv", 65536, csvOptions{header: true, delimiter: ','})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := int64(0)
+		for src.Next() {
+			n += src.RecordBatch().NumRows()
+		}
+		if src.Err() != nil || n != rows {
+			b.Fatal(src.Err(), n)
+		}
+		src.Close()
 	}
 }
