@@ -475,6 +475,9 @@ type ValueError struct {
 	Type     colType
 	Inferred bool // the type was inferred from a sample, not given by --schema
 	Sample   int  // the sample's size in rows, when Inferred
+	// Wider is, when Inferred, the narrowest type that holds the sample
+	// and this value too.
+	Wider colType
 }
 
 func (e *ValueError) Error() string {
@@ -484,7 +487,8 @@ func (e *ValueError) Error() string {
 	}
 	msg := fmt.Sprintf("line %d, column %s: %q is not a %s", e.Line, e.Column, v, e.Type)
 	if e.Inferred {
-		return msg + fmt.Sprintf(" (the type was inferred from the first %d rows: give it with --schema '%s:varchar', say, or sample more with --sample-rows)", e.Sample, e.Column)
+		return msg + fmt.Sprintf(" (the type was inferred from the first %d rows: give it with --schema '%s:%s', or sample more with --sample-rows)",
+			e.Sample, e.Column, strings.ToLower(e.Wider.String()))
 	}
 	return msg + " (the type --schema gives)"
 }
@@ -502,7 +506,7 @@ type csvReader struct {
 	r        *csv.Reader
 	names    []string
 	types    []colType
-	inferred []bool
+	inferred []*inferrer // per column, what the sample held; nil for a type --schema gives
 	sample   int
 	schema   *arrow.Schema
 	chunk    int
@@ -627,7 +631,7 @@ func delimiterFlag(d rune) string {
 // from the sampled rows.
 func (c *csvReader) settleTypes(o *schemaOverride) error {
 	c.types = make([]colType, len(c.names))
-	c.inferred = make([]bool, len(c.names))
+	c.inferred = make([]*inferrer, len(c.names))
 	index := make(map[string]int, len(c.names))
 	for i, n := range c.names {
 		index[n] = i
@@ -646,13 +650,13 @@ func (c *csvReader) settleTypes(o *schemaOverride) error {
 		if given[i] {
 			continue
 		}
-		in := inferrer{fits: fitAll}
+		in := &inferrer{fits: fitAll}
 		for _, row := range c.pending {
 			if i < len(row.fields) {
 				in.add(row.fields[i])
 			}
 		}
-		c.types[i], c.inferred[i] = in.result(), true
+		c.types[i], c.inferred[i] = in.result(), in
 	}
 	return nil
 }
@@ -706,7 +710,13 @@ func (c *csvReader) Next() bool {
 		}
 		for i, v := range fields {
 			if err := appendValue(b.Field(i), c.types[i], v); err != nil {
-				c.err = &ValueError{Line: line(i), Column: c.names[i], Value: v, Type: c.types[i], Inferred: c.inferred[i], Sample: c.sample}
+				ve := &ValueError{Line: line(i), Column: c.names[i], Value: v, Type: c.types[i], Sample: c.sample}
+				if in := c.inferred[i]; in != nil {
+					wider := *in
+					wider.add(v)
+					ve.Inferred, ve.Wider = true, wider.result()
+				}
+				c.err = ve
 				return false
 			}
 		}
