@@ -72,7 +72,7 @@ commands:
   user create NAME | list | grant-role USER ROLE... | revoke-role USER ROLE...
   events [--since N] [--limit N]
   explain USER PRIVILEGE OBJECT_TYPE:NAME   (why USER holds PRIVILEGE on the object, or not)
-  --dry-run        on tag, policy, grant, revoke, role and user changes: show what the change
+  --dry-run        on tag, policy, grant, revoke, role, user and owner changes: show what the change
                    would grant or take away, and which reads it would filter or mask, without it
   bench writes [--writers N] [--writes N] [--prefix P] [--keep] [--min-rate R] [--max-p99 D]
                    (a load generator: creates tag P and catalogs P_NNNN, times committed tag

@@ -1335,6 +1335,7 @@ var dryRunCommands = map[string]bool{
 	"policy create": true, "policy alter": true, "policy enable": true, "policy disable": true, "policy delete": true,
 	"policy attach": true, "policy detach": true, "grant": true, "revoke": true,
 	"role create": true, "role drop": true, "user create": true, "user grant-role": true, "user revoke-role": true,
+	"owner set": true,
 }
 
 // errDryRunDone ends a command whose write a dry run previewed instead.
@@ -1511,6 +1512,8 @@ func (a *admin) dryRunCommand(method, path string, body any) (string, map[string
 		return "DropRole", map[string]any{"name": segs[1]}, nil
 	case route == "POST users" && len(segs) == 1:
 		return "CreateUser", b, nil
+	case route == "PUT owners" && len(segs) == 3:
+		return "SetOwner", map[string]any{"object": object(segs[1], segs[2]), "owner": map[string]any{"type": b["type"], "name": b["name"]}}, nil
 	}
 	return "", nil, fmt.Errorf("%w: %s: --dry-run does not preview %s %s", errUsage, a.name, method, path)
 }

@@ -472,10 +472,11 @@ var adminExamples = map[string]string{
 	"domain of":        "lakegate admin domain of table lake.sales.orders",
 	"grant": "lakegate admin grant sales_analyst schema lake.sales USE_SCHEMA,SELECT_TABLE\n" +
 		"lakegate admin grant sales_analyst schema lake.sales SELECT_TABLE --dry-run   # who would gain what",
-	"explain":          "lakegate admin explain bob@acme SELECT_TABLE table:lake.sales.orders",
-	"revoke":           "lakegate admin revoke sales_analyst table lake.sales.orders SELECT_TABLE --deny",
-	"owner get":        "lakegate admin owner get table lake.sales.orders",
-	"owner set":        "lakegate admin owner set table lake.sales.orders user bob@acme\nlakegate admin owner set schema lake.sales group data-eng",
+	"explain":   "lakegate admin explain bob@acme SELECT_TABLE table:lake.sales.orders",
+	"revoke":    "lakegate admin revoke sales_analyst table lake.sales.orders SELECT_TABLE --deny",
+	"owner get": "lakegate admin owner get table lake.sales.orders",
+	"owner set": "lakegate admin owner set table lake.sales.orders user bob@acme\n" +
+		"lakegate admin owner set schema lake.sales group data-eng --dry-run   # who would gain what",
 	"role create":      "lakegate admin role create auditor",
 	"role list":        "lakegate admin role list",
 	"role get":         "lakegate admin role get sales_analyst",

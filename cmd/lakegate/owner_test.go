@@ -17,9 +17,9 @@ func TestAdminOwner(t *testing.T) {
 	h := func(s string) []string { return []string{authz.HashToken(s).String()} }
 	server := startTestMetasrv(t, []authz.PrincipalSpec{
 		{ID: "root", Tenant: "platform", Role: "operator", TokenHashes: h("tok-admin")},
-		{ID: "alice@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h("tok-alice")},
 		{ID: "bob@acme", Tenant: "acme", Role: "user", Namespaces: []string{"sales"}, TokenHashes: h("tok-bob")},
 		{ID: "eve@other", Tenant: "other", Role: "tenant_admin", TokenHashes: h("tok-eve")},
+		{ID: "admin@acme", Tenant: "acme", Role: "tenant_admin", TokenHashes: h("tok-acme-admin")},
 	})
 	admin := func(token string, args ...string) (string, error) {
 		var out, errOut bytes.Buffer
@@ -34,10 +34,10 @@ func TestAdminOwner(t *testing.T) {
 		}
 		return out
 	}
-	ok("tok-admin", "metalake", "create", "acme", "--owner", "alice@acme")
-	ok("tok-alice", "catalog", "create", "lake")
-	ok("tok-alice", "schema", "create", "lake.sales")
-	ok("tok-alice", "user", "create", "bob@acme")
+	ok("tok-admin", "metalake", "create", "acme", "--owner", "admin@acme")
+	ok("tok-acme-admin", "catalog", "create", "lake")
+	ok("tok-acme-admin", "schema", "create", "lake.sales")
+	ok("tok-acme-admin", "user", "create", "bob@acme")
 
 	steps := []struct {
 		name    string
@@ -47,21 +47,25 @@ func TestAdminOwner(t *testing.T) {
 		wantErr []string // substrings of the error; usage errors say usage
 		usage   bool
 	}{
-		{name: "get: the creator owns it", token: "tok-alice", args: []string{"owner", "get", "schema", "lake.sales"},
-			want: []string{"object: schema lake.sales", "owner:  alice@acme", "type:   user"}},
+		{name: "get: the creator owns it", token: "tok-acme-admin", args: []string{"owner", "get", "schema", "lake.sales"},
+			want: []string{"object: schema lake.sales", "owner:  admin@acme", "type:   user"}},
 		{name: "a user who cannot see it is told it does not exist", token: "tok-bob", args: []string{"owner", "get", "schema", "lake.sales"},
 			wantErr: []string{"404", "NotFoundException"}},
-		{name: "set to a user", token: "tok-alice", args: []string{"owner", "set", "schema", "lake.sales", "user", "bob@acme"},
+		{name: "a dry run changes nothing", token: "tok-acme-admin", args: []string{"owner", "set", "catalog", "lake", "user", "bob@acme", "--dry-run"},
+			want: []string{"dry run of SetOwner: nothing was changed", "bob@acme", "USE_SCHEMA", "gains"}},
+		{name: "still the creator's after the dry run", token: "tok-acme-admin", args: []string{"owner", "get", "catalog", "lake"},
+			want: []string{"owner:  admin@acme"}},
+		{name: "set to a user", token: "tok-acme-admin", args: []string{"owner", "set", "schema", "lake.sales", "user", "bob@acme"},
 			want: []string{"schema lake.sales is now owned by user bob@acme"}},
-		{name: "get after set, type in any case", token: "tok-alice", args: []string{"owner", "get", "SCHEMA", "lake.sales"},
+		{name: "get after set, type in any case", token: "tok-acme-admin", args: []string{"owner", "get", "SCHEMA", "lake.sales"},
 			want: []string{"owner:  bob@acme", "type:   user"}},
-		{name: "flags after the arguments", token: "tok-alice", args: []string{"owner", "get", "catalog", "lake", "--json"},
-			want: []string{`"owner":{"name":"alice@acme","type":"user"}`}},
-		{name: "owner kind neither user nor group", token: "tok-alice", args: []string{"owner", "set", "schema", "lake.sales", "robot", "x"},
+		{name: "flags after the arguments", token: "tok-acme-admin", args: []string{"owner", "get", "catalog", "lake", "--json"},
+			want: []string{`"owner":{"name":"admin@acme","type":"user"}`}},
+		{name: "owner kind neither user nor group", token: "tok-acme-admin", args: []string{"owner", "set", "schema", "lake.sales", "robot", "x"},
 			usage: true, wantErr: []string{`a user or a group, not "robot"`}},
-		{name: "too few arguments", token: "tok-alice", args: []string{"owner", "set", "schema", "lake.sales", "user"},
+		{name: "too few arguments", token: "tok-acme-admin", args: []string{"owner", "set", "schema", "lake.sales", "user"},
 			usage: true, wantErr: []string{"usage: lakegate admin owner set OBJECT_TYPE FULLNAME user|group NAME"}},
-		{name: "missing object", token: "tok-alice", args: []string{"owner", "get", "schema", "lake.nope"},
+		{name: "missing object", token: "tok-acme-admin", args: []string{"owner", "get", "schema", "lake.nope"},
 			wantErr: []string{"404"}},
 		// Another tenant's admin is answered as if the metalake did not
 		// exist; so is a user who cannot see the object.
@@ -98,11 +102,11 @@ func TestAdminOwner(t *testing.T) {
 		})
 	}
 	// A request metasrv refuses before the log (a user cannot be owned).
-	if _, err := admin("tok-alice", "owner", "set", "user", "bob@acme", "user", "alice@acme"); err == nil || !strings.Contains(err.Error(), "400") {
+	if _, err := admin("tok-acme-admin", "owner", "set", "user", "bob@acme", "user", "admin@acme"); err == nil || !strings.Contains(err.Error(), "400") {
 		t.Fatalf("owner set on a user: %v", err)
 	}
 	// The owner change and the refusal are in the events, said readably.
-	out := ok("tok-alice", "events", "--limit", "20")
+	out := ok("tok-acme-admin", "events", "--limit", "20")
 	for _, want := range []string{"owner of schema lake.sales set to user bob@acme",
 		"PUT /api/metalakes/{m}/owners/{type}/{fullName}", "rejected: bad request"} {
 		if !strings.Contains(out, want) {
