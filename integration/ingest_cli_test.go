@@ -250,6 +250,12 @@ func TestIngestCLI(t *testing.T) {
 			t.Errorf("the failed load created a table: %q", lines)
 		}
 	})
+	t.Run("append to a missing table suggests create_append", func(t *testing.T) {
+		r := runCLI(t, append([]string{"ingest", pq, "sales.cli_missing", "--mode", "append"}, conn...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, "--mode create_append") {
+			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
 	t.Run("semicolon file suggests the delimiter", func(t *testing.T) {
 		semi := filepath.Join(dir, "semi.csv")
 		if err := os.WriteFile(semi, []byte("id;name\n1;a\n"), 0o600); err != nil {

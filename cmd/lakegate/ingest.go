@@ -131,8 +131,13 @@ func ingestError(ctx context.Context, path, target, mode string, src *source, er
 		return fmt.Errorf("ingest: interrupted (nothing was loaded): %w", ctx.Err())
 	}
 	if st, ok := status.FromError(err); ok {
-		if st.Code() == codes.AlreadyExists && mode == "create" {
+		switch {
+		case st.Code() == codes.AlreadyExists && mode == "create":
 			return fmt.Errorf("ingest: table %s already exists (nothing was loaded): pass --mode append to add the rows to it, or --mode replace to replace its rows", target)
+		case st.Code() == codes.NotFound && mode == "append":
+			// The gateway answers a table the caller may not modify as
+			// missing; the hint holds either way.
+			return fmt.Errorf("ingest: %s: %s (nothing was loaded): --mode append needs an existing table you may modify; --mode create_append creates it when missing", st.Code(), st.Message())
 		}
 		return fmt.Errorf("ingest: %s: %s", st.Code(), st.Message())
 	}

@@ -310,7 +310,9 @@ func TestIngestErrorHints(t *testing.T) {
 		{"create", status.Error(codes.AlreadyExists, "already exists: table sales.x already exists"),
 			"ingest: table sales.x already exists (nothing was loaded): pass --mode append to add the rows to it, or --mode replace to replace its rows"},
 		{"create_append", status.Error(codes.AlreadyExists, "already exists: x"), "ingest: AlreadyExists: already exists: x"},
-		{"append", status.Error(codes.NotFound, "not found: table sales.x"), "ingest: NotFound: not found: table sales.x"},
+		{"append", status.Error(codes.NotFound, "not found: table sales.x"),
+			"ingest: NotFound: not found: table sales.x (nothing was loaded): --mode append needs an existing table you may modify; --mode create_append creates it when missing"},
+		{"create", status.Error(codes.NotFound, "not found: schema nope"), "ingest: NotFound: not found: schema nope"},
 	}
 	for _, c := range cases {
 		got := ingestError(context.Background(), "f.csv", "sales.x", c.mode, src, c.err)
