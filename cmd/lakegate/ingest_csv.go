@@ -284,8 +284,7 @@ func (in *inferrer) add(v string) {
 	}
 }
 
-// parseDate and parseTimestampOrDate only check; values are converted by
-// convert.
+// parseDate and parseTimestampOrDate only check; appendValue converts.
 func parseDate(v string) error {
 	_, err := dateValue(v)
 	return err
@@ -308,8 +307,8 @@ func (in *inferrer) result() colType {
 		return colType{kind: kindBigint}
 	case f&fitDecimal != 0 && in.intDigits+in.scale <= maxDecimalPrecision:
 		// The scale is the sample's; the precision leaves room for wider
-		// values later in the file (growing amounts are common, and a
-		// DECIMAL(18,s) costs no more than a narrower one).
+		// values later in the file (growing amounts are common, and DuckDB
+		// keeps any DECIMAL of up to 18 digits in 8 bytes).
 		return colType{kind: kindDecimal, precision: max(in.intDigits+in.scale, minInferredPrecision), scale: in.scale}
 	case f&(fitDecimal|fitDouble) != 0:
 		return colType{kind: kindDouble}
@@ -322,8 +321,6 @@ func (in *inferrer) result() colType {
 }
 
 // --- conversion ---
-
-var epochDay = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // dateValue parses YYYY-MM-DD.
 func dateValue(v string) (arrow.Date32, error) {
