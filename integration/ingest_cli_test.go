@@ -163,6 +163,9 @@ func TestIngestCLI(t *testing.T) {
 		if !strings.Contains(r.stderr, "already exists") || !strings.HasPrefix(r.stderr, "lakegate: ingest: ") {
 			t.Fatalf("stderr %q, want a lakegate: ingest: … already exists message", r.stderr)
 		}
+		if !strings.Contains(r.stderr, "--mode append") {
+			t.Errorf("stderr %q does not suggest --mode append", r.stderr)
+		}
 		if got, want := query(t), fmt.Sprintf("20000,%d", 2*sum10k); got != want {
 			t.Fatalf("after the failed create: count, sum = %s, want %s", got, want)
 		}
@@ -191,6 +194,75 @@ func TestIngestCLI(t *testing.T) {
 		args := []string{"ingest", "--addr", "127.0.0.1:1", "--token", token, bad, "sales.cli_bad"}
 		r := runCLI(t, args...)
 		if r.code != 1 || !strings.Contains(r.stderr, `column 2 ("Order Date")`) {
+			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+	// sqlCSV runs one query through `lakegate sql --format csv` and returns
+	// its lines.
+	sqlCSV := func(t *testing.T, query string) []string {
+		t.Helper()
+		r := runCLI(t, append(append([]string{"sql"}, conn...), "--format", "csv", query)...)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d:\nstdout: %s\nstderr: %s", query, r.code, r.stdout, r.stderr)
+		}
+		return strings.Split(strings.TrimSpace(r.stdout), "\n")
+	}
+	t.Run("CSV types come back through SQL", func(t *testing.T) {
+		typed := filepath.Join(dir, "typed.csv")
+		var sb strings.Builder
+		sb.WriteString("id,price,ok,day,at,qty,note\n")
+		const n = 3000
+		for i := range n {
+			fmt.Fprintf(&sb, "%d,747.06,%v,2024-01-%02d,2024-01-%02d 10:30:00.25,%d,n%d\n", i, i%2 == 0, i%28+1, i%28+1, i, i)
+		}
+		if err := os.WriteFile(typed, []byte(sb.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Flags after the positional arguments; qty given by --schema.
+		r := runCLI(t, append([]string{"ingest", typed, "sales.cli_typed", "--batch-rows", "700", "--schema", "qty:decimal(12,3)"}, conn...)...)
+		if r.code != 0 {
+			t.Fatalf("ingest exited %d:\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+		}
+		desc := strings.Join(sqlCSV(t, "DESCRIBE sales.cli_typed"), "\n")
+		for _, want := range []string{"id,bigint", "price,\"decimal(18,2)\"", "ok,tinyint(1)", "day,date", "at,datetime(6)", "qty,\"decimal(12,3)\"", "note,text"} {
+			if !strings.Contains(desc, want) {
+				t.Errorf("DESCRIBE lacks %q:\n%s", want, desc)
+			}
+		}
+		// 3000 × 747.06 sums to 2241180 exactly; as float64 it drifts
+		// (2241180.0000001267).
+		got := sqlCSV(t, "SELECT sum(price) AS s, sum(qty) AS q, sum(CASE WHEN ok THEN 1 ELSE 0 END) AS t, min(day) AS d, max(at) AS a FROM sales.cli_typed")
+		if want := []string{"s,q,t,d,a", "2241180,4498500,1500,2024-01-01,2024-01-28T10:30:00.25"}; strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	})
+	t.Run("CSV value beyond the sample fails with its line", func(t *testing.T) {
+		bad := filepath.Join(dir, "late.csv")
+		if err := os.WriteFile(bad, []byte("id,price\n1,1.50\n2,2.25\n3,n/a\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := runCLI(t, append([]string{"ingest", "--sample-rows", "2", bad, "sales.cli_late"}, conn...)...)
+		want := `line 4, column price: "n/a" is not a DECIMAL(18,2)`
+		if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "--sample-rows") || !strings.Contains(r.stderr, "nothing was loaded") {
+			t.Fatalf("exit %d, stderr %q; want %q", r.code, r.stderr, want)
+		}
+		if lines := sqlCSV(t, "SHOW TABLES FROM sales LIKE 'cli_late'"); len(lines) > 1 {
+			t.Errorf("the failed load created a table: %q", lines)
+		}
+	})
+	t.Run("append to a missing table suggests create_append", func(t *testing.T) {
+		r := runCLI(t, append([]string{"ingest", pq, "sales.cli_missing", "--mode", "append"}, conn...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, "--mode create_append") {
+			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+	t.Run("semicolon file suggests the delimiter", func(t *testing.T) {
+		semi := filepath.Join(dir, "semi.csv")
+		if err := os.WriteFile(semi, []byte("id;name\n1;a\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := runCLI(t, append([]string{"ingest", semi, "sales.cli_semi"}, conn...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, "--csv-delimiter ';'") {
 			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 		}
 	})

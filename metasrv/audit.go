@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -37,6 +39,16 @@ type Event struct {
 	catalog.Event
 	// Delegator is the service that acted for Actor, if any.
 	Delegator string `json:"delegator,omitempty"`
+	// Request is, on the event of a request refused before it reached the
+	// log (Index 0, outcome failure), the REST operation it was routed to:
+	// its method and route template as docs/rest.md writes them ("PUT
+	// /api/metalakes/{m}/owners/{type}/{fullName}"). The template, never
+	// the path: nothing the caller sent is in it.
+	Request string `json:"request,omitempty"`
+	// Reason is, on the same events, the class of the refusal, as the
+	// HTTP answer says it: bad_request, unauthenticated, forbidden,
+	// not_found, unsupported, conflict, unavailable or internal.
+	Reason string `json:"reason,omitempty"`
 	// Command is the applied catalog command as catalog.EncodeCommand
 	// writes it ({"v":1,"type":N,"body":{…}}, embedded as a JSON value;
 	// catalog.DecodeCommand reads it back), on the command's own success
@@ -47,6 +59,49 @@ type Event struct {
 	// Lake is the applied metalake operation, on the success event of
 	// CreateMetalake, AlterMetalake and DropMetalake.
 	Lake *LakeOp `json:"lake,omitempty"`
+}
+
+// rejectionReasons names the class of a refusal by the HTTP status
+// mapError answers it with.
+var rejectionReasons = map[int]string{
+	http.StatusBadRequest:          "bad_request",
+	http.StatusUnauthorized:        "unauthenticated",
+	http.StatusForbidden:           "forbidden",
+	http.StatusNotFound:            "not_found",
+	http.StatusMethodNotAllowed:    "unsupported",
+	http.StatusConflict:            "conflict",
+	http.StatusServiceUnavailable:  "unavailable",
+	http.StatusInternalServerError: "internal",
+}
+
+// rejectionReason is the class of the refusal err (Event.Reason).
+func rejectionReason(err error) string {
+	status, _ := mapError(err)
+	if r, ok := rejectionReasons[status]; ok {
+		return r
+	}
+	return "internal"
+}
+
+// requestOperation is the REST operation r was routed to (Event.Request):
+// the method and the route template, the metalake written {m} as
+// docs/rest.md writes it; "" when r matched no route.
+func requestOperation(r *http.Request) string {
+	if r == nil || r.Pattern == "" {
+		return ""
+	}
+	p := strings.Replace(r.Pattern, "{tenant}", "{m}", 1)
+	if !strings.Contains(p, " ") { // a pattern for every method
+		p = r.Method + " " + p
+	}
+	return p
+}
+
+// rejected marks e as the event of request r refused with err before it
+// reached the log: the REST operation and the class of the refusal. r may
+// be nil (no REST operation then).
+func (e *Event) rejected(r *http.Request, err error) {
+	e.Request, e.Reason = requestOperation(r), rejectionReason(err)
 }
 
 // OutcomePre is the outcome of a pre-event: the record, made before

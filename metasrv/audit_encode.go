@@ -67,9 +67,14 @@ func appendEvent(b []byte, e *Event, commandValid bool) ([]byte, bool) {
 			return b, false
 		}
 	}
-	if e.Delegator != "" {
-		b = append(b, `,"delegator":`...)
-		if b, ok = appendSimpleString(b, e.Delegator); !ok {
+	for _, f := range [...]struct{ key, value string }{
+		{`,"delegator":`, e.Delegator}, {`,"request":`, e.Request}, {`,"reason":`, e.Reason},
+	} {
+		if f.value == "" {
+			continue
+		}
+		b = append(b, f.key...)
+		if b, ok = appendSimpleString(b, f.value); !ok {
 			return b, false
 		}
 	}

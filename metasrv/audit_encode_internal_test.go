@@ -59,6 +59,12 @@ func TestAppendEventMatchesEncodingJSON(t *testing.T) {
 		{"command with U+2028", func(e *Event) { e.Command = json.RawMessage("{\"a\":\"\u2028\"}") }, true, false},
 		{"command with other unicode", func(e *Event) { e.Command = json.RawMessage(`{"a":"é日本"}`) }, true, true},
 		{"detail, delegator", func(e *Event) { e.Detail, e.Delegator = "some detail: x/y", "svc-query" }, true, true},
+		{"rejected request", func(e *Event) {
+			e.Index, e.Outcome, e.Detail = 0, catalog.Failure, "metasrv: bad request: request body: unexpected EOF"
+			e.Request, e.Reason = "PUT /api/metalakes/{m}/permissions/roles/{role}/{type}/{fullName}/grant", "bad_request"
+		}, true, true},
+		{"rejected delegated request", func(e *Event) { e.Delegator, e.Reason = "svc-query", "forbidden" }, true, true},
+		{"request with html", func(e *Event) { e.Request = "GET /a<b" }, true, false},
 		{"detail with quotes", func(e *Event) { e.Outcome, e.Detail = catalog.Failure, `not found: "c00"` }, true, false},
 		{"detail with html", func(e *Event) { e.Detail = "a<b" }, true, false},
 		{"actor with unicode", func(e *Event) { e.Actor = "zoë@例え.jp" }, true, true},
@@ -89,7 +95,7 @@ func FuzzAppendEvent(f *testing.F) {
 	f.Fuzz(func(t *testing.T, lake, actor, op, target, detail, delegator string, cmd []byte, typ uint8, sec int64) {
 		e := Event{Metalake: lake, Event: catalog.Event{Index: uint64(sec), Time: time.Unix(sec, sec%1e9).UTC(), Actor: actor,
 			Operation: op, Target: catalog.Object{Type: catalog.ObjectType(typ), Name: target}, Outcome: catalog.Outcome(detail),
-			Detail: detail}, Delegator: delegator}
+			Detail: detail}, Delegator: delegator, Request: op, Reason: delegator}
 		if json.Valid(cmd) {
 			e.Command = cmd
 		}

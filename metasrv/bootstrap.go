@@ -205,7 +205,7 @@ func seeded(snap *catalog.Snapshot, first catalog.Command) bool {
 // refuseSeed audits a seed refused before it was proposed, as REST audits
 // a refused request, and returns err with the seed's metalake.
 func (s *Server) refuseSeed(seed Seed, err error) error {
-	s.rejectEvent(seed.Metalake, seed.Operator, "Bootstrap", catalog.Object{Type: catalog.ObjectMetalake, Name: seed.Metalake}, err)
+	s.rejectEvent(nil, seed.Metalake, seed.Operator, "Bootstrap", catalog.Object{Type: catalog.ObjectMetalake, Name: seed.Metalake}, err)
 	return fmt.Errorf("metasrv: bootstrap of metalake %q: %w", seed.Metalake, err)
 }
 

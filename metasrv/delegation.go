@@ -87,6 +87,7 @@ func (s *Server) rejectDelegation(tenant string, p *authz.Principal, subject, op
 	if subject != "" && catalog.CheckEntityName(subject) == nil {
 		ev.Actor, ev.Delegator = subject, p.ID().String()
 	}
+	ev.rejected(nil, err)
 	s.audit.Record(ev)
 	return err
 }

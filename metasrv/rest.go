@@ -237,12 +237,15 @@ func (s *Server) authenticate(r *http.Request) (*authz.Principal, error) {
 	return p, nil
 }
 
-// rejectEvent audits a request rejected before it reached the log.
+// rejectEvent audits request r (nil for a bootstrap seed), rejected before
+// it reached the log.
 // Recording is synchronous and takes no context, so client cancellation
 // never loses it.
-func (s *Server) rejectEvent(metalake, actor, op string, target catalog.Object, err error) {
-	s.audit.Record(Event{Metalake: metalake, Event: catalog.Event{Time: s.now().UTC(), Actor: actor,
-		Operation: op, Target: target, Outcome: catalog.Failure, Detail: err.Error()}})
+func (s *Server) rejectEvent(r *http.Request, metalake, actor, op string, target catalog.Object, err error) {
+	ev := Event{Metalake: metalake, Event: catalog.Event{Time: s.now().UTC(), Actor: actor,
+		Operation: op, Target: target, Outcome: catalog.Failure, Detail: err.Error()}}
+	ev.rejected(r, err)
+	s.audit.Record(ev)
 }
 
 // reject records the audit event of a write rejected before it was
@@ -254,6 +257,7 @@ func (rq *request) reject(op string, err error) {
 	if rq.delegator != nil {
 		ev.Delegator = rq.delegator.ID().String()
 	}
+	ev.rejected(rq.r, err)
 	s.audit.Record(ev)
 }
 
@@ -270,18 +274,18 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*requ
 	switch {
 	case forwarded && p.Role() != authz.RoleMetadataPeer:
 		err := fmt.Errorf("%w: forwarding headers from a %s principal", ErrForbidden, p.Role())
-		s.rejectEvent(rq.metalake, p.ID().String(), op, target, err)
+		s.rejectEvent(r, rq.metalake, p.ID().String(), op, target, err)
 		return nil, err
 	case p.Role() == authz.RoleMetadataPeer && !s.forwardingMember(r, p):
 		err := fmt.Errorf("%w: a peer request must come from a member of the cluster, forwarding as itself", ErrForbidden)
-		s.rejectEvent(rq.metalake, p.ID().String(), op, target, err)
+		s.rejectEvent(r, rq.metalake, p.ID().String(), op, target, err)
 		return nil, err
 	case p.Role() == authz.RoleMetadataPeer:
 		id := r.Header.Get(api.CallerHeader)
 		c, ok := s.byID[id]
 		if !ok || c.Role() == authz.RoleMetadataPeer {
 			err := fmt.Errorf("%w: a peer request must name a known non-peer caller", ErrForbidden)
-			s.rejectEvent(rq.metalake, p.ID().String(), op, target, err)
+			s.rejectEvent(r, rq.metalake, p.ID().String(), op, target, err)
 			return nil, err
 		}
 		rq.peer, rq.caller = p, c

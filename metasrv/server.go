@@ -345,7 +345,7 @@ func (s *Server) authorizeJoin(r *http.Request, req raftnode.JoinRequest) error 
 			return nil
 		}
 	}
-	s.rejectEvent("", p.ID().String(), "JoinCluster", catalog.Object{}, fmt.Errorf("%w: join as node %q", ErrForbidden, req.ID))
+	s.rejectEvent(r, "", p.ID().String(), "JoinCluster", catalog.Object{}, fmt.Errorf("%w: join as node %q", ErrForbidden, req.ID))
 	return statusErr{http.StatusForbidden, fmt.Errorf("%w: a node joins only as the metadata_peer principal whose id is its node id", ErrForbidden)}
 }
 

@@ -67,10 +67,12 @@ commands:
   grant ROLE OBJECT_TYPE FULLNAME PRIV[,PRIV]... [--deny]
   revoke ROLE OBJECT_TYPE FULLNAME PRIV[,PRIV]... [--deny]
   role create NAME | list | get NAME | drop NAME
+  owner get OBJECT_TYPE FULLNAME
+  owner set OBJECT_TYPE FULLNAME user|group NAME
   user create NAME | list | grant-role USER ROLE... | revoke-role USER ROLE...
   events [--since N] [--limit N]
   explain USER PRIVILEGE OBJECT_TYPE:NAME   (why USER holds PRIVILEGE on the object, or not)
-  --dry-run        on tag, policy, grant, revoke, role and user changes: show what the change
+  --dry-run        on tag, policy, grant, revoke, role, user and owner changes: show what the change
                    would grant or take away, and which reads it would filter or mask, without it
   bench writes [--writers N] [--writes N] [--prefix P] [--keep] [--min-rate R] [--max-p99 D]
                    (a load generator: creates tag P and catalogs P_NNNN, times committed tag
@@ -130,6 +132,8 @@ var adminCommands = map[string]func(a *admin, args []string) error{
 	"domain of":           adminDomainOf,
 	"grant":               func(a *admin, args []string) error { return adminGrant(a, "grant", args) },
 	"revoke":              func(a *admin, args []string) error { return adminGrant(a, "revoke", args) },
+	"owner get":           adminOwnerGet,
+	"owner set":           adminOwnerSet,
 	"role create":         adminRoleCreate,
 	"role list":           adminRoleList,
 	"role get":            adminRoleGet,

@@ -914,23 +914,36 @@ func adminEvents(a *admin, args []string) error {
 	}
 	var r struct{ Events []metasrv.Event }
 	return a.lakeRequest("GET", []string{"events"}, q, nil, &r, func() {
-		tableOf(a, []string{"INDEX", "TIME", "ACTOR", "OPERATION", "TARGET", "OUTCOME", "DETAIL"}, r.Events, func(e metasrv.Event) []string {
-			actor := e.Actor
-			if e.Delegator != "" {
-				actor += " (via " + e.Delegator + ")"
-			}
-			index := strconv.FormatUint(e.Index, 10)
-			if e.Index == 0 {
-				index = "-" // refused before it reached the log, or a pre-event
-			}
-			detail := e.Detail
-			if detail == "" {
-				detail = commandDetail(e.Command)
-			}
-			return []string{index, ts(e.Time), actor, e.Operation,
-				objectText(e.Target), string(e.Outcome), detail}
-		})
+		tableOf(a, []string{"INDEX", "TIME", "ACTOR", "OPERATION", "TARGET", "OUTCOME", "DETAIL"}, r.Events, eventRow)
 	})
+}
+
+// eventRow is one event as `admin events` prints it. A request refused
+// before it reached the log shows its REST operation (method and route
+// template) and "rejected: " with the class of the refusal; its detail
+// drops the "metasrv: <class>: " that repeats it.
+func eventRow(e metasrv.Event) []string {
+	actor := e.Actor
+	if e.Delegator != "" {
+		actor += " (via " + e.Delegator + ")"
+	}
+	index := strconv.FormatUint(e.Index, 10)
+	if e.Index == 0 {
+		index = "-" // refused before it reached the log, or a pre-event
+	}
+	op, outcome, detail := e.Operation, string(e.Outcome), e.Detail
+	if e.Reason != "" {
+		reason := strings.ReplaceAll(e.Reason, "_", " ")
+		outcome = "rejected: " + reason
+		detail = strings.TrimPrefix(strings.TrimPrefix(detail, "metasrv: "), reason+": ")
+	}
+	if e.Request != "" {
+		op = e.Request
+	}
+	if detail == "" {
+		detail = commandDetail(e.Command)
+	}
+	return []string{index, ts(e.Time), actor, op, objectText(e.Target), outcome, detail}
 }
 
 // --- domains ---
@@ -1147,9 +1160,9 @@ func adminDomainOf(a *admin, args []string) error {
 
 // objectText is o as the tables show it: "table lake.sales.orders" (only
 // the name for an object without a type, as a failed event's may be).
-// commandDetail says what a grant or revoke gave or took: the privileges
-// and conditions, the object and the role (or the roles and the grantee);
-// "" for other commands.
+// commandDetail says what a grant or revoke gave or took (the privileges
+// and conditions, the object and the role, or the roles and the grantee)
+// and who an owner change made the owner; "" for other commands.
 func commandDetail(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
@@ -1177,6 +1190,8 @@ func commandDetail(raw json.RawMessage) string {
 		return "roles " + strings.Join(c.Roles, ", ") + " to " + c.Grantee.Name
 	case catalog.RevokeRoles:
 		return "roles " + strings.Join(c.Roles, ", ") + " from " + c.Grantee.Name
+	case catalog.SetOwner:
+		return "owner of " + objectText(c.Object) + " set to " + strings.ToLower(c.Owner.Type.String()) + " " + c.Owner.Name
 	}
 	return ""
 }
@@ -1294,6 +1309,7 @@ var dryRunCommands = map[string]bool{
 	"policy create": true, "policy alter": true, "policy enable": true, "policy disable": true, "policy delete": true,
 	"policy attach": true, "policy detach": true, "grant": true, "revoke": true,
 	"role create": true, "role drop": true, "user create": true, "user grant-role": true, "user revoke-role": true,
+	"owner set": true,
 }
 
 // errDryRunDone ends a command whose write a dry run previewed instead.
@@ -1464,6 +1480,8 @@ func (a *admin) dryRunCommand(method, path string, body any) (string, map[string
 		return "DropRole", map[string]any{"name": segs[1]}, nil
 	case route == "POST users" && len(segs) == 1:
 		return "CreateUser", b, nil
+	case route == "PUT owners" && len(segs) == 3:
+		return "SetOwner", map[string]any{"object": object(segs[1], segs[2]), "owner": map[string]any{"type": b["type"], "name": b["name"]}}, nil
 	}
 	return "", nil, fmt.Errorf("%w: %s: --dry-run does not preview %s %s", errUsage, a.name, method, path)
 }

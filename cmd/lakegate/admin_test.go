@@ -502,6 +502,8 @@ func TestEventCommandDetail(t *testing.T) {
 		{enc(catalog.RevokePrivileges{Role: "analyst", Object: table, Privileges: []catalog.PrivilegeCondition{{Name: catalog.PrivSelectTable, Condition: catalog.Allow}}}),
 			"SELECT_TABLE on table lake.sales.orders from role analyst"},
 		{enc(catalog.GrantRoles{Grantee: catalog.Owner{Type: catalog.OwnerUser, Name: "bob"}, Roles: []string{"a", "b"}}), "roles a, b to bob"},
+		{enc(catalog.SetOwner{Object: table, Owner: catalog.Owner{Type: catalog.OwnerGroup, Name: "data-eng"}}),
+			"owner of table lake.sales.orders set to group data-eng"},
 		{enc(catalog.CreateRole{Name: "x"}), ""},
 		{nil, ""},
 		{json.RawMessage(`{"v":9}`), ""},
@@ -509,6 +511,48 @@ func TestEventCommandDetail(t *testing.T) {
 	for _, c := range cases {
 		if got := commandDetail(c.raw); got != c.want {
 			t.Errorf("commandDetail(%s) = %q, want %q", c.raw, got, c.want)
+		}
+	}
+}
+
+func TestEventRows(t *testing.T) {
+	at := time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)
+	table := catalog.Object{Type: catalog.ObjectTable, Name: "lake.sales.orders"}
+	demo := catalog.Object{Type: catalog.ObjectMetalake, Name: "demo"}
+	grant, err := catalog.EncodeCommand(catalog.GrantPrivileges{Role: "analyst", Object: table,
+		Privileges: []catalog.PrivilegeCondition{{Name: catalog.PrivSelectTable, Condition: catalog.Allow}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		e    metasrv.Event
+		want string // the row's cells joined by " | "
+	}{
+		{"applied grant", metasrv.Event{Metalake: "demo", Event: catalog.Event{Index: 42, Time: at, Actor: "admin@demo",
+			Operation: "GrantPrivileges", Target: table, Outcome: catalog.Success}, Command: grant},
+			"42 | 2026-12-02 09:30:00 | admin@demo | GrantPrivileges | table lake.sales.orders | success | SELECT_TABLE on table lake.sales.orders to role analyst"},
+		{"rejected before the log", metasrv.Event{Metalake: "demo", Event: catalog.Event{Time: at, Actor: "bob@demo",
+			Operation: "Privileges", Target: demo, Outcome: catalog.Failure,
+			Detail: `metasrv: bad request: request body: catalog: invalid argument: unknown privilege "SELECT_EVERYTHING"`},
+			Request: "PUT /api/metalakes/{m}/permissions/roles/{role}/{type}/{fullName}/grant", Reason: "bad_request"},
+			`- | 2026-12-02 09:30:00 | bob@demo | PUT /api/metalakes/{m}/permissions/roles/{role}/{type}/{fullName}/grant | metalake demo | rejected: bad request | request body: catalog: invalid argument: unknown privilege "SELECT_EVERYTHING"`},
+		{"forged header, delegated", metasrv.Event{Metalake: "demo", Event: catalog.Event{Time: at, Actor: "bob@demo",
+			Operation: "DropRole", Target: demo, Outcome: catalog.Failure, Detail: "metasrv: forbidden: forwarding headers from a user principal"},
+			Delegator: "svc", Request: "DELETE /api/metalakes/{m}/roles/{role}", Reason: "forbidden"},
+			"- | 2026-12-02 09:30:00 | bob@demo (via svc) | DELETE /api/metalakes/{m}/roles/{role} | metalake demo | rejected: forbidden | forwarding headers from a user principal"},
+		{"rejected internal request without a route", metasrv.Event{Metalake: "demo", Event: catalog.Event{Time: at, Actor: "svc",
+			Operation: "ResolveTables", Target: demo, Outcome: catalog.Failure, Detail: "metasrv: bad request: subject must be a user name"},
+			Reason: "bad_request"},
+			"- | 2026-12-02 09:30:00 | svc | ResolveTables | metalake demo | rejected: bad request | subject must be a user name"},
+		{"pre-event", metasrv.Event{Metalake: "demo", Event: catalog.Event{Time: at, Actor: "alice@demo",
+			Operation: "SetDomainParent", Target: catalog.Object{Type: catalog.ObjectDomain, Name: "Trading"}, Outcome: metasrv.OutcomePre,
+			Detail: `parent -> "Markets"`}},
+			`- | 2026-12-02 09:30:00 | alice@demo | SetDomainParent | domain Trading | pre | parent -> "Markets"`},
+	}
+	for _, c := range cases {
+		if got := strings.Join(eventRow(c.e), " | "); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
 		}
 	}
 }

@@ -243,9 +243,16 @@ var docs = map[string]cmdDoc{
 	},
 	"ingest": {
 		usage: "ingest [flags] FILE SCHEMA.TABLE",
-		about: "Load a local Parquet or CSV file into a table through Flight SQL bulk ingest.",
+		about: "Load a local Parquet or CSV file into a table through Flight SQL bulk ingest.\n\n" +
+			"A CSV column's type is the narrowest of BOOLEAN, BIGINT, DECIMAL(p,s), DOUBLE, DATE\n" +
+			"(YYYY-MM-DD), TIMESTAMP (YYYY-MM-DD HH:MM:SS[.ffffff]) and VARCHAR that holds every value of\n" +
+			"the first --sample-rows rows; an empty field is NULL. --schema gives some or all columns'\n" +
+			"types instead. A later value that does not fit its column's type stops the load (nothing is\n" +
+			"loaded) and names its line, column, value and the type expected.",
 		examples: "lakegate ingest orders.parquet sales.orders_2026\n" +
-			"lakegate ingest --mode append --csv-delimiter ';' orders.csv sales.orders_2026",
+			"lakegate ingest orders.csv sales.orders_2026 --mode append --csv-delimiter ';'\n" +
+			"lakegate ingest orders.csv sales.orders_2026 --schema 'id:bigint,price:decimal(15,2),day:date'\n" +
+			"lakegate ingest big.csv sales.events --sample-rows 100000",
 	},
 	"mcp": {
 		usage: "mcp --metalake M --stdio [flags]\nmcp --metalake M --http-addr ADDR [flags]",
@@ -465,8 +472,11 @@ var adminExamples = map[string]string{
 	"domain of":        "lakegate admin domain of table lake.sales.orders",
 	"grant": "lakegate admin grant sales_analyst schema lake.sales USE_SCHEMA,SELECT_TABLE\n" +
 		"lakegate admin grant sales_analyst schema lake.sales SELECT_TABLE --dry-run   # who would gain what",
-	"explain":          "lakegate admin explain bob@acme SELECT_TABLE table:lake.sales.orders",
-	"revoke":           "lakegate admin revoke sales_analyst table lake.sales.orders SELECT_TABLE --deny",
+	"explain":   "lakegate admin explain bob@acme SELECT_TABLE table:lake.sales.orders",
+	"revoke":    "lakegate admin revoke sales_analyst table lake.sales.orders SELECT_TABLE --deny",
+	"owner get": "lakegate admin owner get table lake.sales.orders",
+	"owner set": "lakegate admin owner set table lake.sales.orders user bob@acme\n" +
+		"lakegate admin owner set schema lake.sales group data-eng --dry-run   # who would gain what",
 	"role create":      "lakegate admin role create auditor",
 	"role list":        "lakegate admin role list",
 	"role get":         "lakegate admin role get sales_analyst",

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -16,13 +15,13 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/csv"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/util"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
@@ -50,6 +49,8 @@ func ingestCmd(ctx context.Context, args []string, stdout, stderr io.Writer, ter
 	batchRows := fs.Int("batch-rows", 65536, "rows per record batch sent")
 	csvHeader := fs.Bool("csv-header", true, "the CSV file's first line names the columns")
 	csvDelim := fs.String("csv-delimiter", ",", "CSV field delimiter (one character; \\t for tab)")
+	sampleRows := fs.Int("sample-rows", defaultSampleRows, "CSV: infer column types from the first N data rows")
+	schemaFlag := fs.String("schema", "", "CSV: column types, 'col:type,…' (varchar, boolean, bigint, integer, double, decimal(p,s), date, timestamp); other columns are inferred")
 	noProgress := fs.Bool("no-progress", false, "never draw the progress line")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -74,12 +75,19 @@ func ingestCmd(ctx context.Context, args []string, stdout, stderr io.Writer, ter
 	if err != nil {
 		return err
 	}
+	if *sampleRows < 1 {
+		return fmt.Errorf("%w: --sample-rows must be at least 1", errUsage)
+	}
+	override, err := parseSchemaFlag(*schemaFlag)
+	if err != nil {
+		return err
+	}
 	if err := conn.resolve(); err != nil {
 		return err
 	}
 	// Open and check the file before connecting: a bad column name or an
 	// unreadable file should not cost a round trip.
-	src, err := openSource(path, *format, *batchRows, csvOptions{header: *csvHeader, delimiter: delim})
+	src, err := openSource(path, *format, *batchRows, csvOptions{header: *csvHeader, delimiter: delim, sampleRows: *sampleRows, schema: override})
 	if err != nil {
 		return err
 	}
@@ -106,22 +114,31 @@ func ingestCmd(ctx context.Context, args []string, stdout, stderr io.Writer, ter
 	cancel()
 	prog.finish()
 	if err != nil {
-		return ingestError(ctx, path, src, err)
+		return ingestError(ctx, path, target, *mode, src, err)
 	}
 	fmt.Fprintln(stdout, summaryLine(n, src.BytesRead(), target, time.Since(start)))
 	return nil
 }
 
 // ingestError turns an ExecuteIngest failure into the message shown: the
-// file's read error, an interruption, or the server's status.
-func ingestError(ctx context.Context, path string, src *source, err error) error {
+// file's read error, an interruption, or the server's status, with the
+// likely fix where there is one.
+func ingestError(ctx context.Context, path, target, mode string, src *source, err error) error {
 	if rerr := src.Err(); rerr != nil {
-		return fmt.Errorf("ingest: reading %s: %v (nothing was loaded)", path, rerr)
+		return fmt.Errorf("ingest: %s: %w (nothing was loaded)", path, rerr)
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("ingest: interrupted (nothing was loaded): %w", ctx.Err())
 	}
 	if st, ok := status.FromError(err); ok {
+		switch {
+		case st.Code() == codes.AlreadyExists && mode == "create":
+			return fmt.Errorf("ingest: table %s already exists (nothing was loaded): pass --mode append to add the rows to it, or --mode replace to replace its rows", target)
+		case st.Code() == codes.NotFound && mode == "append":
+			// The gateway answers a table the caller may not modify as
+			// missing; the hint holds either way.
+			return fmt.Errorf("ingest: %s: %s (nothing was loaded): --mode append needs an existing table you may modify; --mode create_append creates it when missing", st.Code(), st.Message())
+		}
 		return fmt.Errorf("ingest: %s: %s", st.Code(), st.Message())
 	}
 	return fmt.Errorf("ingest: %w", err)
@@ -209,8 +226,10 @@ func lowerColumnNames(schema *arrow.Schema) (*arrow.Schema, error) {
 
 // csvOptions configure the CSV reader.
 type csvOptions struct {
-	header    bool
-	delimiter rune
+	header     bool
+	delimiter  rune
+	sampleRows int             // rows to infer types from; 0 means defaultSampleRows
+	schema     *schemaOverride // --schema, or nil
 }
 
 // maxBatchBytes bounds one record batch sent; larger batches are sliced so
@@ -225,9 +244,8 @@ type source struct {
 	schema *arrow.Schema
 	closer func() error
 
-	// pending holds batches already read but not yet handed out: the CSV
-	// reader's first batch (read to infer the schema) and slices of an
-	// oversized batch.
+	// pending holds batches already read but not yet handed out: slices
+	// of an oversized batch.
 	pending []arrow.RecordBatch
 	cur     arrow.RecordBatch
 	err     error
@@ -238,7 +256,6 @@ type source struct {
 	counter   *countingFile
 	rowsSent  int64
 	onBatch   func(rows, bytes int64)
-	csv       bool // reading CSV, whose types come from the first row
 }
 
 // openSource opens path as format (auto, parquet or csv) and returns a
@@ -267,6 +284,10 @@ func openSource(path, format string, batchRows int, co csvOptions) (*source, err
 	s.refs.Store(1)
 	switch format {
 	case "parquet":
+		if co.schema != nil {
+			err = fmt.Errorf("%w: --schema applies to CSV files only", errUsage)
+			break
+		}
 		err = s.openParquet(cf, batchRows)
 	default:
 		err = s.openCSV(cf, batchRows, co)
@@ -300,36 +321,21 @@ func (s *source) openParquet(cf *countingFile, batchRows int) error {
 	return nil
 }
 
+// openCSV reads the CSV file's header and type sample (ingest_csv.go).
 func (s *source) openCSV(cf *countingFile, batchRows int, co csvOptions) error {
-	cr := csv.NewInferringReader(cf,
-		csv.WithHeader(co.header),
-		csv.WithComma(co.delimiter),
-		csv.WithChunk(batchRows),
-		csv.WithNullReader(false), // "", NULL and null are NULL in non-string columns
-		csv.WithAllocator(memory.DefaultAllocator))
-	s.inner, s.csv = cr, true
-	// The inferring reader knows its schema only after reading data: read
-	// the first batch now and hand it out first.
-	more, err := safeNext(cr)
-	if err != nil && !(errors.Is(err, errReaderPanic) && cr.Schema() == nil) {
+	cr, err := newCSVReader(cf, co, batchRows)
+	if err != nil {
 		return err
 	}
-	if err != nil || !more || cr.Schema() == nil {
-		return errors.New("no data rows: the column types are inferred from the first row")
-	}
-	if err := cr.Err(); err != nil {
-		return err
-	}
-	s.pending = append(s.pending, splitBatch(cr.RecordBatch(), maxBatchBytes)...)
-	s.schema = cr.Schema()
+	s.inner, s.schema = cr, cr.Schema()
 	return nil
 }
 
 // errReaderPanic marks a reader that panicked.
 var errReaderPanic = errors.New("malformed input")
 
-// safeNext calls r.Next, turning a panic into an error: arrow-go's CSV
-// reader panics on some malformed input (a header with no rows, for one).
+// safeNext calls r.Next, turning a panic into an error: a reader of
+// malformed input must not take the process down.
 func safeNext(r array.RecordReader) (more bool, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -420,14 +426,9 @@ func (s *source) Next() bool {
 
 // fill reads one batch from the file into pending.
 func (s *source) fill() {
-	// The CSV reader returns a batch with nulls for unparsable values and
-	// reports the error alongside; safeNext reports the error and the batch
-	// is never sent.
+	// A reader that fails reports no batch: nothing of a batch with a
+	// bad value is sent.
 	more, err := safeNext(s.inner)
-	var numErr *strconv.NumError
-	if s.csv && errors.As(err, &numErr) {
-		err = fmt.Errorf("%w (CSV column types are inferred from the first data row)", err)
-	}
 	if err != nil || !more {
 		s.done, s.err = true, err
 		return
