@@ -13,8 +13,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -28,8 +30,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -730,6 +734,7 @@ type lake struct {
 	up   *fakeUpstreams
 	mem  *memory.CheckedAllocator
 	addr string
+	root string // the engine's data root and the local stage
 }
 
 // newLake starts a lake whose catalog has the (empty) schemas sales and
@@ -759,7 +764,7 @@ func newLake(t *testing.T, mutate func(*Config)) *lake {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &lake{cat: newLakeCatalog("hr", "sales"), mem: mem, up: &fakeUpstreams{mem: mem}}
+	l := &lake{cat: newLakeCatalog("hr", "sales"), mem: mem, up: &fakeUpstreams{mem: mem}, root: root}
 	cfg := Config{
 		Principals: testPrincipals(t),
 		Backend:    engine,
@@ -787,6 +792,43 @@ func newLake(t *testing.T, mutate func(*Config)) *lake {
 func (l *lake) client(t *testing.T) *flightsql.Client {
 	t.Helper()
 	return dial(t, l.addr, l.mem)
+}
+
+// dataFiles returns the keys of the table data files in the tenant acme's
+// stage, committed or not.
+func (l *lake) dataFiles(t *testing.T) []string {
+	t.Helper()
+	dir := filepath.Join(l.root, "tenants", "acme")
+	var keys []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".parquet") {
+			rel, _ := filepath.Rel(dir, path)
+			keys = append(keys, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// startSession asks for SqlInfo as drivers do when they connect: the
+// answer starts the client's session and carries its cookie, which the
+// client then presents on every call.
+func startSession(t *testing.T, ctx context.Context, cl *flightsql.Client) {
+	t.Helper()
+	info, err := cl.GetSqlInfo(ctx, []flightsql.SqlInfo{flightsql.SqlInfoFlightSqlServerName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fetch(ctx, cl, info); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // ---- Reading and writing rows ----
@@ -881,6 +923,16 @@ func ingestJSON(ctx context.Context, cl *flightsql.Client, schema *arrow.Schema,
 	}
 	defer rdr.Release()
 	return cl.ExecuteIngest(ctx, rdr, opts)
+}
+
+// checkStatus fails the test unless err has code and, when msg is not
+// "", a message containing msg. codes.OK wants no error.
+func checkStatus(t *testing.T, err error, code codes.Code, msg string) {
+	t.Helper()
+	st := status.Convert(err)
+	if st.Code() != code || (code != codes.OK && msg != "" && !strings.Contains(st.Message(), msg)) {
+		t.Fatalf("status %v %q, want %v %q", st.Code(), st.Message(), code, msg)
+	}
 }
 
 // schemaOf is an Arrow schema of nullable fields given as name, type pairs.
