@@ -143,8 +143,21 @@ func metricsServer(t *testing.T, cat backend.Catalog, mutate func(*Config)) (*Se
 	if err != nil {
 		t.Fatal(err)
 	}
+	useChecked(t, s)
 	t.Cleanup(func() { _ = s.Close() })
 	return s, reg
+}
+
+// useChecked makes s allocate its builders' and writes' memory from a
+// checked allocator that must hold nothing once s is closed (Config has no
+// allocator; the Flight SQL router keeps the default one), and returns it.
+func useChecked(t *testing.T, s *Server) *memory.CheckedAllocator {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	// Registered before the caller's Close, so it runs after it.
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	s.mem, s.Alloc = mem, mem
+	return mem
 }
 
 // served serves a metricsServer over cat (mutate as for metricsServer) on a
@@ -152,7 +165,7 @@ func metricsServer(t *testing.T, cat backend.Catalog, mutate func(*Config)) (*Se
 func served(t *testing.T, cat backend.Catalog, mutate func(*Config)) (*Server, *flightsql.Client) {
 	t.Helper()
 	s, _ := metricsServer(t, cat, mutate)
-	return s, dial(t, serveLoopback(t, s), nil)
+	return s, dial(t, serveLoopback(t, s), s.mem)
 }
 
 // servedLogging serves a metricsServer over cat on a loopback listener with
@@ -250,6 +263,18 @@ func stream(s *Server, ss grpc.ServerStream, method string, handler func(ss grpc
 	return s.auth.streamInterceptor(nil, ss, &grpc.StreamServerInfo{FullMethod: method}, func(_ any, ss grpc.ServerStream) error {
 		return handler(ss)
 	})
+}
+
+// drain releases every batch of a handler's answer (nil: none).
+func drain(ch <-chan flight.StreamChunk) {
+	if ch == nil {
+		return
+	}
+	for c := range ch {
+		if c.Data != nil {
+			c.Data.Release()
+		}
+	}
 }
 
 // query is a statement query command.
