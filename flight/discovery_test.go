@@ -248,9 +248,7 @@ func TestDiscoveryCatalogFailures(t *testing.T) {
 	l := newDiscoveryLake(t)
 	cl := l.client(t)
 	ctx := bearerCtx(aliceToken)
-	l.cat.mu.Lock()
-	l.cat.listErr = fmt.Errorf("%w: metasrv down", backend.ErrCatalogUnavailable)
-	l.cat.mu.Unlock()
+	l.cat.locked(func(c *lakeCatalog) { c.listErr = fmt.Errorf("%w: metasrv down", backend.ErrCatalogUnavailable) })
 	for name, call := range map[string]func(context.Context, *flightsql.Client) (*flight.FlightInfo, error){
 		"schemas": listSchemas(&flightsql.GetDBSchemasOpts{}),
 		"tables":  listTables(&flightsql.GetTablesOpts{}),

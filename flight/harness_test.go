@@ -561,6 +561,14 @@ func (c *lakeCatalog) set(name string, f func(*lakeTable)) {
 	c.gen++
 }
 
+// locked runs f with the catalog locked, to change its fields while the
+// server may be using it.
+func (c *lakeCatalog) locked(f func(c *lakeCatalog)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(c)
+}
+
 // hide withdraws every grant on table "schema.name".
 func (c *lakeCatalog) hide(name string) { c.set(name, func(t *lakeTable) { t.hidden = true }) }
 

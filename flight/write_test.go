@@ -237,63 +237,75 @@ func TestIngestSessionSchema(t *testing.T) {
 // files it wrote.
 func TestIngestCommitFailures(t *testing.T) {
 	cases := []struct {
-		name  string
-		mode  string
-		table string
-		// hook answers the i-th commit attempt (from 1) of the write.
-		hook     func(c *lakeCatalog, i int) error
+		name string
+		mode string
+		// hook answers the i-th commit attempt (from 1) of the write into
+		// table ("sales.<name>").
+		hook     func(c *lakeCatalog, table string, i int) error
 		attempts int
 		code     codes.Code
-		msg      string
-		rows     string // count(*) of the table afterwards
+		msg      string // with %s for the table's name
+		rows     string // count(*) of the table afterwards; "" if none
 	}{
-		{name: "an append that lost a race retries", mode: ingestAppend, table: "orders",
-			hook: func(c *lakeCatalog, i int) error {
+		{name: "an append that lost a race retries", mode: ingestAppend,
+			hook: func(c *lakeCatalog, table string, i int) error {
 				if i == 1 {
-					c.appendVersionLocked("sales.orders", false)
+					c.appendVersionLocked(table, false)
 					return backend.ErrVersionConflict
 				}
 				return nil
 			},
 			attempts: 2, rows: "4"},
-		{name: "an append to a table replaced meanwhile", mode: ingestAppend, table: "orders",
-			hook: func(c *lakeCatalog, i int) error {
-				c.appendVersionLocked("sales.orders", true)
+		{name: "an append to a table replaced meanwhile", mode: ingestAppend,
+			hook: func(c *lakeCatalog, table string, i int) error {
+				c.appendVersionLocked(table, true)
 				return backend.ErrVersionConflict
 			},
 			attempts: 1, code: codes.Aborted, msg: "the table changed during the write; retry", rows: "0"},
-		{name: "an append that keeps losing gives up", mode: ingestAppend, table: "orders",
-			hook: func(c *lakeCatalog, i int) error {
-				return backend.ErrVersionConflict
-			},
+		{name: "an append that keeps losing gives up", mode: ingestAppend,
+			hook:     func(*lakeCatalog, string, int) error { return backend.ErrVersionConflict },
 			attempts: maxCommitAttempts, code: codes.Aborted, msg: "the table changed during the write; retry", rows: "2"},
-		{name: "a replace that lost a race", mode: ingestReplace, table: "orders",
-			hook:     func(c *lakeCatalog, i int) error { return backend.ErrVersionConflict },
+		{name: "a replace that lost a race", mode: ingestReplace,
+			hook:     func(*lakeCatalog, string, int) error { return backend.ErrVersionConflict },
 			attempts: 1, code: codes.Aborted, rows: "2"},
-		{name: "a create that lost a race", mode: ingestCreate, table: "other",
-			hook:     func(c *lakeCatalog, i int) error { return backend.ErrExists },
-			attempts: 1, code: codes.AlreadyExists, msg: "table sales.other already exists"},
-		{name: "the catalog is unavailable", mode: ingestAppend, table: "orders",
-			hook:     func(c *lakeCatalog, i int) error { return backend.ErrCatalogUnavailable },
+		{name: "a create that lost a race", mode: ingestCreate,
+			hook:     func(*lakeCatalog, string, int) error { return backend.ErrExists },
+			attempts: 1, code: codes.AlreadyExists, msg: "table %s already exists"},
+		{name: "the catalog is unavailable", mode: ingestAppend,
+			hook:     func(*lakeCatalog, string, int) error { return backend.ErrCatalogUnavailable },
 			attempts: 1, code: codes.Unavailable, msg: "the metadata service is unavailable; retry", rows: "2"},
-		{name: "the catalog refuses the write", mode: ingestCreate, table: "other",
-			hook:     func(c *lakeCatalog, i int) error { return fmt.Errorf("%w: no data here", backend.ErrRefused) },
+		{name: "the catalog refuses the write", mode: ingestCreate,
+			hook:     func(*lakeCatalog, string, int) error { return fmt.Errorf("%w: no data here", backend.ErrRefused) },
 			attempts: 1, code: codes.InvalidArgument, msg: "refused: no data here"},
 	}
-	for _, tc := range cases {
+	l := newLake(t, nil)
+	cl := l.client(t)
+	ctx := bearerCtx(aliceToken)
+	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			l := newLake(t, nil)
-			cl := l.client(t)
-			seedOrders(t, cl)
+			// Each case writes its own table: one of two rows, or (create)
+			// a new one.
+			table := fmt.Sprintf("t%d", i)
+			if tc.mode != ingestCreate {
+				if _, err := ingestJSON(ctx, cl, ordersSchema, ordersRows, ingestOpts("sales", table, ingestCreate)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			before := l.dataFiles(t)
 			attempts := 0
-			l.cat.commitHook = func(backend.Commit) error {
-				attempts++
-				return tc.hook(l.cat, attempts)
+			l.cat.locked(func(c *lakeCatalog) {
+				c.commitHook = func(backend.Commit) error {
+					attempts++
+					return tc.hook(c, "sales."+table, attempts)
+				}
+			})
+			defer l.cat.locked(func(c *lakeCatalog) { c.commitHook = nil })
+			n, err := ingestJSON(ctx, cl, ordersSchema, ordersRows, ingestOpts("sales", table, tc.mode))
+			msg := tc.msg
+			if strings.Contains(msg, "%s") {
+				msg = fmt.Sprintf(msg, "sales."+table)
 			}
-			ctx := bearerCtx(aliceToken)
-			n, err := ingestJSON(ctx, cl, ordersSchema, ordersRows, ingestOpts("sales", tc.table, tc.mode))
-			checkStatus(t, err, tc.code, tc.msg)
+			checkStatus(t, err, tc.code, msg)
 			if attempts != tc.attempts {
 				t.Errorf("%d commit attempts, want %d", attempts, tc.attempts)
 			}
@@ -305,9 +317,9 @@ func TestIngestCommitFailures(t *testing.T) {
 				t.Errorf("%d rows ingested, want 2", n)
 			}
 			if tc.rows != "" {
-				l.cat.commitHook = nil
-				if got := mustQuery(t, ctx, cl, "SELECT count(*) FROM sales."+tc.table); got[0][0] != tc.rows {
-					t.Errorf("sales.%s has %v rows, want %s", tc.table, got, tc.rows)
+				l.cat.locked(func(c *lakeCatalog) { c.commitHook = nil })
+				if got := mustQuery(t, ctx, cl, "SELECT count(*) FROM sales."+table); got[0][0] != tc.rows {
+					t.Errorf("sales.%s has %v rows, want %s", table, got, tc.rows)
 				}
 			}
 		})
@@ -333,7 +345,7 @@ func TestIngestCatalogFailures(t *testing.T) {
 	l := newLake(t, nil)
 	cl := l.client(t)
 	seedOrders(t, cl)
-	l.cat.resolveErr = fmt.Errorf("%w: metasrv down", backend.ErrCatalogUnavailable)
+	l.cat.locked(func(c *lakeCatalog) { c.resolveErr = fmt.Errorf("%w: metasrv down", backend.ErrCatalogUnavailable) })
 	_, err := ingestJSON(bearerCtx(aliceToken), cl, ordersSchema, ordersRows, ingestOpts("sales", "orders", ingestAppend))
 	checkStatus(t, err, codes.Unavailable, "the metadata service is unavailable; retry")
 }
@@ -520,7 +532,7 @@ func TestDropCatalogFailure(t *testing.T) {
 	cl := l.client(t)
 	seedOrders(t, cl)
 	ctx := bearerCtx(aliceToken)
-	l.cat.dropErr = fmt.Errorf("%w: metasrv down", backend.ErrCatalogUnavailable)
+	l.cat.locked(func(c *lakeCatalog) { c.dropErr = fmt.Errorf("%w: metasrv down", backend.ErrCatalogUnavailable) })
 	_, err := cl.ExecuteUpdate(ctx, "DROP TABLE sales.orders")
 	checkStatus(t, err, codes.Unavailable, "the metadata service is unavailable; retry")
 	if got := mustQuery(t, ctx, cl, "SELECT count(*) FROM sales.orders"); got[0][0] != "2" {
