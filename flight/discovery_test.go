@@ -333,3 +333,98 @@ func TestExplain(t *testing.T) {
 	_, err := runQuery(ctx, cl, "EXPLAIN SELECT id FROM sales.orders")
 	checkStatus(t, err, codes.FailedPrecondition, "EXPLAIN is not available for table sales.orders")
 }
+
+// TestDiscoverySessionCatalog checks that discovery answers in the
+// session's catalog: the one SetSessionOptions chose, asked of the catalog
+// for the caller, until the session is closed.
+func TestDiscoverySessionCatalog(t *testing.T) {
+	l := newDiscoveryLake(t)
+	cl := l.client(t)
+	ctx := bearerCtx(aliceToken)
+	options := func(t *testing.T) map[string]string {
+		t.Helper()
+		res, err := cl.GetSessionOptions(ctx, &flight.GetSessionOptionsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for name, v := range res.GetSessionOptions() {
+			out[name] = v.GetStringValue()
+		}
+		return out
+	}
+	if got := options(t); got["catalog"] != "lake" || got["tenant"] != "acme" || got["schema"] != "" {
+		t.Errorf("options before any were set: %v", got)
+	}
+	values, err := flight.NewSessionOptionValues(map[string]any{"catalog": "Other", "schema": "sales", "tenant": "evil", "bogus": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cl.SetSessionOptions(ctx, &flight.SetSessionOptionsRequest{SessionOptions: values})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := res.GetErrors(); len(errs) != 2 || errs["tenant"] == nil || errs["bogus"] == nil {
+		t.Errorf("SetSessionOptions errors %v, want tenant and bogus refused", errs)
+	}
+	bad, _ := flight.NewSessionOptionValues(map[string]any{"schema": "no such/schema", "catalog": int64(1)})
+	if res, err := cl.SetSessionOptions(ctx, &flight.SetSessionOptionsRequest{SessionOptions: bad}); err != nil || len(res.GetErrors()) != 2 {
+		t.Errorf("invalid values: %v, %v", res.GetErrors(), err)
+	}
+	if got := options(t); got["catalog"] != "other" || got["tenant"] != "acme" || got["schema"] != "sales" {
+		t.Errorf("options after SetSessionOptions: %v", got)
+	}
+	if rows, err := discover(ctx, cl, getCatalogs); err != nil || !slices.Equal(first(rows, 1), []string{"other"}) {
+		t.Errorf("catalogs: %v, %v", rows, err)
+	}
+	rows, err := discover(ctx, cl, listTables(&flightsql.GetTablesOpts{Catalog: ptr("other"), TableNameFilterPattern: ptr("orders")}))
+	if err != nil || !slices.Equal(first(rows, 4), []string{"other.sales.orders.TABLE"}) {
+		t.Errorf("tables: %v, %v", rows, err)
+	}
+	if c := l.cat.lastCaller(); c != (backend.Caller{Tenant: "acme", Subject: "alice@acme", Catalog: "other"}) {
+		t.Errorf("the catalog was asked for %+v", c)
+	}
+	if rows, err := discover(ctx, cl, listTables(&flightsql.GetTablesOpts{Catalog: ptr("lake")})); err != nil || len(rows) != 0 {
+		t.Errorf("tables of the default catalog: %v, %v", rows, err)
+	}
+	// The unqualified name resolves in the session's schema.
+	if got := mustQuery(t, ctx, cl, "SELECT count(*) FROM orders"); got[0][0] != "2" {
+		t.Errorf("count = %v", got)
+	}
+	if _, err := cl.CloseSession(ctx, &flight.CloseSessionRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := options(t); got["catalog"] != "lake" || got["schema"] != "" {
+		t.Errorf("options after CloseSession: %v", got)
+	}
+}
+
+// TestXdbcTypeInfo checks the SQL types listed to JDBC and ODBC clients,
+// all or one.
+func TestXdbcTypeInfo(t *testing.T) {
+	l := newLake(t, nil)
+	cl := l.client(t)
+	ctx := bearerCtx(aliceToken)
+	typeInfo := func(dataType *int32) func(context.Context, *flightsql.Client) (*flight.FlightInfo, error) {
+		return func(ctx context.Context, cl *flightsql.Client) (*flight.FlightInfo, error) {
+			return cl.GetXdbcTypeInfo(ctx, dataType)
+		}
+	}
+	all, err := discover(ctx, cl, typeInfo(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := first(all, 1)
+	for _, want := range []string{"BIGINT", "DOUBLE", "VARCHAR", "TIMESTAMP"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("types %v lack %s", names, want)
+		}
+	}
+	bigint := int32(-5) // java.sql.Types.BIGINT
+	one, err := discover(ctx, cl, typeInfo(&bigint))
+	if err != nil || !slices.Equal(first(one, 2), []string{"BIGINT.-5"}) {
+		t.Errorf("BIGINT alone: %v, %v", first(one, 2), err)
+	}
+	_, err = discover(bearerCtx("lg_wrong"), cl, typeInfo(nil))
+	checkStatus(t, err, codes.Unauthenticated, "")
+}

@@ -518,6 +518,7 @@ type lakeCatalog struct {
 	tables  map[backend.TableName]*lakeTable
 	schemas []string // schemas with no table
 	commits []backend.Commit
+	callers []backend.Caller // of every List and Resolve
 	// commitHook, when set, runs before a commit is applied; an error it
 	// returns fails the commit, which then changes nothing.
 	commitHook func(cm backend.Commit) error
@@ -584,6 +585,16 @@ func (c *lakeCatalog) current(name string) (backend.TableVersion, bool) {
 	return t.versions[len(t.versions)-1], true
 }
 
+// lastCaller returns the caller of the last List or Resolve.
+func (c *lakeCatalog) lastCaller() backend.Caller {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.callers) == 0 {
+		return backend.Caller{}
+	}
+	return c.callers[len(c.callers)-1]
+}
+
 // committed returns the commits accepted so far.
 func (c *lakeCatalog) committed() []backend.Commit {
 	c.mu.Lock()
@@ -591,9 +602,10 @@ func (c *lakeCatalog) committed() []backend.Commit {
 	return slices.Clone(c.commits)
 }
 
-func (c *lakeCatalog) List(context.Context, backend.Caller) (backend.Listing, error) {
+func (c *lakeCatalog) List(_ context.Context, caller backend.Caller) (backend.Listing, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.callers = append(c.callers, caller)
 	if c.listErr != nil {
 		return backend.Listing{}, c.listErr
 	}
@@ -614,9 +626,10 @@ func (c *lakeCatalog) List(context.Context, backend.Caller) (backend.Listing, er
 	return l, nil
 }
 
-func (c *lakeCatalog) Resolve(_ context.Context, _ backend.Caller, refs []backend.TableRef) ([]*backend.TableVersion, error) {
+func (c *lakeCatalog) Resolve(_ context.Context, caller backend.Caller, refs []backend.TableRef) ([]*backend.TableVersion, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.callers = append(c.callers, caller)
 	if c.resolveErr != nil {
 		return nil, c.resolveErr
 	}
