@@ -52,6 +52,8 @@ func discover(ctx context.Context, cl *flightsql.Client, call func(context.Conte
 	return fetch(ctx, cl, info)
 }
 
+// listTables, listSchemas, getCatalogs and getTableTypes are discovery
+// calls for discover.
 func listTables(o *flightsql.GetTablesOpts) func(context.Context, *flightsql.Client) (*flight.FlightInfo, error) {
 	return func(ctx context.Context, cl *flightsql.Client) (*flight.FlightInfo, error) {
 		return cl.GetTables(ctx, o)
@@ -101,18 +103,24 @@ func first(rows [][]string, n int) []string {
 	return out
 }
 
+// discoveryCase is a discovery call made by the principal of token, and
+// its answer: the first cols cells of each row joined with ".", or code.
+type discoveryCase struct {
+	name  string
+	token string
+	call  func(context.Context, *flightsql.Client) (*flight.FlightInfo, error)
+	cols  int
+	want  []string
+	code  codes.Code
+}
+
+// TestDiscovery checks what each principal is shown by the Flight SQL
+// discovery commands, under their filters.
 func TestDiscovery(t *testing.T) {
 	l := newDiscoveryLake(t)
 	cl := l.client(t)
 	all := []string{"lake.sales.items.TABLE", "lake.sales.orders.TABLE", "lake.sales.remote.TABLE"}
-	cases := []struct {
-		name  string
-		token string
-		call  func(context.Context, *flightsql.Client) (*flight.FlightInfo, error)
-		cols  int // cells of each row compared
-		want  []string
-		code  codes.Code
-	}{
+	cases := []discoveryCase{
 		{name: "catalogs", token: aliceToken, call: getCatalogs, cols: 1, want: []string{"lake"}},
 		{name: "table types", token: aliceToken, call: getTableTypes, cols: 1, want: []string{"TABLE"}},
 		{name: "schemas of alice", token: aliceToken, call: listSchemas(&flightsql.GetDBSchemasOpts{}), cols: 2, want: []string{"lake.sales"}},
@@ -135,14 +143,7 @@ func TestDiscovery(t *testing.T) {
 		{name: "catalogs with a wrong token", token: "lg_wrong", call: getCatalogs, code: codes.Unauthenticated},
 	}
 	for name, call := range keyCalls("sales", "orders") {
-		cases = append(cases, struct {
-			name  string
-			token string
-			call  func(context.Context, *flightsql.Client) (*flight.FlightInfo, error)
-			cols  int
-			want  []string
-			code  codes.Code
-		}{name: name + " of a table", token: aliceToken, call: call, cols: 1, want: []string{}})
+		cases = append(cases, discoveryCase{name: name + " of a table", token: aliceToken, call: call, cols: 1, want: []string{}})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -50,6 +50,9 @@ func setUpstream(l *lake, name string, f func(v *backend.TableVersion)) {
 	l.cat.set(name, func(t *lakeTable) { f(&t.versions[len(t.versions)-1]) })
 }
 
+// TestUpstreamQuery checks the SQL an upstream engine is sent for a query
+// over its tables, and that the client gets the engine's rows from the
+// gateway, reaching the engine the catalog names.
 func TestUpstreamQuery(t *testing.T) {
 	const (
 		plain    = "SELECT `id`,`name` FROM `shop`.`orders` AS `remote`"

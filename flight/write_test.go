@@ -37,6 +37,9 @@ func withOpts(o *flightsql.ExecuteIngestOpts, f func(*flightsql.ExecuteIngestOpt
 	return o
 }
 
+// TestIngest runs bulk ingest (ExecuteIngest) in every mode, with the
+// casts and column matching of appends, and its refusals; at the end the
+// stage holds only the files of committed versions.
 func TestIngest(t *testing.T) {
 	l := newLake(t, nil)
 	cl := l.client(t)
@@ -341,6 +344,8 @@ func (c *lakeCatalog) appendVersionLocked(name string, replaced bool) {
 	c.gen++
 }
 
+// TestIngestCatalogFailures checks that an ingest whose target the catalog
+// cannot resolve fails as unavailable.
 func TestIngestCatalogFailures(t *testing.T) {
 	l := newLake(t, nil)
 	cl := l.client(t)
