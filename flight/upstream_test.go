@@ -25,13 +25,11 @@ var remoteColumns = []backend.Column{{Name: "id", Type: "int64"}, {Name: "name",
 
 // newUpstreamLake returns a lake with upstream tables sales.remote
 // (shop.orders on remoteEngine), sales.remote2 (shop.items, same engine),
-// sales.elsewhere (on another engine), hr.remote (carol's) and the local
-// table sales.orders; its engine answers rows of (id, name). mutate is as
-// for newLake.
+// sales.elsewhere (on another engine) and hr.remote (carol's); its engine
+// answers rows of (id, name). mutate is as for newLake.
 func newUpstreamLake(t *testing.T, mutate func(*Config)) *lake {
 	t.Helper()
 	l := newLake(t, mutate)
-	seedOrders(t, l.client(t))
 	for name, engineName := range map[string]string{"sales.remote": "shop.orders", "sales.remote2": "shop.items", "hr.remote": "hr.staff"} {
 		up := remoteEngine
 		up.Name = engineName
@@ -64,7 +62,7 @@ func TestUpstreamQuery(t *testing.T) {
 	rows := [][]string{{"1", "one"}, {"2", "(null)"}}
 	cases := []struct {
 		name  string
-		setup func(l *lake)
+		setup func(t *testing.T, l *lake)
 		sql   string
 		sent  []string // what the engine was sent, in order
 	}{
@@ -73,15 +71,15 @@ func TestUpstreamQuery(t *testing.T) {
 		{name: "two tables of one engine",
 			sql: "SELECT r.id, r.name FROM sales.remote r JOIN sales.remote2 i ON r.id = i.id", sent: []string{"schema: " + join, "execute: " + join}},
 		{name: "an engine that describes only by running",
-			setup: func(l *lake) { l.up.noSchema = true },
+			setup: func(_ *testing.T, l *lake) { l.up.noSchema = true },
 			sql:   "SELECT id, name FROM sales.remote", sent: []string{"schema: " + plain, "execute: " + plain, "execute: " + plain}},
 		{name: "a sqlite engine",
-			setup: func(l *lake) {
+			setup: func(_ *testing.T, l *lake) {
 				setUpstream(l, "sales.remote", func(v *backend.TableVersion) { v.Upstream.Dialect = "sqlite" })
 			},
 			sql: "SELECT id, name FROM sales.remote", sent: []string{"schema: " + sqlite, "execute: " + sqlite}},
 		{name: "a row filter and a mask apply on the engine",
-			setup: func(l *lake) {
+			setup: func(_ *testing.T, l *lake) {
 				setUpstream(l, "sales.remote", func(v *backend.TableVersion) {
 					v.Policy = &backend.TablePolicy{RowFilter: "amount < 100", Masks: []backend.ColumnMask{{Column: "name", Mask: "REDACT"}}}
 				})
@@ -92,7 +90,7 @@ func TestUpstreamQuery(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newUpstreamLake(t, nil)
 			if tc.setup != nil {
-				tc.setup(l)
+				tc.setup(t, l)
 			}
 			cl := l.client(t)
 			ctx := bearerCtx(aliceToken)
@@ -137,7 +135,7 @@ func TestUpstreamQuery(t *testing.T) {
 func TestUpstreamRefusals(t *testing.T) {
 	cases := []struct {
 		name  string
-		setup func(l *lake)
+		setup func(t *testing.T, l *lake)
 		cfg   func(c *Config)
 		sql   string
 		code  codes.Code
@@ -147,23 +145,24 @@ func TestUpstreamRefusals(t *testing.T) {
 		{name: "a gateway with no upstream engines", cfg: func(c *Config) { c.Upstreams = nil },
 			sql: "SELECT id FROM sales.remote", code: codes.Unavailable, msg: "the engine is unavailable; retry"},
 		{name: "a table of the embedded engine and an upstream one",
-			sql: "SELECT o.id FROM sales.orders o JOIN sales.remote r ON o.id = r.id", code: codes.InvalidArgument,
+			setup: func(t *testing.T, l *lake) { seedOrders(t, l.client(t)) },
+			sql:   "SELECT o.id FROM sales.orders o JOIN sales.remote r ON o.id = r.id", code: codes.InvalidArgument,
 			msg: "a statement may not read tables of different engines"},
 		{name: "tables of two upstream engines",
 			sql: "SELECT r.id FROM sales.remote r JOIN sales.elsewhere e ON r.id = e.id", code: codes.InvalidArgument,
 			msg: "a statement may not read tables of different engines"},
 		{name: "an engine of an unknown dialect",
-			setup: func(l *lake) {
+			setup: func(_ *testing.T, l *lake) {
 				setUpstream(l, "sales.remote", func(v *backend.TableVersion) { v.Upstream.Dialect = "oracle" })
 			},
 			sql: "SELECT id FROM sales.remote", code: codes.InvalidArgument, msg: "the engine of table sales.remote has an unsupported dialect"},
 		{name: "an engine of the embedded engine's dialect",
-			setup: func(l *lake) {
+			setup: func(_ *testing.T, l *lake) {
 				setUpstream(l, "sales.remote", func(v *backend.TableVersion) { v.Upstream.Dialect = "duckdb" })
 			},
 			sql: "SELECT id FROM sales.remote", code: codes.InvalidArgument, msg: "the engine of table sales.remote has an unsupported dialect"},
 		{name: "an engine-side name without a schema",
-			setup: func(l *lake) {
+			setup: func(_ *testing.T, l *lake) {
 				setUpstream(l, "sales.remote", func(v *backend.TableVersion) { v.Upstream.Name = "orders" })
 			},
 			sql: "SELECT id FROM sales.remote", code: codes.InvalidArgument, msg: "table sales.remote has no usable engine-side name"},
@@ -175,22 +174,26 @@ func TestUpstreamRefusals(t *testing.T) {
 		{name: "EXPLAIN", sql: "EXPLAIN SELECT id FROM sales.remote", code: codes.InvalidArgument,
 			msg: "EXPLAIN is not supported on tables of an upstream engine"},
 		{name: "an engine the gateway may not reach",
-			setup: func(l *lake) { l.up.schemaErr = fmt.Errorf("%w: engine.internal", upstream.ErrNotAllowed) },
-			sql:   "SELECT id FROM sales.remote", code: codes.Unavailable, msg: "the engine is unavailable; retry", sent: 1},
+			setup: func(_ *testing.T, l *lake) {
+				l.up.schemaErr = fmt.Errorf("%w: engine.internal", upstream.ErrNotAllowed)
+			},
+			sql: "SELECT id FROM sales.remote", code: codes.Unavailable, msg: "the engine is unavailable; retry", sent: 1},
 		{name: "an engine with unusable credentials",
-			setup: func(l *lake) { l.up.schemaErr = fmt.Errorf("%w: engine.json", upstream.ErrCredentials) },
+			setup: func(_ *testing.T, l *lake) { l.up.schemaErr = fmt.Errorf("%w: engine.json", upstream.ErrCredentials) },
 			sql:   "SELECT id FROM sales.remote", code: codes.Unavailable, msg: "the engine is unavailable; retry", sent: 1},
 		{name: "an engine that cannot describe and fails to run",
-			setup: func(l *lake) {
+			setup: func(_ *testing.T, l *lake) {
 				l.up.noSchema = true
 				l.up.execErr = fmt.Errorf("%w: engine.internal", upstream.ErrInvalidTarget)
 			},
 			sql: "SELECT id FROM sales.remote", code: codes.Unavailable, msg: "the engine is unavailable; retry", sent: 2},
 		{name: "an engine that rejects the statement",
-			setup: func(l *lake) { l.up.schemaErr = fmt.Errorf("%w: Unknown column 'nope'", backend.ErrQuery) },
-			sql:   "SELECT id FROM sales.remote", code: codes.InvalidArgument, msg: "Unknown column 'nope'", sent: 1},
+			setup: func(_ *testing.T, l *lake) {
+				l.up.schemaErr = fmt.Errorf("%w: Unknown column 'nope'", backend.ErrQuery)
+			},
+			sql: "SELECT id FROM sales.remote", code: codes.InvalidArgument, msg: "Unknown column 'nope'", sent: 1},
 		{name: "an engine rejecting a statement over a filtered table",
-			setup: func(l *lake) {
+			setup: func(_ *testing.T, l *lake) {
 				setUpstream(l, "sales.remote", func(v *backend.TableVersion) { v.Policy = &backend.TablePolicy{RowFilter: "amount < 100"} })
 				l.up.schemaErr = fmt.Errorf("%w: Conversion Error: 'secret' in amount < 100", backend.ErrQuery)
 			},
@@ -201,14 +204,14 @@ func TestUpstreamRefusals(t *testing.T) {
 		{name: "an upstream table outside the namespace grants",
 			sql: "SELECT id FROM hr.remote", code: codes.NotFound, msg: "table hr.remote does not exist"},
 		{name: "an upstream table not granted",
-			setup: func(l *lake) { l.cat.hide("sales.remote") },
+			setup: func(_ *testing.T, l *lake) { l.cat.hide("sales.remote") },
 			sql:   "SELECT id FROM sales.remote", code: codes.NotFound, msg: "table sales.remote does not exist"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newUpstreamLake(t, tc.cfg)
 			if tc.setup != nil {
-				tc.setup(l)
+				tc.setup(t, l)
 			}
 			cl := l.client(t)
 			_, err := cl.Execute(bearerCtx(aliceToken), tc.sql)
