@@ -242,7 +242,7 @@ func TestConfigValidateAdmission(t *testing.T) {
 // statements (execution permits) never hold up its planning.
 func TestPlanningAdmission(t *testing.T) {
 	cat := &metricsCatalog{schemas: []string{"sales"}}
-	s, _ := metricsServer(t, cat, func(c *Config) {
+	s, _ := newTestServer(t, cat, func(c *Config) {
 		c.MaxConcurrentPerTenant = 1
 		c.QueueTimeout = time.Millisecond // a held permit never frees up here
 	})

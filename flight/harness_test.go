@@ -118,10 +118,10 @@ func testPrincipals(t *testing.T) *authz.PrincipalMap {
 type unusedBackend struct{ backend.Backend }
 type unusedFiles struct{ TableFiles }
 
-// metricsServer returns a Server over cat with Metrics registered in its
+// newTestServer returns a Server over cat with Metrics registered in its
 // own registry, an unusable backend and table files; mutate, if not nil,
 // changes the Config first.
-func metricsServer(t *testing.T, cat backend.Catalog, mutate func(*Config)) (*Server, *prometheus.Registry) {
+func newTestServer(t *testing.T, cat backend.Catalog, mutate func(*Config)) (*Server, *prometheus.Registry) {
 	t.Helper()
 	ring, err := ticket.GenerateRing(nil)
 	if err != nil {
@@ -160,15 +160,15 @@ func useChecked(t *testing.T, s *Server) *memory.CheckedAllocator {
 	return mem
 }
 
-// served serves a metricsServer over cat (mutate as for metricsServer) on a
+// served serves a test server over cat (mutate as for newTestServer) on a
 // loopback listener and returns it with a Flight SQL client of it.
 func served(t *testing.T, cat backend.Catalog, mutate func(*Config)) (*Server, *flightsql.Client) {
 	t.Helper()
-	s, _ := metricsServer(t, cat, mutate)
+	s, _ := newTestServer(t, cat, mutate)
 	return s, dial(t, serveLoopback(t, s), s.mem)
 }
 
-// servedLogging serves a metricsServer over cat on a loopback listener with
+// servedLogging serves a test server over cat on a loopback listener with
 // JSON debug logs going to the returned buffer, and returns a Flight SQL
 // client of it.
 func servedLogging(t *testing.T, cat backend.Catalog) (*flightsql.Client, *syncBuffer) {

@@ -211,7 +211,7 @@ func TestDenialMetrics(t *testing.T) {
 			if cat == nil {
 				cat = &metricsCatalog{visible: map[backend.TableName]bool{}}
 			}
-			s, _ := metricsServer(t, cat, nil)
+			s, _ := newTestServer(t, cat, nil)
 			m := s.cfg.Metrics
 			err := tc.call(s)
 			if got := status.Code(err); got != tc.code {
@@ -240,7 +240,7 @@ func TestDenialMetrics(t *testing.T) {
 // denial of the same table give clients exactly the same answer, while the
 // metric tells them apart.
 func TestDenialReasonsLookAlike(t *testing.T) {
-	s, _ := metricsServer(t, &metricsCatalog{visible: map[backend.TableName]bool{}}, nil)
+	s, _ := newTestServer(t, &metricsCatalog{visible: map[backend.TableName]bool{}}, nil)
 	m := s.cfg.Metrics
 	plan := func(token string) error {
 		return unary(s, withToken(token), methodGetFlightInfo, func(ctx context.Context) error {
@@ -345,7 +345,7 @@ func TestAdmissionMetrics(t *testing.T) {
 		})
 	}
 	// New hands Config.Metrics to the Server's admission.
-	s, _ := metricsServer(t, &metricsCatalog{}, nil)
+	s, _ := newTestServer(t, &metricsCatalog{}, nil)
 	if s.admit.metrics != s.cfg.Metrics || s.auth.metrics != s.cfg.Metrics {
 		t.Fatal("Config.Metrics not wired into admission and the interceptors")
 	}
@@ -372,7 +372,7 @@ func TestStatementMetrics(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s, _ := metricsServer(t, &metricsCatalog{}, nil)
+			s, _ := newTestServer(t, &metricsCatalog{}, nil)
 			m := s.cfg.Metrics
 			err := stream(s, &fakeStream{ctx: withToken(aliceToken), msg: tc.msg}, tc.method, func(ss grpc.ServerStream) error {
 				var into proto.Message = &flight.Ticket{}
@@ -519,7 +519,7 @@ func TestMetricLabelsAreFinite(t *testing.T) {
 
 	// Drive a server through denials, admissions, statements and metasrv
 	// calls, then check every exported label value.
-	s, reg := metricsServer(t, &metricsCatalog{visible: map[backend.TableName]bool{}}, nil)
+	s, reg := newTestServer(t, &metricsCatalog{visible: map[backend.TableName]bool{}}, nil)
 	m := s.cfg.Metrics
 	_ = unary(s, withToken("lg_acme_alice_secret"), methodGetFlightInfo, func(context.Context) error { return nil })
 	_ = unary(s, withToken(aliceToken), methodGetFlightInfo, func(ctx context.Context) error {
@@ -612,7 +612,7 @@ func setOf(vs []string) map[string]bool {
 // TestNilMetrics checks that a Server without Config.Metrics serves and
 // records nothing.
 func TestNilMetrics(t *testing.T) {
-	s, _ := metricsServer(t, &metricsCatalog{}, func(c *Config) { c.Metrics = nil })
+	s, _ := newTestServer(t, &metricsCatalog{}, func(c *Config) { c.Metrics = nil })
 	called := 0
 	err := unary(s, withToken(aliceToken), methodGetFlightInfo, func(context.Context) error { called++; return nil })
 	if err != nil || called != 1 {

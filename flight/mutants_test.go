@@ -41,7 +41,7 @@ func refsOf(names ...string) []sqlgate.TableRef {
 // statement, before the catalog is asked (which here would grant it).
 func TestResolveReadChecksEveryReference(t *testing.T) {
 	cat := newGovCatalog("sales.orders", "sales.items", "hr.people")
-	s, _ := metricsServer(t, cat, nil)
+	s, _ := newTestServer(t, cat, nil)
 	alice := testPrincipal(t, "alice@acme", authz.RoleUser, "sales")
 	cases := []struct {
 		refs   []string
@@ -92,7 +92,7 @@ func (getTables) GetIncludeSchema() bool             { return false }
 func TestDiscoveryNarrowsToNamespaces(t *testing.T) {
 	cat := newGovCatalog("sales.orders", "sales.items", "hr.people", "ops.jobs")
 	cat.schemas = []string{"empty"}
-	s, _ := metricsServer(t, cat, nil)
+	s, _ := newTestServer(t, cat, nil)
 	cases := []struct {
 		p       *authz.Principal
 		schemas []string
@@ -183,7 +183,7 @@ func TestReauthorizeWhenGenerationMoves(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cat := newGovCatalog("sales.orders", "sales.items", "hr.people")
-			s, _ := metricsServer(t, cat, nil)
+			s, _ := newTestServer(t, cat, nil)
 			pinned := c.pinned(t, cat)
 			c.change(cat)
 			err := s.reauthorize(context.Background(), alice, pinned)
@@ -232,7 +232,7 @@ func (h stmtTicket) GetStatementHandle() []byte { return h }
 // only by the principal it was issued to: any other one of the same tenant
 // is answered exactly as for a forged ticket.
 func TestTicketOnlyForItsPrincipal(t *testing.T) {
-	s, _ := metricsServer(t, newGovCatalog("sales.orders"), nil)
+	s, _ := newTestServer(t, newGovCatalog("sales.orders"), nil)
 	payload, err := encodePayload(&plan{}) // no statement: an empty result
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +280,7 @@ func TestTicketOnlyForItsPrincipal(t *testing.T) {
 // authenticate the Handshake and nothing else: any other RPC presenting
 // them is refused as a wrong token is, while a bearer token works on both.
 func TestAuthenticateBasicOnlyOnHandshake(t *testing.T) {
-	s, _ := metricsServer(t, newGovCatalog(), nil)
+	s, _ := newTestServer(t, newGovCatalog(), nil)
 	basic := func(id, token string) string {
 		return "Basic " + base64.StdEncoding.EncodeToString([]byte(id+":"+token))
 	}
@@ -393,7 +393,7 @@ func withSessionCatalog(t *testing.T, s *Server, p *authz.Principal, catalog str
 func TestDiscoveryFilters(t *testing.T) {
 	cat := newGovCatalog("sales.orders", "sales.items", "sales_eu.orders", "hr.people")
 	cat.schemas = []string{"empty"}
-	s, _ := metricsServer(t, cat, nil)
+	s, _ := newTestServer(t, cat, nil)
 	admin := testPrincipal(t, "admin@acme", authz.RoleTenantAdmin)
 	lake := authz.WithPrincipal(context.Background(), admin)
 	other := withSessionCatalog(t, s, admin, "other")
@@ -461,7 +461,7 @@ func prefixed(catalog string, names []string) []string {
 // the catalog discovery rows name): the default one, or the one its session
 // chose.
 func TestSessionCatalog(t *testing.T) {
-	s, _ := metricsServer(t, newGovCatalog("sales.orders"), func(c *Config) { c.DefaultCatalog = "lake" })
+	s, _ := newTestServer(t, newGovCatalog("sales.orders"), func(c *Config) { c.DefaultCatalog = "lake" })
 	alice := testPrincipal(t, "alice@acme", authz.RoleUser, "sales")
 	cases := []struct {
 		name string
@@ -494,7 +494,7 @@ func TestSessionCatalog(t *testing.T) {
 // TestDiscoveryCatalogFailure checks that discovery fails, rather than
 // answering an empty listing, when the catalog cannot list.
 func TestDiscoveryCatalogFailure(t *testing.T) {
-	s, _ := metricsServer(t, &metricsCatalog{err: backend.ErrCatalogUnavailable}, nil)
+	s, _ := newTestServer(t, &metricsCatalog{err: backend.ErrCatalogUnavailable}, nil)
 	ctx := authz.WithPrincipal(context.Background(), testPrincipal(t, "alice@acme", authz.RoleUser, "sales"))
 	cases := []struct {
 		name string
@@ -556,7 +556,7 @@ func TestRender(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			files := &countingFiles{}
-			s, _ := metricsServer(t, newGovCatalog(), func(cfg *Config) {
+			s, _ := newTestServer(t, newGovCatalog(), func(cfg *Config) {
 				cfg.Backend = relBackend{name: c.relation}
 				cfg.Files = files
 			})
