@@ -242,7 +242,7 @@ func TestConfigValidateAdmission(t *testing.T) {
 // statements (execution permits) never hold up its planning.
 func TestPlanningAdmission(t *testing.T) {
 	cat := &metricsCatalog{schemas: []string{"sales"}}
-	s, _ := metricsServer(t, cat, func(c *Config) {
+	s, _ := newTestServer(t, cat, func(c *Config) {
 		c.MaxConcurrentPerTenant = 1
 		c.QueueTimeout = time.Millisecond // a held permit never frees up here
 	})
@@ -254,7 +254,8 @@ func TestPlanningAdmission(t *testing.T) {
 	}
 	list := func() error {
 		return unary(s, withToken(aliceToken), methodDoGet, func(ctx context.Context) error {
-			_, _, err := s.DoGetTables(ctx, allTables{})
+			_, ch, err := s.DoGetTables(ctx, getTables{})
+			drain(ch)
 			return err
 		})
 	}
@@ -293,12 +294,3 @@ func TestPlanningAdmission(t *testing.T) {
 		t.Fatalf("planning permits held after planning = tenant %d, global %d; want 0, 0", tn, g)
 	}
 }
-
-// allTables is a GetTables request without filters.
-type allTables struct{}
-
-func (allTables) GetCatalog() *string                { return nil }
-func (allTables) GetDBSchemaFilterPattern() *string  { return nil }
-func (allTables) GetTableNameFilterPattern() *string { return nil }
-func (allTables) GetTableTypes() []string            { return nil }
-func (allTables) GetIncludeSchema() bool             { return false }

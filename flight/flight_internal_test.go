@@ -134,21 +134,6 @@ func TestCredentialsFrom(t *testing.T) {
 	}
 }
 
-func principal(t *testing.T, id string) *authz.Principal {
-	t.Helper()
-	pid, err := authz.ParsePrincipalID(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenant, _ := authz.ParseTenantID("acme")
-	ns, _ := authz.ParseNamespace("sales")
-	p, err := authz.NewPrincipal(pid, tenant, authz.RoleUser, []authz.Namespace{ns}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestPreparedStoreTTLAndOwnership(t *testing.T) {
 	clock := clocktest.New(time.Unix(1_700_000_000, 0))
 	ps := newPreparedStore(time.Minute, clock.Now, newSpeculations(new(sync.WaitGroup)))

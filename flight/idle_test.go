@@ -20,7 +20,7 @@ import (
 // IdleConnTimeout: the server sends GOAWAY and a client reconnects at its
 // next call.
 func TestIdleConnectionsClosed(t *testing.T) {
-	s, _ := metricsServer(t, &metricsCatalog{}, func(c *Config) { c.IdleConnTimeout = 300 * time.Millisecond })
+	s, _ := newTestServer(t, &metricsCatalog{}, func(c *Config) { c.IdleConnTimeout = 300 * time.Millisecond })
 	addr := serveLoopback(t, s)
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -47,7 +47,7 @@ func TestIdleConnectionsClosed(t *testing.T) {
 // HTTP/2 handshake (nor TLS, with TLS) is closed after HandshakeTimeout
 // rather than gRPC's default two minutes.
 func TestSilentConnectionsClosed(t *testing.T) {
-	s, _ := metricsServer(t, &metricsCatalog{}, func(c *Config) { c.HandshakeTimeout = 300 * time.Millisecond })
+	s, _ := newTestServer(t, &metricsCatalog{}, func(c *Config) { c.HandshakeTimeout = 300 * time.Millisecond })
 	addr := serveLoopback(t, s)
 	c, err := net.Dial("tcp", addr)
 	if err != nil {

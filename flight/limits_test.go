@@ -12,7 +12,7 @@ import (
 // header limits in its first HTTP/2 SETTINGS frame, so a client cannot open
 // unbounded calls or send unbounded metadata on one connection.
 func TestConnectionLimits(t *testing.T) {
-	s, _ := metricsServer(t, &metricsCatalog{}, nil)
+	s, _ := newTestServer(t, &metricsCatalog{}, nil)
 	addr := serveLoopback(t, s)
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {

@@ -1,101 +1,19 @@
 package flight
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"log/slog"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"lakegate/authz"
-	"lakegate/flight/backend"
 )
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// lines returns the JSON log records written so far.
-func (s *syncBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(s.String()))
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("log line %q: %v", sc.Text(), err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-// servedLogging serves a metricsServer over cat on a loopback listener with
-// JSON debug logs going to the returned buffer, and returns a Flight SQL
-// client of it.
-func servedLogging(t *testing.T, cat backend.Catalog) (*flightsql.Client, *syncBuffer) {
-	t.Helper()
-	logs := &syncBuffer{}
-	_, cl := served(t, cat, func(c *Config) {
-		c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	})
-	return cl, logs
-}
-
-// served serves a metricsServer over cat (mutate as for metricsServer) on a
-// loopback listener and returns it with a Flight SQL client of it.
-func served(t *testing.T, cat backend.Catalog, mutate func(*Config)) (*Server, *flightsql.Client) {
-	t.Helper()
-	s, _ := metricsServer(t, cat, mutate)
-	cl, err := flightsql.NewClient(serveLoopback(t, s), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Close() })
-	return s, cl
-}
-
-// serveLoopback serves s on a loopback listener and returns its address.
-func serveLoopback(t *testing.T, s *Server) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = s.Serve(lis) }()
-	return lis.Addr().String()
-}
-
-func bearerCtx(token string, kv ...string) context.Context {
-	return metadata.AppendToOutgoingContext(context.Background(), append([]string{"authorization", "Bearer " + token}, kv...)...)
-}
 
 func TestRequestIDs(t *testing.T) {
 	// Resolve fails with an unexpected error: the client gets Internal and

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,175 +15,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/anypb"
 
 	"lakegate/authz"
 	"lakegate/flight/backend"
 	"lakegate/flight/ticket"
 )
-
-// metricsCatalog is a backend.Catalog that resolves the tables in visible
-// and reports every other one unavailable, or fails with err.
-type metricsCatalog struct {
-	visible map[backend.TableName]bool
-	columns []backend.Column // of every visible table
-	schemas []string
-	err     error
-
-	mu       sync.Mutex
-	resolves int
-}
-
-func (c *metricsCatalog) List(context.Context, backend.Caller) (backend.Listing, error) {
-	return backend.Listing{Schemas: c.schemas}, c.err
-}
-
-func (c *metricsCatalog) Resolve(_ context.Context, _ backend.Caller, refs []backend.TableRef) ([]*backend.TableVersion, error) {
-	c.mu.Lock()
-	c.resolves++
-	c.mu.Unlock()
-	if c.err != nil {
-		return nil, c.err
-	}
-	out := make([]*backend.TableVersion, len(refs))
-	for i, r := range refs {
-		if c.visible[r.Name] {
-			out[i] = &backend.TableVersion{Name: r.Name, StorageID: "s", Version: 1, Columns: c.columns}
-		}
-	}
-	return out, nil
-}
-
-func (c *metricsCatalog) Commit(context.Context, backend.Caller, backend.Commit) (uint64, error) {
-	return 0, errors.New("not used")
-}
-
-func (c *metricsCatalog) Drop(context.Context, backend.Caller, backend.TableName) (bool, error) {
-	return false, nil
-}
-
-func (c *metricsCatalog) resolveCalls() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.resolves
-}
-
-// Backend and table files are never reached by a refused statement.
-type unusedBackend struct{ backend.Backend }
-type unusedFiles struct{ TableFiles }
-
-// principalIn returns a user of tenant acme granted the namespace ns.
-func principalIn(t *testing.T, id, ns string) *authz.Principal {
-	t.Helper()
-	pid, err := authz.ParsePrincipalID(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenant, _ := authz.ParseTenantID("acme")
-	n, err := authz.ParseNamespace(ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := authz.NewPrincipal(pid, tenant, authz.RoleUser, []authz.Namespace{n}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// Tokens of the principals of metricsServer.
-const (
-	aliceToken = "lg_alice_token" // alice@acme, namespace sales
-	carolToken = "lg_carol_token" // carol@acme, namespace hr
-)
-
-// metricsServer returns a Server with Metrics registered in its own
-// registry, over cat.
-func metricsServer(t *testing.T, cat backend.Catalog, mutate func(*Config)) (*Server, *prometheus.Registry) {
-	t.Helper()
-	pm, err := (&authz.PrincipalMap{}).With(principalIn(t, "alice@acme", "sales"), authz.HashToken(aliceToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pm, err = pm.With(principalIn(t, "carol@acme", "hr"), authz.HashToken(carolToken)); err != nil {
-		t.Fatal(err)
-	}
-	ring, err := ticket.GenerateRing(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	cfg := Config{
-		Principals: pm,
-		Backend:    unusedBackend{},
-		Catalog:    cat,
-		Files:      unusedFiles{},
-		Tickets:    ring,
-		Metrics:    NewMetrics(reg),
-	}
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s, reg
-}
-
-// withToken is an incoming call context presenting a bearer token ("" for
-// none).
-func withToken(token string) context.Context {
-	md := metadata.MD{}
-	if token != "" {
-		md.Set("authorization", "Bearer "+token)
-	}
-	return metadata.NewIncomingContext(context.Background(), md)
-}
-
-const (
-	methodGetFlightInfo = flightServicePrefix + "GetFlightInfo"
-	methodDoGet         = flightServicePrefix + "DoGet"
-	methodDoPut         = flightServicePrefix + "DoPut"
-	methodDoAction      = flightServicePrefix + "DoAction"
-)
-
-// unary runs handler behind the Server's unary interceptors.
-func unary(s *Server, ctx context.Context, method string, handler func(ctx context.Context) error) error {
-	_, err := s.auth.unaryInterceptor(ctx, nil, &grpc.UnaryServerInfo{FullMethod: method}, func(ctx context.Context, _ any) (any, error) {
-		return nil, handler(ctx)
-	})
-	return err
-}
-
-// fakeStream is a server stream with a context and, optionally, one
-// message to receive.
-type fakeStream struct {
-	grpc.ServerStream
-	ctx context.Context
-	msg proto.Message
-}
-
-func (f *fakeStream) Context() context.Context { return f.ctx }
-
-func (f *fakeStream) RecvMsg(m any) error {
-	if f.msg == nil {
-		return errors.New("no message")
-	}
-	proto.Merge(m.(proto.Message), f.msg)
-	return nil
-}
-
-// stream runs handler behind the Server's stream interceptors.
-func stream(s *Server, ss grpc.ServerStream, method string, handler func(ss grpc.ServerStream) error) error {
-	return s.auth.streamInterceptor(nil, ss, &grpc.StreamServerInfo{FullMethod: method}, func(_ any, ss grpc.ServerStream) error {
-		return handler(ss)
-	})
-}
 
 func denials(m *Metrics, reason string) float64 {
 	return testutil.ToFloat64(m.denials.WithLabelValues(reason))
@@ -193,8 +30,6 @@ func denials(m *Metrics, reason string) float64 {
 func requests(m *Metrics, rpc, code string) float64 {
 	return testutil.ToFloat64(m.requests.WithLabelValues(rpc, code))
 }
-
-func query(sql string) *pb.CommandStatementQuery { return &pb.CommandStatementQuery{Query: sql} }
 
 func TestDenialMetrics(t *testing.T) {
 	cases := []struct {
@@ -376,7 +211,7 @@ func TestDenialMetrics(t *testing.T) {
 			if cat == nil {
 				cat = &metricsCatalog{visible: map[backend.TableName]bool{}}
 			}
-			s, _ := metricsServer(t, cat, nil)
+			s, _ := newTestServer(t, cat, nil)
 			m := s.cfg.Metrics
 			err := tc.call(s)
 			if got := status.Code(err); got != tc.code {
@@ -405,7 +240,7 @@ func TestDenialMetrics(t *testing.T) {
 // denial of the same table give clients exactly the same answer, while the
 // metric tells them apart.
 func TestDenialReasonsLookAlike(t *testing.T) {
-	s, _ := metricsServer(t, &metricsCatalog{visible: map[backend.TableName]bool{}}, nil)
+	s, _ := newTestServer(t, &metricsCatalog{visible: map[backend.TableName]bool{}}, nil)
 	m := s.cfg.Metrics
 	plan := func(token string) error {
 		return unary(s, withToken(token), methodGetFlightInfo, func(ctx context.Context) error {
@@ -510,24 +345,10 @@ func TestAdmissionMetrics(t *testing.T) {
 		})
 	}
 	// New hands Config.Metrics to the Server's admission.
-	s, _ := metricsServer(t, &metricsCatalog{}, nil)
+	s, _ := newTestServer(t, &metricsCatalog{}, nil)
 	if s.admitExecute.metrics != s.cfg.Metrics || s.auth.metrics != s.cfg.Metrics {
 		t.Fatal("Config.Metrics not wired into admission and the interceptors")
 	}
-}
-
-// anyOf is the serialized google.protobuf.Any of m.
-func anyOf(t *testing.T, m proto.Message) []byte {
-	t.Helper()
-	a, err := anypb.New(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := proto.Marshal(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 func TestStatementMetrics(t *testing.T) {
@@ -551,7 +372,7 @@ func TestStatementMetrics(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s, _ := metricsServer(t, &metricsCatalog{}, nil)
+			s, _ := newTestServer(t, &metricsCatalog{}, nil)
 			m := s.cfg.Metrics
 			err := stream(s, &fakeStream{ctx: withToken(aliceToken), msg: tc.msg}, tc.method, func(ss grpc.ServerStream) error {
 				var into proto.Message = &flight.Ticket{}
@@ -698,7 +519,7 @@ func TestMetricLabelsAreFinite(t *testing.T) {
 
 	// Drive a server through denials, admissions, statements and metasrv
 	// calls, then check every exported label value.
-	s, reg := metricsServer(t, &metricsCatalog{visible: map[backend.TableName]bool{}}, nil)
+	s, reg := newTestServer(t, &metricsCatalog{visible: map[backend.TableName]bool{}}, nil)
 	m := s.cfg.Metrics
 	_ = unary(s, withToken("lg_acme_alice_secret"), methodGetFlightInfo, func(context.Context) error { return nil })
 	_ = unary(s, withToken(aliceToken), methodGetFlightInfo, func(ctx context.Context) error {
@@ -791,7 +612,7 @@ func setOf(vs []string) map[string]bool {
 // TestNilMetrics checks that a Server without Config.Metrics serves and
 // records nothing.
 func TestNilMetrics(t *testing.T) {
-	s, _ := metricsServer(t, &metricsCatalog{}, func(c *Config) { c.Metrics = nil })
+	s, _ := newTestServer(t, &metricsCatalog{}, func(c *Config) { c.Metrics = nil })
 	called := 0
 	err := unary(s, withToken(aliceToken), methodGetFlightInfo, func(context.Context) error { called++; return nil })
 	if err != nil || called != 1 {
@@ -806,5 +627,3 @@ func TestNilMetrics(t *testing.T) {
 	}
 	mustAcquire(t, s.admitExecute, "acme")()
 }
-
-func (c *metricsCatalog) Generation(context.Context, string) (uint64, error) { return 0, nil }

@@ -27,30 +27,6 @@ import (
 // which grants more than the principal's namespaces allow and moves its
 // generation as metasrv does, so the gateway's own checks are what decide.
 
-// mutantPrincipal returns a principal of tenant acme with role and
-// namespaces.
-func mutantPrincipal(t *testing.T, id string, role authz.Role, namespaces ...string) *authz.Principal {
-	t.Helper()
-	pid, err := authz.ParsePrincipalID(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenant, _ := authz.ParseTenantID("acme")
-	var ns []authz.Namespace
-	for _, n := range namespaces {
-		x, err := authz.ParseNamespace(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ns = append(ns, x)
-	}
-	p, err := authz.NewPrincipal(pid, tenant, role, ns, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // refsOf parses "schema.table" names as table references.
 func refsOf(names ...string) []sqlgate.TableRef {
 	out := make([]sqlgate.TableRef, len(names))
@@ -65,8 +41,8 @@ func refsOf(names ...string) []sqlgate.TableRef {
 // statement, before the catalog is asked (which here would grant it).
 func TestResolveReadChecksEveryReference(t *testing.T) {
 	cat := newGovCatalog("sales.orders", "sales.items", "hr.people")
-	s, _ := metricsServer(t, cat, nil)
-	alice := mutantPrincipal(t, "alice@acme", authz.RoleUser, "sales")
+	s, _ := newTestServer(t, cat, nil)
+	alice := testPrincipal(t, "alice@acme", authz.RoleUser, "sales")
 	cases := []struct {
 		refs   []string
 		denied string // "" when every table resolves
@@ -116,18 +92,18 @@ func (getTables) GetIncludeSchema() bool             { return false }
 func TestDiscoveryNarrowsToNamespaces(t *testing.T) {
 	cat := newGovCatalog("sales.orders", "sales.items", "hr.people", "ops.jobs")
 	cat.schemas = []string{"empty"}
-	s, _ := metricsServer(t, cat, nil)
+	s, _ := newTestServer(t, cat, nil)
 	cases := []struct {
 		p       *authz.Principal
 		schemas []string
 		tables  []string
 	}{
-		{mutantPrincipal(t, "alice@acme", authz.RoleUser, "sales"), []string{"sales"}, []string{"sales.items", "sales.orders"}},
-		{mutantPrincipal(t, "carol@acme", authz.RoleUser, "hr", "empty"), []string{"empty", "hr"}, []string{"hr.people"}},
-		{mutantPrincipal(t, "dan@acme", authz.RoleUser, "nothing"), nil, nil},
-		{mutantPrincipal(t, "admin@acme", authz.RoleTenantAdmin), []string{"empty", "hr", "ops", "sales"},
+		{testPrincipal(t, "alice@acme", authz.RoleUser, "sales"), []string{"sales"}, []string{"sales.items", "sales.orders"}},
+		{testPrincipal(t, "carol@acme", authz.RoleUser, "hr", "empty"), []string{"empty", "hr"}, []string{"hr.people"}},
+		{testPrincipal(t, "dan@acme", authz.RoleUser, "nothing"), nil, nil},
+		{testPrincipal(t, "admin@acme", authz.RoleTenantAdmin), []string{"empty", "hr", "ops", "sales"},
 			[]string{"hr.people", "ops.jobs", "sales.items", "sales.orders"}},
-		{mutantPrincipal(t, "op@acme", authz.RoleOperator), nil, nil},
+		{testPrincipal(t, "op@acme", authz.RoleOperator), nil, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.p.ID().String(), func(t *testing.T) {
@@ -169,7 +145,7 @@ func TestDiscoveryNarrowsToNamespaces(t *testing.T) {
 // are resolved again, and a revoked grant, a new row filter or a table
 // outside the namespaces fails the ticket.
 func TestReauthorizeWhenGenerationMoves(t *testing.T) {
-	alice := mutantPrincipal(t, "alice@acme", authz.RoleUser, "sales")
+	alice := testPrincipal(t, "alice@acme", authz.RoleUser, "sales")
 	cases := []struct {
 		name   string
 		pinned func(t *testing.T, c *govCatalog) []backend.TableVersion // planned
@@ -207,7 +183,7 @@ func TestReauthorizeWhenGenerationMoves(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cat := newGovCatalog("sales.orders", "sales.items", "hr.people")
-			s, _ := metricsServer(t, cat, nil)
+			s, _ := newTestServer(t, cat, nil)
 			pinned := c.pinned(t, cat)
 			c.change(cat)
 			err := s.planner.Reauthorize(context.Background(), s.whoIs(context.Background(), alice), pinned)
@@ -256,7 +232,7 @@ func (h stmtTicket) GetStatementHandle() []byte { return h }
 // only by the principal it was issued to: any other one of the same tenant
 // is answered exactly as for a forged ticket.
 func TestTicketOnlyForItsPrincipal(t *testing.T) {
-	s, _ := metricsServer(t, newGovCatalog("sales.orders"), nil)
+	s, _ := newTestServer(t, newGovCatalog("sales.orders"), nil)
 	payload, err := encodePayload(&plan{}) // no statement: an empty result
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +242,7 @@ func TestTicketOnlyForItsPrincipal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice := mutantPrincipal(t, "alice@acme", authz.RoleUser, "sales")
+	alice := testPrincipal(t, "alice@acme", authz.RoleUser, "sales")
 	forged := append([]byte(nil), handle...)
 	forged[len(forged)-1] ^= 1
 	_, _, forgedErr := s.DoGetStatement(authz.WithPrincipal(context.Background(), alice), stmtTicket(forged))
@@ -278,9 +254,9 @@ func TestTicketOnlyForItsPrincipal(t *testing.T) {
 		ok bool
 	}{
 		{alice, true},
-		{mutantPrincipal(t, "carol@acme", authz.RoleUser, "sales"), false},
-		{mutantPrincipal(t, "alice2@acme", authz.RoleUser, "sales"), false},
-		{mutantPrincipal(t, "admin@acme", authz.RoleTenantAdmin), false},
+		{testPrincipal(t, "carol@acme", authz.RoleUser, "sales"), false},
+		{testPrincipal(t, "alice2@acme", authz.RoleUser, "sales"), false},
+		{testPrincipal(t, "admin@acme", authz.RoleTenantAdmin), false},
 	}
 	for _, c := range cases {
 		t.Run(c.p.ID().String(), func(t *testing.T) {
@@ -304,7 +280,7 @@ func TestTicketOnlyForItsPrincipal(t *testing.T) {
 // authenticate the Handshake and nothing else: any other RPC presenting
 // them is refused as a wrong token is, while a bearer token works on both.
 func TestAuthenticateBasicOnlyOnHandshake(t *testing.T) {
-	s, _ := metricsServer(t, newGovCatalog(), nil)
+	s, _ := newTestServer(t, newGovCatalog(), nil)
 	basic := func(id, token string) string {
 		return "Basic " + base64.StdEncoding.EncodeToString([]byte(id+":"+token))
 	}
@@ -417,8 +393,8 @@ func withSessionCatalog(t *testing.T, s *Server, p *authz.Principal, catalog str
 func TestDiscoveryFilters(t *testing.T) {
 	cat := newGovCatalog("sales.orders", "sales.items", "sales_eu.orders", "hr.people")
 	cat.schemas = []string{"empty"}
-	s, _ := metricsServer(t, cat, nil)
-	admin := mutantPrincipal(t, "admin@acme", authz.RoleTenantAdmin)
+	s, _ := newTestServer(t, cat, nil)
+	admin := testPrincipal(t, "admin@acme", authz.RoleTenantAdmin)
 	lake := authz.WithPrincipal(context.Background(), admin)
 	other := withSessionCatalog(t, s, admin, "other")
 	all := []string{"hr.people", "sales.items", "sales.orders", "sales_eu.orders"}
@@ -485,8 +461,8 @@ func prefixed(catalog string, names []string) []string {
 // the catalog discovery rows name): the default one, or the one its session
 // chose.
 func TestSessionCatalog(t *testing.T) {
-	s, _ := metricsServer(t, newGovCatalog("sales.orders"), func(c *Config) { c.DefaultCatalog = "lake" })
-	alice := mutantPrincipal(t, "alice@acme", authz.RoleUser, "sales")
+	s, _ := newTestServer(t, newGovCatalog("sales.orders"), func(c *Config) { c.DefaultCatalog = "lake" })
+	alice := testPrincipal(t, "alice@acme", authz.RoleUser, "sales")
 	cases := []struct {
 		name string
 		ctx  context.Context
@@ -518,8 +494,8 @@ func TestSessionCatalog(t *testing.T) {
 // TestDiscoveryCatalogFailure checks that discovery fails, rather than
 // answering an empty listing, when the catalog cannot list.
 func TestDiscoveryCatalogFailure(t *testing.T) {
-	s, _ := metricsServer(t, &metricsCatalog{err: backend.ErrCatalogUnavailable}, nil)
-	ctx := authz.WithPrincipal(context.Background(), mutantPrincipal(t, "alice@acme", authz.RoleUser, "sales"))
+	s, _ := newTestServer(t, &metricsCatalog{err: backend.ErrCatalogUnavailable}, nil)
+	ctx := authz.WithPrincipal(context.Background(), testPrincipal(t, "alice@acme", authz.RoleUser, "sales"))
 	cases := []struct {
 		name string
 		call func() (<-chan flight.StreamChunk, error)
@@ -580,11 +556,11 @@ func TestRender(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			files := &countingFiles{}
-			s, _ := metricsServer(t, newGovCatalog(), func(cfg *Config) {
+			s, _ := newTestServer(t, newGovCatalog(), func(cfg *Config) {
 				cfg.Backend = relBackend{name: c.relation}
 				cfg.Files = files
 			})
-			alice := mutantPrincipal(t, "alice@acme", authz.RoleUser, "sales")
+			alice := testPrincipal(t, "alice@acme", authz.RoleUser, "sales")
 			stmt, err := s.planner.gate.Parse(c.sql, "sales")
 			if err != nil {
 				t.Fatal(err)

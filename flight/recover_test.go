@@ -69,7 +69,7 @@ func (panicReader) Release()              {}
 // TestProducerPanicEndsItsStream: a panic while producing a result ends that
 // stream with Internal and closes the statement.
 func TestProducerPanicEndsItsStream(t *testing.T) {
-	s, _ := metricsServer(t, &metricsCatalog{}, func(c *Config) { c.Logger = slog.New(slog.DiscardHandler) })
+	s, _ := newTestServer(t, &metricsCatalog{}, func(c *Config) { c.Logger = slog.New(slog.DiscardHandler) })
 	closed := false
 	_, ch := s.stream(&openStatement{ctx: context.Background(), rdr: panicReader{}, close: func() { closed = true }})
 	var errs []error
