@@ -33,9 +33,10 @@ import (
 
 // conformanceDirEnv overrides where the dialect corpus is read from. By
 // default it is vendoredCorpus: an unchanged copy of the project's shared
-// corpus (../shared/conformance/dialect next to the repository), so the
-// harness runs wherever the repository is cloned; TestVendoredCorpus keeps
-// the copy identical to the shared files when they are present.
+// corpus (the directory conformance/dialect of a checkout named shared
+// beside the repository's root), so the harness runs wherever the
+// repository is cloned; TestVendoredCorpus keeps the copy identical to the
+// shared files when they are present.
 const conformanceDirEnv = "LAKEGATE_CONFORMANCE_DIR"
 
 // vendoredCorpus is the repository's copy of the shared dialect corpus.

@@ -33,7 +33,7 @@ type connFlags struct {
 // --insecure-no-tls on fs.
 func addConnFlags(fs *flag.FlagSet) *connFlags {
 	return &connFlags{
-		addr:     fs.String("addr", "127.0.0.1:8815", "gateway address"),
+		addr:     fs.String("addr", envOr("LAKEGATE_ADDR", "127.0.0.1:8815"), "gateway address (default $LAKEGATE_ADDR or 127.0.0.1:8815)"),
 		token:    fs.String("token", "", "bearer token (default: $LAKEGATE_TOKEN)"),
 		useTLS:   fs.Bool("tls", false, "connect with TLS"),
 		caFile:   fs.String("tls-ca", "", "trust this CA (PEM) instead of the system roots"),

@@ -331,6 +331,7 @@ Commands:
   admin      manage metasrv over its REST API (cluster, metalakes, tags, grants, …)
   mcp        serve MCP tools over metasrv's REST API for agents (stdio or streamable HTTP)
   token new  print a new bearer token and its principal-map hash line
+  cert       make a development CA and the certificates it signs (TLS for tests and trials)
   version    print the version (also --version)
 
 Examples:

@@ -82,6 +82,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runAdmin(ctx, args[1:], stdout, stderr)
 	case "mcp":
 		return runMCP(ctx, args[1:], stdout, stderr)
+	case "cert":
+		return runCert(args[1:], stdout)
 	case "token":
 		if len(args) > 1 && (args[1] == "-h" || args[1] == "--help" || args[1] == "-help") {
 			return &helpRequest{text: commandHelp(newFlagSet("token new"))}
