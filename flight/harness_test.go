@@ -121,7 +121,7 @@ type unusedFiles struct{ TableFiles }
 // newTestServer returns a Server over cat with Metrics registered in its
 // own registry, an unusable backend and table files; mutate, if not nil,
 // changes the Config first.
-func newTestServer(t *testing.T, cat backend.Catalog, mutate func(*Config)) (*Server, *prometheus.Registry) {
+func newTestServer(t *testing.T, cat backend.Governance, mutate func(*Config)) (*Server, *prometheus.Registry) {
 	t.Helper()
 	ring, err := ticket.GenerateRing(nil)
 	if err != nil {
@@ -131,7 +131,7 @@ func newTestServer(t *testing.T, cat backend.Catalog, mutate func(*Config)) (*Se
 	cfg := Config{
 		Principals: testPrincipals(t),
 		Backend:    unusedBackend{},
-		Catalog:    cat,
+		Governance: cat,
 		Files:      unusedFiles{},
 		Tickets:    ring,
 		Metrics:    NewMetrics(reg),
@@ -162,7 +162,7 @@ func useChecked(t *testing.T, s *Server) *memory.CheckedAllocator {
 
 // served serves a test server over cat (mutate as for newTestServer) on a
 // loopback listener and returns it with a Flight SQL client of it.
-func served(t *testing.T, cat backend.Catalog, mutate func(*Config)) (*Server, *flightsql.Client) {
+func served(t *testing.T, cat backend.Governance, mutate func(*Config)) (*Server, *flightsql.Client) {
 	t.Helper()
 	s, _ := newTestServer(t, cat, mutate)
 	return s, dial(t, serveLoopback(t, s), s.mem)
@@ -171,7 +171,7 @@ func served(t *testing.T, cat backend.Catalog, mutate func(*Config)) (*Server, *
 // servedLogging serves a test server over cat on a loopback listener with
 // JSON debug logs going to the returned buffer, and returns a Flight SQL
 // client of it.
-func servedLogging(t *testing.T, cat backend.Catalog) (*flightsql.Client, *syncBuffer) {
+func servedLogging(t *testing.T, cat backend.Governance) (*flightsql.Client, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
 	_, cl := served(t, cat, func(c *Config) {
@@ -331,7 +331,7 @@ func (s *syncBuffer) lines(t *testing.T) []map[string]any {
 
 // ---- Fake catalogs ----
 
-// metricsCatalog is a backend.Catalog that resolves the tables in visible
+// metricsCatalog is a backend.Governance that resolves the tables in visible
 // and reports every other one unavailable, or fails with err.
 type metricsCatalog struct {
 	visible map[backend.TableName]bool
@@ -379,7 +379,7 @@ func (c *metricsCatalog) resolveCalls() int {
 	return c.resolves
 }
 
-// govCatalog is a backend.Catalog that behaves as metasrv does where the
+// govCatalog is a backend.Governance that behaves as metasrv does where the
 // gateway's decisions depend on it: List returns schemas AND tables (every
 // one the catalog grants, whatever the gateway's namespace grants), every
 // governance change moves the tenant's generation, and Resolve stamps each
@@ -506,7 +506,7 @@ func (c *govCatalog) Drop(context.Context, backend.Caller, backend.TableName) (b
 	return false, errors.New("govCatalog: not used")
 }
 
-// lakeCatalog is a writable in-memory backend.Catalog, as metasrv is for
+// lakeCatalog is a writable in-memory backend.Governance, as metasrv is for
 // one tenant's catalog: it commits versions, drops tables, retains every
 // version and moves its generation with every change. It ignores the
 // caller: a table marked hidden exists but is granted to no one (it
@@ -815,7 +815,7 @@ func newLake(t *testing.T, mutate func(*Config)) *lake {
 		Principals: testPrincipals(t),
 		Backend:    engine,
 		Upstreams:  l.up,
-		Catalog:    l.cat,
+		Governance: l.cat,
 		Files:      files,
 		Tickets:    ring,
 	}

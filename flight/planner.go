@@ -38,7 +38,7 @@ import (
 // (planner_upstream.go).
 type planner struct {
 	gate      *sqlgate.Gate
-	catalog   backend.Catalog
+	catalog   backend.Governance
 	engine    backend.Backend
 	files     TableFiles
 	upstreams UpstreamEngines
@@ -51,7 +51,7 @@ type planner struct {
 func newPlanner(c Config) *planner {
 	return &planner{
 		gate:           sqlgate.New(sqlgate.Config{MaxSQLBytes: c.MaxSQLBytes}),
-		catalog:        c.Catalog,
+		catalog:        c.Governance,
 		engine:         c.Backend,
 		files:          c.Files,
 		upstreams:      c.Upstreams,

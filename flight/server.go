@@ -57,8 +57,8 @@ type Config struct {
 	// Upstreams runs SQL on the upstream engines of upstream catalogs.
 	// Nil: tables of upstream catalogs answer Unavailable.
 	Upstreams UpstreamEngines
-	// Catalog resolves, authorizes and commits tables for callers; required.
-	Catalog backend.Catalog
+	// Governance resolves, authorizes and commits tables for callers; required.
+	Governance backend.Governance
 	// Files gives the Backend local access to committed table files and
 	// opens tenants' stages for writes; required.
 	Files TableFiles
@@ -193,8 +193,8 @@ func (c *Config) Validate() error {
 	if c.Tickets == nil {
 		errs = append(errs, errors.New("flight: Config.Tickets is required"))
 	}
-	if c.Catalog == nil {
-		errs = append(errs, errors.New("flight: Config.Catalog is required"))
+	if c.Governance == nil {
+		errs = append(errs, errors.New("flight: Config.Governance is required"))
 	}
 	if c.Files == nil {
 		errs = append(errs, errors.New("flight: Config.Files is required"))

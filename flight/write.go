@@ -157,7 +157,7 @@ func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordRe
 // resolveTarget returns the current version of a write's target if the
 // caller may modify it, nil if it does not exist or may not be modified.
 func (s *Server) resolveTarget(ctx context.Context, c backend.Caller, name backend.TableName) (*backend.TableVersion, error) {
-	got, err := s.cfg.Catalog.Resolve(ctx, c, []backend.TableRef{{Name: name, Write: true}})
+	got, err := s.cfg.Governance.Resolve(ctx, c, []backend.TableRef{{Name: name, Write: true}})
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ func (s *Server) commit(ctx context.Context, c backend.Caller, req writeRequest,
 		cm.Base = cur.Version
 	}
 	for attempt := 1; ; attempt++ {
-		_, err := s.cfg.Catalog.Commit(ctx, c, cm)
+		_, err := s.cfg.Governance.Commit(ctx, c, cm)
 		switch {
 		case err == nil:
 			return nil
@@ -462,7 +462,7 @@ func (s *Server) executeWrite(ctx context.Context, w who, stmt *sqlgate.Statemen
 		if !p.MayReadNamespace(target.Schema) {
 			return 0, deny(reasonNamespace, tableNotFound(target.Schema, target.Name))
 		}
-		dropped, err := s.cfg.Catalog.Drop(ctx, w.caller, target)
+		dropped, err := s.cfg.Governance.Drop(ctx, w.caller, target)
 		switch {
 		case err != nil:
 			return 0, err

@@ -218,7 +218,7 @@ const (
 // authorization); everything else goes to the wrapped catalog. Only this
 // benchmark constructs one.
 type allowAllCatalog struct {
-	backend.Catalog
+	backend.Governance
 	all backend.Listing
 }
 
@@ -465,8 +465,8 @@ func BenchmarkGetTablesAuthz(b *testing.B) {
 	allowCfg := base("allowall")
 	allowCfg.Metasrv = mclient.Config{Addrs: []string{allowAllMetasrv(b, ms)}, Token: ms.gwTok}
 	localCfg := base("local")
-	localCfg.Catalog = &allowAllCatalog{Catalog: authzGW.gw.Catalog(), all: snapshotListing(b, ms.srv, gtTenant)}
-	if n := len(localCfg.Catalog.(*allowAllCatalog).all.Tables); n != gtTables {
+	localCfg.Governance = &allowAllCatalog{Governance: authzGW.gw.Governance(), all: snapshotListing(b, ms.srv, gtTenant)}
+	if n := len(localCfg.Governance.(*allowAllCatalog).all.Tables); n != gtTables {
 		b.Fatalf("snapshot lists %d tables, want %d", n, gtTables)
 	}
 	// reused: authz with the gateways' default decision window, so a

@@ -73,7 +73,7 @@ type benchEnv struct {
 	token   string
 }
 
-// benchCatalog is a fixed in-memory backend.Catalog: every caller of the
+// benchCatalog is a fixed in-memory backend.Governance: every caller of the
 // bench tenant may read every table it holds, and nothing is written.
 type benchCatalog struct {
 	mu     sync.Mutex
@@ -199,7 +199,7 @@ func startBenchEnv() (*benchEnv, error) {
 		Principals: principals,
 		Tickets:    ring,
 		Stage:      stage.Descriptor{Version: stage.DescriptorVersion, Local: &stage.LocalDescriptor{Root: filepath.Join(root, "stage")}},
-		Catalog:    cat,
+		Governance: cat,
 		Version:    "bench",
 	})
 	if err != nil {

@@ -175,7 +175,7 @@ func demoGovernance() []catalog.Command {
 // (the serving engine runs only statements the SQL gate printed) are written
 // as Parquet to the demo tenant's stage and committed as version 1 in the
 // embedded metasrv, by the demo admin.
-func ensureDemoTables(ctx context.Context, files *tablefiles.Files, cat backend.Catalog) error {
+func ensureDemoTables(ctx context.Context, files *tablefiles.Files, cat backend.Governance) error {
 	admin := backend.Caller{Tenant: demoTenant, Subject: demoAdmin, Catalog: demoCatalog}
 	var engine *duckdb.Engine
 	var closeEngine func()
@@ -222,7 +222,7 @@ func scratchEngine() (e *duckdb.Engine, close func(), err error) {
 	return e, func() { e.Close(); os.RemoveAll(root) }, nil
 }
 
-func writeDemoTable(ctx context.Context, engine *duckdb.Engine, files *tablefiles.Files, cat backend.Catalog, admin backend.Caller, name backend.TableName, query string) error {
+func writeDemoTable(ctx context.Context, engine *duckdb.Engine, files *tablefiles.Files, cat backend.Governance, admin backend.Caller, name backend.TableName, query string) error {
 	rows, err := engine.Execute(ctx, demoTenant, query, nil)
 	if err != nil {
 		return err

@@ -213,7 +213,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (ret
 	}
 	defer func() { _ = stopMetrics(context.WithoutCancel(ctx)) }()
 	if demo {
-		if err := ensureDemoTables(ctx, gw.Files(), gw.Catalog()); err != nil {
+		if err := ensureDemoTables(ctx, gw.Files(), gw.Governance()); err != nil {
 			return abandon(err)
 		}
 	}

@@ -70,11 +70,11 @@ type Commit struct {
 	Files     []DataFile
 }
 
-// Catalog is the governance side of the gateway: it resolves and authorizes
+// Governance is the governance side of the gateway: it resolves and authorizes
 // a caller's table references, lists what the caller may see, and commits
 // writes. Every decision is taken for the caller (the end user), never for
 // the gateway. Implementations are safe for use from multiple goroutines.
-type Catalog interface {
+type Governance interface {
 	// List returns what the caller may see. The listing's slices may be
 	// shared with other callers: never modify them.
 	List(ctx context.Context, c Caller) (Listing, error)

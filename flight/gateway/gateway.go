@@ -67,11 +67,11 @@ type Config struct {
 	// Metasrv is the client configuration of the metadata service the
 	// catalog asks; required unless Catalog is set.
 	Metasrv client.Config
-	// Catalog, when set, replaces metasrv (benchmarks and tests with a
+	// Governance, when set, replaces metasrv (benchmarks and tests with a
 	// catalog of their own): Metasrv must then be empty, and neither
 	// orphan collection, WaitMetasrv, Generations nor a DecisionWindow is
 	// available.
-	Catalog backend.Catalog
+	Governance backend.Governance
 	// DecisionWindow lets the catalog reuse metasrv's decisions while the
 	// tenant's generation is confirmed unchanged (metacatalog.Options); zero
 	// asks metasrv for every statement.
@@ -140,11 +140,11 @@ func (c Config) Validate() error {
 	}
 	metasrv := len(c.Metasrv.Addrs) > 0
 	switch {
-	case c.Catalog == nil && !metasrv:
+	case c.Governance == nil && !metasrv:
 		bad("Metasrv.Addrs is required")
-	case c.Catalog != nil && (metasrv || c.Metasrv.Token != ""):
+	case c.Governance != nil && (metasrv || c.Metasrv.Token != ""):
 		bad("Catalog and Metasrv exclude each other")
-	case c.Catalog != nil && (c.GCInterval != 0 || c.WaitMetasrv || c.Generations != nil || c.DecisionWindow != 0):
+	case c.Governance != nil && (c.GCInterval != 0 || c.WaitMetasrv || c.Generations != nil || c.DecisionWindow != 0):
 		bad("with Catalog, GCInterval, WaitMetasrv, Generations and DecisionWindow need metasrv")
 	}
 	if c.DecisionWindow < 0 {
@@ -212,9 +212,9 @@ type Gateway struct {
 
 	engine *duckdb.Engine
 	files  *tablefiles.Files
-	mc     *client.Client       // nil with Config.Catalog
-	meta   *metacatalog.Catalog // nil with Config.Catalog
-	cat    backend.Catalog
+	mc     *client.Client          // nil with Config.Governance
+	meta   *metacatalog.Governance // nil with Config.Governance
+	cat    backend.Governance
 	up     *upstream.Pool // nil: no upstream engines
 	srv    *flight.Server
 
@@ -290,7 +290,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if cfg.Registry != nil {
 		metrics = flight.NewMetrics(cfg.Registry)
 	}
-	g.cat = cfg.Catalog
+	g.cat = cfg.Governance
 	if g.cat == nil {
 		if g.mc, err = client.New(cfg.Metasrv); err != nil {
 			return nil, fmt.Errorf("gateway: metasrv client: %w", err)
@@ -312,7 +312,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		Principals:    cfg.Principals,
 		Backend:       g.engine,
 		Upstreams:     ups,
-		Catalog:       g.cat,
+		Governance:    g.cat,
 		Files:         g.files,
 		Tickets:       cfg.Tickets,
 		TLS:           cfg.TLS,
@@ -332,10 +332,10 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	return g, nil
 }
 
-// Catalog is the gateway's catalog: metasrv's (through the decision
-// cache), or Config.Catalog. The caller acts for the callers it names, as
+// Governance is the gateway's governance: metasrv's (through the decision
+// cache), or Config.Governance. The caller acts for the callers it names, as
 // a client's request would.
-func (g *Gateway) Catalog() backend.Catalog { return g.cat }
+func (g *Gateway) Governance() backend.Governance { return g.cat }
 
 // Files is the gateway's access to the tenants' stages.
 func (g *Gateway) Files() *tablefiles.Files { return g.files }

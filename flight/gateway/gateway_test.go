@@ -35,12 +35,13 @@ type fakeMetasrv struct {
 	url    string
 	status atomic.Int32
 	probes atomic.Int32
+	probed chan int    // the status of each generation probe, when not full
 	files  chan string // tenant of each files listing, when not full
 }
 
 func startFakeMetasrv(t *testing.T, status int) *fakeMetasrv {
 	t.Helper()
-	f := &fakeMetasrv{files: make(chan string, 16)}
+	f := &fakeMetasrv{files: make(chan string, 16), probed: make(chan int, 16)}
 	f.status.Store(int32(status))
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -51,6 +52,10 @@ func startFakeMetasrv(t *testing.T, status int) *fakeMetasrv {
 		case strings.HasSuffix(r.URL.Path, "/generation"):
 			f.probes.Add(1)
 			st := int(f.status.Load())
+			select {
+			case f.probed <- st:
+			default:
+			}
 			w.WriteHeader(st)
 			if st == http.StatusOK {
 				_, _ = w.Write([]byte(`{"generation":1}`))
@@ -223,6 +228,16 @@ func TestGatewayWaitsForMetasrv(t *testing.T) {
 	addr, served := serve(t, ctx, g)
 	if st := readiness(t, addr, tok); st != healthpb.HealthCheckResponse_NOT_SERVING {
 		t.Fatalf("readiness %s before metasrv answered, want NOT_SERVING", st)
+	}
+	// The gateway has been answered 503 at least once before metasrv
+	// turns healthy.
+	select {
+	case st := <-ms.probed:
+		if st != http.StatusServiceUnavailable {
+			t.Fatalf("first probe answered %d", st)
+		}
+	case <-ctx.Done():
+		t.Fatal("no probe of metasrv")
 	}
 	select {
 	case <-g.Ready():

@@ -330,7 +330,7 @@ func (f *fakeMetasrv) awaitKnown(gens map[string]uint64) {
 }
 
 // startWatch runs cat.Watch until the test ends, then checks it stops.
-func startWatch(t *testing.T, cat *Catalog) {
+func startWatch(t *testing.T, cat *Governance) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -382,7 +382,7 @@ func read(names ...backend.TableName) []backend.TableRef {
 }
 
 // resolveOK resolves and fails the test on an error.
-func resolveOK(t *testing.T, cat *Catalog, c backend.Caller, refs []backend.TableRef) []*backend.TableVersion {
+func resolveOK(t *testing.T, cat *Governance, c backend.Caller, refs []backend.TableRef) []*backend.TableVersion {
 	t.Helper()
 	vs, err := cat.Resolve(context.Background(), c, refs)
 	if err != nil {
@@ -397,7 +397,7 @@ func resolveOK(t *testing.T, cat *Catalog, c backend.Caller, refs []backend.Tabl
 // cachedCatalog is a Catalog with a decision window over f, on clk, whose
 // watch runs and has reported acme at generation 5 with orders and items
 // at version 3 once warm returns.
-func cachedCatalog(t *testing.T, o Options) (*fakeMetasrv, *Catalog, *clocktest.Clock, *reuses) {
+func cachedCatalog(t *testing.T, o Options) (*fakeMetasrv, *Governance, *clocktest.Clock, *reuses) {
 	f, c := newFakeMetasrv(t)
 	f.gens["acme"] = 5
 	f.tables["sales.orders"] = 3
@@ -414,7 +414,7 @@ func cachedCatalog(t *testing.T, o Options) (*fakeMetasrv, *Catalog, *clocktest.
 }
 
 // warm follows acme and waits until the watch reported it.
-func warm(t *testing.T, f *fakeMetasrv, cat *Catalog) {
+func warm(t *testing.T, f *fakeMetasrv, cat *Governance) {
 	t.Helper()
 	if _, err := cat.Generation(context.Background(), "acme"); err != nil {
 		t.Fatal(err)
@@ -914,7 +914,7 @@ func TestCacheNeedsWatch(t *testing.T) {
 
 // watchReturns fails t unless cat.Watch returns by itself (waitLimit is a
 // failure bound).
-func watchReturns(t *testing.T, cat *Catalog) {
+func watchReturns(t *testing.T, cat *Governance) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() {

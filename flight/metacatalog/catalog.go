@@ -13,9 +13,9 @@ import (
 	"lakegate/metasrv/client"
 )
 
-// Catalog is a backend.Catalog over a metasrv client. It is safe for use
+// Governance is a backend.Governance over a metasrv client. It is safe for use
 // from multiple goroutines.
-type Catalog struct {
+type Governance struct {
 	c       *client.Client
 	observe func(op string, d time.Duration, err error)
 	reuse   func(reused bool)
@@ -26,11 +26,11 @@ type Catalog struct {
 	gens map[string]uint64 // tenant → generation of this gateway's last write
 }
 
-var _ backend.Catalog = (*Catalog)(nil)
+var _ backend.Governance = (*Governance)(nil)
 
 // New returns a Catalog using c, which must authenticate as a query_service
 // principal that may delegate for the tenants it will serve.
-func New(c *client.Client) *Catalog { return NewWithOptions(c, Options{}) }
+func New(c *client.Client) *Governance { return NewWithOptions(c, Options{}) }
 
 // Options are optional settings of a Catalog.
 type Options struct {
@@ -82,8 +82,8 @@ const (
 )
 
 // NewWithOptions is New with options.
-func NewWithOptions(c *client.Client, o Options) *Catalog {
-	m := &Catalog{c: c, observe: o.Observe, reuse: o.Reuse, log: o.Logger, gens: map[string]uint64{}}
+func NewWithOptions(c *client.Client, o Options) *Governance {
+	m := &Governance{c: c, observe: o.Observe, reuse: o.Reuse, log: o.Logger, gens: map[string]uint64{}}
 	if o.DecisionWindow > 0 {
 		now := o.Now
 		if now == nil {
@@ -99,7 +99,7 @@ func NewWithOptions(c *client.Client, o Options) *Catalog {
 // while valid (Options.DecisionWindow). Without a window it returns at
 // once; with one, nothing is reused unless Watch runs. Run it in its own
 // goroutine. With Options.Generations it returns at once too.
-func (m *Catalog) Watch(ctx context.Context) {
+func (m *Governance) Watch(ctx context.Context) {
 	if m.cache == nil || m.cache.authority != nil {
 		return
 	}
@@ -149,19 +149,19 @@ func (m *Catalog) Watch(ctx context.Context) {
 
 // observed reports a call that started at start and ended with *err; use
 // it deferred, with the method's named error result.
-func (m *Catalog) observed(op string, start time.Time, err *error) {
+func (m *Governance) observed(op string, start time.Time, err *error) {
 	if m.observe != nil {
 		m.observe(op, time.Since(start), *err)
 	}
 }
 
-func (m *Catalog) minGen(tenant string) uint64 {
+func (m *Governance) minGen(tenant string) uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.gens[tenant]
 }
 
-func (m *Catalog) wrote(tenant string, gen uint64) {
+func (m *Governance) wrote(tenant string, gen uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if gen > m.gens[tenant] {
@@ -219,11 +219,11 @@ func clientFiles(fs []backend.DataFile) []client.DataFile {
 	return out
 }
 
-// List implements backend.Catalog. With a decision window, the listing may
+// List implements backend.Governance. With a decision window, the listing may
 // be one metasrv gave earlier for the same caller and catalog at the
 // tenant's current generation; its slices are shared and must not be
 // modified.
-func (m *Catalog) List(ctx context.Context, c backend.Caller) (backend.Listing, error) {
+func (m *Governance) List(ctx context.Context, c backend.Caller) (backend.Listing, error) {
 	var key string
 	if m.cache != nil {
 		key = resolveKey(c, nil) // in its own map: no clash with a resolve of no table
@@ -246,7 +246,7 @@ func (m *Catalog) List(ctx context.Context, c backend.Caller) (backend.Listing, 
 }
 
 // list asks metasrv.
-func (m *Catalog) list(ctx context.Context, c backend.Caller) (_ *listed, err error) {
+func (m *Governance) list(ctx context.Context, c backend.Caller) (_ *listed, err error) {
 	defer m.observed(OpList, time.Now(), &err)
 	l, err := m.c.ListTables(ctx, c.Tenant, c.Subject, c.Catalog, m.minGen(c.Tenant))
 	if err != nil {
@@ -263,12 +263,12 @@ func (m *Catalog) list(ctx context.Context, c backend.Caller) (_ *listed, err er
 	return out, nil
 }
 
-// Resolve implements backend.Catalog. A table with a row filter or column
+// Resolve implements backend.Governance. A table with a row filter or column
 // masks for the caller carries them in TableVersion.Policy. With a decision
 // window, the answer may be one metasrv gave earlier for the same request
 // at the tenant's current generation; its slices are shared and must not be
 // modified.
-func (m *Catalog) Resolve(ctx context.Context, c backend.Caller, refs []backend.TableRef) ([]*backend.TableVersion, error) {
+func (m *Governance) Resolve(ctx context.Context, c backend.Caller, refs []backend.TableRef) ([]*backend.TableVersion, error) {
 	var key string
 	if m.cache != nil {
 		key = resolveKey(c, refs)
@@ -291,7 +291,7 @@ func (m *Catalog) Resolve(ctx context.Context, c backend.Caller, refs []backend.
 }
 
 // resolve asks metasrv.
-func (m *Catalog) resolve(ctx context.Context, c backend.Caller, refs []backend.TableRef) (_ *resolved, err error) {
+func (m *Governance) resolve(ctx context.Context, c backend.Caller, refs []backend.TableRef) (_ *resolved, err error) {
 	defer m.observed(OpResolve, time.Now(), &err)
 	q := make([]client.Ref, len(refs))
 	for i, r := range refs {
@@ -356,8 +356,8 @@ func (r *resolved) output(refs []backend.TableRef) ([]*backend.TableVersion, err
 	return out, nil
 }
 
-// Commit implements backend.Catalog.
-func (m *Catalog) Commit(ctx context.Context, c backend.Caller, cm backend.Commit) (_ uint64, err error) {
+// Commit implements backend.Governance.
+func (m *Governance) Commit(ctx context.Context, c backend.Caller, cm backend.Commit) (_ uint64, err error) {
 	defer m.observed(OpCommit, time.Now(), &err)
 	if cm.Create {
 		gen, err := m.c.CreateTable(ctx, c.Tenant, c.Subject, c.Catalog, cm.Name.Schema, cm.Name.Name,
@@ -381,9 +381,9 @@ func (m *Catalog) Commit(ctx context.Context, c backend.Caller, cm backend.Commi
 	return v, nil
 }
 
-// Drop implements backend.Catalog. A table the caller may not see is
+// Drop implements backend.Governance. A table the caller may not see is
 // reported as not dropped, like a missing one.
-func (m *Catalog) Drop(ctx context.Context, c backend.Caller, name backend.TableName) (_ bool, err error) {
+func (m *Governance) Drop(ctx context.Context, c backend.Caller, name backend.TableName) (_ bool, err error) {
 	defer m.observed(OpDrop, time.Now(), &err)
 	dropped, gen, err := m.c.DropTable(ctx, c.Tenant, c.Subject, c.Catalog, name.Schema, name.Name)
 	switch {
@@ -396,10 +396,10 @@ func (m *Catalog) Drop(ctx context.Context, c backend.Caller, name backend.Table
 	return dropped, nil
 }
 
-// Generation implements backend.Catalog. A tenant without a metalake is at
+// Generation implements backend.Governance. A tenant without a metalake is at
 // generation 0. With a decision window, the generation the watch vouches
 // for is answered without a call.
-func (m *Catalog) Generation(ctx context.Context, tenant string) (uint64, error) {
+func (m *Governance) Generation(ctx context.Context, tenant string) (uint64, error) {
 	if m.cache != nil {
 		if g, ok := m.cache.generation(tenant, m.minGen(tenant)); ok {
 			return g, nil
@@ -408,7 +408,7 @@ func (m *Catalog) Generation(ctx context.Context, tenant string) (uint64, error)
 	return m.generation(ctx, tenant)
 }
 
-func (m *Catalog) generation(ctx context.Context, tenant string) (_ uint64, err error) {
+func (m *Governance) generation(ctx context.Context, tenant string) (_ uint64, err error) {
 	defer m.observed(OpGeneration, time.Now(), &err)
 	g, err := m.c.Generation(ctx, tenant)
 	switch {

@@ -1,4 +1,4 @@
-// Package metacatalog implements the gateway's backend.Catalog over
+// Package metacatalog implements the gateway's backend.Governance over
 // metasrv: every resolve, listing and commit is made by the gateway's
 // query_service identity on behalf of the end user (delegation), so metasrv
 // decides with that user's roles, grants, tags and policies.
