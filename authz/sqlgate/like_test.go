@@ -50,22 +50,7 @@ func TestLikeIgnoresCaseAndAccents(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.cond, func(t *testing.T) {
-			st, err := g.Parse("SELECT id FROM w WHERE "+tc.cond+" ORDER BY id", "s")
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := map[sqlgate.TableRef]sqlgate.Relation{}
-			for _, r := range st.Tables() {
-				m[r] = rel
-			}
-			out, err := st.Render(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := queryStrings(db, out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, out := runOver(t, g, db, rel, "SELECT id FROM w WHERE "+tc.cond+" ORDER BY id")
 			want, err := queryStrings(db, fmt.Sprintf("SELECT id FROM lg_rel.w WHERE %s ORDER BY id", tc.ref))
 			if err != nil {
 				t.Fatal(err)

@@ -1,6 +1,7 @@
 package sqlgate_test
 
 import (
+	"database/sql"
 	"slices"
 	"testing"
 
@@ -44,25 +45,33 @@ func TestTemporalComparedWithString(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.where, func(t *testing.T) {
-			st, err := g.Parse("SELECT id FROM ev WHERE "+tc.where+" ORDER BY id", "s")
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := map[sqlgate.TableRef]sqlgate.Relation{}
-			for _, r := range st.Tables() {
-				m[r] = rel
-			}
-			out, err := st.Render(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := queryStrings(db, out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, out := runOver(t, g, db, rel, "SELECT id FROM ev WHERE "+tc.where+" ORDER BY id")
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("got %v, want %v\n%s", got, tc.want, out)
 			}
 		})
 	}
+}
+
+// runOver renders query with every table it reads as rel, runs the result
+// on db and returns its rows and the printed SQL.
+func runOver(t *testing.T, g *sqlgate.Gate, db *sql.DB, rel sqlgate.Relation, query string) ([]string, string) {
+	t.Helper()
+	st, err := g.Parse(query, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[sqlgate.TableRef]sqlgate.Relation{}
+	for _, r := range st.Tables() {
+		m[r] = rel
+	}
+	out, err := st.Render(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := queryStrings(db, out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return got, out
 }

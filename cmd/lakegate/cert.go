@@ -105,11 +105,7 @@ func runCertCA(args []string, stdout io.Writer, rnd io.Reader, now time.Time) er
 	if *days < 1 || *days > 36500 {
 		return fmt.Errorf("%w: --days %d: want 1 to 36500", errUsage, *days)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rnd)
-	if err != nil {
-		return fmt.Errorf("generating the CA key: %w", err)
-	}
-	serial, err := certSerial(rnd)
+	key, serial, err := newKeyAndSerial(rnd, "the CA key")
 	if err != nil {
 		return err
 	}
@@ -190,11 +186,7 @@ func runCertIssue(args []string, stdout io.Writer, rnd io.Reader, now time.Time)
 	if !notAfter.After(now) {
 		return fmt.Errorf("the CA in %s expired on %s", *caDir, ca.NotAfter.UTC().Format(time.DateOnly))
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rnd)
-	if err != nil {
-		return fmt.Errorf("generating the key: %w", err)
-	}
-	serial, err := certSerial(rnd)
+	key, serial, err := newKeyAndSerial(rnd, "the key")
 	if err != nil {
 		return err
 	}
@@ -240,6 +232,20 @@ func certSerial(rnd io.Reader) (*big.Int, error) {
 		return nil, fmt.Errorf("generating a serial number: %w", err)
 	}
 	return n.Add(n, big.NewInt(1)), nil
+}
+
+// newKeyAndSerial generates a P-256 key (what names it in an error) and a
+// certificate serial number.
+func newKeyAndSerial(rnd io.Reader, what string) (*ecdsa.PrivateKey, *big.Int, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rnd)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generating %s: %w", what, err)
+	}
+	serial, err := certSerial(rnd)
+	if err != nil {
+		return nil, nil, err
+	}
+	return key, serial, nil
 }
 
 // loadCA reads the CA of `cert ca` from dir and checks that its key
