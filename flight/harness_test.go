@@ -573,18 +573,6 @@ func (c *lakeCatalog) locked(f func(c *lakeCatalog)) {
 // hide withdraws every grant on table "schema.name".
 func (c *lakeCatalog) hide(name string) { c.set(name, func(t *lakeTable) { t.hidden = true }) }
 
-// current returns the current version of table "schema.name" whether or
-// not it is granted, and whether it exists.
-func (c *lakeCatalog) current(name string) (backend.TableVersion, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t, ok := c.tables[tableName(name)]
-	if !ok {
-		return backend.TableVersion{}, false
-	}
-	return t.versions[len(t.versions)-1], true
-}
-
 // lastCaller returns the caller of the last List or Resolve.
 func (c *lakeCatalog) lastCaller() backend.Caller {
 	c.mu.Lock()

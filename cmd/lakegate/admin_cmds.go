@@ -250,15 +250,6 @@ func adminCatalogList(a *admin, args []string) error {
 	})
 }
 
-func adminCatalogGet(a *admin, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1, "NAME")
-	if err != nil {
-		return err
-	}
-	var r api.CatalogResponse
-	return a.lakeRequest("GET", []string{"catalogs", pos[0]}, nil, nil, &r, func() { a.printCatalog(r.Catalog) })
-}
-
 func adminCatalogDrop(a *admin, args []string) error {
 	fs := a.flags()
 	cascade := fs.Bool("cascade", false, "drop its schemas and tables too")
@@ -543,23 +534,6 @@ func adminTagList(a *admin, args []string) error {
 	})
 }
 
-func adminTagGet(a *admin, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1, "NAME")
-	if err != nil {
-		return err
-	}
-	var r api.TagResponse
-	return a.lakeRequest("GET", []string{"tags", pos[0]}, nil, nil, &r, func() { a.printTag(r.Tag) })
-}
-
-func adminTagDrop(a *admin, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1, "NAME")
-	if err != nil {
-		return err
-	}
-	return a.lakeDrop([]string{"tags", pos[0]}, nil, "tag "+pos[0])
-}
-
 func adminTagObjects(a *admin, args []string) error {
 	fs := a.flags()
 	value := fs.String("value", "", "only objects carrying this value")
@@ -624,15 +598,6 @@ func adminPolicyList(a *admin, args []string) error {
 			return []string{p.Name, p.PolicyType, strconv.FormatBool(p.Enabled), p.Comment}
 		})
 	})
-}
-
-func adminPolicyGet(a *admin, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1, "NAME")
-	if err != nil {
-		return err
-	}
-	var r api.PolicyResponse
-	return a.lakeRequest("GET", []string{"policies", pos[0]}, nil, nil, &r, func() { a.printPolicy(r.Policy) })
 }
 
 func (a *admin) printPolicy(p api.PolicyDTO) {
@@ -842,23 +807,6 @@ func adminRoleList(a *admin, args []string) error {
 	return a.lakeRequest("GET", []string{"roles"}, nil, nil, &r, func() {
 		tableOf(a, []string{"NAME"}, r.Names, func(n string) []string { return []string{n} })
 	})
-}
-
-func adminRoleGet(a *admin, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1, "NAME")
-	if err != nil {
-		return err
-	}
-	var r api.RoleResponse
-	return a.lakeRequest("GET", []string{"roles", pos[0]}, nil, nil, &r, func() { a.printRole(r.Role) })
-}
-
-func adminRoleDrop(a *admin, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1, "NAME")
-	if err != nil {
-		return err
-	}
-	return a.lakeDrop([]string{"roles", pos[0]}, nil, "role "+pos[0])
 }
 
 func (a *admin) printUser(u api.UserDTO) {
@@ -1484,4 +1432,30 @@ func (a *admin) dryRunCommand(method, path string, body any) (string, map[string
 		return "SetOwner", map[string]any{"object": object(segs[1], segs[2]), "owner": map[string]any{"type": b["type"], "name": b["name"]}}, nil
 	}
 	return "", nil, fmt.Errorf("%w: %s: --dry-run does not preview %s %s", errUsage, a.name, method, path)
+}
+
+// getByName is the command "KIND get NAME": GET of the object named NAME in
+// the metalake's collection segment, printed by print.
+func getByName[R any](segment string, print func(a *admin, r *R)) func(a *admin, args []string) error {
+	return func(a *admin, args []string) error {
+		pos, err := a.parse(a.flags(), args, 1, 1, "NAME")
+		if err != nil {
+			return err
+		}
+		var r R
+		return a.lakeRequest("GET", []string{segment, pos[0]}, nil, nil, &r, func() { print(a, &r) })
+	}
+}
+
+// dropByName is the command "KIND drop NAME": DELETE of the object named
+// NAME in the metalake's collection segment (what names its kind in the
+// report).
+func dropByName(segment, what string) func(a *admin, args []string) error {
+	return func(a *admin, args []string) error {
+		pos, err := a.parse(a.flags(), args, 1, 1, "NAME")
+		if err != nil {
+			return err
+		}
+		return a.lakeDrop([]string{segment, pos[0]}, nil, what+" "+pos[0])
+	}
 }

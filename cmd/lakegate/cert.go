@@ -173,7 +173,7 @@ func runCertIssue(args []string, stdout io.Writer, rnd io.Reader, now time.Time)
 		dnsNames = append(dnsNames, h)
 	}
 	if len(dnsNames)+len(ips) == 0 {
-		return fmt.Errorf("%w: cert issue needs --host HOST[,HOST]...", errUsage)
+		return fmt.Errorf("%w: cert issue needs --host HOST[,HOST…]", errUsage)
 	}
 	ca, caKey, caDER, err := loadCA(*caDir)
 	if err != nil {
