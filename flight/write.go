@@ -147,7 +147,8 @@ func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordRe
 		s.discard(ctx, tenant, store, dfs)
 		return 0, fmt.Errorf("writing %s: %w", req.target, err)
 	}
-	if err := s.commit(ctx, c, req, cur, storageID, cols, dfs); err != nil {
+	committed, err := s.commit(ctx, c, req, cur, storageID, cols, dfs)
+	if err != nil || !committed {
 		s.discard(ctx, tenant, store, dfs)
 		return 0, err
 	}
@@ -165,8 +166,10 @@ func (s *Server) resolveTarget(ctx context.Context, c backend.Caller, name backe
 }
 
 // commit records the written files as the target's next version, retrying
-// an append whose base moved.
-func (s *Server) commit(ctx context.Context, c backend.Caller, req writeRequest, cur *backend.TableVersion, storageID string, cols []backend.Column, files []backend.DataFile) error {
+// an append whose base moved. It reports false, with no error, for a
+// create IF NOT EXISTS that found the table created meanwhile: nothing was
+// written.
+func (s *Server) commit(ctx context.Context, c backend.Caller, req writeRequest, cur *backend.TableVersion, storageID string, cols []backend.Column, files []backend.DataFile) (bool, error) {
 	cm := backend.Commit{Name: req.target, StorageID: storageID, Columns: cols, Files: files}
 	switch {
 	case cur == nil:
@@ -180,23 +183,23 @@ func (s *Server) commit(ctx context.Context, c backend.Caller, req writeRequest,
 		_, err := s.cfg.Governance.Commit(ctx, c, cm)
 		switch {
 		case err == nil:
-			return nil
+			return true, nil
 		case errors.Is(err, backend.ErrExists):
 			if req.mode == modeCreate && req.ifNotExists {
-				return nil
+				return false, nil
 			}
-			return fmt.Errorf("%w: table %s already exists", errAlreadyExists, req.target)
+			return false, fmt.Errorf("%w: table %s already exists", errAlreadyExists, req.target)
 		case !errors.Is(err, backend.ErrVersionConflict) || cm.Create || cm.Replace || attempt == maxCommitAttempts:
-			return err
+			return false, err
 		}
 		// Another append won: build on its version if the table is still
 		// the same table with the same columns.
 		now, rerr := s.resolveTarget(ctx, c, req.target)
 		if rerr != nil {
-			return rerr
+			return false, rerr
 		}
 		if now == nil || now.StorageID != storageID || !sameColumns(now.Columns, cols) {
-			return fmt.Errorf("%w: table %s changed during the write", errConflict, req.target)
+			return false, fmt.Errorf("%w: table %s changed during the write", errConflict, req.target)
 		}
 		cm.Base = now.Version
 	}

@@ -544,3 +544,26 @@ func TestDropCatalogFailure(t *testing.T) {
 		t.Errorf("sales.orders has %v rows", got)
 	}
 }
+
+// TestCreateIfNotExistsLostRace: CREATE TABLE IF NOT EXISTS … AS SELECT
+// whose commit finds that another writer created the table meanwhile has
+// written nothing: it reports 0 rows and deletes its files, as when the
+// table existed at the start.
+func TestCreateIfNotExistsLostRace(t *testing.T) {
+	l := newLake(t, nil)
+	cl := l.client(t)
+	seedOrders(t, cl)
+	ctx := bearerCtx(aliceToken)
+	before := l.dataFiles(t)
+	l.cat.locked(func(c *lakeCatalog) {
+		c.commitHook = func(backend.Commit) error { return backend.ErrExists }
+	})
+	n, err := cl.ExecuteUpdate(ctx, "CREATE TABLE IF NOT EXISTS sales.raced AS SELECT id FROM sales.orders")
+	l.cat.locked(func(c *lakeCatalog) { c.commitHook = nil })
+	if err != nil || n != 0 {
+		t.Fatalf("lost race: %d rows, %v; want 0 rows and no error", n, err)
+	}
+	if got := l.dataFiles(t); !slices.Equal(got, before) {
+		t.Fatalf("the write that did not commit left files: stage %v, before %v", got, before)
+	}
+}
