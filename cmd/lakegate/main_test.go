@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"lakegate/authz"
@@ -275,5 +276,43 @@ func TestCSVEscapeFormulas(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"sql", "--token", "t", "--csv-escape-formulas", "SELECT 1"}, io.Discard, io.Discard); !errors.Is(err, errUsage) {
 		t.Errorf("--csv-escape-formulas without --format csv: %v, want a usage error", err)
+	}
+}
+
+// TestDecimalCellsKeepTheirScale: a DECIMAL(p,s) value prints with s
+// digits after the point in every format, as MySQL's client shows it
+// (12.50, not 12.5; 0.05; -3.00; 7); JSON holds them as exact strings.
+func TestDecimalCellsKeepTheirScale(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "price", Type: &arrow.Decimal128Type{Precision: 15, Scale: 2}, Nullable: true},
+		{Name: "n", Type: &arrow.Decimal128Type{Precision: 10, Scale: 0}},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	b.Field(0).(*array.Decimal128Builder).AppendValues([]decimal128.Num{decimal128.FromI64(1250), decimal128.FromI64(5), decimal128.FromI64(-300), {}}, []bool{true, true, true, false})
+	b.Field(1).(*array.Decimal128Builder).AppendValues([]decimal128.Num{decimal128.FromI64(7), decimal128.FromI64(0), decimal128.FromI64(-1), decimal128.FromI64(2)}, nil)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	for _, tc := range []struct {
+		format string
+		want   []string
+	}{
+		{"csv", []string{"12.50,7", "0.05,0", "-3.00,-1", ",2"}},
+		{"table", []string{"12.50", "0.05", "-3.00", "NULL"}},
+		{"jsonl", []string{`{"price":"12.50","n":"7"}`, `{"price":"0.05","n":"0"}`, `{"price":"-3.00","n":"-1"}`, `{"price":null,"n":"2"}`}},
+	} {
+		w, err := writerFor(tc.format, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := w(&out, schema, []arrow.RecordBatch{rec}); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range tc.want {
+			if !strings.Contains(out.String(), s) {
+				t.Errorf("%s: %q not in\n%s", tc.format, s, out.String())
+			}
+		}
 	}
 }

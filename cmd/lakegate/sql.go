@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // runSQL is `lakegate sql`: statements from the query argument, a file, a
@@ -179,9 +180,16 @@ func writerFor(format string, escapeFormulas bool) (resultWriter, error) {
 }
 
 // cell renders one value as text; NULL is empty in CSV and "NULL" in tables.
+// A DECIMAL keeps its scale's digits (12.50), as MySQL's client shows it.
 func cell(col arrow.Array, i int) (string, bool) {
 	if col.IsNull(i) {
 		return "", false
+	}
+	switch a := col.(type) {
+	case *array.Decimal128:
+		return a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale), true
+	case *array.Decimal256:
+		return a.Value(i).ToString(a.DataType().(*arrow.Decimal256Type).Scale), true
 	}
 	return col.ValueStr(i), true
 }
@@ -289,7 +297,11 @@ func jsonRows(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch, sep, 
 		for r := 0; r < int(rec.NumRows()); r++ {
 			line = append(line[:0], '{')
 			for c, col := range rec.Columns() {
-				v, err := json.Marshal(col.GetOneForMarshal(r))
+				var one any = col.GetOneForMarshal(r)
+				if arrow.IsDecimal(col.DataType().ID()) && !col.IsNull(r) {
+					one, _ = cell(col, r) // a string, exact, with its scale
+				}
+				v, err := json.Marshal(one)
 				if err != nil {
 					return fmt.Errorf("column %d, row %d: %w", c+1, r+1, err)
 				}
