@@ -181,6 +181,11 @@ func (n *node) stop() {
 	n.stopped = true
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// A burst of requests can leave the client a spare connection it
+	// dialled and never used; the server's graceful shutdown waits 5 s
+	// for such a connection's first request. Closing the client's idle
+	// connections ends them at once.
+	http.DefaultClient.CloseIdleConnections()
 	if err := n.Shutdown(ctx); err != nil {
 		n.t.Errorf("%s: shutdown: %v", n.id, err)
 	}
