@@ -168,8 +168,9 @@ func (s *ptyScreen) waitFor(t *testing.T, from int, want string) int {
 
 // TestSQLShellInteractive runs `lakegate sql` on a pseudo-terminal as a
 // person would: the prompt shows tenant, catalog and schema, a statement
-// may span lines, USE changes the prompt, meta commands work, and \q
-// leaves with exit status 0.
+// may span lines, USE changes the prompt, meta commands work, the up arrow
+// recalls the last statement, Ctrl-C cancels a running statement and keeps
+// the shell, and \q leaves with exit status 0.
 func TestSQLShellInteractive(t *testing.T) {
 	srv := startServe(t)
 	ptm, pts := openPTY(t)
@@ -222,8 +223,22 @@ func TestSQLShellInteractive(t *testing.T) {
 	typeLine(".format csv")
 	typeLine("SELECT 'a;b' AS semi;")
 	at = screen.waitFor(t, at, "semi\r\na;b\r\n")
+	// History: the up arrow recalls the last statement, Enter runs it.
+	typeLine("\x1b[A")
+	at = screen.waitFor(t, at, "semi\r\na;b\r\n")
+	typeLine(`\d orders`)
+	at = screen.waitFor(t, at, "customer_id")
 	typeLine("SELECT nope;")
 	at = screen.waitFor(t, at, "ERROR: ")
+	// Ctrl-C cancels the running statement and keeps the shell.
+	typeLine("SELECT count(*) FROM sales.orders a, sales.orders b, sales.orders c, sales.customers d;")
+	at = screen.waitFor(t, at, "SELECT count(*) FROM sales.orders a")
+	if _, err := ptm.Write([]byte{0x03}); err != nil {
+		t.Fatal(err)
+	}
+	at = screen.waitFor(t, at, "cancelled")
+	typeLine("SELECT 40 + 2 AS answer;")
+	at = screen.waitFor(t, at, "answer\r\n42\r\n")
 	typeLine(`\q`)
 	select {
 	case err := <-done:
