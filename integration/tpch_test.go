@@ -1,0 +1,678 @@
+package integration_test
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	duckdb "github.com/duckdb/duckdb-go/v2"
+	tidbparser "github.com/pingcap/tidb/pkg/parser"
+	tidbast "github.com/pingcap/tidb/pkg/parser/ast"
+	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // the TiDB parser's value expressions
+)
+
+// TPC-H through the gateway: the 22 query texts of PingCAP's go-tpc (the
+// MySQL-dialect edition), read at test time from the module's source
+// together with its SF 1 answers and the precision class of each answer
+// column, run unchanged through `lakegate serve` over data generated with
+// go-tpc's dbgen. TestTPCH checks a 1 % sample against a local DuckDB over
+// the same Parquet files; BenchmarkTPCH (make bench-tpch) checks a whole
+// scale factor against go-tpc's answers and times every query against
+// DuckDB.
+
+var (
+	tpchSF      = flag.Int64("tpch.sf", 1, "BenchmarkTPCH: TPC-H scale factor (go-tpc's answers are SF 1's)")
+	tpchDir     = flag.String("tpch.dir", "", "BenchmarkTPCH: directory caching the generated Parquet (default ../bin/tpch-sf<SF>)")
+	tpchRounds  = flag.Int("tpch.rounds", 3, "BenchmarkTPCH: timed rounds per query (gateway and DuckDB alternate)")
+	tpchMemory  = flag.String("tpch.memory", "4GB", "BenchmarkTPCH: memory limit of the gateway's and the reference's DuckDB")
+	tpchThreads = flag.Int("tpch.threads", 2, "BenchmarkTPCH: threads of the gateway's and the reference's DuckDB")
+)
+
+// tpchQuery is one of the 22 queries.
+type tpchQuery struct {
+	name string   // q1 … q22
+	text string   // go-tpc's text, unchanged
+	prec []string // the precision class of each answer column: str, cnt, num, sum, avg, rat
+	want []string // answer rows at SF 1 (cells joined by tpchSep)
+}
+
+// tpchSep joins a row's cells for comparison messages.
+const tpchSep = " | "
+
+var (
+	tpchOnce    sync.Once
+	tpchQueries []tpchQuery
+	tpchErr     error
+)
+
+// loadTPCHQueries reads the queries, the SF 1 answers and the precision
+// classes from go-tpc's source in the module cache (never copied into this
+// repository): the string constants q1 … q22 of tpch/query.go, the
+// [][]string variables q1a … q22a of tpch/answer.go and the
+// queryColPrecisions map of tpch/check.go.
+func loadTPCHQueries(t testing.TB) []tpchQuery {
+	t.Helper()
+	tpchOnce.Do(func() { tpchQueries, tpchErr = readTPCHSource() })
+	if tpchErr != nil {
+		t.Fatal(tpchErr)
+	}
+	return tpchQueries
+}
+
+func readTPCHSource() ([]tpchQuery, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/pingcap/go-tpc").Output()
+	if err != nil {
+		return nil, fmt.Errorf("locating github.com/pingcap/go-tpc: %w", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "tpch")
+	fset := token.NewFileSet()
+	parse := func(name string) (*ast.File, error) {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, 0)
+		if err != nil {
+			return nil, fmt.Errorf("go-tpc %s: %w", name, err)
+		}
+		return f, nil
+	}
+	texts, answers, precs := map[string]string{}, map[string][]string{}, map[string][]string{}
+	qf, err := parse("query.go")
+	if err != nil {
+		return nil, err
+	}
+	af, err := parse("answer.go")
+	if err != nil {
+		return nil, err
+	}
+	cf, err := parse("check.go")
+	if err != nil {
+		return nil, err
+	}
+	str := func(e ast.Expr) (string, bool) {
+		lit, ok := e.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return "", false
+		}
+		s, err := strconv.Unquote(lit.Value)
+		return s, err == nil
+	}
+	valueSpecs := func(f *ast.File, each func(name string, v ast.Expr)) {
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			for _, s := range g.Specs {
+				vs, ok := s.(*ast.ValueSpec)
+				if !ok {
+					continue
+				}
+				for i, n := range vs.Names {
+					if i < len(vs.Values) {
+						each(n.Name, vs.Values[i])
+					}
+				}
+			}
+		}
+	}
+	isQuery := regexp.MustCompile(`^q([1-9]|1[0-9]|2[0-2])$`)
+	valueSpecs(qf, func(name string, v ast.Expr) {
+		if s, ok := str(v); ok && isQuery.MatchString(name) {
+			texts[name] = s
+		}
+	})
+	valueSpecs(af, func(name string, v ast.Expr) {
+		q := strings.TrimSuffix(name, "a")
+		rows, ok := v.(*ast.CompositeLit)
+		if !ok || q == name || !isQuery.MatchString(q) {
+			return
+		}
+		for _, r := range rows.Elts {
+			row, ok := r.(*ast.CompositeLit)
+			if !ok {
+				continue
+			}
+			var cells []string
+			for _, c := range row.Elts {
+				s, _ := str(c)
+				cells = append(cells, s)
+			}
+			answers[q] = append(answers[q], strings.Join(cells, tpchSep))
+		}
+	})
+	valueSpecs(cf, func(name string, v ast.Expr) {
+		m, ok := v.(*ast.CompositeLit)
+		if name != "queryColPrecisions" || !ok {
+			return
+		}
+		for _, e := range m.Elts {
+			kv, ok := e.(*ast.KeyValueExpr)
+			if !ok {
+				continue
+			}
+			q, _ := str(kv.Key)
+			list, ok := kv.Value.(*ast.CompositeLit)
+			if !ok {
+				continue
+			}
+			for _, p := range list.Elts {
+				if id, ok := p.(*ast.Ident); ok {
+					precs[q] = append(precs[q], id.Name)
+				}
+			}
+		}
+	})
+	var qs []tpchQuery
+	for i := 1; i <= 22; i++ {
+		name := fmt.Sprintf("q%d", i)
+		q := tpchQuery{name: name, text: texts[name], prec: precs[name], want: answers[name]}
+		if q.text == "" || len(q.prec) == 0 || len(q.want) == 0 {
+			return nil, fmt.Errorf("go-tpc's source has no complete %s (text %d bytes, %d precisions, %d answer rows)",
+				name, len(q.text), len(q.prec), len(q.want))
+		}
+		for _, p := range q.prec {
+			if !slices.Contains([]string{"str", "cnt", "num", "sum", "avg", "rat"}, p) {
+				return nil, fmt.Errorf("go-tpc %s: unknown precision class %q", name, p)
+			}
+		}
+		qs = append(qs, q)
+	}
+	return qs, nil
+}
+
+// tpchStatements splits a text at the semicolons that end its statements
+// (none of the 22 texts has a semicolon inside a literal) and drops the
+// empty rest.
+func tpchStatements(text string) []string {
+	var out []string
+	for _, s := range strings.Split(text, ";") {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// tpchView matches the view definition of Q15's first statement.
+var tpchView = regexp.MustCompile(`(?is)^\s*create\s+view\s+(\w+)\s*(\([^)]*\))\s*as\s+(.*)$`)
+
+// tpchCTE derives the single-statement form of a create view / select /
+// drop view text: the select with the view as a common table expression
+// (WITH v (cols) AS (body) select …). ok is false when the text has not
+// that shape.
+func tpchCTE(text string) (string, bool) {
+	st := tpchStatements(text)
+	if len(st) != 3 {
+		return "", false
+	}
+	m := tpchView.FindStringSubmatch(st[0])
+	if m == nil || !regexp.MustCompile(`(?is)^\s*drop\s+view\s+`+m[1]+`\s*$`).MatchString(st[2]) {
+		return "", false
+	}
+	return fmt.Sprintf("with %s %s as (%s)\n%s", m[1], m[2], strings.TrimSpace(m[3]), strings.TrimSpace(st[1])), true
+}
+
+// tpchDateArith matches MySQL's date_add/date_sub of a date string and an
+// interval ('3' month, 108 day).
+var tpchDateArith = regexp.MustCompile(`(?i)date_(add|sub)\(\s*'([0-9-]+)'\s*,\s*interval\s+'?(\d+)'?\s+(\w+)\s*\)`)
+
+// tpchDuckDB renders a MySQL text for DuckDB: date_add('d', interval 'n'
+// unit) becomes (DATE 'd' + INTERVAL n unit), date_sub a subtraction.
+// Every other construct of the 22 texts means the same in DuckDB.
+func tpchDuckDB(text string) string {
+	return tpchDateArith.ReplaceAllStringFunc(text, func(s string) string {
+		m := tpchDateArith.FindStringSubmatch(s)
+		op := "+"
+		if strings.EqualFold(m[1], "sub") {
+			op = "-"
+		}
+		return fmt.Sprintf("(DATE '%s' %s INTERVAL %s %s)", m[2], op, m[3], strings.ToUpper(m[4]))
+	})
+}
+
+// tpchResult is a query's answer: each row's cells as text and the
+// result's Arrow schema.
+type tpchResult struct {
+	schema *arrow.Schema
+	rows   [][]string
+}
+
+// tpchCell prints one value as MySQL's text protocol would: decimals with
+// their scale, dates as YYYY-MM-DD, NULL as \N.
+func tpchCell(col arrow.Array, i int) string {
+	if col.IsNull(i) {
+		return `\N`
+	}
+	switch a := col.(type) {
+	case *array.Decimal128:
+		return a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale)
+	case *array.Decimal256:
+		return a.Value(i).ToString(a.DataType().(*arrow.Decimal256Type).Scale)
+	case *array.Date32:
+		return a.Value(i).FormattedString()
+	case *array.Float64:
+		return strconv.FormatFloat(a.Value(i), 'f', -1, 64)
+	// Strings are cloned: Value points into the batch's buffers, which
+	// DuckDB's reader reuses once the batch is released.
+	case *array.String:
+		return strings.Clone(a.Value(i))
+	case *array.LargeString:
+		return strings.Clone(a.Value(i))
+	case *array.StringView:
+		return strings.Clone(a.Value(i))
+	}
+	return col.ValueStr(i)
+}
+
+// tpchRead drains rdr into a result.
+func tpchRead(rdr array.RecordReader) (*tpchResult, error) {
+	res := &tpchResult{schema: rdr.Schema()}
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		for r := range int(rec.NumRows()) {
+			row := make([]string, rec.NumCols())
+			for c, col := range rec.Columns() {
+				row[c] = tpchCell(col, r)
+			}
+			res.rows = append(res.rows, row)
+		}
+	}
+	return res, rdr.Err()
+}
+
+// tpchQueryGateway runs text through the gateway and reads its answer.
+func tpchQueryGateway(ctx context.Context, c *client, text string) (*tpchResult, error) {
+	stmt, err := c.conn.NewStatement()
+	if err != nil {
+		return nil, err
+	}
+	defer stmt.Close()
+	if err := stmt.SetSqlQuery(text); err != nil {
+		return nil, err
+	}
+	rdr, _, err := stmt.ExecuteQuery(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Release()
+	return tpchRead(rdr)
+}
+
+// tpchGatewayText is the text the gateway runs for q: the go-tpc text
+// unchanged, or for the create view / select / drop view of Q15 (the
+// gateway runs one SELECT per statement and no CREATE VIEW) its CTE form.
+// It reports which.
+func tpchGatewayText(q tpchQuery) (text string, derived bool) {
+	if cte, ok := tpchCTE(q.text); ok {
+		return cte, true
+	}
+	return q.text, false
+}
+
+// tpchRunGateway runs q through the gateway: its text unchanged, or, when
+// the gateway refuses Q15's create view / select / drop view, the CTE form
+// (logged with the refusal). It returns the answer and the text answered.
+func tpchRunGateway(ctx context.Context, c *client, q tpchQuery, logf func(string, ...any)) (*tpchResult, string, error) {
+	text, derived := tpchGatewayText(q)
+	if derived {
+		res, err := tpchQueryGateway(ctx, c, q.text)
+		if err == nil {
+			return res, q.text, nil
+		}
+		logf("%s verbatim: %v; running its CTE form", q.name, err)
+	}
+	res, err := tpchQueryGateway(ctx, c, text)
+	return res, text, err
+}
+
+// tpchCheck compares got with want row by row under the TPC-H precision
+// rules (TPC-H 2.1.3.5): text, counts and single values exactly; sums
+// within 100; averages and ratios r, rounded to the nearest 1/100, within
+// 1 % of the answer v, both rounded so (|round(r, 2) − round(v, 2)| ≤
+// 1 % of round(v, 2)). It returns the first difference, or "".
+func tpchCheck(prec []string, want, got [][]string) string {
+	if len(want) != len(got) {
+		return fmt.Sprintf("%d rows, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if len(got[i]) != len(prec) || len(want[i]) != len(prec) {
+			return fmt.Sprintf("row %d: %d columns, want %d (answer %d)", i, len(got[i]), len(prec), len(want[i]))
+		}
+		for j, p := range prec {
+			if !tpchCellMatches(p, want[i][j], got[i][j]) {
+				return fmt.Sprintf("row %d column %d (%s): got %q, want %q\n got row: %s\nwant row: %s",
+					i, j, p, got[i][j], want[i][j], strings.Join(got[i], tpchSep), strings.Join(want[i], tpchSep))
+			}
+		}
+	}
+	return ""
+}
+
+func tpchCellMatches(prec, want, got string) bool {
+	switch prec {
+	case "str", "cnt", "num":
+		return want == got
+	}
+	w, err1 := strconv.ParseFloat(want, 64)
+	g, err2 := strconv.ParseFloat(got, 64)
+	if err1 != nil || err2 != nil {
+		return want == got
+	}
+	switch prec {
+	case "sum":
+		return math.Abs(w-g) <= 100
+	default: // avg, rat
+		// Both rounded to 1/100, as the validation output is printed.
+		r, v := math.Round(g*100)/100, math.Round(w*100)/100
+		const slack = 1e-9 // the float error of the rounding
+		return math.Abs(r-v) <= 0.01*math.Abs(v)+slack
+	}
+}
+
+// tpchWantTypes is the result column types MySQL gives the select list of
+// text's last statement, where this check knows them: count(…) is BIGINT;
+// sum of a DECIMAL(15,2) column DECIMAL with scale 2; avg of one DECIMAL
+// with scale 6 (the column's scale + 4); a bare column its own type. Other
+// columns map to nil (not checked).
+func tpchWantTypes(text string) ([]arrow.DataType, error) {
+	st := tpchStatements(text)
+	p := tidbparser.New()
+	stmts, _, err := p.Parse(st[len(st)-1], "", "")
+	if err != nil {
+		return nil, err
+	}
+	if len(stmts) != 1 {
+		return nil, fmt.Errorf("%d statements", len(stmts))
+	}
+	sel, ok := stmts[0].(*tidbast.SelectStmt)
+	if !ok {
+		return nil, fmt.Errorf("%T is no SELECT", stmts[0])
+	}
+	column := func(e tidbast.ExprNode) arrow.DataType {
+		if c, ok := e.(*tidbast.ColumnNameExpr); ok {
+			return tpchColumnType(c.Name.Name.L)
+		}
+		return nil
+	}
+	var out []arrow.DataType
+	for _, f := range sel.Fields.Fields {
+		var typ arrow.DataType
+		switch e := f.Expr.(type) {
+		case *tidbast.AggregateFuncExpr:
+			switch strings.ToLower(e.F) {
+			case "count":
+				typ = arrow.PrimitiveTypes.Int64
+			case "sum":
+				if d, ok := column(e.Args[0]).(*arrow.Decimal128Type); ok && len(e.Args) == 1 {
+					typ = &arrow.Decimal128Type{Precision: 0, Scale: d.Scale}
+				}
+			case "avg":
+				if d, ok := column(e.Args[0]).(*arrow.Decimal128Type); ok && len(e.Args) == 1 {
+					typ = &arrow.Decimal128Type{Precision: 0, Scale: d.Scale + 4}
+				}
+			}
+		case *tidbast.ColumnNameExpr:
+			typ = column(e)
+		}
+		out = append(out, typ)
+	}
+	return out, nil
+}
+
+// tpchTypeMismatches lists the result columns whose type differs from
+// MySQL's (decimals by scale only: MySQL's precision of a sum is not
+// Arrow's).
+func tpchTypeMismatches(want []arrow.DataType, got *arrow.Schema) []string {
+	var out []string
+	for i, w := range want {
+		if w == nil || i >= got.NumFields() {
+			continue
+		}
+		g := got.Field(i).Type
+		if wd, ok := w.(*arrow.Decimal128Type); ok {
+			if gd, ok := g.(arrow.DecimalType); ok && gd.GetScale() == wd.Scale {
+				continue
+			}
+			out = append(out, fmt.Sprintf("column %d (%s) is %s, want DECIMAL with scale %d", i+1, got.Field(i).Name, g, wd.Scale))
+			continue
+		}
+		if !arrow.TypeEqual(w, g) {
+			out = append(out, fmt.Sprintf("column %d (%s) is %s, want %s", i+1, got.Field(i).Name, g, w))
+		}
+	}
+	return out
+}
+
+// tpchGateway is a `lakegate serve` holding the eight tables in schema
+// tpch, and a session of the demo tenant's admin using that schema.
+type tpchGateway struct {
+	srv    *server
+	client *client
+}
+
+// startTPCHGateway starts a gateway with args, creates the schema lake.tpch
+// over metasrv's REST API as the demo tenant's admin (the demo's own
+// schema sales has a table named orders), bulk-ingests each table's
+// Parquet file from dir over ADBC and opens a session that has run
+// USE tpch, so the texts run unqualified.
+func startTPCHGateway(t testing.TB, dir string, args ...string) *tpchGateway {
+	t.Helper()
+	srv := startServe(t, args...)
+	m := tenantsMetaBanner.FindStringSubmatch(srv.Banner)
+	if m == nil {
+		t.Fatalf("no metasrv REST address in the banner:\n%s", srv.Banner)
+	}
+	meta := &metasrvProc{id: "serve", httpAddr: strings.TrimPrefix(m[1], "http://")}
+	admin := &metasrvEnv{adminTok: srv.token(t, "admin@demo"), client: &http.Client{Timeout: time.Minute}}
+	admin.must(t, meta, "POST", "/api/metalakes/demo/catalogs/lake/schemas", map[string]any{"name": "tpch"})
+
+	c := mustDial(t, srv.uri(), bearer(srv.token(t, "admin@demo")))
+	ctx := context.Background()
+	for _, tbl := range tpchTables {
+		rdr, closeFile, err := tpchParquetReader(filepath.Join(dir, tbl.name+".parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.ingest(ctx, "tpch", tbl.name, "adbc.ingest.mode.create", rdr)
+		rdr.Release()
+		closeFile()
+		if err != nil {
+			t.Fatalf("ingesting %s: %v", tbl.name, err)
+		}
+	}
+	if _, _, err := c.query(ctx, "USE tpch"); err != nil {
+		t.Fatalf("USE tpch: %v", err)
+	}
+	return &tpchGateway{srv: srv, client: c}
+}
+
+// tpchParquetReader streams a Parquet file's rows.
+func tpchParquetReader(path string) (array.RecordReader, func(), error) {
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: tpchRowsPerBatch}, memory.DefaultAllocator)
+	if err != nil {
+		pf.Close()
+		return nil, nil, err
+	}
+	rdr, err := fr.GetRecordReader(context.Background(), nil, nil)
+	if err != nil {
+		pf.Close()
+		return nil, nil, err
+	}
+	return rdr, func() { pf.Close() }, nil
+}
+
+// tpchReference is a local DuckDB with a view per table over Parquet files.
+type tpchReference struct {
+	db    *sql.DB
+	arrow *duckdb.Arrow
+}
+
+// newTPCHReference opens a DuckDB with the given settings and a view per
+// table over files[table] (one or more Parquet paths).
+func newTPCHReference(t testing.TB, files map[string][]string, threads int, memoryLimit string) *tpchReference {
+	t.Helper()
+	ctx := context.Background()
+	connector, err := duckdb.NewConnector("", func(execer driver.ExecerContext) error {
+		for _, s := range []string{
+			fmt.Sprintf("SET threads=%d", threads),
+			fmt.Sprintf("SET memory_limit='%s'", memoryLimit),
+			// MySQL's NULL order and UTC, as the gateway's engine.
+			"SET default_null_order='nulls_first_on_asc_last_on_desc'",
+			"SET TimeZone='UTC'",
+		} {
+			if _, err := execer.ExecContext(ctx, s, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(connector)
+	t.Cleanup(func() { db.Close(); connector.Close() })
+	for _, tbl := range tpchTables {
+		var quoted []string
+		for _, p := range files[tbl.name] {
+			quoted = append(quoted, "'"+strings.ReplaceAll(p, "'", "''")+"'")
+		}
+		if len(quoted) == 0 {
+			t.Fatalf("no Parquet file for %s", tbl.name)
+		}
+		q := fmt.Sprintf("CREATE VIEW %s AS SELECT * FROM read_parquet([%s])", tbl.name, strings.Join(quoted, ","))
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	conn, err := connector.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ar, err := duckdb.NewArrowFromConn(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tpchReference{db: db, arrow: ar}
+}
+
+// run runs the DuckDB rendering of text, statement by statement (Q15's view
+// is created and dropped), and returns the answer of its SELECT.
+func (r *tpchReference) run(ctx context.Context, text string) (*tpchResult, error) {
+	var res *tpchResult
+	for _, st := range tpchStatements(tpchDuckDB(text)) {
+		rdr, err := r.arrow.QueryContext(ctx, st)
+		if err != nil {
+			return nil, fmt.Errorf("DuckDB: %w", err)
+		}
+		out, err := tpchRead(rdr)
+		rdr.Release()
+		if err != nil {
+			return nil, fmt.Errorf("DuckDB: %w", err)
+		}
+		if out.schema.NumFields() > 0 && !strings.EqualFold(strings.Fields(strings.TrimSpace(st))[0], "create") &&
+			!strings.EqualFold(strings.Fields(strings.TrimSpace(st))[0], "drop") {
+			res = out
+		}
+	}
+	if res == nil {
+		return nil, fmt.Errorf("DuckDB: %q returned no result", text)
+	}
+	return res, nil
+}
+
+var tpchSmallOnce struct {
+	sync.Once
+	dir string
+	err error
+}
+
+// tpchSmallData generates the 1 % sample once per test binary (dbgen's
+// state is package-level, and its 300 MB text pool takes seconds to build).
+func tpchSmallData(t testing.TB) string {
+	t.Helper()
+	tpchSmallOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "lakegate-tpch-")
+		if err != nil {
+			tpchSmallOnce.err = err
+			return
+		}
+		tpchSmallOnce.dir = dir
+		tpchSmallOnce.err = generateTPCH(dir, 1, tpchSmall)
+	})
+	if tpchSmallOnce.err != nil {
+		t.Fatal(tpchSmallOnce.err)
+	}
+	return tpchSmallOnce.dir
+}
+
+// tpchFiles maps each table to its Parquet file in dir.
+func tpchFiles(dir string) map[string][]string {
+	files := map[string][]string{}
+	for _, tbl := range tpchTables {
+		files[tbl.name] = []string{filepath.Join(dir, tbl.name+".parquet")}
+	}
+	return files
+}
+
+// TestTPCH runs go-tpc's 22 TPC-H texts unchanged (Q15 in its CTE form,
+// see tpchGatewayText) through the gateway over a 1 % sample of SF 1 and
+// compares each answer with a local DuckDB's over the same Parquet files,
+// under the TPC-H precision rules, and the result column types with
+// MySQL's. Every query answers at least one row on the sample.
+func TestTPCH(t *testing.T) {
+	qs := loadTPCHQueries(t)
+	dir := tpchSmallData(t)
+	gw := startTPCHGateway(t, dir)
+	ref := newTPCHReference(t, tpchFiles(dir), 2, "1GB")
+	ctx := context.Background()
+	for _, q := range qs {
+		t.Run(q.name, func(t *testing.T) {
+			want, err := ref.run(ctx, q.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want.rows) == 0 {
+				t.Fatalf("the sample answers %s with no rows: the data set does not exercise it", q.name)
+			}
+			got, text, err := tpchRunGateway(ctx, gw.client, q, t.Logf)
+			if err != nil {
+				t.Fatalf("gateway refused %s: %v", q.name, err)
+			}
+			if diff := tpchCheck(q.prec, want.rows, got.rows); diff != "" {
+				t.Errorf("%s differs from DuckDB's answer: %s", q.name, diff)
+			}
+			wantTypes, err := tpchWantTypes(text)
+			if err != nil {
+				t.Fatalf("typing %s: %v", q.name, err)
+			}
+			for _, m := range tpchTypeMismatches(wantTypes, got.schema) {
+				t.Errorf("%s: %s", q.name, m)
+			}
+		})
+	}
+}
