@@ -916,3 +916,100 @@ func BenchmarkTPCH(b *testing.B) {
 	b.ReportMetric(totalRatio, "total-ratio")
 	b.ReportMetric(worst, "worst-ratio")
 }
+
+// TestTPCHHarness pins the harness's own rules: the precision check, the
+// DuckDB rendering, Q15's CTE form and the MySQL result types it expects.
+func TestTPCHHarness(t *testing.T) {
+	t.Run("precision", func(t *testing.T) {
+		for _, c := range []struct {
+			prec, want, got string
+			ok              bool
+		}{
+			{"str", "AIR", "AIR", true},
+			{"str", "AIR", "AIR ", false},
+			{"cnt", "1478493", "1478493", true},
+			{"cnt", "1478493", "1478494", false},
+			{"num", "9925.41", "9925.41", true},
+			{"num", "320.00", "320", false}, // sum(l_quantity) keeps its scale
+			{"sum", "56586554400.73", "56586554500.73", true},
+			{"sum", "56586554400.73", "56586554500.74", false},
+			{"sum", "-100.00", "0.00", true},
+			{"avg", "25.522006", "25.27", true},  // 25.27 ≥ 0.99 × 25.52
+			{"avg", "25.522006", "25.26", false}, // 25.26 < 0.99 × 25.52
+			{"avg", "38273.129735", "38273.129735", true},
+			{"rat", "0.030711145488023617", "0.03", true},
+			{"rat", "0.030711145488023617", "0.04", false},
+			{"rat", "-2.00", "-2.02", true},
+			{"rat", "-2.00", "-2.03", false},
+			{"sum", "12.00", `\N`, false},
+		} {
+			if got := tpchCellMatches(c.prec, c.want, c.got); got != c.ok {
+				t.Errorf("%s: %q against %q = %v, want %v", c.prec, c.got, c.want, got, c.ok)
+			}
+		}
+		if d := tpchCheck([]string{"str"}, [][]string{{"a"}}, [][]string{{"a"}, {"b"}}); d == "" {
+			t.Error("an extra row passed")
+		}
+	})
+	t.Run("DuckDB rendering", func(t *testing.T) {
+		for in, want := range map[string]string{
+			"l_shipdate <= date_sub('1998-12-01', interval 108 day)":    "l_shipdate <= (DATE '1998-12-01' - INTERVAL 108 DAY)",
+			"o_orderdate < date_add('1995-01-01', interval '3' month)":  "o_orderdate < (DATE '1995-01-01' + INTERVAL 3 MONTH)",
+			"l_shipdate < DATE_ADD( '1994-01-01' , INTERVAL '1' YEAR )": "l_shipdate < (DATE '1994-01-01' + INTERVAL 1 YEAR)",
+			"substring(c_phone from 1 for 2)":                           "substring(c_phone from 1 for 2)",
+		} {
+			if got := tpchDuckDB(in); got != want {
+				t.Errorf("tpchDuckDB(%q) = %q, want %q", in, got, want)
+			}
+		}
+	})
+	t.Run("CTE form", func(t *testing.T) {
+		got, ok := tpchCTE("create view v (a, b) as\n\tselect x, sum(y) from t group by x;\n\nselect a, b from v where b = (select max(b) from v);\n\ndrop view v;\n")
+		want := "with v (a, b) as (select x, sum(y) from t group by x)\nselect a, b from v where b = (select max(b) from v)"
+		if !ok || got != want {
+			t.Errorf("tpchCTE = %q, %v; want %q", got, ok, want)
+		}
+		for _, text := range []string{
+			"select 1;",
+			"create view v (a) as select 1; select a from v; drop view w;",
+			"create view v (a) as select 1; select a from v;",
+		} {
+			if got, ok := tpchCTE(text); ok {
+				t.Errorf("tpchCTE(%q) = %q, want no CTE form", text, got)
+			}
+		}
+	})
+	t.Run("MySQL types", func(t *testing.T) {
+		var q1 tpchQuery
+		for _, q := range loadTPCHQueries(t) {
+			if q.name == "q1" {
+				q1 = q
+			}
+		}
+		types, err := tpchWantTypes(q1.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := func(scale int32) arrow.DataType { return &arrow.Decimal128Type{Scale: scale} }
+		// l_returnflag, l_linestatus, sum(l_quantity), sum(l_extendedprice),
+		// two sums of expressions (unchecked), three averages, count(*).
+		want := []arrow.DataType{tpchText, tpchText, dec(2), dec(2), nil, nil, dec(6), dec(6), dec(6), tpchInt}
+		if len(types) != len(want) {
+			t.Fatalf("q1 types %v, want %v", types, want)
+		}
+		for i := range want {
+			if (want[i] == nil) != (types[i] == nil) || want[i] != nil && !arrow.TypeEqual(want[i], types[i]) {
+				t.Errorf("q1 column %d: %v, want %v", i+1, types[i], want[i])
+			}
+		}
+		schema := arrow.NewSchema([]arrow.Field{
+			{Name: "n", Type: arrow.PrimitiveTypes.Int32},
+			{Name: "s", Type: &arrow.Decimal128Type{Precision: 38, Scale: 2}},
+			{Name: "a", Type: arrow.PrimitiveTypes.Float64},
+		}, nil)
+		got := tpchTypeMismatches([]arrow.DataType{tpchInt, dec(2), dec(6)}, schema)
+		if len(got) != 2 || !strings.Contains(got[0], "(n) is int32, want int64") || !strings.Contains(got[1], "(a) is float64, want DECIMAL with scale 6") {
+			t.Errorf("mismatches %q", got)
+		}
+	})
+}
