@@ -100,8 +100,13 @@ type tpchSample struct {
 var tpchSmall = tpchSample{suppliers: 100, customers: 1500, parts: 2000, orders: 15000,
 	scanOrders: 400_000, bigQuantity: 300}
 
-// tpchGenMu serialises dbgen, whose state is package-level.
-var tpchGenMu sync.Mutex
+// dbgen's state is package-level and InitDbGen does not reset all of it
+// (a second call appends to its distributions), so a process generates one
+// data set: a second generateTPCH fails rather than write different data.
+var (
+	tpchGenMu   sync.Mutex
+	tpchGenDone bool
+)
 
 // tpchRowsPerBatch is the size of the Arrow batches written to Parquet.
 const tpchRowsPerBatch = 64 << 10
@@ -231,6 +236,10 @@ func fold(key, n int64) int64 {
 func generateTPCH(dir string, sf int64, sample tpchSample) (err error) {
 	tpchGenMu.Lock()
 	defer tpchGenMu.Unlock()
+	if tpchGenDone {
+		return errors.New("tpch: dbgen generates one data set per process (run TestTPCH and BenchmarkTPCH in separate go test runs)")
+	}
+	tpchGenDone = true
 	if sample != (tpchSample{}) {
 		sf = 1
 	}

@@ -641,29 +641,15 @@ func (r *tpchReference) run(ctx context.Context, text string) (*tpchResult, erro
 	return res, nil
 }
 
-var tpchSmallOnce struct {
-	sync.Once
-	dir string
-	err error
-}
-
-// tpchSmallData generates the 1 % sample once per test binary (dbgen's
-// state is package-level, and its 300 MB text pool takes seconds to build).
+// tpchSmallData generates the 1 % sample into a directory removed when t
+// ends.
 func tpchSmallData(t testing.TB) string {
 	t.Helper()
-	tpchSmallOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "lakegate-tpch-")
-		if err != nil {
-			tpchSmallOnce.err = err
-			return
-		}
-		tpchSmallOnce.dir = dir
-		tpchSmallOnce.err = generateTPCH(dir, 1, tpchSmall)
-	})
-	if tpchSmallOnce.err != nil {
-		t.Fatal(tpchSmallOnce.err)
+	dir := t.TempDir()
+	if err := generateTPCH(dir, 1, tpchSmall); err != nil {
+		t.Fatal(err)
 	}
-	return tpchSmallOnce.dir
+	return dir
 }
 
 // tpchFiles maps each table to its Parquet file in dir.
