@@ -118,12 +118,10 @@ var errTPCHEnough = errors.New("tpch: enough rows")
 
 // tpchWriter writes one table's rows to a Parquet file in batches.
 type tpchWriter struct {
-	schema *arrow.Schema
-	b      *array.RecordBuilder
-	w      *pqarrow.FileWriter
-	f      *os.File
-	n      int64 // rows in the builder
-	rows   int64 // rows written
+	b    *array.RecordBuilder
+	w    *pqarrow.FileWriter // closes the file
+	n    int64               // rows in the builder
+	rows int64               // rows written
 }
 
 func newTPCHWriter(path string, cols []tpchColumn) (*tpchWriter, error) {
@@ -143,7 +141,7 @@ func newTPCHWriter(path string, cols []tpchColumn) (*tpchWriter, error) {
 		f.Close()
 		return nil, err
 	}
-	return &tpchWriter{schema: schema, b: array.NewRecordBuilder(memory.DefaultAllocator, schema), w: w, f: f}, nil
+	return &tpchWriter{b: array.NewRecordBuilder(memory.DefaultAllocator, schema), w: w}, nil
 }
 
 // row appends one row: int64 for BIGINT and for DECIMAL(15,2) (in cents),
