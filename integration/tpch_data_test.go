@@ -214,15 +214,15 @@ func (l *tpchLoader) Load(item any) error {
 
 func (*tpchLoader) Flush() error { return nil }
 
-// partSuppBridge is TPC-H's rule for the i-th (0..3) supplier of part p
+// tpchPartSuppBridge is TPC-H's rule for the i-th (0..3) supplier of part p
 // among s suppliers, as dbgen applies it; the sample re-applies it with its
 // own supplier count so every line's (part, supplier) is a partsupp row.
-func partSuppBridge(p, i, s int64) int64 {
+func tpchPartSuppBridge(p, i, s int64) int64 {
 	return (p+i*(s/4+(p-1)/s))%s + 1
 }
 
-// fold maps key 1..∞ onto 1..n (n = 0: unchanged).
-func fold(key, n int64) int64 {
+// tpchFold maps key 1..∞ onto 1..n (n = 0: unchanged).
+func tpchFold(key, n int64) int64 {
 	if n == 0 {
 		return key
 	}
@@ -266,7 +266,7 @@ func generateTPCH(dir string, sf int64, sample tpchSample) (err error) {
 		if s.suppliers == 0 {
 			return i
 		}
-		return partSuppBridge(part, i%4, s.suppliers)
+		return tpchPartSuppBridge(part, i%4, s.suppliers)
 	}
 	keep := true // whether the order being generated is kept (orders, then its lines)
 	loaders := map[dbgen.Table]*tpchLoader{
@@ -319,7 +319,7 @@ func generateTPCH(dir string, sf int64, sample tpchSample) (err error) {
 			if !keep {
 				return nil
 			}
-			return writers["orders"].row(int64(o.OKey), fold(int64(o.CustKey), s.customers), string(o.Status),
+			return writers["orders"].row(int64(o.OKey), tpchFold(int64(o.CustKey), s.customers), string(o.Status),
 				int64(o.TotalPrice), o.Date, o.OrderPriority, o.Clerk, o.ShipPriority, o.Comment)
 		}},
 		dbgen.TLine: {load: func(item any) error {
@@ -327,7 +327,7 @@ func generateTPCH(dir string, sf int64, sample tpchSample) (err error) {
 				return nil
 			}
 			for _, l := range item.(*dbgen.Order).Lines {
-				part := fold(int64(l.PartKey), s.parts)
+				part := tpchFold(int64(l.PartKey), s.parts)
 				sk := int64(l.SuppKey)
 				if s.suppliers != 0 {
 					sk = suppOf(part, sk)

@@ -742,7 +742,8 @@ type tpchOutcome struct {
 	refCheck string // DuckDB's own answer against the expected one ("" = same)
 }
 
-func median(ds []time.Duration) time.Duration {
+// tpchMedian is the median of ds (0 for none).
+func tpchMedian(ds []time.Duration) time.Duration {
 	if len(ds) == 0 {
 		return 0
 	}
@@ -862,7 +863,7 @@ func BenchmarkTPCH(b *testing.B) {
 		default:
 			refused++
 		}
-		g, d := median(o.gateway), median(o.duck)
+		g, d := tpchMedian(o.gateway), tpchMedian(o.duck)
 		totalGW += g
 		totalDuck += d
 		ratio := 0.0
