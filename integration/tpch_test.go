@@ -33,6 +33,7 @@ import (
 	tidbparser "github.com/pingcap/tidb/pkg/parser"
 	tidbast "github.com/pingcap/tidb/pkg/parser/ast"
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // the TiDB parser's value expressions
+	"lakegate/authz/sqlgate"
 )
 
 // TPC-H through the gateway: the 22 query texts of PingCAP's go-tpc (the
@@ -739,7 +740,39 @@ type tpchOutcome struct {
 	derived  bool // ran in its CTE form
 	gateway  []time.Duration
 	duck     []time.Duration
-	refCheck string // DuckDB's own answer against the expected one ("" = same)
+	gateSQL  string          // the SQL gate's rendering, run on the reference ("" if it fails)
+	rendered []time.Duration // that rendering on the reference DuckDB
+	refCheck string          // DuckDB's own answer against the expected one ("" = same)
+}
+
+// tpchRenderGate is text as the SQL gate renders it for the engine, over
+// the reference DuckDB's views (schema main, the TPC-H column types), or ""
+// when the gate refuses it.
+func tpchRenderGate(gate *sqlgate.Gate, text string) string {
+	st, err := gate.Parse(text, "tpch")
+	if err != nil {
+		return ""
+	}
+	rels := map[sqlgate.TableRef]sqlgate.Relation{}
+	for _, ref := range st.Tables() {
+		for _, tbl := range tpchTables {
+			if tbl.name != ref.Name {
+				continue
+			}
+			rel := sqlgate.Relation{Schema: "main", Name: tbl.name}
+			for _, c := range tbl.cols {
+				rel.Columns = append(rel.Columns, c.name)
+				rel.Types = append(rel.Types, map[arrow.DataType]string{
+					tpchInt: "BIGINT", tpchText: "VARCHAR", tpchDate: "DATE", tpchMoney: "DECIMAL(15,2)"}[c.typ])
+			}
+			rels[ref] = rel
+		}
+	}
+	out, err := st.Render(rels)
+	if err != nil {
+		return ""
+	}
+	return out
 }
 
 // tpchMedian is the median of ds (0 for none).
@@ -816,6 +849,13 @@ func BenchmarkTPCH(b *testing.B) {
 			}
 		}
 	}
+	// The SQL gate's own rendering of each text, over the reference's
+	// views, separates what the rendering costs from what the gateway
+	// around it (Flight, authorization, transfer) costs.
+	gate := sqlgate.New(sqlgate.Config{})
+	for i := range qs {
+		outcomes[i].gateSQL = tpchRenderGate(gate, texts[i])
+	}
 	for r := range *tpchRounds {
 		for i := range qs {
 			if outcomes[i].status == "refused" {
@@ -836,12 +876,24 @@ func BenchmarkTPCH(b *testing.B) {
 				}
 				outcomes[i].duck = append(outcomes[i].duck, time.Since(t0))
 			}
-			// Alternate which goes first, so neither always finds the
-			// other's pages in the OS cache.
+			timeRendered := func() {
+				if outcomes[i].gateSQL == "" {
+					return
+				}
+				t0 := time.Now()
+				if _, err := ref.run(ctx, outcomes[i].gateSQL); err != nil {
+					b.Fatalf("%s as the gate renders it, on DuckDB: %v", qs[i].name, err)
+				}
+				outcomes[i].rendered = append(outcomes[i].rendered, time.Since(t0))
+			}
+			// Alternate which goes first, so none always finds the others'
+			// pages in the OS cache.
 			if r%2 == 0 {
 				timeGateway()
 				timeDuck()
+				timeRendered()
 			} else {
+				timeRendered()
 				timeDuck()
 				timeGateway()
 			}
@@ -849,10 +901,10 @@ func BenchmarkTPCH(b *testing.B) {
 	}
 
 	var passed, failed, refused int
-	var totalGW, totalDuck time.Duration
+	var totalGW, totalDuck, totalRendered, totalDuckRendered time.Duration
 	worst := 0.0
 	fmt.Printf("\nTPC-H SF %d, go-tpc's texts, %d rounds, --threads %d --memory-limit %s\n", sf, *tpchRounds, *tpchThreads, *tpchMemory)
-	fmt.Printf("%-5s %-8s %6s %12s %12s %7s\n", "query", "check", "rows", "gateway ms", "duckdb ms", "ratio")
+	fmt.Printf("%-5s %-8s %6s %12s %12s %7s %12s %7s\n", "query", "check", "rows", "gateway ms", "duckdb ms", "ratio", "gate SQL ms", "ratio")
 	for i, q := range qs {
 		o := outcomes[i]
 		switch o.status {
@@ -875,17 +927,30 @@ func BenchmarkTPCH(b *testing.B) {
 		if o.derived {
 			name += "*"
 		}
-		fmt.Printf("%-5s %-8s %6d %12.1f %12.1f %7.2f\n", name, o.status, o.rows,
-			float64(g.Microseconds())/1000, float64(d.Microseconds())/1000, ratio)
+		rendered, rratio := "-", "-"
+		if rd := tpchMedian(o.rendered); rd > 0 && d > 0 {
+			totalRendered += rd
+			totalDuckRendered += d
+			rendered = fmt.Sprintf("%.1f", float64(rd.Microseconds())/1000)
+			rratio = fmt.Sprintf("%.2f", float64(rd)/float64(d))
+		}
+		fmt.Printf("%-5s %-8s %6d %12.1f %12.1f %7.2f %12s %7s\n", name, o.status, o.rows,
+			float64(g.Microseconds())/1000, float64(d.Microseconds())/1000, ratio, rendered, rratio)
 	}
 	totalRatio := 0.0
 	if totalDuck > 0 {
 		totalRatio = float64(totalGW) / float64(totalDuck)
 	}
-	fmt.Printf("%-5s %-8s %6s %12.1f %12.1f %7.2f\n", "total", "", "", float64(totalGW.Microseconds())/1000,
-		float64(totalDuck.Microseconds())/1000, totalRatio)
+	rendered, rratio := "-", "-"
+	if totalDuckRendered > 0 {
+		rendered = fmt.Sprintf("%.1f", float64(totalRendered.Microseconds())/1000)
+		rratio = fmt.Sprintf("%.2f", float64(totalRendered)/float64(totalDuckRendered))
+	}
+	fmt.Printf("%-5s %-8s %6s %12.1f %12.1f %7.2f %12s %7s\n", "total", "", "", float64(totalGW.Microseconds())/1000,
+		float64(totalDuck.Microseconds())/1000, totalRatio, rendered, rratio)
 	fmt.Printf("%d passed, %d failed, %d refused; worst ratio %.2f, total ratio %.2f (medians of %d rounds)\n",
 		passed, failed, refused, worst, totalRatio, *tpchRounds)
+	fmt.Println("gate SQL: the SQL gate's rendering of the text run on the same DuckDB (the gateway's cost without Flight and authorization)")
 	if slices.ContainsFunc(outcomes, func(o tpchOutcome) bool { return o.derived }) {
 		fmt.Println("* the gateway ran the query's CTE form: it runs one statement per request, and no CREATE VIEW")
 	}
