@@ -442,6 +442,51 @@ func tpchWantTypes(text string) ([]arrow.DataType, error) {
 	return out, nil
 }
 
+// tpchAnswerNumber is a number as MySQL's text protocol prints it: its
+// digits after the point are the result column's scale.
+var tpchAnswerNumber = regexp.MustCompile(`^-?[0-9]+(?:\.([0-9]+))?$`)
+
+// tpchScaleMismatches checks the numeric result columns of got against the
+// scale go-tpc's SF 1 answer prints them with (which is the same at every
+// scale factor): an aggregate, a ratio or a decimal value printed with s
+// digits after the point is a DECIMAL of scale s; a count or an aggregate
+// printed without a point an integer (BIGINT or DECIMAL of scale 0, as
+// MySQL's SUM of integers). Text columns and integer-looking single values
+// (a key, or Q22's country code, which is text) are not checked.
+func tpchScaleMismatches(q tpchQuery, got *arrow.Schema) []string {
+	want := strings.Split(q.want[0], tpchSep)
+	var out []string
+	for i, p := range q.prec {
+		if p == "str" || i >= got.NumFields() || i >= len(want) {
+			continue
+		}
+		m := tpchAnswerNumber.FindStringSubmatch(want[i])
+		if m == nil || p == "num" && m[1] == "" {
+			continue
+		}
+		scale := int32(len(m[1]))
+		g := got.Field(i).Type
+		if d, ok := g.(arrow.DecimalType); ok && d.GetScale() == scale {
+			continue
+		}
+		if scale == 0 && arrow.IsInteger(g.ID()) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("column %d (%s) is %s; go-tpc's answer %s has scale %d", i+1, got.Field(i).Name, g, want[i], scale))
+	}
+	return out
+}
+
+// tpchKnownTypeGaps are the result types the gateway does not give as
+// MySQL does yet, exactly as TestTPCH reports them; TestTPCH fails when one
+// changes, so a fix removes its entry. Both are a DECIMAL quotient of two
+// SUMs whose dividend sums a CASE … ELSE 0 END: it is rendered as DuckDB's
+// DOUBLE division, where MySQL's is a DECIMAL with the dividend's scale + 4.
+var tpchKnownTypeGaps = map[string][]string{
+	"q8":  {"column 2 (mkt_share) is float64; go-tpc's answer 0.04039139 has scale 8"},
+	"q14": {"column 1 (promo_revenue) is float64; go-tpc's answer 16.5793993672 has scale 10"},
+}
+
 // tpchTypeMismatches lists the result columns whose type differs from
 // MySQL's (decimals by scale only: MySQL's precision of a sum is not
 // Arrow's).
@@ -666,7 +711,8 @@ func tpchFiles(dir string) map[string][]string {
 // see tpchGatewayText) through the gateway over a 1 % sample of SF 1 and
 // compares each answer with a local DuckDB's over the same Parquet files,
 // under the TPC-H precision rules, and the result column types with
-// MySQL's. Every query answers at least one row on the sample.
+// MySQL's (tpchWantTypes, and the scales of go-tpc's answers; see
+// tpchKnownTypeGaps). Every query answers at least one row on the sample.
 func TestTPCH(t *testing.T) {
 	qs := loadTPCHQueries(t)
 	dir := tpchSmallData(t)
@@ -693,8 +739,17 @@ func TestTPCH(t *testing.T) {
 			if err != nil {
 				t.Fatalf("typing %s: %v", q.name, err)
 			}
-			for _, m := range tpchTypeMismatches(wantTypes, got.schema) {
-				t.Errorf("%s: %s", q.name, m)
+			mismatches := append(tpchTypeMismatches(wantTypes, got.schema), tpchScaleMismatches(q, got.schema)...)
+			switch known := tpchKnownTypeGaps[q.name]; {
+			case len(known) > 0 && slices.Equal(mismatches, known):
+				t.Logf("%s: known type gap: %s", q.name, strings.Join(known, "; "))
+			case len(known) > 0:
+				t.Errorf("%s: result types %q, want the known gap %q: once MySQL's types are returned, remove %s from tpchKnownTypeGaps",
+					q.name, mismatches, known, q.name)
+			default:
+				for _, m := range mismatches {
+					t.Errorf("%s: %s", q.name, m)
+				}
 			}
 		})
 	}
@@ -844,7 +899,7 @@ func BenchmarkTPCH(b *testing.B) {
 			if err != nil {
 				b.Fatalf("typing %s: %v", q.name, err)
 			}
-			if m := tpchTypeMismatches(wantTypes, got.schema); len(m) > 0 {
+			if m := append(tpchTypeMismatches(wantTypes, got.schema), tpchScaleMismatches(q, got.schema)...); len(m) > 0 {
 				o.detail = strings.TrimSpace(o.detail + " types: " + strings.Join(m, "; "))
 			}
 		}
@@ -1059,6 +1114,17 @@ func TestTPCHHarness(t *testing.T) {
 			{Name: "s", Type: &arrow.Decimal128Type{Precision: 38, Scale: 2}},
 			{Name: "a", Type: arrow.PrimitiveTypes.Float64},
 		}, nil)
+		q := tpchQuery{name: "qx", prec: []string{"cnt", "sum", "num", "num", "rat"}, want: []string{"5 | 12.3400 | 20 | 9.50 | 0.5"}}
+		scaled := arrow.NewSchema([]arrow.Field{
+			{Name: "c", Type: &arrow.Decimal128Type{Precision: 38, Scale: 0}}, // MySQL's SUM of integers
+			{Name: "s", Type: &arrow.Decimal128Type{Precision: 38, Scale: 4}},
+			{Name: "code", Type: tpchText}, // an integer-looking value may be text
+			{Name: "bal", Type: tpchMoney},
+			{Name: "r", Type: arrow.PrimitiveTypes.Float64},
+		}, nil)
+		if got := tpchScaleMismatches(q, scaled); len(got) != 1 || !strings.Contains(got[0], "column 5 (r) is float64; go-tpc's answer 0.5 has scale 1") {
+			t.Errorf("scale mismatches %q", got)
+		}
 		got := tpchTypeMismatches([]arrow.DataType{tpchInt, dec(2), dec(6)}, schema)
 		if len(got) != 2 || !strings.Contains(got[0], "(n) is int32, want int64") || !strings.Contains(got[1], "(a) is float64, want DECIMAL with scale 6") {
 			t.Errorf("mismatches %q", got)
