@@ -996,6 +996,9 @@ func rwDateAddMore(sub bool) func(string, []ast.ExprNode) (ast.ExprNode, error) 
 				return nil, err
 			}
 		}
+		if folded, ok := foldDateArith(args[0], args[1], u.Unit, sub); ok {
+			return folded, nil
+		}
 		d := args[0]
 		asText := false
 		if isNullLit(d) {
@@ -1038,4 +1041,60 @@ func rwDateAddMore(sub bool) func(string, []ast.ExprNode) (ast.ExprNode, error) 
 		}
 		return typed, nil
 	}
+}
+
+// foldDateArith computes DATE_ADD or DATE_SUB (sub) of a date or datetime
+// string literal and an integer count of days, weeks, months, quarters or
+// years, as MySQL does: the result is the string MySQL returns, a literal
+// the engine compares with a DATE column as a date, and can prune files by
+// (TPC-H's l_shipdate <= date_sub('1998-12-01', interval 108 day)). A month
+// arithmetic that lands past the month's end takes its last day. ok is
+// false for anything else, and for a result outside years 1000 to 9999,
+// which the general form answers.
+func foldDateArith(d, n ast.ExprNode, unit ast.TimeUnitType, sub bool) (ast.ExprNode, bool) {
+	s, ok := textLit(d)
+	if !ok {
+		return nil, false
+	}
+	v := readTemporal(s)
+	if v.kind != litDate && v.kind != litDatetime {
+		return nil, false
+	}
+	count, ok := intLit(n)
+	if !ok || count > 1<<31 || count < -(1<<31) {
+		return nil, false
+	}
+	if sub {
+		count = -count
+	}
+	var months, days int64
+	switch unit {
+	case ast.TimeUnitDay:
+		days = count
+	case ast.TimeUnitWeek:
+		days = 7 * count
+	case ast.TimeUnitMonth:
+		months = count
+	case ast.TimeUnitQuarter:
+		months = 3 * count
+	case ast.TimeUnitYear:
+		months = 12 * count
+	default:
+		return nil, false
+	}
+	y, mo, dd := int64(v.y), int64(v.mo), v.d
+	if months != 0 {
+		m := y*12 + mo - 1 + months
+		y, mo = m/12, m%12+1
+		if y < 1000 || y > 9999 {
+			return nil, false
+		}
+		dd = min(dd, daysIn(int(y), int(mo)))
+	}
+	t := time.Date(int(y), time.Month(mo), dd, 0, 0, 0, 0, time.UTC).AddDate(0, 0, int(days))
+	if t.Year() < 1000 || t.Year() > 9999 {
+		return nil, false
+	}
+	v.y, v.mo, v.d = t.Year(), int(t.Month()), t.Day()
+	return textNode(v.text()), true
 }

@@ -101,6 +101,16 @@ func TestDatetimeFunctionAnswers(t *testing.T) {
 		{"DATE_ADD('1995-01-01', INTERVAL '3' MONTH)", "1995-04-01"}, // a quoted count, as TPC-H writes it
 		{"DATE_SUB('1998-12-01', INTERVAL ' -108 ' DAY)", "1999-03-19"},
 		{"DATE_ADD('1994-01-01', INTERVAL '1' YEAR)", "1995-01-01"},
+		// computed by the gate (foldDateArith): MySQL's month ends and ranges
+		{"DATE_SUB('2024-03-31', INTERVAL 1 MONTH)", "2024-02-29"},
+		{"DATE_ADD('2023-01-31', INTERVAL '1' QUARTER)", "2023-04-30"},
+		{"DATE_ADD('2024-02-29', INTERVAL 1 YEAR)", "2025-02-28"},
+		{"DATE_ADD('2024-12-31', INTERVAL 2 WEEK)", "2025-01-14"},
+		{"DATE_SUB('2024-01-01', INTERVAL -1 DAY)", "2024-01-02"},
+		{"DATE_ADD('2024-01-01 10:00:00', INTERVAL 1 DAY)", "2024-01-02 10:00:00"},
+		{"DATE_ADD('2024-01-31 23:59:59.25', INTERVAL 1 MONTH)", "2024-02-29 23:59:59.250000"},
+		{"DATE_ADD('9999-12-31', INTERVAL 1 DAY)", "<nil>"},
+		{"DATE_ADD('9999-01-31', INTERVAL 1 YEAR)", "<nil>"},
 		{"DATE_ADD('2024-01-01', INTERVAL 1 MICROSECOND)", "2024-01-01 00:00:00.000001"},
 		{"DATE_ADD('9999-12-31', INTERVAL 1 DAY)", "<nil>"},
 		{"DATE_ADD(NULL, INTERVAL 1 DAY)", "<nil>"},

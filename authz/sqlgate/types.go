@@ -323,6 +323,12 @@ func (t *typer) unify(a, b mtype, first bool) mtype {
 		return a
 	case a.kind == tDecimal && b.kind == tDecimal && a.scale == b.scale:
 		return decimalT(a.scale) // the precision may differ
+	case a.kind == tDecimal && b.kind == tInt:
+		// MySQL's and DuckDB's common type of a DECIMAL and an integer
+		// keep the DECIMAL's scale (CASE … THEN price ELSE 0 END).
+		return decimalT(a.scale)
+	case a.kind == tInt && b.kind == tDecimal:
+		return decimalT(b.scale)
 	}
 	return unknownT
 }
