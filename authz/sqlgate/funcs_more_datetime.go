@@ -1061,6 +1061,11 @@ func foldDateArith(d, n ast.ExprNode, unit ast.TimeUnitType, sub bool) (ast.Expr
 		return nil, false
 	}
 	count, ok := intLit(n)
+	if t, isText := textLit(n); isText {
+		// A quoted count ('3' MONTH) is the integer it spells (interval).
+		c, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
+		count, ok = c, err == nil
+	}
 	if !ok || count > 1<<31 || count < -(1<<31) {
 		return nil, false
 	}

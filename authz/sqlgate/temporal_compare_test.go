@@ -49,6 +49,9 @@ func TestTemporalComparedWithString(t *testing.T) {
 	if _, out := runOver(t, g, db, rel, "SELECT id FROM ev WHERE d <= date_sub('1998-12-01', INTERVAL 108 DAY)"); !strings.Contains(out, `("d" <= '1998-08-15')`) {
 		t.Errorf("date_sub of literals is not a literal: %s", out)
 	}
+	if _, out := runOver(t, g, db, rel, "SELECT id FROM ev WHERE d < date_add('1994-01-01', INTERVAL '1' YEAR)"); !strings.Contains(out, `("d" < '1995-01-01')`) {
+		t.Errorf("date_add of literals with a quoted count is not a literal: %s", out)
+	}
 	for _, tc := range tests {
 		t.Run(tc.where, func(t *testing.T) {
 			got, out := runOver(t, g, db, rel, "SELECT id FROM ev WHERE "+tc.where+" ORDER BY id")
