@@ -232,7 +232,7 @@ func TestIngestCLI(t *testing.T) {
 		// 3000 × 747.06 sums to 2241180 exactly; as float64 it drifts
 		// (2241180.0000001267).
 		got := sqlCSV(t, "SELECT sum(price) AS s, sum(qty) AS q, sum(CASE WHEN ok THEN 1 ELSE 0 END) AS t, min(day) AS d, max(at) AS a FROM sales.cli_typed")
-		if want := []string{"s,q,t,d,a", "2241180,4498500,1500,2024-01-01,2024-01-28T10:30:00.25"}; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		if want := []string{"s,q,t,d,a", "2241180.00,4498500.000,1500,2024-01-01,2024-01-28T10:30:00.25"}; strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("got %q, want %q", got, want)
 		}
 	})
