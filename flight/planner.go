@@ -136,6 +136,9 @@ func (pn *planner) Plan(ctx context.Context, w who, text string, plain bool) (*p
 	if err != nil {
 		return nil, err
 	}
+	if a := accessFrom(ctx); a != nil {
+		a.statementIs(stmt.Kind().String(), normalizeStatement(text))
+	}
 	switch {
 	case stmt.Kind() == sqlgate.KindUse:
 		if err := pn.Use(ctx, w, stmt.UseSchema()); err != nil {
@@ -293,6 +296,7 @@ var errPreparedChanged = fmt.Errorf("%w: the statement's result changed shape si
 // caller may not see and one that does not exist give the same answer.
 func (pn *planner) Use(ctx context.Context, w who, schema string) error {
 	notFound := &notFoundError{kind: "schema", name: schema}
+	accessFrom(ctx).reach()
 	if !w.p.MayReadNamespace(schema) {
 		return deny(reasonNamespace, notFound)
 	}
