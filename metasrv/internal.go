@@ -236,7 +236,8 @@ func resolveRef(snap *catalog.Snapshot, subject string, catOK bool, cat string, 
 	if ref.Version != 0 {
 		cols = ver.Columns // a retained version is read with its own columns
 	}
-	filter, masks, err := snap.RowFiltersAndMasks(subject, full)
+	rp, err := snap.ReadPolicyOf(subject, full)
+	filter, masks := rp.Filter, rp.Masks
 	switch {
 	case errors.Is(err, catalog.ErrConflictingPolicies):
 		return json.Marshal(api.ConflictResult{Error: api.ConflictError, Table: full})
@@ -259,10 +260,10 @@ func resolveRef(snap *catalog.Snapshot, subject string, catOK bool, cat string, 
 		d.Files[i] = DescriptorFile{Path: f.Path, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
 	}
 	for i, m := range masks {
-		d.ColumnMasks[i] = DescriptorMask{Column: m.Column, Mask: m.Mask}
+		d.ColumnMasks[i] = DescriptorMask{Column: m.Column, Mask: m.Mask, Policy: m.Policy}
 	}
 	if filter != "" {
-		d.RowFilter = &filter
+		d.RowFilter, d.RowFilterPolicy = &filter, rp.FilterPolicy
 	}
 	if d.RowFilter != nil || len(d.ColumnMasks) > 0 {
 		d.Roles = snap.RolesOf(subject)

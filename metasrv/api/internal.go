@@ -107,6 +107,9 @@ type TableDescriptor struct {
 	Files []DataFile `json:"files"`
 	// RowFilter is the row filter expression for the subject, nil for none.
 	RowFilter *string `json:"rowFilter"`
+	// RowFilterPolicy names the policy RowFilter comes from ("" for none),
+	// for the access log.
+	RowFilterPolicy string `json:"rowFilterPolicy,omitempty"`
 	// ColumnMasks are the masks for the subject, in column order.
 	ColumnMasks []ColumnMask `json:"columnMasks"`
 	// Roles are the subject's roles, sorted, set only when RowFilter or
@@ -148,6 +151,8 @@ type DataFile struct {
 type ColumnMask struct {
 	Column string `json:"column"`
 	Mask   string `json:"mask"`
+	// Policy names the policy the mask comes from, for the access log.
+	Policy string `json:"policy,omitempty"`
 }
 
 // Upstream says where a table of an upstream catalog lives: the engine, as
