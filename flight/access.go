@@ -3,6 +3,7 @@ package flight
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -205,9 +206,20 @@ func (s *Server) deferAccess(ctx context.Context, a *access) *accesslog.Event {
 }
 
 // policyNames returns the names of the policies whose row filter and masks
-// v is read through. The catalog does not name them yet: the event records
-// none.
-func policyNames(*backend.TableVersion) (string, []string) { return "", nil }
+// v is read through, as the catalog named them.
+func policyNames(v *backend.TableVersion) (filter string, masks []string) {
+	if v.Policy == nil {
+		return "", nil
+	}
+	for _, m := range v.Policy.Masks {
+		// A mask of a column the version does not have is not applied.
+		has := slices.ContainsFunc(v.Columns, func(c backend.Column) bool { return c.Name == m.Column })
+		if has && m.Policy != "" && !slices.Contains(masks, m.Policy) {
+			masks = append(masks, m.Policy)
+		}
+	}
+	return v.Policy.FilterPolicy, masks
+}
 
 // normalizeStatement is the statement text as the access log keeps it:
 // every literal replaced by "?". Until the gate's normaliser is available

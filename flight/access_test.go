@@ -516,3 +516,26 @@ func TestSystemSchemaReadOnly(t *testing.T) {
 		t.Errorf("describing system.access_events: %v", rows)
 	}
 }
+
+// TestAccessPolicies: a read through a row filter and masks names their
+// policies in the event; a mask of a column the table does not have is not
+// applied, so not named.
+func TestAccessPolicies(t *testing.T) {
+	l, cl, rec := accessLake(t)
+	l.cat.set("sales.orders", func(t *lakeTable) {
+		t.versions[len(t.versions)-1].Policy = &backend.TablePolicy{RowFilter: "id = 1", FilterPolicy: "first_only",
+			Masks: []backend.ColumnMask{
+				{Column: "amount", Mask: "NULL", Policy: "hide_amounts"},
+				{Column: "gone", Mask: "NULL", Policy: "hide_gone"},
+			}}
+	})
+	rows := mustQuery(t, bearerCtx(aliceToken), cl, "SELECT id, amount FROM sales.orders")
+	if len(rows) != 1 || rows[0][1] != "(null)" {
+		t.Fatalf("rows %v, want id 1 with its amount masked", rows)
+	}
+	got := rec.take()
+	want := []accesslog.Table{{Schema: "sales", Name: "orders", Version: 1, FilterPolicy: "first_only", MaskPolicies: []string{"hide_amounts"}}}
+	if len(got) != 1 || !sameTables(got[0].Read, want) || got[0].Rows != 1 {
+		t.Fatalf("events %+v, want one read of %+v returning 1 row", got, want)
+	}
+}
