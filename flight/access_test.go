@@ -455,24 +455,24 @@ func TestSystemSchemaReadOnly(t *testing.T) {
 	rec.take()
 	for _, name := range []string{"system.access_events", "system.nothere", "SYSTEM.access_events"} {
 		writes := []struct {
-			name string
-			run  func() error
+			name, kind string
+			run        func() error
 		}{
-			{"create table as", func() error {
+			{"create table as", "create table as", func() error {
 				_, err := cl.ExecuteUpdate(ctx, "CREATE TABLE "+name+" AS SELECT * FROM sales.orders")
 				return err
 			}},
-			{"create table if not exists", func() error {
+			{"create table if not exists", "create table as", func() error {
 				_, err := cl.ExecuteUpdate(ctx, "CREATE TABLE IF NOT EXISTS "+name+" AS SELECT * FROM sales.orders")
 				return err
 			}},
-			{"insert", func() error {
+			{"insert", "insert", func() error {
 				_, err := cl.ExecuteUpdate(ctx, "INSERT INTO "+name+" SELECT * FROM sales.orders")
 				return err
 			}},
-			{"drop", func() error { _, err := cl.ExecuteUpdate(ctx, "DROP TABLE "+name); return err }},
-			{"drop if exists", func() error { _, err := cl.ExecuteUpdate(ctx, "DROP TABLE IF EXISTS "+name); return err }},
-			{"prepared insert", func() error {
+			{"drop", "drop table", func() error { _, err := cl.ExecuteUpdate(ctx, "DROP TABLE "+name); return err }},
+			{"drop if exists", "drop table", func() error { _, err := cl.ExecuteUpdate(ctx, "DROP TABLE IF EXISTS "+name); return err }},
+			{"prepared insert", "insert", func() error {
 				prep, err := cl.Prepare(ctx, "INSERT INTO "+name+" SELECT * FROM sales.orders")
 				if err != nil {
 					return err
@@ -485,9 +485,9 @@ func TestSystemSchemaReadOnly(t *testing.T) {
 		sc, tb, _ := strings.Cut(name, ".")
 		for _, mode := range []string{ingestCreate, ingestAppend, ingestReplace, ingestCreateAppend} {
 			writes = append(writes, struct {
-				name string
-				run  func() error
-			}{"ingest " + mode, func() error {
+				name, kind string
+				run        func() error
+			}{"ingest " + mode, "ingest", func() error {
 				_, err := ingestJSON(ctx, cl, ordersSchema, ordersRows, ingestOpts(sc, tb, mode))
 				return err
 			}})
@@ -501,8 +501,8 @@ func TestSystemSchemaReadOnly(t *testing.T) {
 				}
 				checkStatus(t, err, codes.PermissionDenied, "table "+shown+" is read-only")
 				got := rec.take()
-				if len(got) != 1 || got[0].Decision != accesslog.Denied || got[0].DenyReason != reasonPrivilege ||
-					len(got[0].Written) != 1 || got[0].Written[0].Version != 0 {
+				if len(got) != 1 || got[0].Kind != w.kind || got[0].Decision != accesslog.Denied || got[0].DenyReason != reasonPrivilege ||
+					len(got[0].Written) != 1 || got[0].Written[0].Version != 0 || len(got[0].Read) != 0 {
 					t.Errorf("events %+v, want one denial of the write", got)
 				}
 			})

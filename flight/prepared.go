@@ -43,13 +43,14 @@ type prepared struct {
 	executed atomic.Bool
 }
 
-// execution marks st executed and, when its preparation reached
-// authorization, names its statement on the call's access record: each
-// execution is recorded.
+// execution marks st executed and names its statement on the call's
+// access record; when its preparation reached authorization, so does the
+// execution (a prepared write reaches it when it runs): each execution is
+// recorded.
 func (st *prepared) execution(a *access) {
 	st.executed.Store(true)
+	a.statementIs(st.plan.access.Kind, st.plan.access.Statement)
 	if st.planned != nil {
-		a.statementIs(st.planned.Kind, st.planned.Statement)
 		a.reach()
 	}
 }

@@ -478,11 +478,13 @@ func (s *Server) executeWrite(ctx context.Context, w who, stmt *sqlgate.Statemen
 	if err := checkTableName(target); err != nil {
 		return 0, err
 	}
+	// The target is named in the access event whatever happens next, and
+	// a target in the system schema is refused before anything is read.
+	accessFrom(ctx).wrote(target, 0)
+	if err := checkWritable(target); err != nil {
+		return 0, err
+	}
 	if stmt.Kind() == sqlgate.KindDropTable {
-		accessFrom(ctx).wrote(target, 0)
-		if err := checkWritable(target); err != nil {
-			return 0, err
-		}
 		if !p.MayReadNamespace(target.Schema) {
 			return 0, deny(reasonNamespace, tableNotFound(target.Schema, target.Name))
 		}
