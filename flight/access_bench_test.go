@@ -10,7 +10,7 @@ import (
 // the Server itself costs per event.
 type discardLog struct{}
 
-func (discardLog) Admit(string) error      { return nil }
+func (discardLog) Admit(string) error     { return nil }
 func (discardLog) Record(accesslog.Event) {}
 
 // BenchmarkPointQueryAccessLog measures a point query through a Flight
