@@ -7,13 +7,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc/codes"
 
 	"lakegate/authz"
 	"lakegate/flight/accesslog"
 	"lakegate/flight/backend"
+	"lakegate/flight/clocktest"
 )
 
 // Tests of the access events the Server produces (access.go), through a
@@ -537,5 +540,69 @@ func TestAccessPolicies(t *testing.T) {
 	want := []accesslog.Table{{Schema: "sales", Name: "orders", Version: 1, FilterPolicy: "first_only", MaskPolicies: []string{"hide_amounts"}}}
 	if len(got) != 1 || !sameTables(got[0].Read, want) || got[0].Rows != 1 {
 		t.Fatalf("events %+v, want one read of %+v returning 1 row", got, want)
+	}
+}
+
+// TestAccessTicketLifecycle: a ticket's DoGet records the statement's
+// decision at fetch (a grant revoked between planning and fetch denies
+// it); a ticket that does not open is a denial of reason ticket; a ticket
+// never fetched is recorded as its plan once it has expired.
+func TestAccessTicketLifecycle(t *testing.T) {
+	clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	rec := &recordingLog{}
+	l := newLake(t, func(c *Config) { c.AccessLog, c.Now = rec, clock.Now })
+	cl := l.client(t)
+	ctx := bearerCtx(aliceToken)
+	seedOrders(t, cl)
+	rec.take()
+
+	info, err := cl.Execute(ctx, "SELECT id FROM sales.orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.cat.hide("sales.orders")
+	_, err = fetch(ctx, cl, info)
+	checkStatus(t, err, codes.NotFound, "table sales.orders does not exist")
+	got := rec.take()
+	if len(got) != 1 || got[0].Decision != accesslog.Denied || got[0].DenyReason != reasonPrivilege ||
+		!sameTables(got[0].Read, []accesslog.Table{table("sales.orders", 0)}) || got[0].Time != clock.Now() {
+		t.Fatalf("a fetch after the grant was revoked: events %+v, want one denial of sales.orders@0", got)
+	}
+
+	handle, err := statementHandle(info.Endpoint[0].Ticket.Ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	handle = slices.Clone(handle)
+	handle[len(handle)-1] ^= 1
+	tkt, err := flightsql.CreateStatementQueryTicket(handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := &flight.Ticket{Ticket: tkt}
+	if rdr, err := cl.DoGet(ctx, forged); err == nil {
+		for rdr.Next() {
+		}
+		err = rdr.Err()
+		rdr.Release()
+		checkStatus(t, err, codes.Unauthenticated, "")
+	} else {
+		checkStatus(t, err, codes.Unauthenticated, "")
+	}
+	got = rec.take()
+	if len(got) != 1 || got[0].Decision != accesslog.Denied || got[0].DenyReason != reasonTicket || got[0].Kind != "query" {
+		t.Fatalf("a forged ticket: events %+v, want one denial of reason ticket", got)
+	}
+
+	l.cat.set("sales.orders", func(t *lakeTable) { t.hidden = false })
+	if _, err := cl.Execute(ctx, "SELECT amount FROM sales.orders"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(11 * time.Minute) // past the ticket's TTL
+	mustQuery(t, ctx, cl, "SELECT id FROM sales.orders")
+	got = rec.take()
+	slices.SortFunc(got, func(a, b accesslog.Event) int { return int(a.Rows - b.Rows) })
+	if len(got) != 2 || got[0].Rows != 0 || got[1].Rows != 2 || !sameTables(got[0].Read, []accesslog.Table{table("sales.orders", 1)}) {
+		t.Fatalf("events %+v, want the expired plan (no rows) and the fetched query", got)
 	}
 }
