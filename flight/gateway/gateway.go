@@ -17,6 +17,7 @@ import (
 
 	"lakegate/authz"
 	"lakegate/flight"
+	"lakegate/flight/accesslog"
 	"lakegate/flight/backend"
 	"lakegate/flight/backend/duckdb"
 	"lakegate/flight/backend/upstream"
@@ -325,7 +326,11 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		ups = g.up
 	}
 	if cfg.AccessLog != nil {
-		if g.accessLog, g.closeAccessLog, err = g.openAccessLog(*cfg.AccessLog); err != nil {
+		var reg prometheus.Registerer
+		if cfg.Registry != nil {
+			reg = cfg.Registry
+		}
+		if g.accessLog, g.closeAccessLog, err = g.openAccessLog(*cfg.AccessLog, reg); err != nil {
 			return nil, fmt.Errorf("gateway: the access log: %w", err)
 		}
 	}
@@ -530,6 +535,10 @@ type AccessLogConfig struct {
 	FailOpen []string
 	// Retention is how long events are kept; zero keeps them.
 	Retention time.Duration
+	// Sink receives each flushed file. Nil means the gateway's own writer
+	// into the tenant's stage, committed through metasrv; this build has
+	// none yet, so the access log is then disabled (said once at start).
+	Sink accesslog.Sink
 }
 
 func (c AccessLogConfig) validate() error {
@@ -548,13 +557,38 @@ func (c AccessLogConfig) validate() error {
 	return errors.Join(errs...)
 }
 
-// openAccessLog opens the access log c configures. The writer of its
-// files into tenants' stages is not part of this build yet: the log is
-// disabled (nil), which the gateway says once at start.
-func (g *Gateway) openAccessLog(c AccessLogConfig) (flight.AccessLog, func(context.Context) error, error) {
+// openAccessLog opens the access log c configures, which New hands to the
+// Flight server; close flushes it (Shutdown, once the server has drained).
+func (g *Gateway) openAccessLog(c AccessLogConfig, metricsReg prometheus.Registerer) (flight.AccessLog, func(context.Context) error, error) {
+	sink := c.Sink
+	if sink == nil {
+		// The writer through the stage and metasrv (accesslog_sink.go)
+		// takes this place once it is part of the build.
+		g.log.Warn("access log: no writer into the stage in this build; statements are not recorded")
+		return nil, nil, nil
+	}
 	if err := os.MkdirAll(c.SpoolDir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("creating the spool directory: %w", err)
 	}
-	g.log.Warn("access log: no writer into the stage in this build; statements are not recorded")
-	return nil, nil, nil
+	failOpen := map[string]bool{}
+	for _, t := range c.FailOpen {
+		failOpen[t] = true
+	}
+	var metrics *accesslog.Metrics
+	if metricsReg != nil {
+		metrics = accesslog.NewMetrics(metricsReg)
+	}
+	l, err := accesslog.New(accesslog.Config{
+		Sink:          sink,
+		FlushInterval: c.FlushInterval,
+		SpoolDir:      c.SpoolDir,
+		SpoolMax:      c.SpoolMax,
+		FailOpen:      func(tenant string) bool { return failOpen[tenant] },
+		Logger:        g.log.With("component", "accesslog"),
+		Metrics:       metrics,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, l.Close, nil
 }
