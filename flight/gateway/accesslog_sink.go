@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"lakegate/flight/accesslog"
 	"lakegate/flight/ingest"
 	"lakegate/metasrv/api"
 	"lakegate/metasrv/client"
@@ -31,8 +32,7 @@ type tenantStores interface {
 	Store(ctx context.Context, tenant string) (stage.Store, error)
 }
 
-// accessLogSink is the access log's Sink (the method set of
-// accesslog.Sink): it writes a flushed batch, one Parquet file, into the
+// accessLogSink is the access log's accesslog.Sink: it writes a flushed batch, one Parquet file, into the
 // tenant's own child stage under the storage id of the tenant's
 // <catalog>.system.access_events, with the key layout and containment of
 // any table's data (stage.TableFileKey, a fresh segment per file), checks
@@ -47,6 +47,8 @@ type accessLogSink struct {
 	mu   sync.Mutex
 	sids map[string]string // tenant → the table's storage id, as last known
 }
+
+var _ accesslog.Sink = (*accessLogSink)(nil)
 
 // newAccessLogSink returns a sink committing into catalog's system schema.
 func newAccessLogSink(stores tenantStores, meta accessLogMetasrv, catalog string) *accessLogSink {

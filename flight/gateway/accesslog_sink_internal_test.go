@@ -16,8 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
 	"lakegate/authz"
 	"lakegate/catalog"
+	"lakegate/flight/accesslog"
 	"lakegate/metasrv"
 	"lakegate/metasrv/api"
 	"lakegate/metasrv/client"
@@ -315,5 +320,87 @@ func TestAccessLogSinkStorageID(t *testing.T) {
 	}
 	if keys := tableKeys(t, st); len(keys) != 2 {
 		t.Fatalf("stage holds %v", keys)
+	}
+}
+
+// TestAccessLogSinkUnderLog: the access log's own flush, through the sink,
+// commits its Parquet file to the tenant's access_events, whose columns
+// metasrv created as the file holds them (names and Arrow types, in order);
+// Close flushes what is left.
+func TestAccessLogSinkUnderLog(t *testing.T) {
+	m := startSinkMetasrv(t)
+	st := stagetest.Local(t).Open(t, "acme")
+	c := m.client(t, m.acmeTok)
+	l, err := accesslog.New(accesslog.Config{Sink: newAccessLogSink(storesOf{"acme": st}, c, "lake"),
+		MemoryOnly: true, FlushInterval: time.Hour, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := accesslog.Event{Time: time.Unix(1700000000, 0).UTC(), RequestID: "r1", Tenant: "acme", Principal: "bob",
+		Kind: "query", Statement: "SELECT * FROM t WHERE id = ?", Catalog: "lake", Decision: accesslog.Allowed,
+		Read: []accesslog.Table{{Schema: "sales", Name: "t", Version: 3, FilterPolicy: "eu_rows", MaskPolicies: []string{"hide"}}}}
+	for range 3 {
+		l.Record(ev)
+	}
+	if held := l.Flush(t.Context()); held != 0 {
+		t.Fatalf("%d events held after a flush", held)
+	}
+	l.Record(ev)
+	if err := l.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	sid, v, err := c.AccessLogTable(t.Context(), "acme", "lake")
+	if err != nil || v != 2 {
+		t.Fatalf("table: %q %d %v", sid, v, err)
+	}
+	lake, _ := m.srv.FSM().Lake("acme")
+	_, ver, _ := lake.Snapshot.TableVersion("lake.system.access_events", 0)
+	if ver.Rows != 4 || len(ver.Files) != 2 {
+		t.Fatalf("version: %+v", ver)
+	}
+	rc, _, err := st.Get(t.Context(), ver.Files[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := file.NewParquetReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := fr.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pf.NumRows() != 3 || sch.NumFields() != len(ver.Columns) {
+		t.Fatalf("file: %d rows, %d fields; table %d columns", pf.NumRows(), sch.NumFields(), len(ver.Columns))
+	}
+	for i, f := range sch.Fields() {
+		if c := ver.Columns[i]; c.Name != f.Name || c.Type != f.Type.String() {
+			t.Errorf("column %d: table %s %s, file %s %s", i, c.Name, c.Type, f.Name, f.Type)
+		}
+	}
+}
+
+// TestAccessLogColumnsMatch: the columns metasrv creates the table with
+// are the access log's, as the core encodes them.
+func TestAccessLogColumnsMatch(t *testing.T) {
+	want := accesslog.Columns()
+	got := api.AccessLogColumns()
+	if len(got) != want.NumFields() {
+		t.Fatalf("%d columns, want %d", len(got), want.NumFields())
+	}
+	for i, f := range want.Fields() {
+		if got[i].Name != f.Name || got[i].Type != f.Type.String() || !got[i].Nullable {
+			t.Errorf("column %d: %+v, want %s %s", i, got[i], f.Name, f.Type)
+		}
 	}
 }
