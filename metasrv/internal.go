@@ -27,6 +27,8 @@ import (
 //	GET  /internal/v1/metalakes/{m}/files
 //	GET  /internal/v1/metalakes/{m}/generation
 //	POST /internal/v1/generations (watch)
+//	POST /internal/v1/metalakes/{m}/access-log (accesslog.go)
+//	GET  /internal/v1/metalakes/{m}/access-log
 //
 // See docs/rest.md ("Internal API for gateways").
 
@@ -39,6 +41,7 @@ func (s *Server) internalRoutes() {
 	s.mux.HandleFunc("POST /internal/v1/metalakes/{tenant}/tables", s.handleListTables)
 	s.mux.HandleFunc("GET /internal/v1/metalakes/{tenant}/files", s.handleFiles)
 	s.mux.HandleFunc("POST /internal/v1/generations", s.handleWatch)
+	s.accessLogRoutes()
 	s.mux.HandleFunc("/internal/", s.noRoute)
 }
 
@@ -195,7 +198,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (*ResolveRespon
 // or when its catalog's upstream properties or its upstream_name are
 // invalid, it is unavailable.
 func resolveRef(snap *catalog.Snapshot, subject string, catOK bool, cat string, ref ResolveRef, priv catalog.Privilege) (json.RawMessage, error) {
-	if !catOK || catalog.CheckNamePart(ref.Schema) != nil || catalog.CheckNamePart(ref.Table) != nil {
+	if !catOK || (catalog.CheckNamePart(ref.Schema) != nil && ref.Schema != catalog.SystemSchema) || catalog.CheckNamePart(ref.Table) != nil {
 		return unavailableResult, nil
 	}
 	full := cat + "." + ref.Schema + "." + ref.Table

@@ -1,0 +1,149 @@
+package catalog_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	. "lakegate/catalog"
+	"lakegate/catalog/catalogtest"
+)
+
+var alColumns = []ColumnDef{{Name: "time", Type: "timestamp[us]", Nullable: true}, {Name: "principal", Type: "utf8", Nullable: true}}
+
+func alFile(sid, name string, rows int64) DataFile {
+	return DataFile{Path: "tables/" + sid + "/seg/" + name + ".parquet", Size: 100, Rows: rows, SHA256: strings.Repeat("ab", 32)}
+}
+
+// TestCommitAccessLogCreatesOnceThenAppends: the first commit creates the
+// schema and the table, owned by the metalake's owner, at version 1; the
+// next appends without a base.
+func TestCommitAccessLogCreatesOnceThenAppends(t *testing.T) {
+	s := catalogtest.Apply(t, base(t), admin,
+		CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns, Files: []DataFile{alFile("al1", "a", 3)}})
+	for _, o := range []Object{Schema("lake.system"), Table("lake.system.access_events")} {
+		if ow, ok := s.Owner(o); !ok || ow != (Owner{OwnerUser, admin}) {
+			t.Fatalf("owner of %s = %v, %v", o, ow, ok)
+		}
+	}
+	s = catalogtest.Apply(t, s, admin,
+		CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns, Files: []DataFile{alFile("al1", "b", 4)}})
+	sid, v, ok := s.TableVersion("lake.system.access_events", 0)
+	if !ok || sid != "al1" || v.Version != 2 || len(v.Files) != 2 || v.Rows != 7 || v.Actor != admin {
+		t.Fatalf("after two commits: %s %+v %v", sid, v, ok)
+	}
+	if names, _ := s.Children(Catalog("lake")); len(names) != 3 {
+		t.Fatalf("schemas %v", names)
+	}
+}
+
+// TestCommitAccessLogRefuses: only the metalake's owner commits, the
+// files lie under the table's storage id, the columns stay the table's.
+func TestCommitAccessLogRefuses(t *testing.T) {
+	s := catalogtest.Apply(t, base(t), admin,
+		CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns, Files: []DataFile{alFile("al1", "a", 3)}})
+	ok := CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns, Files: []DataFile{alFile("al1", "b", 1)}}
+	taken := catalogtest.Apply(t, base(t), admin, CreateTable{Name: "lake.fin.x", Columns: alColumns, StorageID: "taken"})
+	for _, tc := range []struct {
+		name  string
+		actor string
+		snap  *Snapshot
+		cmd   CommitAccessLog
+		want  error
+	}{
+		{"a user who does not own the metalake", "alice", s, ok, ErrForbidden},
+		{"an unknown actor", "gw", s, ok, ErrForbidden},
+		{"another storage id", admin, s, CommitAccessLog{Catalog: "lake", StorageID: "al2", Columns: alColumns,
+			Files: []DataFile{alFile("al2", "b", 1)}}, ErrVersionConflict},
+		{"a file outside the storage id", admin, s, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns,
+			Files: []DataFile{alFile("other", "b", 1)}}, ErrInvalidArgument},
+		{"other columns", admin, s, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns[:1],
+			Files: []DataFile{alFile("al1", "b", 1)}}, ErrInvalidArgument},
+		{"no files", admin, s, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns}, ErrInvalidArgument},
+		{"a missing catalog", admin, base(t), CommitAccessLog{Catalog: "nope", StorageID: "al1", Columns: alColumns,
+			Files: []DataFile{alFile("al1", "a", 1)}}, ErrNotFound},
+		{"first commit without a storage id", admin, base(t), CommitAccessLog{Catalog: "lake", Columns: alColumns,
+			Files: []DataFile{alFile("al1", "a", 1)}}, ErrInvalidArgument},
+		{"a storage id another table has", admin, taken, CommitAccessLog{Catalog: "lake", StorageID: "taken",
+			Columns: alColumns, Files: []DataFile{alFile("taken", "a", 1)}}, ErrAlreadyExists},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mustFail(t, tc.snap, tc.actor, tc.cmd, tc.want)
+		})
+	}
+}
+
+func TestIsSystemSchema(t *testing.T) {
+	for name, want := range map[string]bool{"lake.system": true, "other.system": true, "lake.sys": false,
+		"lake.systems": false, "system": false, "lake.system.t": false, "": false} {
+		if got := IsSystemSchema(name); got != want {
+			t.Errorf("IsSystemSchema(%q) = %v", name, got)
+		}
+	}
+}
+
+// TestSystemSchemaReadOnly: every write into a system schema but the
+// access log's commit is refused, even for the metalake's owner; governing
+// it is not. Names that only look alike are not the schema.
+func TestSystemSchemaReadOnly(t *testing.T) {
+	s := catalogtest.Apply(t, base(t), admin,
+		CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns, Files: []DataFile{alFile("al1", "a", 3)}})
+	tbl := "lake.system.access_events"
+	for _, tc := range []struct {
+		name string
+		cmd  Command
+	}{
+		{"create schema", CreateSchema{Name: "lake.system"}},
+		{"create table", CreateTable{Name: "lake.system.t", Columns: alColumns}},
+		{"drop schema", DropObject{Object: Schema("lake.system"), Cascade: true}},
+		{"drop table", DropObject{Object: Table(tbl)}},
+		{"drop column", DropObject{Object: Column(tbl + ".principal")}},
+		{"rename table", RenameObject{Object: Table(tbl), NewName: "lake.fin.events"}},
+		{"move a table in", RenameObject{Object: Table("lake.fin.ledger"), NewName: "lake.system.ledger"}},
+		{"rename schema", RenameObject{Object: Schema("lake.system"), NewName: "lake.old"}},
+		{"add column", AddColumn{Table: tbl, Column: ColumnDef{Name: "x", Type: "utf8"}}},
+		{"alter table", AlterObject{Object: Table(tbl), SetProperties: map[string]string{"k": "v"}}},
+		{"commit a version", CommitTableVersion{Table: tbl, Base: 1, Files: []DataFile{alFile("al1", "b", 1)}}},
+		{"replace", CommitTableVersion{Table: tbl, Base: 1, Replace: true, Columns: alColumns}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !WritesSystemSchema(tc.cmd) {
+				t.Fatal("WritesSystemSchema = false")
+			}
+			mustFail(t, s, admin, tc.cmd, ErrForbidden)
+		})
+	}
+	// Governance of the table and writes elsewhere go on.
+	s = catalogtest.Apply(t, s, admin,
+		GrantPrivileges{Role: "reader", Object: Table(tbl), Privileges: pc(PrivSelectTable, Allow)},
+		SetOwner{Object: Table(tbl), Owner: Owner{OwnerUser, "alice"}},
+		CreateTag{Name: "audit"}, AssociateTagsV1{Object: Table(tbl), TagsToAdd: []string{"audit"}},
+		CreateSchema{Name: "lake.systems"}, CreateTable{Name: "lake.systems.t", Columns: alColumns})
+	for _, c := range []Command{CreateSchema{Name: "lake.systems"}, DropObject{Object: Catalog("lake")},
+		AlterObject{Object: Catalog("lake")}, GrantPrivileges{Role: "reader", Object: Table(tbl)}} {
+		if WritesSystemSchema(c) {
+			t.Errorf("WritesSystemSchema(%#v) = true", c)
+		}
+	}
+	// The snapshot with a system schema survives a round trip.
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := UnmarshalSnapshot(b)
+	if err != nil {
+		t.Fatalf("restoring a snapshot with a system schema: %v", err)
+	}
+	if _, _, ok := r.TableVersion(tbl, 0); !ok {
+		t.Fatal("restored snapshot lost the access log")
+	}
+}
+
+// TestCheckEntryRefusesAccessLog: a client cannot send the access log's
+// commit (previews run CheckEntry on what clients send).
+func TestCheckEntryRefusesAccessLog(t *testing.T) {
+	c := CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns, Files: []DataFile{alFile("al1", "a", 1)}}
+	if err := CheckEntry(base(t), admin, c); !errors.Is(err, ErrForbidden) {
+		t.Fatalf("CheckEntry = %v", err)
+	}
+}
