@@ -535,9 +535,9 @@ type AccessLogConfig struct {
 	FailOpen []string
 	// Retention is how long events are kept; zero keeps them.
 	Retention time.Duration
-	// Sink receives each flushed file. Nil means the gateway's own writer
-	// into the tenant's stage, committed through metasrv; this build has
-	// none yet, so the access log is then disabled (said once at start).
+	// Sink receives each flushed file. Nil means the gateway's own writer:
+	// into the tenant's stage, committed through metasrv as the next
+	// version of <catalog>.system.access_events (accesslog_sink.go).
 	Sink accesslog.Sink
 }
 
@@ -557,14 +557,20 @@ func (c AccessLogConfig) validate() error {
 	return errors.Join(errs...)
 }
 
+// accessLogCatalog is the catalog whose schema system holds the access
+// log: the Flight server's default catalog, the one every tenant sees.
+const accessLogCatalog = "lake"
+
 // openAccessLog opens the access log c configures, which New hands to the
 // Flight server; close flushes it (Shutdown, once the server has drained).
 func (g *Gateway) openAccessLog(c AccessLogConfig, metricsReg prometheus.Registerer) (flight.AccessLog, func(context.Context) error, error) {
 	sink := c.Sink
+	if sink == nil && g.mc != nil {
+		sink = newAccessLogSink(g.files, g.mc, accessLogCatalog)
+	}
 	if sink == nil {
-		// The writer through the stage and metasrv (accesslog_sink.go)
-		// takes this place once it is part of the build.
-		g.log.Warn("access log: no writer into the stage in this build; statements are not recorded")
+		// Config.Governance replaces metasrv: nothing commits the files.
+		g.log.Warn("access log: no metasrv to commit its files to; statements are not recorded")
 		return nil, nil, nil
 	}
 	if err := os.MkdirAll(c.SpoolDir, 0o700); err != nil {
