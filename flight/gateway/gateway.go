@@ -533,7 +533,8 @@ type AccessLogConfig struct {
 	// FailOpen lists the tenants whose statements still run when their
 	// events cannot be kept (the loss is counted and alerted on).
 	FailOpen []string
-	// Retention is how long events are kept; zero keeps them.
+	// Retention is how long events are to be kept; zero keeps them. The
+	// gateway deletes none yet: a non-zero value is logged at start.
 	Retention time.Duration
 	// Sink receives each flushed file. Nil means the gateway's own writer:
 	// into the tenant's stage, committed through metasrv as the next
@@ -572,6 +573,9 @@ func (g *Gateway) openAccessLog(c AccessLogConfig, metricsReg prometheus.Registe
 		// Config.Governance replaces metasrv: nothing commits the files.
 		g.log.Warn("access log: no metasrv to commit its files to; statements are not recorded")
 		return nil, nil, nil
+	}
+	if c.Retention > 0 {
+		g.log.Warn("access log: retention is not enforced; events are kept", "retention", c.Retention.String())
 	}
 	if err := os.MkdirAll(c.SpoolDir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("creating the spool directory: %w", err)
