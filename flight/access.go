@@ -222,9 +222,8 @@ func policyNames(v *backend.TableVersion) (filter string, masks []string) {
 }
 
 // normalizeStatement is the statement text as the access log keeps it:
-// every literal replaced by "?". Until the gate's normaliser is available
-// it keeps nothing, so no value typed into a statement is ever stored.
-func normalizeStatement(string) string { return "" }
+// every literal replaced by "?" (sqlgate.Normalize).
+func normalizeStatement(text string) string { return sqlgate.Normalize(text) }
 
 // admitAccess asks the access log whether p's tenant may run a statement.
 func (s *Server) admitAccess(tenant string) error {

@@ -107,7 +107,7 @@ func TestAccessEvents(t *testing.T) {
 				_, err := runQuery(ctx, cl, "SELECT id, amount FROM sales.orders")
 				return err
 			},
-			want:      accesslog.Event{Kind: "query", Read: []accesslog.Table{table("sales.orders", 1)}, Decision: accesslog.Allowed, Rows: 2},
+			want:      accesslog.Event{Kind: "query", Statement: "select `id` , `amount` from `sales` . `orders`", Read: []accesslog.Table{table("sales.orders", 1)}, Decision: accesslog.Allowed, Rows: 2},
 			wantBytes: true,
 		},
 		{
@@ -117,7 +117,7 @@ func TestAccessEvents(t *testing.T) {
 				return err
 			},
 			code: codes.NotFound,
-			want: accesslog.Event{Kind: "query", Read: []accesslog.Table{table("hr.salaries", 0), table("sales.orders", 0)},
+			want: accesslog.Event{Kind: "query", Statement: "select `o` . `id` from `sales` . `orders` `o` join `hr` . `salaries` `s` on `o` . `id` = `s` . `id`", Read: []accesslog.Table{table("hr.salaries", 0), table("sales.orders", 0)},
 				Decision: accesslog.Denied, DenyReason: reasonNamespace, ErrorClass: "NotFound"},
 		},
 		{
@@ -145,7 +145,7 @@ func TestAccessEvents(t *testing.T) {
 				return err
 			},
 			code: codes.NotFound,
-			want: accesslog.Event{Kind: "query", Read: []accesslog.Table{table("sales.secret", 0)},
+			want: accesslog.Event{Kind: "query", Statement: "select * from `sales` . `secret` where `id` = ?", Read: []accesslog.Table{table("sales.secret", 0)},
 				Decision: accesslog.Denied, DenyReason: reasonPrivilege, ErrorClass: "NotFound"},
 		},
 		{
@@ -154,7 +154,7 @@ func TestAccessEvents(t *testing.T) {
 				_, err := cl.ExecuteUpdate(ctx, "CREATE TABLE sales.copy AS SELECT * FROM sales.orders")
 				return err
 			},
-			want: accesslog.Event{Kind: "create table as", Read: []accesslog.Table{table("sales.orders", 1)},
+			want: accesslog.Event{Kind: "create table as", Statement: "create table `sales` . `copy` as select * from `sales` . `orders`", Read: []accesslog.Table{table("sales.orders", 1)},
 				Written: []accesslog.Table{table("sales.copy", 1)}, Decision: accesslog.Allowed, Rows: 2},
 			wantBytes: true,
 		},
@@ -164,7 +164,7 @@ func TestAccessEvents(t *testing.T) {
 				_, err := cl.ExecuteUpdate(ctx, "INSERT INTO sales.copy VALUES (3, 3.5)")
 				return err
 			},
-			want: accesslog.Event{Kind: "insert", Read: []accesslog.Table{},
+			want: accesslog.Event{Kind: "insert", Statement: "insert into `sales` . `copy` values ( ... )", Read: []accesslog.Table{},
 				Written: []accesslog.Table{table("sales.copy", 2)}, Decision: accesslog.Allowed, Rows: 1},
 			wantBytes: true,
 		},
@@ -184,7 +184,7 @@ func TestAccessEvents(t *testing.T) {
 				return err
 			},
 			code: codes.NotFound,
-			want: accesslog.Event{Kind: "drop table", Written: []accesslog.Table{table("sales.secret", 0)},
+			want: accesslog.Event{Kind: "drop table", Statement: "drop table `sales` . `secret`", Written: []accesslog.Table{table("sales.secret", 0)},
 				Decision: accesslog.Denied, DenyReason: reasonPrivilege, ErrorClass: "NotFound"},
 		},
 		{
@@ -220,7 +220,7 @@ func TestAccessEvents(t *testing.T) {
 				_, err := runQuery(ctx, cl, "DESCRIBE sales.orders")
 				return err
 			},
-			want:      accesslog.Event{Kind: "describe", Read: []accesslog.Table{table("sales.orders", 2)}, Decision: accesslog.Allowed, Rows: 2},
+			want:      accesslog.Event{Kind: "describe", Statement: "describe `sales` . `orders`", Read: []accesslog.Table{table("sales.orders", 2)}, Decision: accesslog.Allowed, Rows: 2},
 			wantBytes: true,
 		},
 	}
@@ -429,8 +429,8 @@ func TestAccessNoLiterals(t *testing.T) {
 		t.Fatalf("%d events, want 4: %+v", len(got), got)
 	}
 	for _, ev := range got {
-		if strings.Contains(fmt.Sprintf("%+v", ev), ssn) {
-			t.Errorf("the event holds the literal: %+v", ev)
+		if strings.Contains(fmt.Sprintf("%+v", ev), ssn) || !strings.Contains(ev.Statement, "?") {
+			t.Errorf("the event holds the literal, or no statement with ? in its place: %+v", ev)
 		}
 	}
 }
