@@ -58,6 +58,11 @@ func TestAccessLogAcrossSIGTERM(t *testing.T) {
 			t.Errorf("event %d holds the statement's literal: %q", i, rows[i])
 		}
 	}
+	for _, i := range []int{0, 2} {
+		if !strings.HasSuffix(rows[i][6], "from `sales` . `orders` where status = ?") {
+			t.Errorf("event %d: statement %q, want it normalised", i, rows[i][6])
+		}
+	}
 	analyst = mustDial(t, s.uri(), bearer(s.token(t, "analyst@demo")))
 	if _, _, err := analyst.query(ctx, "SELECT count(*) FROM system.access_events"); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("analyst@demo reading system.access_events: %v, want it missing", err)
