@@ -511,6 +511,26 @@ func TestSystemSchemaReadOnly(t *testing.T) {
 			})
 		}
 	}
+	t.Run("unqualified, in a session using system", func(t *testing.T) {
+		startSession(t, ctx, cl)
+		if _, err := cl.ExecuteUpdate(ctx, "USE system"); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if _, err := cl.ExecuteUpdate(ctx, "USE sales"); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		for _, sql := range []string{"CREATE TABLE x AS SELECT * FROM sales.orders", "INSERT INTO access_events SELECT * FROM sales.orders", "DROP TABLE access_events"} {
+			_, err := cl.ExecuteUpdate(ctx, sql)
+			checkStatus(t, err, codes.PermissionDenied, "is read-only")
+		}
+		if _, err := ingestJSON(ctx, cl, ordersSchema, ordersRows, ingestOpts("", "access_events", ingestAppend)); err == nil {
+			t.Fatal("ingest into the session's schema system succeeded")
+		} else {
+			checkStatus(t, err, codes.PermissionDenied, "table system.access_events is read-only")
+		}
+	})
 	if v := l.cat.committed(); len(v) != 1 {
 		t.Errorf("commits %+v, want only the seed's", v)
 	}
