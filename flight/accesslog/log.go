@@ -190,6 +190,9 @@ func New(cfg Config) (*Log, error) {
 		for tenant, files := range found {
 			l.queue(tenant).files = files
 		}
+		if len(found) > 0 {
+			l.kick <- struct{}{} // deliver the spool now, not an interval later
+		}
 	}
 	if cfg.Metrics != nil {
 		cfg.Metrics.attach(l)

@@ -463,7 +463,7 @@ func TestNewValidatesConfig(t *testing.T) {
 
 func TestSpoolIgnoresForeignEntries(t *testing.T) {
 	dir := t.TempDir()
-	for _, p := range []string{"not a tenant!/x.parquet", "acme/notes.txt", "acme/00000000000000000001.parquet"} {
+	for _, p := range []string{"not a tenant!/x.parquet", "acme/notes.txt", "acme/00000000000000000000.parquet"} {
 		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -475,6 +475,14 @@ func TestSpoolIgnoresForeignEntries(t *testing.T) {
 	if st := l.Stats(); st.SpoolFiles != 0 {
 		t.Fatalf("stats %+v", st)
 	}
+	// A new spool file does not replace the unreadable one.
+	sink := l.cfg.Sink.(*fakeSink)
+	sink.setFailing(true)
+	l.Record(ev("acme", "a0"))
+	l.Flush(context.Background())
+	if b, _ := os.ReadFile(filepath.Join(dir, "acme", "00000000000000000000.parquet")); string(b) != "junk" {
+		t.Fatalf("the unreadable spool file was replaced: %q", b)
+	}
 	var left []string
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -483,7 +491,26 @@ func TestSpoolIgnoresForeignEntries(t *testing.T) {
 		return nil
 	})
 	sort.Strings(left)
-	if len(left) != 3 {
+	if len(left) != 4 {
 		t.Fatalf("foreign entries removed: %v", left)
 	}
+}
+
+// A restarted Log delivers its spool without waiting for an interval.
+func TestRestartDeliversWithoutWaiting(t *testing.T) {
+	dir := t.TempDir()
+	sink := newFakeSink()
+	sink.setFailing(true)
+	l, err := New(Config{Sink: sink, SpoolDir: dir, FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Record(ev("acme", "a0"))
+	if err := l.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sink.setFailing(false)
+	newLog(t, Config{Sink: sink, SpoolDir: dir}) // FlushInterval: an hour
+	<-sink.wrote
+	equal(t, "acme", sink.ids("acme"), []string{"a0"})
 }
