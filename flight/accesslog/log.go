@@ -274,7 +274,11 @@ func (l *Log) Record(e Event) {
 	q.bytes += size
 	q.mem += size
 	l.mem += size
-	kick := q.count >= l.cfg.MaxBatch || l.mem >= l.cfg.MaxMemory/2
+	// Kick once, on reaching the batch size or half the memory: a stage
+	// that is down would otherwise get a flush (a tiny file and a failed
+	// write) per event.
+	half := l.cfg.MaxMemory / 2
+	kick := q.count == l.cfg.MaxBatch || l.mem >= half && l.mem-size < half
 	l.mu.Unlock()
 	l.memGauge.Add(size)
 	l.recorded.Add(1)
