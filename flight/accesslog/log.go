@@ -50,7 +50,7 @@ type Config struct {
 	MaxBatch int
 	// MaxMemory bounds the bytes of events and encoded files held in
 	// memory across tenants; 0 means DefaultMaxMemory (64 MiB). Once it is
-	// reached Admit refuses (see Admit).
+	// reached, or one tenant holds half of it, Admit refuses (see Admit).
 	MaxMemory int64
 	// SpoolDir is the directory of the spool: the files the Sink refused,
 	// SpoolDir/<tenant>/<seq>.parquet. Required unless MemoryOnly.
@@ -114,6 +114,9 @@ type tenantQueue struct {
 	count  int   // events queued
 	bytes  int64 // estimated bytes of events
 	files  []file
+	// mem is the tenant's share of Log.mem: bytes plus its in-memory
+	// files.
+	mem int64
 }
 
 // chunkEvents is the capacity of one chunk of a tenant's queue.
@@ -190,6 +193,9 @@ func New(cfg Config) (*Log, error) {
 		for tenant, files := range found {
 			l.queue(tenant).files = files
 		}
+		if len(found) > 0 {
+			l.kick <- struct{}{} // deliver the spool now, not an interval later
+		}
 	}
 	if cfg.Metrics != nil {
 		cfg.Metrics.attach(l)
@@ -213,11 +219,13 @@ func (l *Log) failOpen(tenant string) bool {
 }
 
 // Admit reports whether a statement of tenant may run: nil, or an error
-// wrapping ErrUnavailable when the Log cannot keep more events (memory
-// full because the Sink and the spool are not taking batches fast
-// enough, or the Log is closed) and the tenant is not fail-open.
-// Statements admitted just before memory fills are still recorded, so
-// memory may exceed MaxMemory by the events of statements in flight.
+// wrapping ErrUnavailable when the Log cannot keep more of the tenant's
+// events and the tenant is not fail-open: memory is full, or the tenant
+// holds half of it (its Sink and the spool are not taking its batches;
+// the half leaves room to the tenants whose stage works), or the Log is
+// closed. Statements admitted just before memory fills are still
+// recorded, so memory may exceed MaxMemory by the events of statements in
+// flight.
 func (l *Log) Admit(tenant string) error {
 	if !stage.ValidTenant(tenant) {
 		// Its events could be neither spooled nor written.
@@ -225,7 +233,7 @@ func (l *Log) Admit(tenant string) error {
 		return fmt.Errorf("accesslog: invalid tenant %q: %w", tenant, ErrUnavailable)
 	}
 	l.mu.Lock()
-	full := l.closed || l.mem >= l.cfg.MaxMemory
+	full := l.closed || l.full(l.tenants[tenant])
 	l.mu.Unlock()
 	if !full || l.failOpen(tenant) {
 		return nil
@@ -251,12 +259,12 @@ func (l *Log) Record(e Event) {
 		l.lost.Add(1)
 		return
 	}
-	if l.mem >= l.cfg.MaxMemory && l.failOpen(e.Tenant) {
+	q := l.queue(e.Tenant)
+	if l.full(q) && l.failOpen(e.Tenant) {
 		l.mu.Unlock()
 		l.drops.Add(1)
 		return
 	}
-	q := l.queue(e.Tenant)
 	if n := len(q.events); n == 0 || len(q.events[n-1]) == cap(q.events[n-1]) {
 		q.events = append(q.events, make([]Event, 0, chunkEvents))
 	}
@@ -264,8 +272,13 @@ func (l *Log) Record(e Event) {
 	*last = append(*last, e)
 	q.count++
 	q.bytes += size
+	q.mem += size
 	l.mem += size
-	kick := q.count >= l.cfg.MaxBatch || l.mem >= l.cfg.MaxMemory/2
+	// Kick once, on reaching the batch size or half the memory: a stage
+	// that is down would otherwise get a flush (a tiny file and a failed
+	// write) per event.
+	half := l.cfg.MaxMemory / 2
+	kick := q.count == l.cfg.MaxBatch || l.mem >= half && l.mem-size < half
 	l.mu.Unlock()
 	l.memGauge.Add(size)
 	l.recorded.Add(1)
@@ -371,10 +384,10 @@ func (l *Log) flushTenant(ctx context.Context, tenant string) (held int) {
 			// kept in any form, so they are counted as lost.
 			l.lost.Add(int64(count))
 			l.log.Error("access log: encoding a batch failed: events lost", "tenant", tenant, "events", count, "error", err)
-			l.addMem(-evBytes)
+			l.addMem(q, -evBytes)
 		} else {
 			q.files = append(q.files, file{data: data, size: int64(len(data)), events: count})
-			l.addMem(int64(len(data)) - evBytes)
+			l.addMem(q, int64(len(data))-evBytes)
 		}
 	}
 
@@ -390,7 +403,7 @@ func (l *Log) flushTenant(ctx context.Context, tenant string) (held int) {
 		l.writtenBytes.Add(f.size)
 		q.files = q.files[1:]
 		if f.data != nil {
-			l.addMem(-f.size)
+			l.addMem(q, -f.size)
 		} else {
 			l.spool.remove(f)
 		}
@@ -413,7 +426,7 @@ func (l *Log) flushTenant(ctx context.Context, tenant string) (held int) {
 				}
 				break
 			}
-			l.addMem(-f.size)
+			l.addMem(q, -f.size)
 			f.data, f.path = nil, path
 		}
 	}
@@ -440,8 +453,15 @@ func (l *Log) deliver(ctx context.Context, tenant string, f file) error {
 	return nil
 }
 
-func (l *Log) addMem(n int64) {
+// full reports whether q's tenant may queue no more; l.mu held.
+func (l *Log) full(q *tenantQueue) bool {
+	return l.mem >= l.cfg.MaxMemory || q != nil && q.mem >= l.cfg.MaxMemory/2
+}
+
+// addMem adds n to q's and the Log's memory.
+func (l *Log) addMem(q *tenantQueue, n int64) {
 	l.mu.Lock()
+	q.mem += n
 	l.mem += n
 	l.mu.Unlock()
 	l.memGauge.Add(n)

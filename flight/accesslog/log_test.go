@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -25,6 +26,7 @@ import (
 type fakeSink struct {
 	mu      sync.Mutex
 	failing bool
+	failFor string // a tenant whose writes fail
 	gate    chan struct{}
 	got     map[string][]string // tenant -> request ids, in write order
 	files   int
@@ -37,7 +39,7 @@ func newFakeSink() *fakeSink {
 
 func (s *fakeSink) Write(ctx context.Context, tenant string, data []byte, events int) error {
 	s.mu.Lock()
-	gate, failing := s.gate, s.failing
+	gate, failing := s.gate, s.failing || tenant == s.failFor
 	s.mu.Unlock()
 	if gate != nil {
 		select {
@@ -119,6 +121,9 @@ func newLog(t *testing.T, cfg Config) *Log {
 	t.Helper()
 	if cfg.FlushInterval == 0 {
 		cfg.FlushInterval = time.Hour
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	l, err := New(cfg)
 	if err != nil {
@@ -463,7 +468,7 @@ func TestNewValidatesConfig(t *testing.T) {
 
 func TestSpoolIgnoresForeignEntries(t *testing.T) {
 	dir := t.TempDir()
-	for _, p := range []string{"not a tenant!/x.parquet", "acme/notes.txt", "acme/00000000000000000001.parquet"} {
+	for _, p := range []string{"not a tenant!/x.parquet", "acme/notes.txt", "acme/00000000000000000000.parquet"} {
 		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -475,6 +480,14 @@ func TestSpoolIgnoresForeignEntries(t *testing.T) {
 	if st := l.Stats(); st.SpoolFiles != 0 {
 		t.Fatalf("stats %+v", st)
 	}
+	// A new spool file does not replace the unreadable one.
+	sink := l.cfg.Sink.(*fakeSink)
+	sink.setFailing(true)
+	l.Record(ev("acme", "a0"))
+	l.Flush(context.Background())
+	if b, _ := os.ReadFile(filepath.Join(dir, "acme", "00000000000000000000.parquet")); string(b) != "junk" {
+		t.Fatalf("the unreadable spool file was replaced: %q", b)
+	}
 	var left []string
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -483,7 +496,60 @@ func TestSpoolIgnoresForeignEntries(t *testing.T) {
 		return nil
 	})
 	sort.Strings(left)
-	if len(left) != 3 {
+	if len(left) != 4 {
 		t.Fatalf("foreign entries removed: %v", left)
+	}
+}
+
+// A restarted Log delivers its spool without waiting for an interval.
+func TestRestartDeliversWithoutWaiting(t *testing.T) {
+	dir := t.TempDir()
+	sink := newFakeSink()
+	sink.setFailing(true)
+	l, err := New(Config{Sink: sink, SpoolDir: dir, FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Record(ev("acme", "a0"))
+	if err := l.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sink.setFailing(false)
+	newLog(t, Config{Sink: sink, SpoolDir: dir}) // FlushInterval: an hour
+	<-sink.wrote
+	equal(t, "acme", sink.ids("acme"), []string{"a0"})
+}
+
+// A tenant whose stage refuses its batches is refused at half the memory;
+// the others keep running.
+func TestAStuckTenantDoesNotRefuseTheOthers(t *testing.T) {
+	sink := newFakeSink()
+	sink.failFor = "stuck"
+	l := newLog(t, Config{Sink: sink, SpoolDir: t.TempDir(), SpoolMax: 1, MaxMemory: 8 << 10})
+	n := 0
+	for l.Admit("stuck") == nil {
+		l.Record(ev("stuck", fmt.Sprintf("s%d", n)))
+		l.Record(ev("fine", fmt.Sprintf("f%d", n)))
+		n++
+		l.Flush(context.Background())
+		if n > 1000 {
+			t.Fatal("the stuck tenant is never refused")
+		}
+	}
+	if st := l.Stats(); st.MemoryBytes < 4<<10 || st.MemoryBytes >= 8<<10 {
+		t.Fatalf("refused at %d bytes held, want half of 8 KiB", st.MemoryBytes)
+	}
+	if err := l.Admit("fine"); err != nil {
+		t.Fatalf("Admit(fine) = %v while only another tenant is stuck", err)
+	}
+	equal(t, "fine", sink.ids("fine"), ids("f", 0, n))
+	// Its stage returns: its events arrive, in order, and it runs again.
+	sink.mu.Lock()
+	sink.failFor = ""
+	sink.mu.Unlock()
+	l.Flush(context.Background())
+	equal(t, "stuck", sink.ids("stuck"), ids("s", 0, n))
+	if err := l.Admit("stuck"); err != nil {
+		t.Fatal(err)
 	}
 }

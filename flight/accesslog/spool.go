@@ -80,6 +80,11 @@ func openSpool(dir string, max int64, log *slog.Logger) (*spool, map[string][]fi
 				log.Warn("access log spool: ignoring a file that is not a spool file", "path", path)
 				continue
 			}
+			// Numbers go on after every spool file's, readable or not, so
+			// a new file never replaces one.
+			if seq >= s.seq {
+				s.seq = seq + 1
+			}
 			events, size, err := parquetRows(path)
 			if err != nil {
 				// A spooled file is renamed only once synced whole, so
@@ -92,9 +97,6 @@ func openSpool(dir string, max int64, log *slog.Logger) (*spool, map[string][]fi
 			seqs = append(seqs, seq)
 			s.bytes += size
 			s.files++
-			if seq >= s.seq {
-				s.seq = seq + 1
-			}
 		}
 		sort.Sort(bySeq{files, seqs})
 		if len(files) > 0 {
