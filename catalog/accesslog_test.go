@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,5 +146,42 @@ func TestCheckEntryRefusesAccessLog(t *testing.T) {
 	c := CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns, Files: []DataFile{alFile("al1", "a", 1)}}
 	if err := CheckEntry(base(t), admin, c); !errors.Is(err, ErrForbidden) {
 		t.Fatalf("CheckEntry = %v", err)
+	}
+}
+
+// TestCommitAccessLogExpires: a commit leaves the expired files out of the
+// new version (ignoring paths it does not list), keeps the table's columns
+// and its older versions, and appends its own files.
+func TestCommitAccessLogExpires(t *testing.T) {
+	s := catalogtest.Apply(t, base(t), admin,
+		CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns, Files: []DataFile{alFile("al1", "a", 1)}},
+		CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns, Files: []DataFile{alFile("al1", "b", 2)}})
+	for _, tc := range []struct {
+		name   string
+		expire []string
+		want   []string
+	}{
+		{"one expired", []string{alFile("al1", "a", 0).Path}, []string{"b", "c"}},
+		{"all expired", []string{alFile("al1", "a", 0).Path, alFile("al1", "b", 0).Path}, []string{"c"}},
+		{"unknown paths ignored", []string{"tables/al1/seg/zz.parquet", "elsewhere"}, []string{"a", "b", "c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := catalogtest.Apply(t, s, admin, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns,
+				Files: []DataFile{alFile("al1", "c", 4)}, Expire: tc.expire})
+			_, vs, _ := n.TableVersions("lake.system.access_events")
+			cur := vs[0]
+			var got []string
+			var rows int64
+			for _, f := range cur.Files {
+				got = append(got, strings.TrimSuffix(strings.TrimPrefix(f.Path, "tables/al1/seg/"), ".parquet"))
+				rows += f.Rows
+			}
+			if cur.Version != 3 || !slices.Equal(got, tc.want) || cur.Rows != rows || len(vs) != 3 {
+				t.Fatalf("version %d files %v rows %d (%d versions)", cur.Version, got, cur.Rows, len(vs))
+			}
+			if info, _ := n.Object(Table("lake.system.access_events")); len(info.Columns) != len(alColumns) {
+				t.Fatalf("columns %v", info.Columns)
+			}
+		})
 	}
 }
