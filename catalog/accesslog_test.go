@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -61,6 +62,12 @@ func TestCommitAccessLogRefuses(t *testing.T) {
 		{"other columns", admin, s, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns[:1],
 			Files: []DataFile{alFile("al1", "b", 1)}}, ErrInvalidArgument},
 		{"no files", admin, s, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns}, ErrInvalidArgument},
+		{"a file the table has", admin, s, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns,
+			Files: []DataFile{alFile("al1", "a", 1)}}, ErrInvalidArgument},
+		{"a file the table has, among many", admin, s, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns,
+			Files: manyFiles("al1", 9, "a")}, ErrInvalidArgument},
+		{"a file twice, among many", admin, s, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns,
+			Files: manyFiles("al1", 9, "f3")}, ErrInvalidArgument},
 		{"a missing catalog", admin, base(t), CommitAccessLog{Catalog: "nope", StorageID: "al1", Columns: alColumns,
 			Files: []DataFile{alFile("al1", "a", 1)}}, ErrNotFound},
 		{"first commit without a storage id", admin, base(t), CommitAccessLog{Catalog: "lake", Columns: alColumns,
@@ -184,4 +191,37 @@ func TestCommitAccessLogExpires(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkCommitAccessLog: one flush's commit onto a table already
+// holding n files (the version's file list is copied per commit).
+func BenchmarkCommitAccessLog(b *testing.B) {
+	for _, n := range []int{100, 10000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			s := catalogtest.New(b, "acme", admin)
+			s = catalogtest.Apply(b, s, admin, CreateCatalog{Name: "lake", Type: "managed"})
+			files := make([]DataFile, n)
+			for i := range files {
+				files[i] = alFile("al1", "f"+strconv.Itoa(i), 10)
+			}
+			s = catalogtest.Apply(b, s, admin, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns, Files: files})
+			c := CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns, Files: []DataFile{alFile("al1", "new", 10)}}
+			m := catalogtest.Meta(s, admin)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := Apply(s, c, m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// manyFiles returns n distinct files and then one named extra.
+func manyFiles(sid string, n int, extra string) []DataFile {
+	out := make([]DataFile, 0, n+1)
+	for i := range n {
+		out = append(out, alFile(sid, "f"+strconv.Itoa(i), 1))
+	}
+	return append(out, alFile(sid, extra, 1))
 }
