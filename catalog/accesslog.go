@@ -71,11 +71,19 @@ const systemReadOnly = "schema system holds the access log and is read-only"
 // ErrVersionConflict, so that a gateway that wrote under a stale id reads
 // the table's id again. Unlike CommitTableVersion there is no base: access
 // log files only ever append, whatever committed before.
+//
+// Expire lists files of the current version to leave out of the new one
+// (retention): the new version is then the current files but those, then
+// Files. A path the current version does not list is ignored, so that a
+// commit retried after an unknown outcome stays valid. The files left out
+// stay referenced by the retained versions that list them, until those are
+// pruned.
 type CommitAccessLog struct {
 	Catalog   string      `json:"catalog"`
 	StorageID string      `json:"storageId"`
 	Columns   []ColumnDef `json:"columns"`
 	Files     []DataFile  `json:"files"`
+	Expire    []string    `json:"expire,omitempty"`
 }
 
 // Op returns "CommitAccessLog".
@@ -128,7 +136,29 @@ func (c CommitAccessLog) apply(tx *txn) error {
 	if d == nil || d.storage != c.StorageID {
 		return errf(ErrVersionConflict, "the access log table has another storage id")
 	}
-	return CommitTableVersion{Table: table, Base: d.current(), Columns: c.Columns, Files: c.Files}.apply(tx)
+	if len(c.Expire) == 0 {
+		return CommitTableVersion{Table: table, Base: d.current(), Columns: c.Columns, Files: c.Files}.apply(tx)
+	}
+	expire := make(map[string]struct{}, len(c.Expire))
+	for _, p := range c.Expire {
+		expire[p] = struct{}{}
+	}
+	cur := d.currentFiles()
+	files := make([]DataFile, 0, len(cur)+len(c.Files))
+	for _, f := range cur {
+		if _, gone := expire[f.Path]; !gone {
+			files = append(files, f)
+		}
+	}
+	if len(files) == len(cur) {
+		return CommitTableVersion{Table: table, Base: d.current(), Columns: c.Columns, Files: c.Files}.apply(tx)
+	}
+	if !sameSchema(c.Columns, tableColumns(tp.leaf())) {
+		return errf(ErrInvalidArgument, "an append must keep the table's columns (names and types, in order)")
+	}
+	// A replace by the same columns: the kept files, then the new ones.
+	return CommitTableVersion{Table: table, Base: d.current(), Replace: true, Columns: c.Columns,
+		Files: append(files, c.Files...)}.apply(tx)
 }
 
 // createAccessLog creates the access log table of c, at version 1 made of

@@ -2,6 +2,8 @@ package catalog_test
 
 import (
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -60,6 +62,12 @@ func TestCommitAccessLogRefuses(t *testing.T) {
 		{"other columns", admin, s, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns[:1],
 			Files: []DataFile{alFile("al1", "b", 1)}}, ErrInvalidArgument},
 		{"no files", admin, s, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns}, ErrInvalidArgument},
+		{"a file the table has", admin, s, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns,
+			Files: []DataFile{alFile("al1", "a", 1)}}, ErrInvalidArgument},
+		{"a file the table has, among many", admin, s, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns,
+			Files: manyFiles("al1", 9, "a")}, ErrInvalidArgument},
+		{"a file twice, among many", admin, s, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns,
+			Files: manyFiles("al1", 9, "f3")}, ErrInvalidArgument},
 		{"a missing catalog", admin, base(t), CommitAccessLog{Catalog: "nope", StorageID: "al1", Columns: alColumns,
 			Files: []DataFile{alFile("al1", "a", 1)}}, ErrNotFound},
 		{"first commit without a storage id", admin, base(t), CommitAccessLog{Catalog: "lake", Columns: alColumns,
@@ -146,4 +154,74 @@ func TestCheckEntryRefusesAccessLog(t *testing.T) {
 	if err := CheckEntry(base(t), admin, c); !errors.Is(err, ErrForbidden) {
 		t.Fatalf("CheckEntry = %v", err)
 	}
+}
+
+// TestCommitAccessLogExpires: a commit leaves the expired files out of the
+// new version (ignoring paths it does not list), keeps the table's columns
+// and its older versions, and appends its own files.
+func TestCommitAccessLogExpires(t *testing.T) {
+	s := catalogtest.Apply(t, base(t), admin,
+		CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns, Files: []DataFile{alFile("al1", "a", 1)}},
+		CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns, Files: []DataFile{alFile("al1", "b", 2)}})
+	for _, tc := range []struct {
+		name   string
+		expire []string
+		want   []string
+	}{
+		{"one expired", []string{alFile("al1", "a", 0).Path}, []string{"b", "c"}},
+		{"all expired", []string{alFile("al1", "a", 0).Path, alFile("al1", "b", 0).Path}, []string{"c"}},
+		{"unknown paths ignored", []string{"tables/al1/seg/zz.parquet", "elsewhere"}, []string{"a", "b", "c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := catalogtest.Apply(t, s, admin, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns,
+				Files: []DataFile{alFile("al1", "c", 4)}, Expire: tc.expire})
+			_, vs, _ := n.TableVersions("lake.system.access_events")
+			cur := vs[0]
+			var got []string
+			var rows int64
+			for _, f := range cur.Files {
+				got = append(got, strings.TrimSuffix(strings.TrimPrefix(f.Path, "tables/al1/seg/"), ".parquet"))
+				rows += f.Rows
+			}
+			if cur.Version != 3 || !slices.Equal(got, tc.want) || cur.Rows != rows || len(vs) != 3 {
+				t.Fatalf("version %d files %v rows %d (%d versions)", cur.Version, got, cur.Rows, len(vs))
+			}
+			if info, _ := n.Object(Table("lake.system.access_events")); len(info.Columns) != len(alColumns) {
+				t.Fatalf("columns %v", info.Columns)
+			}
+		})
+	}
+}
+
+// BenchmarkCommitAccessLog: one flush's commit onto a table already
+// holding n files (the version's file list is copied per commit).
+func BenchmarkCommitAccessLog(b *testing.B) {
+	for _, n := range []int{100, 10000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			s := catalogtest.New(b, "acme", admin)
+			s = catalogtest.Apply(b, s, admin, CreateCatalog{Name: "lake", Type: "managed"})
+			files := make([]DataFile, n)
+			for i := range files {
+				files[i] = alFile("al1", "f"+strconv.Itoa(i), 10)
+			}
+			s = catalogtest.Apply(b, s, admin, CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns, Files: files})
+			c := CommitAccessLog{Catalog: "lake", StorageID: "al1", Columns: alColumns, Files: []DataFile{alFile("al1", "new", 10)}}
+			m := catalogtest.Meta(s, admin)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := Apply(s, c, m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// manyFiles returns n distinct files and then one named extra.
+func manyFiles(sid string, n int, extra string) []DataFile {
+	out := make([]DataFile, 0, n+1)
+	for i := range n {
+		out = append(out, alFile(sid, "f"+strconv.Itoa(i), 1))
+	}
+	return append(out, alFile(sid, extra, 1))
 }

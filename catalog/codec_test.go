@@ -60,7 +60,8 @@ func samples() map[int]Command {
 		40: DropDomain{Name: "d"},
 		41: SetRules{Level: RulesColumnGovernance},
 		42: CommitAccessLog{Catalog: "c", StorageID: "al1", Columns: []ColumnDef{{Name: "time", Type: "timestamp[us]", Nullable: true}},
-			Files: []DataFile{{Path: "tables/al1/seg/part-0.parquet", Size: 10, Rows: 2, SHA256: strings.Repeat("ab", 32)}}},
+			Files:  []DataFile{{Path: "tables/al1/seg/part-0.parquet", Size: 10, Rows: 2, SHA256: strings.Repeat("ab", 32)}},
+			Expire: []string{"tables/al1/old/part-0.parquet"}},
 	}
 }
 

@@ -105,7 +105,7 @@ func (s *Server) commitAccessLog(rq *request, l *Metalake) (*plan, error) {
 	}
 	// The proposal's actor is the owner, its delegator the gateway.
 	rq.delegator, rq.subject = rq.caller, owner.Name
-	cmd := catalog.CommitAccessLog{Catalog: b.Catalog, StorageID: b.StorageID, Files: toDataFiles(b.Files)}
+	cmd := catalog.CommitAccessLog{Catalog: b.Catalog, StorageID: b.StorageID, Files: toDataFiles(b.Files), Expire: b.Expire}
 	for _, c := range api.AccessLogColumns() {
 		cmd.Columns = append(cmd.Columns, catalog.ColumnDef{Name: c.Name, Type: c.Type, Nullable: c.Nullable})
 	}
@@ -138,7 +138,16 @@ func (s *Server) handleAccessLogTable(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := api.AccessLogResponse{Generation: l.Generation()}
-	out.StorageID, out.Version = tableVersion(l.Snapshot, cat+"."+catalog.SystemSchema+"."+catalog.AccessLogTable)
+	sid, v, ok := l.Snapshot.TableVersion(cat+"."+catalog.SystemSchema+"."+catalog.AccessLogTable, 0)
+	if ok {
+		out.StorageID, out.Version = sid, v.Version
+		if withFiles, _ := strconv.ParseBool(r.URL.Query().Get("files")); withFiles {
+			out.Files = make([]string, len(v.Files))
+			for i, f := range v.Files {
+				out.Files[i] = f.Path
+			}
+		}
+	}
 	w.Header().Set(api.GenerationHeader, strconv.FormatUint(out.Generation, 10))
 	writeJSON(w, http.StatusOK, out)
 }

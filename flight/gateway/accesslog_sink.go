@@ -5,10 +5,13 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,7 +27,8 @@ import (
 // files as its next version.
 type accessLogMetasrv interface {
 	AccessLogTable(ctx context.Context, tenant, catalog string) (storageID string, version uint64, err error)
-	CommitAccessLog(ctx context.Context, tenant, catalog, storageID string, files []client.DataFile) (version, generation uint64, err error)
+	AccessLogFiles(ctx context.Context, tenant, catalog string) (storageID string, files []string, err error)
+	CommitAccessLog(ctx context.Context, tenant, catalog, storageID string, files []client.DataFile, expire ...string) (version, generation uint64, err error)
 }
 
 // tenantStores opens a tenant's child stage (*tablefiles.Files).
@@ -37,22 +41,37 @@ type tenantStores interface {
 // <catalog>.system.access_events, with the key layout and containment of
 // any table's data (stage.TableFileKey, a fresh segment per file), checks
 // it as stored (ingest.Verify), and has metasrv commit it as the table's
-// next version (one proposal per file, never per event). Safe for
-// concurrent use.
+// next version (one proposal per file, never per event).
+//
+// Retention: the segment of each file's key starts with the time the sink
+// wrote it (timeSegment), after every event of the file; at most every
+// sweepEvery per tenant, a commit also leaves out of the new version the
+// files written before now-retention (accesslog.Expired). They stay
+// referenced by the retained versions until those are pruned; the orphan
+// collector then deletes them. Safe for concurrent use.
 type accessLogSink struct {
-	stores  tenantStores
-	meta    accessLogMetasrv
-	catalog string
+	stores     tenantStores
+	meta       accessLogMetasrv
+	catalog    string
+	retention  time.Duration // 0: keep every event
+	sweepEvery time.Duration
+	now        func() time.Time
 
-	mu   sync.Mutex
-	sids map[string]string // tenant → the table's storage id, as last known
+	mu    sync.Mutex
+	sids  map[string]string    // tenant → the table's storage id, as last known
+	swept map[string]time.Time // tenant → the last commit that expired files
 }
 
 var _ accesslog.Sink = (*accessLogSink)(nil)
 
-// newAccessLogSink returns a sink committing into catalog's system schema.
-func newAccessLogSink(stores tenantStores, meta accessLogMetasrv, catalog string) *accessLogSink {
-	return &accessLogSink{stores: stores, meta: meta, catalog: catalog, sids: map[string]string{}}
+// accessLogSweepEvery is how often a tenant's commit also expires files.
+const accessLogSweepEvery = 10 * time.Minute
+
+// newAccessLogSink returns a sink committing into catalog's system schema,
+// keeping events for retention (0: forever).
+func newAccessLogSink(stores tenantStores, meta accessLogMetasrv, catalog string, retention time.Duration) *accessLogSink {
+	return &accessLogSink{stores: stores, meta: meta, catalog: catalog, retention: retention,
+		sweepEvery: accessLogSweepEvery, now: time.Now, sids: map[string]string{}, swept: map[string]time.Time{}}
 }
 
 // accessLogCleanupTimeout bounds the deletion of a file whose commit was
@@ -76,7 +95,8 @@ func (s *accessLogSink) Write(ctx context.Context, tenant string, file []byte, e
 	if err != nil {
 		return fmt.Errorf("access log: tenant %s: opening the stage: %w", tenant, err)
 	}
-	seg, err := stage.NewSegment()
+	now := s.now()
+	seg, err := timeSegment(now)
 	if err != nil {
 		return fmt.Errorf("access log: %w", err)
 	}
@@ -101,8 +121,14 @@ func (s *accessLogSink) Write(ctx context.Context, tenant string, file []byte, e
 		s.discard(ctx, store, key)
 		return fmt.Errorf("access log: tenant %s: %w", tenant, err)
 	}
+	expire, sweep := s.expired(ctx, tenant, sid, now)
 	_, _, err = s.meta.CommitAccessLog(ctx, tenant, s.catalog, sid,
-		[]client.DataFile{{Path: f.Key, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}})
+		[]client.DataFile{{Path: f.Key, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}}, expire...)
+	if err == nil && sweep {
+		s.mu.Lock()
+		s.swept[tenant] = now
+		s.mu.Unlock()
+	}
 	if err != nil {
 		// The storage id may be stale (the table created meanwhile under
 		// another one): read it again next time.
@@ -170,4 +196,69 @@ func (s *accessLogSink) discard(ctx context.Context, store stage.Store, key stri
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), accessLogCleanupTimeout)
 	defer cancel()
 	_ = store.Delete(ctx, key)
+}
+
+// timeSegment returns a write segment (stage.CheckSegment's form) that
+// starts with t in microseconds since 1970, 16 hex digits, followed by 64
+// random bits.
+func timeSegment(t time.Time) (string, error) {
+	var b [stage.SegmentLen / 2]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(t.UnixMicro()))
+	if _, err := rand.Read(b[8:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// segmentTime reads the time a timeSegment key was written at; false for
+// any other key.
+func segmentTime(key, sid string) (time.Time, bool) {
+	rest, ok := strings.CutPrefix(key, "tables/"+sid+"/")
+	if !ok {
+		return time.Time{}, false
+	}
+	seg, _, ok := strings.Cut(rest, "/")
+	if !ok || stage.CheckSegment(seg) != nil {
+		return time.Time{}, false
+	}
+	var b [8]byte
+	if _, err := hex.Decode(b[:], []byte(seg[:16])); err != nil {
+		return time.Time{}, false
+	}
+	us := binary.BigEndian.Uint64(b[:])
+	if us > math.MaxInt64 {
+		return time.Time{}, false
+	}
+	return time.UnixMicro(int64(us)), true
+}
+
+// expired returns the files of tenant's table to leave out of the next
+// version, when retention is on and a sweep is due; sweep reports that
+// one was. A listing that fails expires nothing this time: the events are
+// delivered first, retention catches up on a later commit.
+func (s *accessLogSink) expired(ctx context.Context, tenant, sid string, now time.Time) (expire []string, sweep bool) {
+	if s.retention <= 0 {
+		return nil, false
+	}
+	s.mu.Lock()
+	last, ok := s.swept[tenant]
+	s.mu.Unlock()
+	if ok && now.Sub(last) < s.sweepEvery {
+		return nil, false
+	}
+	cur, paths, err := s.meta.AccessLogFiles(ctx, tenant, s.catalog)
+	if err != nil || cur != sid {
+		return nil, false
+	}
+	files := make([]accesslog.FileInfo, 0, len(paths))
+	for _, p := range paths {
+		// A file whose time cannot be read is never expired.
+		if t, ok := segmentTime(p, sid); ok {
+			files = append(files, accesslog.FileInfo{Path: p, Newest: t})
+		}
+	}
+	for _, f := range accesslog.Expired(files, now, s.retention) {
+		expire = append(expire, f.Path)
+	}
+	return expire, true
 }

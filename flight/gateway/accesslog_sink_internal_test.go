@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ type sinkMetasrv struct {
 	acmeTok, betaTok string
 }
 
-func startSinkMetasrv(t *testing.T) *sinkMetasrv {
+func startSinkMetasrv(t testing.TB) *sinkMetasrv {
 	t.Helper()
 	tok := func() string {
 		s, err := authz.NewToken(rand.Reader)
@@ -140,7 +141,7 @@ func startSinkMetasrv(t *testing.T) *sinkMetasrv {
 	return &sinkMetasrv{srv: srv, url: "http://" + ln.Addr().String(), acmeTok: acmeTok, betaTok: betaTok}
 }
 
-func (m *sinkMetasrv) client(t *testing.T, tok string) *client.Client {
+func (m *sinkMetasrv) client(t testing.TB, tok string) *client.Client {
 	t.Helper()
 	c, err := client.New(client.Config{Addrs: []string{m.url}, Token: tok})
 	if err != nil {
@@ -160,7 +161,7 @@ func TestAccessLogSinkCommits(t *testing.T) {
 	be := stagetest.Local(t)
 	stores := storesOf{"acme": be.Open(t, "acme"), "beta": be.Open(t, "beta")}
 	c := m.client(t, m.acmeTok)
-	sink := newAccessLogSink(stores, c, "lake")
+	sink := newAccessLogSink(stores, c, "lake", 0)
 	ctx := t.Context()
 	files := [][]byte{[]byte("PAR1 first batch PAR1"), []byte("PAR1 second, longer batch PAR1")}
 	for i, f := range files {
@@ -213,7 +214,7 @@ func TestAccessLogSinkRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stores := storesOf{"acme": be.Open(t, "acme")}
-			sink := newAccessLogSink(stores, m.client(t, tc.tok), tc.catalog)
+			sink := newAccessLogSink(stores, m.client(t, tc.tok), tc.catalog, 0)
 			err := sink.Write(t.Context(), "acme", []byte("PAR1 batch PAR1"), 1)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Write = %v, want %v", err, tc.want)
@@ -247,7 +248,11 @@ func (f *fakeAccessLogMetasrv) AccessLogTable(context.Context, string, string) (
 	return f.sid, 0, nil
 }
 
-func (f *fakeAccessLogMetasrv) CommitAccessLog(_ context.Context, _, _, sid string, _ []client.DataFile) (uint64, uint64, error) {
+func (f *fakeAccessLogMetasrv) AccessLogFiles(context.Context, string, string) (string, []string, error) {
+	return f.sid, nil, nil
+}
+
+func (f *fakeAccessLogMetasrv) CommitAccessLog(_ context.Context, _, _, sid string, _ []client.DataFile, _ ...string) (uint64, uint64, error) {
 	f.commits = append(f.commits, sid)
 	err := f.errs[0]
 	f.errs = f.errs[1:]
@@ -273,7 +278,7 @@ func TestAccessLogSinkOutcomes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := stagetest.Local(t).Open(t, "acme")
 			f := &fakeAccessLogMetasrv{sid: sid, errs: []error{tc.err, nil}}
-			sink := newAccessLogSink(storesOf{"acme": st}, f, "lake")
+			sink := newAccessLogSink(storesOf{"acme": st}, f, "lake", 0)
 			if err := sink.Write(t.Context(), "acme", []byte("PAR1 a PAR1"), 1); !errors.Is(err, tc.err) {
 				t.Fatalf("Write = %v", err)
 			}
@@ -297,7 +302,7 @@ func TestAccessLogSinkOutcomes(t *testing.T) {
 func TestAccessLogSinkStorageID(t *testing.T) {
 	st := stagetest.Local(t).Open(t, "acme")
 	f := &fakeAccessLogMetasrv{errs: []error{nil, nil}}
-	sink := newAccessLogSink(storesOf{"acme": st}, f, "lake")
+	sink := newAccessLogSink(storesOf{"acme": st}, f, "lake", 0)
 	for range 2 {
 		if err := sink.Write(t.Context(), "acme", []byte("PAR1 a PAR1"), 1); err != nil {
 			t.Fatal(err)
@@ -306,7 +311,7 @@ func TestAccessLogSinkStorageID(t *testing.T) {
 	if f.reads != 1 || len(f.commits) != 2 || f.commits[0] != f.commits[1] || stage.CheckStorageID(f.commits[0]) != nil || len(f.commits[0]) != 32 {
 		t.Fatalf("reads %d, commits %v", f.reads, f.commits)
 	}
-	bad := newAccessLogSink(storesOf{"acme": st}, &fakeAccessLogMetasrv{sid: "../x"}, "lake")
+	bad := newAccessLogSink(storesOf{"acme": st}, &fakeAccessLogMetasrv{sid: "../x"}, "lake", 0)
 	if err := bad.Write(t.Context(), "acme", []byte("PAR1 a PAR1"), 1); !errors.Is(err, stage.ErrInvalidStorageID) {
 		t.Fatalf("invalid storage id: %v", err)
 	}
@@ -331,7 +336,7 @@ func TestAccessLogSinkUnderLog(t *testing.T) {
 	m := startSinkMetasrv(t)
 	st := stagetest.Local(t).Open(t, "acme")
 	c := m.client(t, m.acmeTok)
-	l, err := accesslog.New(accesslog.Config{Sink: newAccessLogSink(storesOf{"acme": st}, c, "lake"),
+	l, err := accesslog.New(accesslog.Config{Sink: newAccessLogSink(storesOf{"acme": st}, c, "lake", 0),
 		MemoryOnly: true, FlushInterval: time.Hour, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -401,6 +406,109 @@ func TestAccessLogColumnsMatch(t *testing.T) {
 	for i, f := range want.Fields() {
 		if got[i].Name != f.Name || got[i].Type != f.Type.String() || !got[i].Nullable {
 			t.Errorf("column %d: %+v, want %s %s", i, got[i], f.Name, f.Type)
+		}
+	}
+}
+
+// TestAccessLogSinkRetention: with retention on, a commit leaves the files
+// written before now-retention out of the new version, at most once per
+// sweep interval; the others stay.
+func TestAccessLogSinkRetention(t *testing.T) {
+	m := startSinkMetasrv(t)
+	st := stagetest.Local(t).Open(t, "acme")
+	c := m.client(t, m.acmeTok)
+	sink := newAccessLogSink(storesOf{"acme": st}, c, "lake", time.Hour)
+	sink.sweepEvery = 45 * time.Minute
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	files := func() []string {
+		_, fs, err := c.AccessLogFiles(t.Context(), "acme", "lake")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fs
+	}
+	var written []string
+	for _, at := range []time.Duration{0, 30 * time.Minute, 80 * time.Minute} {
+		now := t0.Add(at)
+		sink.now = func() time.Time { return now }
+		if err := sink.Write(t.Context(), "acme", []byte("PAR1 "+at.String()+" PAR1"), 1); err != nil {
+			t.Fatal(err)
+		}
+		fs := files()
+		written = append(written, fs[len(fs)-1])
+	}
+	// At t0+80m (a sweep: the last was at t0), the cutoff is t0+20m: the
+	// file of t0 goes, those of t0+30m and t0+80m stay.
+	if got := files(); !slices.Equal(got, written[1:]) {
+		t.Fatalf("after the sweep: %v, want %v", got, written[1:])
+	}
+	// The expired file is still in the stage (retained versions list it).
+	if _, err := st.Stat(t.Context(), written[0]); err != nil {
+		t.Fatalf("expired file: %v", err)
+	}
+	// Within the sweep interval nothing more expires, even past the cutoff.
+	now := t0.Add(100 * time.Minute)
+	sink.now = func() time.Time { return now }
+	if err := sink.Write(t.Context(), "acme", []byte("PAR1 later PAR1"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := files(); len(got) != 3 || got[0] != written[1] {
+		t.Fatalf("within the interval: %v", got)
+	}
+}
+
+// TestTimeSegment: a segment carries its time and is a valid segment; a
+// key of another shape has no time.
+func TestTimeSegment(t *testing.T) {
+	const sid = "0123456789abcdef0123456789abcdef"
+	at := time.Date(2026, 3, 1, 12, 0, 0, 123456000, time.UTC)
+	seg, err := timeSegment(at)
+	if err != nil || stage.CheckSegment(seg) != nil {
+		t.Fatalf("segment %q: %v", seg, err)
+	}
+	key, err := stage.TableFileKey(sid, seg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := segmentTime(key, sid); !ok || !got.Equal(at) {
+		t.Fatalf("segmentTime = %v %v", got, ok)
+	}
+	for _, k := range []string{"tables/other/" + seg + "/part-0.parquet", "tables/" + sid + "/short/part-0.parquet",
+		"tables/" + sid + "/ffffffffffffffff0000000000000000/part-0.parquet", "tables/" + sid + "/" + seg} {
+		if got, ok := segmentTime(k, sid); ok {
+			t.Errorf("segmentTime(%q) = %v", k, got)
+		}
+	}
+}
+
+// BenchmarkAccessLogSinkWrite: one flush through the sink — the file into
+// a local stage, verified, committed through an in-process metasrv.
+func BenchmarkAccessLogSinkWrite(b *testing.B) {
+	m := startSinkMetasrv(b)
+	root := stage.Descriptor{Version: 1, Local: &stage.LocalDescriptor{Root: b.TempDir()}}
+	d, err := root.ForTenant("acme")
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := stage.OpenLocal(d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	sink := newAccessLogSink(storesOf{"acme": st}, m.client(b, m.acmeTok), "lake", 0)
+	events := make([]accesslog.Event, 1000)
+	for i := range events {
+		events[i] = accesslog.Event{Time: time.Unix(1700000000, int64(i)).UTC(), RequestID: "r", Tenant: "acme",
+			Principal: "bob", Kind: "query", Statement: "SELECT * FROM t WHERE id = ?", Catalog: "lake", Decision: accesslog.Allowed}
+	}
+	file, err := accesslog.Encode(events)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(file)))
+	for b.Loop() {
+		if err := sink.Write(b.Context(), "acme", file, len(events)); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

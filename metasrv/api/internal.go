@@ -272,6 +272,11 @@ type CommitAccessLogRequest struct {
 	StorageID string `json:"storageId"`
 	// Files are the files to append (at least one), as for a table commit.
 	Files []DataFile `json:"files"`
+	// Expire lists paths of the current version to leave out of the new
+	// one (retention); paths it does not list are ignored. The files stay
+	// referenced until the versions listing them are pruned, then the
+	// orphan collector deletes them.
+	Expire []string `json:"expire,omitempty"`
 }
 
 // CommitAccessLogResponse answers a CommitAccessLogRequest: the version
@@ -285,12 +290,14 @@ type CommitAccessLogResponse struct {
 
 // AccessLogResponse is the answer of GET …/access-log?catalog=c: the
 // access log table's storage id and current version, "" and 0 while it
-// does not exist.
+// does not exist; with files=true also the paths of the current version's
+// files (for retention).
 type AccessLogResponse struct {
-	Code       int    `json:"code"`
-	Generation uint64 `json:"generation"`
-	StorageID  string `json:"storageId"`
-	Version    uint64 `json:"version"`
+	Code       int      `json:"code"`
+	Generation uint64   `json:"generation"`
+	StorageID  string   `json:"storageId"`
+	Version    uint64   `json:"version"`
+	Files      []string `json:"files,omitempty"`
 }
 
 // AccessLogColumns returns the columns of system.access_events as metasrv
