@@ -87,7 +87,7 @@ func (c *accessLogFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.spoolDir, "access-log-spool-dir", "", "directory holding events while the stage is unavailable (mode 0700); default: <data-dir>/access-log-spool")
 	fs.StringVar(&c.spoolMax, "access-log-spool-max", defaultSpoolMax, "bound of the spool (e.g. 512MiB, 4GB): once full, a tenant's new statements fail with Unavailable \"access log unavailable\" unless it is in --access-log-fail-open")
 	fs.StringVar(&c.failOpen, "access-log-fail-open", "", "comma-separated tenants whose statements still run when their events cannot be kept (counted and alerted on; e.g. acme,globex); default: every tenant fails closed")
-	fs.DurationVar(&c.retention, "access-log-retention", 0, "how long events are to be kept (e.g. 2160h for 90 days); 0 keeps them. Not enforced yet: a non-zero value is logged as a warning at start")
+	fs.DurationVar(&c.retention, "access-log-retention", 0, "how long events are kept (e.g. 2160h for 90 days): older ones leave the table's current version, their files go with the versions that name them; 0 keeps them")
 }
 
 // config is the gateway's access log configuration (nil when off), with

@@ -533,8 +533,10 @@ type AccessLogConfig struct {
 	// FailOpen lists the tenants whose statements still run when their
 	// events cannot be kept (the loss is counted and alerted on).
 	FailOpen []string
-	// Retention is how long events are to be kept; zero keeps them. The
-	// gateway deletes none yet: a non-zero value is logged at start.
+	// Retention is how long events are kept; zero keeps them. The
+	// gateway's own writer leaves older files out of the table's next
+	// version (at most every 10 minutes per tenant); a Sink given here
+	// applies its own.
 	Retention time.Duration
 	// Sink receives each flushed file. Nil means the gateway's own writer:
 	// into the tenant's stage, committed through metasrv as the next
@@ -567,15 +569,12 @@ const accessLogCatalog = "lake"
 func (g *Gateway) openAccessLog(c AccessLogConfig, metricsReg prometheus.Registerer) (flight.AccessLog, func(context.Context) error, error) {
 	sink := c.Sink
 	if sink == nil && g.mc != nil {
-		sink = newAccessLogSink(g.files, g.mc, accessLogCatalog)
+		sink = newAccessLogSink(g.files, g.mc, accessLogCatalog, c.Retention)
 	}
 	if sink == nil {
 		// Config.Governance replaces metasrv: nothing commits the files.
 		g.log.Warn("access log: no metasrv to commit its files to; statements are not recorded")
 		return nil, nil, nil
-	}
-	if c.Retention > 0 {
-		g.log.Warn("access log: retention is not enforced; events are kept", "retention", c.Retention.String())
 	}
 	if err := os.MkdirAll(c.SpoolDir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("creating the spool directory: %w", err)
