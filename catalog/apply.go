@@ -98,6 +98,11 @@ func Permit(s *Snapshot, actor string, cmd Command) error {
 }
 
 func (s *Snapshot) permit(w *who, cmd Command) error {
+	// By name, before anything is resolved: the refusal says nothing of
+	// what exists.
+	if _, al := cmd.(CommitAccessLog); !al && WritesSystemSchema(cmd) {
+		return errf(ErrForbidden, systemReadOnly)
+	}
 	if w.u == nil {
 		return errf(ErrForbidden, "unknown actor")
 	}

@@ -201,6 +201,8 @@ func decodeBodyOf(t CommandType, b []byte, closing bool) (Command, error) {
 		return decodeBody[DropDomain](b, closing)
 	case TypeSetRules:
 		return decodeBody[SetRules](b, closing)
+	case TypeCommitAccessLog:
+		return decodeBody[CommitAccessLog](b, closing)
 	}
 	return nil, errUnknownType
 }

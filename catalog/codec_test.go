@@ -59,6 +59,9 @@ func samples() map[int]Command {
 		39: SetDomainBackingTag{Name: "d", BackingTag: &DomainTag{Name: "t", Create: true}},
 		40: DropDomain{Name: "d"},
 		41: SetRules{Level: RulesColumnGovernance},
+		42: CommitAccessLog{Catalog: "c", StorageID: "al1", Columns: []ColumnDef{{Name: "time", Type: "timestamp[us]", Nullable: true}},
+			Files:  []DataFile{{Path: "tables/al1/seg/part-0.parquet", Size: 10, Rows: 2, SHA256: strings.Repeat("ab", 32)}},
+			Expire: []string{"tables/al1/old/part-0.parquet"}},
 	}
 }
 
@@ -83,7 +86,7 @@ func TestCommandTypeNumbersPinned(t *testing.T) {
 			t.Errorf("%T: round trip = %#v, %v", c, d, err)
 		}
 	}
-	if len(samples()) != 41 {
+	if len(samples()) != 42 {
 		t.Fatal("every command type needs a pinned sample")
 	}
 }

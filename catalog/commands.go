@@ -60,6 +60,7 @@ const (
 	TypeSetDomainBackingTag CommandType = 39
 	TypeDropDomain          CommandType = 40
 	TypeSetRules            CommandType = 41
+	TypeCommitAccessLog     CommandType = 42
 )
 
 // CreateCatalog creates a catalog owned by the actor. Requires CREATE_CATALOG

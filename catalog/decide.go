@@ -787,15 +787,34 @@ type ColumnMask struct {
 // column, applying to the caller is an error wrapping ErrConflictingPolicies:
 // callers must refuse the query.
 func (s *Snapshot) RowFiltersAndMasks(principal, table string) (filter string, masks []ColumnMask, err error) {
+	rp, err := s.ReadPolicyOf(principal, table)
+	return rp.Filter, rp.Masks, err
+}
+
+// ReadPolicy is what one caller reads a table through: the row filter
+// ("" for none) with the name of the policy it comes from, and the column
+// masks (in column order), each naming its policy. When several policies
+// with the same expression apply, the first by name is the one named.
+type ReadPolicy struct {
+	Filter       string
+	FilterPolicy string
+	Masks        []ColumnMask
+}
+
+// ReadPolicyOf is RowFiltersAndMasks with the name of the row filter's
+// policy: the access log records which policies applied to a read.
+func (s *Snapshot) ReadPolicyOf(principal, table string) (ReadPolicy, error) {
 	p, ok := s.resolve(Table(table))
 	if !ok {
-		return "", nil, &Error{Op: "RowFiltersAndMasks", Target: Table(table).String(), Err: ErrNotFound}
+		return ReadPolicy{}, &Error{Op: "RowFiltersAndMasks", Target: Table(table).String(), Err: ErrNotFound}
 	}
 	var buf [roleBufLen]uint64
 	w := s.who(principal, buf[:])
-	if filter, _, err = s.evalFilter(&w, &p, s.policiesOf(&p, PolicyRowFilter)); err != nil {
-		return "", nil, err
+	filter, filterPolicy, err := s.evalFilter(&w, &p, s.policiesOf(&p, PolicyRowFilter))
+	if err != nil {
+		return ReadPolicy{}, err
 	}
+	var masks []ColumnMask
 	tbl := p.leaf()
 	for _, col := range tbl.columns {
 		co, ok := tbl.get(col)
@@ -807,13 +826,13 @@ func (s *Snapshot) RowFiltersAndMasks(principal, table string) (filter string, m
 		cp.n++
 		m, err := s.evalMask(&w, &p, col, s.policiesOf(&cp, PolicyColumnMask))
 		if err != nil {
-			return "", nil, err
+			return ReadPolicy{}, err
 		}
 		if m.Policy != "" {
 			masks = append(masks, m)
 		}
 	}
-	return filter, masks, nil
+	return ReadPolicy{Filter: filter, FilterPolicy: filterPolicy, Masks: masks}, nil
 }
 
 // evalFilter decides which of the row_filter policies derived for the

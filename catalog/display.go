@@ -223,6 +223,9 @@ func introducedNames(cmd Command) (names []string, known bool) {
 			names = append(names, c.BackingTag.Value)
 		}
 		return names, true
+	case CommitAccessLog:
+		// The schema and the table when they are created.
+		return append([]string{SystemSchema, AccessLogTable}, nonEmpty(c.Columns, func(cd ColumnDef) string { return cd.Name })...), true
 	case AlterDomain:
 		return nonEmpty(c.Updates, func(u DomainUpdate) string { return u.NewName }), true
 	case SetDomainBackingTag:

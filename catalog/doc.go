@@ -46,6 +46,12 @@
 // TableVersion and TableVersions read them and ReferencedFiles lists every
 // file a garbage collector must keep.
 //
+// The access log: every catalog may hold the schema "system" (a name no
+// other command may use) with the table "access_events", which only
+// CommitAccessLog creates and appends to, as the metalake's owner; every
+// other write into the schema is refused by name (WritesSystemSchema),
+// while owners, grants and tags govern it like any table.
+//
 // Rules change over time, logs do not: a snapshot carries the rule level
 // Apply enforces on it (Snapshot.Rules), raised only by the logged command
 // SetRules, so a log replays to the state it produced when it was written.

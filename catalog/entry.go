@@ -17,6 +17,8 @@ import "strings"
 //     would confer what its creator could not grant.
 //   - CreatePolicy and AlterPolicy (updateContent): a system_access_control
 //     policy lists only TagPrivileges.
+//   - CommitAccessLog is refused (ErrForbidden): metasrv builds it for a
+//     gateway, no client sends it.
 //
 // The error is an *Error as Apply returns it (the command's operation and
 // target, the cause wrapping a sentinel). Checked against s, the state the
@@ -33,6 +35,9 @@ func CheckEntry(s *Snapshot, actor string, cmd Command) error {
 		return &Error{Op: cmd.Op(), Target: cmd.Target().String(), Err: err}
 	}
 	switch c := cmd.(type) {
+	case CommitAccessLog:
+		// metasrv builds it for a gateway; no client sends it.
+		return wrap(errf(ErrForbidden, "the access log is committed by gateways only"))
 	case CreateRole:
 		var buf [roleBufLen]uint64
 		w := s.who(actor, buf[:])

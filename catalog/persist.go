@@ -317,7 +317,9 @@ func (r *restoring) objects() error {
 			if CheckEntityName(rec.Name) != nil || rec.Name != f.Metalake {
 				return badSnapshot("bad metalake name")
 			}
-		} else if CheckNamePart(rec.Name) != nil {
+		} else if CheckNamePart(rec.Name) != nil && (rec.Type != ObjectSchema || rec.Name != SystemSchema) {
+			// A catalog's system schema, which only CommitAccessLog
+			// creates, is the one object named "system".
 			return badSnapshot("object " + itoa(rec.ID) + ": bad name")
 		}
 		o := &object{id: rec.ID, typ: rec.Type, name: rec.Name, parent: rec.Parent, comment: rec.Comment, props: rec.Props,

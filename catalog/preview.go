@@ -287,7 +287,7 @@ func (sc *scope) add(a, b *Snapshot, c Command) {
 	case CreateTag, CreatePolicy:
 		// A new tag or policy: metalake-wide grants reach it (its target).
 		sc.every = true
-	case CreateCatalog, CreateSchema, CreateTable, DropObject, AddColumn, CommitTableVersion:
+	case CreateCatalog, CreateSchema, CreateTable, DropObject, AddColumn, CommitTableVersion, CommitAccessLog:
 		sc.every = true
 	case RenameObject:
 		sc.objs[Object{c.Object.Type, c.NewName}] = true

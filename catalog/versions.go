@@ -228,20 +228,36 @@ func buildFiles(storage string, prev, added []DataFile) ([]DataFile, int64, erro
 	if len(prev)+len(added) > maxVersionFiles {
 		return nil, 0, errf(ErrInvalidArgument, "more than "+itoa(maxVersionFiles)+" files in a version")
 	}
-	seen := make(map[string]struct{}, len(prev)+len(added))
+	// A few files appended to many (an access log's flush) are compared
+	// with the others directly: hashing every path of a large version on
+	// each commit would cost the log's apply more than the commit itself.
+	const fewAdded = 8
+	var seen map[string]struct{}
+	if len(added) > fewAdded {
+		seen = make(map[string]struct{}, len(prev)+len(added))
+	}
 	var rows int64
 	for _, f := range prev {
-		seen[f.Path] = struct{}{}
+		if seen != nil {
+			seen[f.Path] = struct{}{}
+		}
 		rows += f.Rows
 	}
-	for _, f := range added {
+	for i, f := range added {
 		if err := checkDataFile(storage, f); err != nil {
 			return nil, 0, err
 		}
-		if _, dup := seen[f.Path]; dup {
+		dup := false
+		if seen != nil {
+			_, dup = seen[f.Path]
+			seen[f.Path] = struct{}{}
+		} else {
+			same := func(g DataFile) bool { return g.Path == f.Path }
+			dup = slices.ContainsFunc(prev, same) || slices.ContainsFunc(added[:i], same)
+		}
+		if dup {
 			return nil, 0, errf(ErrInvalidArgument, "data file "+shortQuote(f.Path)+" listed twice")
 		}
-		seen[f.Path] = struct{}{}
 		if rows > math.MaxInt64-f.Rows {
 			return nil, 0, errf(ErrInvalidArgument, "total rows overflow")
 		}

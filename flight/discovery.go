@@ -57,6 +57,11 @@ func (s *Server) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas)
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
+	if err := s.admitAccess(p.Tenant().String()); err != nil {
+		return nil, nil, toStatus(err)
+	}
+	a := accessFrom(ctx)
+	a.statementIs(accessGetSchemas, "")
 	release, err := s.admitPlanning(ctx, p)
 	if err != nil {
 		return nil, nil, s.fail(ctx, "admit", err)
@@ -79,6 +84,7 @@ func (s *Server) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas)
 			b.Field(1).(*array.StringBuilder).Append(sc)
 		}
 	}
+	a.addRows(int64(b.Field(0).Len()))
 	return oneBatch(schema_ref.DBSchemas, b)
 }
 
@@ -98,6 +104,11 @@ func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arr
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
+	if err := s.admitAccess(p.Tenant().String()); err != nil {
+		return nil, nil, toStatus(err)
+	}
+	a := accessFrom(ctx)
+	a.statementIs(accessGetTables, "")
 	release, err := s.admitPlanning(ctx, p)
 	if err != nil {
 		return nil, nil, s.fail(ctx, "admit", err)
@@ -129,6 +140,7 @@ func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arr
 			}
 		}
 	}
+	a.addRows(int64(b.Field(0).Len()))
 	return oneBatch(schema, b)
 }
 

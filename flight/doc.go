@@ -22,6 +22,9 @@
 // request fails that request alone (recover.go). A prepared query is opened
 // on the engine when its parameters are bound (speculate.go), and streamed
 // by its DoGet only if that DoGet's own authorization gives the same plan.
+// Every statement and discovery call that reaches authorization produces
+// one access event for Config.AccessLog, and no write reaches schema
+// system (access.go).
 //
 // The package must never: send client SQL text to a backend (only SQL printed by
 // authz/sqlgate), tell a denied table apart from a missing one, hand out an

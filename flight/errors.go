@@ -80,6 +80,14 @@ func statusOf(err error) error {
 	switch {
 	case errors.Is(err, authz.ErrUnauthenticated), errors.Is(err, ticket.ErrInvalid):
 		return status.Error(codes.Unauthenticated, unauthenticatedMessage)
+	case errors.Is(err, errAccessLogUnavailable):
+		// The access log cannot keep the statement's event (its spool is
+		// full): the statement is refused before planning (fail closed),
+		// with nothing of the log's own error.
+		return status.Error(codes.Unavailable, errAccessLogUnavailable.Error())
+	case errors.As(err, new(*errReadOnly)):
+		// The same answer whether the table exists or not.
+		return status.Error(codes.PermissionDenied, err.Error())
 	case errors.Is(err, errNotFound), errors.Is(err, backend.ErrNotFound):
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, errNotQuerier):

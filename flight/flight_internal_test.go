@@ -138,7 +138,7 @@ func TestPreparedStoreTTLAndOwnership(t *testing.T) {
 	clock := clocktest.New(time.Unix(1_700_000_000, 0))
 	ps := newPreparedStore(time.Minute, clock.Now, newSpeculations(new(sync.WaitGroup)))
 	alice, bob := principal(t, "alice@acme"), principal(t, "bob@acme")
-	id, err := ps.add(alice, &plan{sql: "SELECT 1"})
+	id, err := ps.add(alice, &plan{sql: "SELECT 1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestPreparedStoreTTLAndOwnership(t *testing.T) {
 	}
 	// Idle for longer than the TTL: the next add sweeps it.
 	clock.Advance(2 * time.Minute)
-	if _, err := ps.add(bob, &plan{}); err != nil {
+	if _, err := ps.add(bob, &plan{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := ps.get(alice, id); ok {
@@ -162,14 +162,14 @@ func TestPreparedStoreTTLAndOwnership(t *testing.T) {
 	}
 	ps.remove(alice, id) // closing twice, or someone else's, is harmless
 	for i := 0; i < maxPreparedPerPrincipal-1; i++ {
-		if _, err := ps.add(bob, &plan{}); err != nil {
+		if _, err := ps.add(bob, &plan{}, nil); err != nil {
 			t.Fatalf("statement %d: %v", i, err)
 		}
 	}
-	if _, err := ps.add(bob, &plan{}); !errors.Is(err, errTooManyPrepared) {
+	if _, err := ps.add(bob, &plan{}, nil); !errors.Is(err, errTooManyPrepared) {
 		t.Fatalf("over the cap: %v", err)
 	}
-	if _, err := ps.add(alice, &plan{}); err != nil {
+	if _, err := ps.add(alice, &plan{}, nil); err != nil {
 		t.Fatalf("the cap is per principal: %v", err)
 	}
 }

@@ -57,7 +57,7 @@ const (
 
 // testPrincipal returns a principal of tenant acme with role and
 // namespaces.
-func testPrincipal(t *testing.T, id string, role authz.Role, namespaces ...string) *authz.Principal {
+func testPrincipal(t testing.TB, id string, role authz.Role, namespaces ...string) *authz.Principal {
 	t.Helper()
 	pid, err := authz.ParsePrincipalID(id)
 	if err != nil {
@@ -80,7 +80,7 @@ func testPrincipal(t *testing.T, id string, role authz.Role, namespaces ...strin
 }
 
 // principalIn returns a user of tenant acme granted the namespace ns.
-func principalIn(t *testing.T, id, ns string) *authz.Principal {
+func principalIn(t testing.TB, id, ns string) *authz.Principal {
 	t.Helper()
 	return testPrincipal(t, id, authz.RoleUser, ns)
 }
@@ -93,7 +93,7 @@ func principal(t *testing.T, id string) *authz.Principal {
 
 // testPrincipals is the principal map of every test server: alice, carol
 // and oscar with their tokens.
-func testPrincipals(t *testing.T) *authz.PrincipalMap {
+func testPrincipals(t testing.TB) *authz.PrincipalMap {
 	t.Helper()
 	pm := &authz.PrincipalMap{}
 	for _, e := range []struct {
@@ -181,7 +181,7 @@ func servedLogging(t *testing.T, cat backend.Governance) (*flightsql.Client, *sy
 }
 
 // serveLoopback serves s on a loopback listener and returns its address.
-func serveLoopback(t *testing.T, s *Server) string {
+func serveLoopback(t testing.TB, s *Server) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -193,7 +193,7 @@ func serveLoopback(t *testing.T, s *Server) string {
 
 // dial returns a Flight SQL client of addr that keeps its session cookie
 // and, with mem, allocates what it reads and writes from mem.
-func dial(t *testing.T, addr string, mem memory.Allocator) *flightsql.Client {
+func dial(t testing.TB, addr string, mem memory.Allocator) *flightsql.Client {
 	t.Helper()
 	cl, err := flightsql.NewClient(addr, nil, []flight.ClientMiddleware{flight.NewClientCookieMiddleware()},
 		grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -773,7 +773,7 @@ type lake struct {
 
 // newLake starts a lake whose catalog has the (empty) schemas sales and
 // hr; mutate, if not nil, changes the Config first.
-func newLake(t *testing.T, mutate func(*Config)) *lake {
+func newLake(t testing.TB, mutate func(*Config)) *lake {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	// Registered first, so it runs after everything else is closed.
@@ -823,7 +823,7 @@ func newLake(t *testing.T, mutate func(*Config)) *lake {
 
 // client returns a new Flight SQL client of the lake (a session of its
 // own) allocating from its checked allocator.
-func (l *lake) client(t *testing.T) *flightsql.Client {
+func (l *lake) client(t testing.TB) *flightsql.Client {
 	t.Helper()
 	return dial(t, l.addr, l.mem)
 }

@@ -233,7 +233,7 @@ func (h stmtTicket) GetStatementHandle() []byte { return h }
 // is answered exactly as for a forged ticket.
 func TestTicketOnlyForItsPrincipal(t *testing.T) {
 	s, _ := newTestServer(t, newGovCatalog("sales.orders"), nil)
-	payload, err := encodePayload(&plan{}) // no statement: an empty result
+	payload, err := encodePayload(&plan{}, accessedStatement{}) // no statement: an empty result
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,11 +20,21 @@ const payloadV2 = 2
 type ticketPayload struct {
 	SQL    string                 `json:"sql,omitempty"`
 	Tables []backend.TableVersion `json:"tables,omitempty"`
+	// Access is the statement as the access log records it, set when its
+	// plan reached authorization and the server keeps an access log.
+	Access accessedStatement `json:"access,omitzero"`
+}
+
+// accessedStatement is a statement's kind and normalised text (literals
+// replaced), which a ticket carries to the DoGet that records it.
+type accessedStatement struct {
+	Kind      string `json:"kind,omitempty"`
+	Statement string `json:"statement,omitempty"`
 }
 
 // encodePayload is the ticket payload of a query plan.
-func encodePayload(pl *plan) ([]byte, error) {
-	b, err := json.Marshal(ticketPayload{SQL: pl.sql, Tables: pl.tables})
+func encodePayload(pl *plan, st accessedStatement) ([]byte, error) {
+	b, err := json.Marshal(ticketPayload{SQL: pl.sql, Tables: pl.tables, Access: st})
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +55,10 @@ func decodePayload(b []byte) (ticketPayload, error) {
 const payloadShow = 3
 
 // encodeShow is the ticket payload of a show plan.
-func encodeShow(q *showQuery) ([]byte, error) {
-	b, err := json.Marshal(q)
+func encodeShow(q *showQuery, st accessedStatement) ([]byte, error) {
+	withAccess := *q
+	withAccess.Access = st
+	b, err := json.Marshal(&withAccess)
 	if err != nil {
 		return nil, err
 	}

@@ -120,6 +120,9 @@ type plan struct {
 	// a plan over an upstream engine, planned again in the engine's
 	// dialect when a prepared statement's tables change (Refresh).
 	text, defSchema string
+	// access is the statement as the access log records it (set only
+	// when the server keeps one).
+	access accessedStatement
 }
 
 // Plan plans one statement for w: parse, require a query, check every
@@ -136,6 +139,20 @@ func (pn *planner) Plan(ctx context.Context, w who, text string, plain bool) (*p
 	if err != nil {
 		return nil, err
 	}
+	var access accessedStatement
+	if a := accessFrom(ctx); a != nil {
+		access = accessedStatement{Kind: stmt.Kind().String(), Statement: normalizeStatement(text)}
+		a.statementIs(access.Kind, access.Statement)
+	}
+	pl, err := pn.planStatement(ctx, w, stmt, text, plain)
+	if pl != nil {
+		pl.access = access
+	}
+	return pl, err
+}
+
+// planStatement is Plan of the parsed stmt.
+func (pn *planner) planStatement(ctx context.Context, w who, stmt *sqlgate.Statement, text string, plain bool) (*plan, error) {
 	switch {
 	case stmt.Kind() == sqlgate.KindUse:
 		if err := pn.Use(ctx, w, stmt.UseSchema()); err != nil {
@@ -293,6 +310,7 @@ var errPreparedChanged = fmt.Errorf("%w: the statement's result changed shape si
 // caller may not see and one that does not exist give the same answer.
 func (pn *planner) Use(ctx context.Context, w who, schema string) error {
 	notFound := &notFoundError{kind: "schema", name: schema}
+	accessFrom(ctx).reach()
 	if !w.p.MayReadNamespace(schema) {
 		return deny(reasonNamespace, notFound)
 	}

@@ -42,6 +42,8 @@ type showQuery struct {
 	// SQL and Tables: explain (the rendered query and its pinned versions).
 	SQL    string                 `json:"sql,omitempty"`
 	Tables []backend.TableVersion `json:"tables,omitempty"`
+	// Access: the statement as the access log records it (payload.go).
+	Access accessedStatement `json:"access,omitzero"`
 }
 
 // describeSchema is DESCRIBE's result, MySQL's column names.

@@ -18,6 +18,10 @@ import (
 // never reaches the catalog; every kind of refusal is the same not-found
 // error naming the first unavailable table in reference order.
 func (pn *planner) resolve(ctx context.Context, w who, refs []sqlgate.TableRef) ([]backend.TableVersion, error) {
+	a := accessFrom(ctx)
+	// Until the catalog answers, the access names the tables as the
+	// client wrote them, at version 0.
+	a.readRefs(refs, nil)
 	for _, ref := range refs {
 		if !w.p.MayReadNamespace(ref.Schema) {
 			return nil, deny(reasonNamespace, tableNotFound(ref.Schema, ref.Name))
@@ -41,6 +45,7 @@ func (pn *planner) resolve(ctx context.Context, w who, refs []sqlgate.TableRef) 
 		}
 		out[i] = *v
 	}
+	a.readRefs(refs, out)
 	return out, nil
 }
 
@@ -63,7 +68,12 @@ func (pn *planner) ResolveStatement(ctx context.Context, w who, stmt *sqlgate.St
 // planning (a grant revoked, a DENY added, a table dropped…), each pinned
 // version is resolved again for the caller, and any one that is no longer
 // available fails the ticket like a missing table.
-func (pn *planner) Reauthorize(ctx context.Context, w who, pinned []backend.TableVersion) error {
+func (pn *planner) Reauthorize(ctx context.Context, w who, pinned []backend.TableVersion) (err error) {
+	a := accessFrom(ctx)
+	a.reach()
+	if a != nil {
+		defer func() { a.readPinned(pinned, err != nil) }()
+	}
 	if len(pinned) == 0 {
 		return nil
 	}
@@ -101,6 +111,7 @@ func (pn *planner) Reauthorize(ctx context.Context, w who, pinned []backend.Tabl
 // answer for the caller, narrowed to the caller's namespace grants, so
 // discovery never shows more than a query could reach.
 func (pn *planner) Visible(ctx context.Context, w who) (backend.Listing, error) {
+	accessFrom(ctx).reach()
 	if !w.p.MayQuery() {
 		return backend.Listing{}, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 
 	"lakegate/authz"
+	"lakegate/flight/accesslog"
 	"lakegate/flight/ticket"
 )
 
@@ -33,6 +35,24 @@ type prepared struct {
 	lastUsed time.Time
 	// spec is the execution started for the next DoGet (speculate.go).
 	spec *speculation
+
+	// planned is the access event of the statement's preparation, recorded
+	// if it is closed without ever being executed; executed is set by its
+	// first execution (access.go).
+	planned  *accesslog.Event
+	executed atomic.Bool
+}
+
+// execution marks st executed and names its statement on the call's
+// access record; when its preparation reached authorization, so does the
+// execution (a prepared write reaches it when it runs): each execution is
+// recorded.
+func (st *prepared) execution(a *access) {
+	st.executed.Store(true)
+	a.statementIs(st.plan.access.Kind, st.plan.access.Statement)
+	if st.planned != nil {
+		a.reach()
+	}
 }
 
 // preparedStore holds prepared statements by id. Handles given to clients
@@ -42,6 +62,9 @@ type preparedStore struct {
 	ttl   time.Duration
 	now   func() time.Time
 	specs *speculations
+	// record, when set, takes the access event of a statement removed
+	// without having been executed.
+	record func(accesslog.Event)
 
 	mu        sync.Mutex
 	byID      map[string]*prepared
@@ -53,7 +76,7 @@ func newPreparedStore(ttl time.Duration, now func() time.Time, specs *speculatio
 	return &preparedStore{ttl: ttl, now: now, specs: specs, byID: map[string]*prepared{}, count: map[authz.PrincipalID]int{}}
 }
 
-func (ps *preparedStore) add(p *authz.Principal, pl *plan) (string, error) {
+func (ps *preparedStore) add(p *authz.Principal, pl *plan, planned *accesslog.Event) (string, error) {
 	var raw [16]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return "", err
@@ -65,7 +88,7 @@ func (ps *preparedStore) add(p *authz.Principal, pl *plan) (string, error) {
 	if ps.count[p.ID()] >= maxPreparedPerPrincipal {
 		return "", errTooManyPrepared
 	}
-	ps.byID[id] = &prepared{principal: p.ID(), plan: pl, lastUsed: ps.now()}
+	ps.byID[id] = &prepared{principal: p.ID(), plan: pl, lastUsed: ps.now(), planned: planned}
 	ps.count[p.ID()]++
 	return id, nil
 }
@@ -98,6 +121,22 @@ func (ps *preparedStore) removeLocked(id string, st *prepared) {
 	}
 	if sp := ps.specs.take(st, nil); sp != nil {
 		ps.specs.drop(sp, speculationDiscarded, false)
+	}
+	ps.recordUnexecuted(st)
+}
+
+// recordUnexecuted records the plan of st if it was never executed, once.
+func (ps *preparedStore) recordUnexecuted(st *prepared) {
+	if ps.record != nil && st.planned != nil && !st.executed.Swap(true) {
+		ps.record(*st.planned)
+	}
+}
+
+// flushUnexecuted records the plans of the open statements never executed
+// (at shutdown).
+func (ps *preparedStore) flushUnexecuted() {
+	for _, st := range ps.all() {
+		ps.recordUnexecuted(st)
 	}
 }
 
@@ -165,8 +204,13 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 	if err != nil {
 		return zero, s.fail(ctx, "prepare", err)
 	}
-	id, err := s.prepared.add(p, pl)
+	// Each execution records the statement; the preparation only if none
+	// comes.
+	a := accessFrom(ctx)
+	planned := s.deferAccess(ctx, a)
+	id, err := s.prepared.add(p, pl, planned)
 	if err != nil {
+		a.undefer()
 		return zero, toStatus(err)
 	}
 	handle, err := s.cfg.Tickets.Seal(s.rand, ticket.Claims{
@@ -177,6 +221,7 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 	})
 	if err != nil {
 		s.prepared.remove(p, id)
+		a.undefer()
 		return zero, s.fail(ctx, "seal", err)
 	}
 	notUpdate := false
@@ -295,11 +340,15 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
+	if err := s.admitAccess(p.Tenant().String()); err != nil {
+		return nil, nil, toStatus(err)
+	}
 	handle := cmd.GetPreparedStatementHandle()
 	st, _, err := s.openPrepared(p, handle)
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
+	st.execution(accessFrom(ctx))
 	st.mu.Lock()
 	args := st.args
 	sp := s.specs.takeLocked(st, nil)
@@ -315,7 +364,7 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 	}
 	if st.plan.show != nil {
 		// Answered now, from what the caller may see now (like a ticket's).
-		payload, err := encodeShow(st.plan.show)
+		payload, err := encodeShow(st.plan.show, accessedStatement{})
 		if err != nil {
 			return nil, nil, s.fail(ctx, "show", err)
 		}
@@ -395,10 +444,14 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql
 	if err != nil {
 		return 0, toStatus(err)
 	}
+	if err := s.admitAccess(p.Tenant().String()); err != nil {
+		return 0, toStatus(err)
+	}
 	st, _, err := s.openPrepared(p, cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return 0, toStatus(err)
 	}
+	st.execution(accessFrom(ctx))
 	switch {
 	case st.plan.write != nil:
 		n, err := s.executeWrite(ctx, s.whoIs(ctx, p), st.plan.write)

@@ -24,6 +24,9 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 	if !p.MayQuery() {
 		return nil, errNotQuerier
 	}
+	if err := s.admitAccess(p.Tenant().String()); err != nil {
+		return nil, err
+	}
 	release, err := s.admitPlanning(ctx, p)
 	if err != nil {
 		return nil, err
@@ -50,7 +53,9 @@ func (s *Server) planText(ctx context.Context, p *authz.Principal, text string, 
 // whoIs is p as the planner sees it, with its session's options read now:
 // once per request.
 func (s *Server) whoIs(ctx context.Context, p *authz.Principal) who {
-	return s.planner.whoIs(p, s.sessions.state(ctx, p))
+	w := s.planner.whoIs(p, s.sessions.state(ctx, p))
+	accessFrom(ctx).setCatalog(w.caller.Catalog)
+	return w
 }
 
 // GetFlightInfoStatement plans a query and returns its schema and a sealed
@@ -67,13 +72,22 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	if pl.numParams > 0 {
 		return nil, toStatus(fmt.Errorf("%w: the statement has parameters; use a prepared statement", errBadRequest))
 	}
+	// The ticket's DoGet records the statement (access.go); the plan is
+	// recorded only if the ticket is never fetched.
+	a := accessFrom(ctx)
+	planned := s.deferAccess(ctx, a)
+	var st accessedStatement
+	if planned != nil {
+		st = accessedStatement{Kind: planned.Kind, Statement: planned.Statement}
+	}
 	var payload []byte
 	if pl.show != nil {
-		payload, err = encodeShow(pl.show)
+		payload, err = encodeShow(pl.show, st)
 	} else {
-		payload, err = encodePayload(pl)
+		payload, err = encodePayload(pl, st)
 	}
 	if err != nil {
+		a.undefer()
 		return nil, s.fail(ctx, "ticket", err)
 	}
 	sealed, err := s.cfg.Tickets.Seal(s.rand, ticket.Claims{
@@ -83,11 +97,16 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 		Payload:   payload,
 	})
 	if err != nil {
+		a.undefer()
 		return nil, s.fail(ctx, "seal", err)
 	}
 	tkt, err := flightsql.CreateStatementQueryTicket(sealed)
 	if err != nil {
+		a.undefer()
 		return nil, s.fail(ctx, "ticket", err)
+	}
+	if planned != nil {
+		s.pending.add(ticketKey(sealed), *planned)
 	}
 	return s.flightInfo(desc, pl.schema, tkt), nil
 }
@@ -121,9 +140,16 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd flightsql.StatementQuer
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
+	if err := s.admitAccess(p.Tenant().String()); err != nil {
+		return nil, nil, toStatus(err)
+	}
+	a := accessFrom(ctx)
 	handle := cmd.GetStatementHandle()
 	claims, err := s.cfg.Tickets.Open(handle, s.cfg.Now(), p.ID().String(), p.Tenant().String())
 	if err != nil {
+		// A ticket that does not open is a denial of whatever it was.
+		a.statementIs(sqlgate.KindQuery.String(), "")
+		a.reach()
 		return nil, nil, toStatus(err)
 	}
 	if isShowPayload(claims.Payload) {
@@ -133,6 +159,7 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd flightsql.StatementQuer
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
+	s.fetched(ctx, handle, tp.Access)
 	if tp.SQL == "" {
 		schema := arrow.NewSchema(nil, nil)
 		ch := make(chan flight.StreamChunk)
@@ -143,6 +170,19 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd flightsql.StatementQuer
 		return nil, nil, s.fail(ctx, "reauthorize", err)
 	}
 	return s.execute(ctx, p, ticketKey(handle), tp.SQL, nil, tp.Tables)
+}
+
+// fetched names on the call's access record the statement of the ticket
+// handle, whose plan reached authorization when st is set, and forgets the
+// plan's pending event: this call records the statement.
+func (s *Server) fetched(ctx context.Context, handle []byte, st accessedStatement) {
+	a := accessFrom(ctx)
+	if a == nil || st.Kind == "" {
+		return
+	}
+	s.pending.take(ticketKey(handle))
+	a.statementIs(st.Kind, st.Statement)
+	a.reach()
 }
 
 // execute runs sql over the pinned table versions and streams batches. The
@@ -247,8 +287,10 @@ func (s *Server) stream(o *openStatement) (*arrow.Schema, <-chan flight.StreamCh
 // produce sends every batch of rdr on ch until the reader ends or ctx is done.
 // Errors are withheld as withheld says for tables.
 func (s *Server) produce(ctx context.Context, rdr array.RecordReader, ch chan<- flight.StreamChunk, tables []backend.TableVersion) {
+	a := accessFrom(ctx)
 	for rdr.Next() {
 		rec := rdr.RecordBatch()
+		a.addRows(rec.NumRows())
 		rec.Retain()
 		select {
 		case ch <- flight.StreamChunk{Data: rec}:
@@ -396,10 +438,16 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.
 	if !p.MayQuery() {
 		return 0, toStatus(errNotQuerier)
 	}
+	if err := s.admitAccess(p.Tenant().String()); err != nil {
+		return 0, toStatus(err)
+	}
 	w := s.whoIs(ctx, p)
 	stmt, err := s.planner.Parse(cmd.GetQuery(), w)
 	if err != nil {
 		return 0, toStatus(err)
+	}
+	if a := accessFrom(ctx); a != nil {
+		a.statementIs(stmt.Kind().String(), normalizeStatement(cmd.GetQuery()))
 	}
 	switch {
 	case stmt.Kind() == sqlgate.KindUse:

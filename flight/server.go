@@ -115,6 +115,13 @@ type Config struct {
 	Metrics *Metrics
 	// Now is the clock; nil means time.Now. Tests inject one.
 	Now func() time.Time
+	// AccessLog receives one event for every statement and discovery call
+	// that reaches authorization (access.go), and admits tenants'
+	// statements. Nil keeps no access log.
+	AccessLog AccessLog
+	// GatewayID names this gateway in access events: the query_service
+	// principal it delegates to metasrv as.
+	GatewayID string
 	// StartNotReady starts the server with its readiness (ReadinessService)
 	// NOT_SERVING until SetReady(true), for a process that must first reach
 	// a dependency. The zero value reports ready from the start.
@@ -247,8 +254,11 @@ type Server struct {
 	// being planned and the listings (Server.admitPlanning).
 	admitExecute *admission
 	admitPlan    *admission
-	mem          memory.Allocator
-	rand         io.Reader
+	// pending holds the access events of planned tickets not yet fetched
+	// (access.go); nil without an access log.
+	pending *pendingPlans
+	mem     memory.Allocator
+	rand    io.Reader
 
 	// producers tracks DoGet goroutines so Shutdown can wait for them.
 	producers sync.WaitGroup
@@ -279,6 +289,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.specs = newSpeculations(&s.producers)
 	s.prepared = newPreparedStore(c.PreparedTTL, c.Now, s.specs)
+	if c.AccessLog != nil {
+		s.pending = newPendingPlans(c.TicketTTL, c.Now, c.AccessLog.Record)
+		s.prepared.record = c.AccessLog.Record
+	}
 	// A statement finding no free execution permit takes one back from a
 	// speculation (speculate.go).
 	s.admitExecute.yield = s.specs.yield
@@ -288,8 +302,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	opts := []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(s.requestIDUnary, s.auth.unaryInterceptor, s.recoverUnary),
-		grpc.ChainStreamInterceptor(s.requestIDStream, s.auth.streamInterceptor, s.recoverStream, checkIPCStream),
+		grpc.ChainUnaryInterceptor(s.requestIDUnary, s.auth.unaryInterceptor, s.accessUnary, s.recoverUnary),
+		grpc.ChainStreamInterceptor(s.requestIDStream, s.auth.streamInterceptor, s.accessStream, s.recoverStream, checkIPCStream),
 		grpc.MaxRecvMsgSize(MaxRequestBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
 		grpc.MaxConcurrentStreams(MaxStreamsPerConn),
@@ -392,6 +406,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.running.cancelAll()
 	s.specs.dropAll(s.prepared)
 	s.producers.Wait()
+	s.flushAccess()
 	return err
 }
 
@@ -403,7 +418,18 @@ func (s *Server) Close() error {
 	s.running.cancelAll()
 	s.specs.dropAll(s.prepared)
 	s.producers.Wait()
+	s.flushAccess()
 	return nil
+}
+
+// flushAccess records the plans no call will record any more: tickets not
+// fetched and prepared statements never executed.
+func (s *Server) flushAccess() {
+	if s.pending == nil {
+		return
+	}
+	s.pending.flush()
+	s.prepared.flushUnexecuted()
 }
 
 func isEOF(err error) bool { return errors.Is(err, io.EOF) }

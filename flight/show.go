@@ -33,6 +33,7 @@ func (s *Server) doGetShow(ctx context.Context, p *authz.Principal, handle, payl
 	if json.Unmarshal(payload[1:], &q) != nil {
 		return nil, nil, toStatus(ticket.ErrInvalid)
 	}
+	s.fetched(ctx, handle, q.Access)
 	var rows [][]*string
 	switch q.Kind {
 	case showExplain:
@@ -62,6 +63,7 @@ func (s *Server) doGetShow(ctx context.Context, p *authz.Principal, handle, payl
 	schema := showSchema(&q)
 	b := array.NewRecordBuilder(s.mem, schema)
 	defer b.Release()
+	accessFrom(ctx).addRows(int64(len(rows)))
 	for _, row := range rows {
 		for i, v := range row {
 			switch f := b.Field(i).(type) {

@@ -46,12 +46,12 @@ func TestShowSchema(t *testing.T) {
 }
 
 func TestShowPayload(t *testing.T) {
-	b, err := encodeShow(&showQuery{Kind: showTables, Schema: "sales"})
+	b, err := encodeShow(&showQuery{Kind: showTables, Schema: "sales"}, accessedStatement{})
 	if err != nil || !isShowPayload(b) {
 		t.Fatalf("encodeShow: %v", err)
 	}
 	pl := &plan{sql: "SELECT 1"}
-	qb, err := encodePayload(pl)
+	qb, err := encodePayload(pl, accessedStatement{})
 	if err != nil || isShowPayload(qb) {
 		t.Fatalf("a query payload is a show payload: %v", err)
 	}

@@ -96,7 +96,7 @@ func TestSpeculationYieldsItsPermit(t *testing.T) {
 		ss := newSpeculations(&producers)
 		ps := newPreparedStore(time.Minute, time.Now, ss)
 		alice := principal(t, "alice@acme")
-		id, err := ps.add(alice, &plan{sql: "SELECT 1"})
+		id, err := ps.add(alice, &plan{sql: "SELECT 1"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -77,6 +77,11 @@ func newStorageID() (string, error) {
 // write runs one write: rows come from src (whose schema names the
 // columns). It returns the number of rows committed.
 func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordReader) (int64, error) {
+	a := accessFrom(ctx)
+	a.wrote(req.target, 0)
+	if err := checkWritable(req.target); err != nil {
+		return 0, err
+	}
 	if !req.who.p.MayReadNamespace(req.target.Schema) {
 		return 0, deny(reasonNamespace, tableNotFound(req.target.Schema, req.target.Name))
 	}
@@ -147,10 +152,17 @@ func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordRe
 		s.discard(ctx, tenant, store, dfs)
 		return 0, fmt.Errorf("writing %s: %w", req.target, err)
 	}
-	committed, err := s.commit(ctx, c, req, cur, storageID, cols, dfs)
+	version, committed, err := s.commit(ctx, c, req, cur, storageID, cols, dfs)
 	if err != nil || !committed {
 		s.discard(ctx, tenant, store, dfs)
 		return 0, err
+	}
+	a.wrote(req.target, version)
+	a.addRows(n)
+	if a != nil {
+		for _, f := range dfs {
+			a.bytes.Add(f.Size)
+		}
 	}
 	return n, nil
 }
@@ -166,10 +178,10 @@ func (s *Server) resolveTarget(ctx context.Context, c backend.Caller, name backe
 }
 
 // commit records the written files as the target's next version, retrying
-// an append whose base moved. It reports false, with no error, for a
-// create IF NOT EXISTS that found the table created meanwhile: nothing was
-// written.
-func (s *Server) commit(ctx context.Context, c backend.Caller, req writeRequest, cur *backend.TableVersion, storageID string, cols []backend.Column, files []backend.DataFile) (bool, error) {
+// an append whose base moved, and returns that version. It reports false,
+// with no error, for a create IF NOT EXISTS that found the table created
+// meanwhile: nothing was written.
+func (s *Server) commit(ctx context.Context, c backend.Caller, req writeRequest, cur *backend.TableVersion, storageID string, cols []backend.Column, files []backend.DataFile) (uint64, bool, error) {
 	cm := backend.Commit{Name: req.target, StorageID: storageID, Columns: cols, Files: files}
 	switch {
 	case cur == nil:
@@ -180,26 +192,26 @@ func (s *Server) commit(ctx context.Context, c backend.Caller, req writeRequest,
 		cm.Base = cur.Version
 	}
 	for attempt := 1; ; attempt++ {
-		_, err := s.cfg.Governance.Commit(ctx, c, cm)
+		version, err := s.cfg.Governance.Commit(ctx, c, cm)
 		switch {
 		case err == nil:
-			return true, nil
+			return version, true, nil
 		case errors.Is(err, backend.ErrExists):
 			if req.mode == modeCreate && req.ifNotExists {
-				return false, nil
+				return 0, false, nil
 			}
-			return false, fmt.Errorf("%w: table %s already exists", errAlreadyExists, req.target)
+			return 0, false, fmt.Errorf("%w: table %s already exists", errAlreadyExists, req.target)
 		case !errors.Is(err, backend.ErrVersionConflict) || cm.Create || cm.Replace || attempt == maxCommitAttempts:
-			return false, err
+			return 0, false, err
 		}
 		// Another append won: build on its version if the table is still
 		// the same table with the same columns.
 		now, rerr := s.resolveTarget(ctx, c, req.target)
 		if rerr != nil {
-			return false, rerr
+			return 0, false, rerr
 		}
 		if now == nil || now.StorageID != storageID || !sameColumns(now.Columns, cols) {
-			return false, fmt.Errorf("%w: table %s changed during the write", errConflict, req.target)
+			return 0, false, fmt.Errorf("%w: table %s changed during the write", errConflict, req.target)
 		}
 		cm.Base = now.Version
 	}
@@ -379,11 +391,16 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.
 	if !p.MayQuery() {
 		return 0, toStatus(errNotQuerier)
 	}
+	if err := s.admitAccess(p.Tenant().String()); err != nil {
+		return 0, toStatus(err)
+	}
+	accessFrom(ctx).statementIs(accessIngest, "")
 	if len(cmd.GetTransactionId()) > 0 || cmd.GetTemporary() {
 		return 0, toStatus(fmt.Errorf("%w: transactions and temporary tables are not supported", errBadRequest))
 	}
 	w := s.whoIs(ctx, p)
 	if c := cmd.GetCatalog(); c != "" && c != w.caller.Catalog {
+		accessFrom(ctx).reach()
 		return 0, toStatus(&notFoundError{kind: catalogKind, name: c})
 	}
 	mode, err := ingestMode(cmd.GetTableDefinitionOptions())
@@ -459,6 +476,12 @@ func (s *Server) executeWrite(ctx context.Context, w who, stmt *sqlgate.Statemen
 	target := backend.TableName{Schema: t.Schema, Name: t.Name}
 	// A name no table may have is refused before any row is written.
 	if err := checkTableName(target); err != nil {
+		return 0, err
+	}
+	// The target is named in the access event whatever happens next, and
+	// a target in the system schema is refused before anything is read.
+	accessFrom(ctx).wrote(target, 0)
+	if err := checkWritable(target); err != nil {
 		return 0, err
 	}
 	if stmt.Kind() == sqlgate.KindDropTable {

@@ -24,7 +24,7 @@ var (
 
 // seedOrders creates sales.orders (id BIGINT, amount DOUBLE) with rows 1
 // and 2 as alice.
-func seedOrders(t *testing.T, cl *flightsql.Client) {
+func seedOrders(t testing.TB, cl *flightsql.Client) {
 	t.Helper()
 	if n, err := ingestJSON(bearerCtx(aliceToken), cl, ordersSchema, ordersRows, ingestOpts("sales", "orders", ingestCreate)); err != nil || n != 2 {
 		t.Fatalf("seeding sales.orders: %d, %v", n, err)

@@ -37,7 +37,9 @@ func TestShow(t *testing.T) {
 		if got := column(t, analyst, "SHOW DATABASES", "Database"); !slices.Equal(got, []string{"sales"}) {
 			t.Errorf("analyst: %v", got)
 		}
-		if got := column(t, admin, "show schemas", "Database"); !slices.Equal(got, []string{"hr", "sales"}) {
+		// The access log's schema shows once its first batch is written.
+		isSystem := func(s string) bool { return s == "system" }
+		if got := slices.DeleteFunc(column(t, admin, "show schemas", "Database"), isSystem); !slices.Equal(got, []string{"hr", "sales"}) {
 			t.Errorf("admin: %v", got)
 		}
 		if got := column(t, admin, "SHOW DATABASES LIKE 'h%'", "Database (h%)"); !slices.Equal(got, []string{"hr"}) {

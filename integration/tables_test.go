@@ -139,7 +139,8 @@ func stageFiles(t *testing.T, dataDir string) []string {
 // ingest in every mode, concurrent appends, an interrupted upload, and the
 // SQL writes (CTAS, INSERT, DROP), each checked by reading back through SQL.
 func TestIngest(t *testing.T) {
-	srv := startServe(t)
+	// Without the access log, whose own files would join the stage's.
+	srv := startServe(t, "--access-log=false")
 	ctx := context.Background()
 	analyst := mustDial(t, srv.uri(), bearer(srv.token(t, "analyst@demo")))
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
@@ -398,7 +399,8 @@ func (c *cancelAfter) Next() bool {
 func TestTablesSurviveRestart(t *testing.T) {
 	dataDir := t.TempDir()
 	args := []string{"serve", "--data-dir", dataDir, "--flight-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
-		"--metasrv-addr", "127.0.0.1:0", "--raft-addr", "127.0.0.1:0"}
+		"--metasrv-addr", "127.0.0.1:0", "--raft-addr", "127.0.0.1:0",
+		"--access-log=false"} // the access log's own files would join the stage's
 	srv := startServeArgs(t, dataDir, args...)
 	ctx := context.Background()
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)

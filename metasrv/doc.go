@@ -46,7 +46,13 @@
 // generation probe. A node out of contact with the leader for longer than
 // Config.StaleReadBound answers these with 503, so gateways fail over
 // instead of deciding from stale state. Gateways write (tables, versions)
-// through the REST API with delegation. The Go client is metasrv/client.
+// through the REST API with delegation. The access log (accesslog.go):
+// POST …/metalakes/{m}/access-log commits a gateway's access-log files, as
+// the gateway itself, as the next version of <catalog>.system.access_events
+// (one catalog.CommitAccessLog, applied as the metalake's owner with the
+// gateway as delegator; forwarded to the leader like a write), GET reads
+// its storage id; every other write into a schema named system is refused
+// by name. The Go client is metasrv/client.
 //
 // Table versions (versions.go) and domains (rest_domains.go) are REST
 // resources over the catalog's commands like every other.

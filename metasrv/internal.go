@@ -27,6 +27,8 @@ import (
 //	GET  /internal/v1/metalakes/{m}/files
 //	GET  /internal/v1/metalakes/{m}/generation
 //	POST /internal/v1/generations (watch)
+//	POST /internal/v1/metalakes/{m}/access-log (accesslog.go)
+//	GET  /internal/v1/metalakes/{m}/access-log
 //
 // See docs/rest.md ("Internal API for gateways").
 
@@ -39,6 +41,7 @@ func (s *Server) internalRoutes() {
 	s.mux.HandleFunc("POST /internal/v1/metalakes/{tenant}/tables", s.handleListTables)
 	s.mux.HandleFunc("GET /internal/v1/metalakes/{tenant}/files", s.handleFiles)
 	s.mux.HandleFunc("POST /internal/v1/generations", s.handleWatch)
+	s.accessLogRoutes()
 	s.mux.HandleFunc("/internal/", s.noRoute)
 }
 
@@ -195,7 +198,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (*ResolveRespon
 // or when its catalog's upstream properties or its upstream_name are
 // invalid, it is unavailable.
 func resolveRef(snap *catalog.Snapshot, subject string, catOK bool, cat string, ref ResolveRef, priv catalog.Privilege) (json.RawMessage, error) {
-	if !catOK || catalog.CheckNamePart(ref.Schema) != nil || catalog.CheckNamePart(ref.Table) != nil {
+	if !catOK || (catalog.CheckNamePart(ref.Schema) != nil && ref.Schema != catalog.SystemSchema) || catalog.CheckNamePart(ref.Table) != nil {
 		return unavailableResult, nil
 	}
 	full := cat + "." + ref.Schema + "." + ref.Table
@@ -236,7 +239,8 @@ func resolveRef(snap *catalog.Snapshot, subject string, catOK bool, cat string, 
 	if ref.Version != 0 {
 		cols = ver.Columns // a retained version is read with its own columns
 	}
-	filter, masks, err := snap.RowFiltersAndMasks(subject, full)
+	rp, err := snap.ReadPolicyOf(subject, full)
+	filter, masks := rp.Filter, rp.Masks
 	switch {
 	case errors.Is(err, catalog.ErrConflictingPolicies):
 		return json.Marshal(api.ConflictResult{Error: api.ConflictError, Table: full})
@@ -259,10 +263,10 @@ func resolveRef(snap *catalog.Snapshot, subject string, catOK bool, cat string, 
 		d.Files[i] = DescriptorFile{Path: f.Path, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
 	}
 	for i, m := range masks {
-		d.ColumnMasks[i] = DescriptorMask{Column: m.Column, Mask: m.Mask}
+		d.ColumnMasks[i] = DescriptorMask{Column: m.Column, Mask: m.Mask, Policy: m.Policy}
 	}
 	if filter != "" {
-		d.RowFilter = &filter
+		d.RowFilter, d.RowFilterPolicy = &filter, rp.FilterPolicy
 	}
 	if d.RowFilter != nil || len(d.ColumnMasks) > 0 {
 		d.Roles = snap.RolesOf(subject)

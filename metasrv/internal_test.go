@@ -276,8 +276,12 @@ func TestResolve(t *testing.T) {
 	// Row filter and masks of the policy-tagged table.
 	d = metasrv.TableDescriptor{}
 	if err := json.Unmarshal(res[3], &d); err != nil || d.RowFilter == nil || *d.RowFilter != "region = 'EU'" ||
-		len(d.ColumnMasks) != 2 || d.ColumnMasks[0] != (metasrv.DescriptorMask{Column: "id", Mask: "REDACT"}) {
+		len(d.ColumnMasks) != 2 || d.ColumnMasks[0] != (metasrv.DescriptorMask{Column: "id", Mask: "REDACT", Policy: "redact_all"}) {
 		t.Fatalf("pii_t: %s", res[3])
+	}
+	// The policies are named, for the access log.
+	if d.RowFilterPolicy != "eu_rows" || d.ColumnMasks[1].Policy != "redact_all" {
+		t.Fatalf("pii_t policy names: %s", res[3])
 	}
 	// With them, the subject's roles, for has_role in the expressions.
 	if !slices.Equal(d.Roles, []string{"reader"}) {

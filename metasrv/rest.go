@@ -90,6 +90,9 @@ type plan struct {
 	now any
 	// lakeName is the metalake of a lake operation on /api/metalakes.
 	lakeName string
+	// accessLog marks the access log's commit, the one write into a
+	// system schema (see refuseSystemWrites).
+	accessLog bool
 }
 
 type writeFunc func(rq *request, l *Metalake) (*plan, error)
@@ -264,6 +267,24 @@ func (rq *request) reject(op string, err error) {
 // begin authenticates the request, resolves forwarding and checks the
 // tenant. op names the operation for audit.
 func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*request, error) {
+	rq, err := s.beginCaller(w, r, op)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.delegate(rq, op); err != nil {
+		return nil, err
+	}
+	// Every caller but an operator is held to its own tenant; a delegated
+	// request was held to the delegate's tenants above.
+	if rq.metalake != "" && !rq.operator() && rq.delegator == nil && rq.caller.Tenant().String() != rq.metalake {
+		return nil, fmt.Errorf("%w: metalake %q", ErrNotFound, rq.metalake)
+	}
+	return rq, nil
+}
+
+// beginCaller authenticates the request and resolves forwarding: rq.caller
+// is the original caller.
+func (s *Server) beginCaller(w http.ResponseWriter, r *http.Request, op string) (*request, error) {
 	p, err := s.authenticate(r)
 	if err != nil {
 		return nil, err
@@ -289,14 +310,6 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*requ
 			return nil, err
 		}
 		rq.peer, rq.caller = p, c
-	}
-	if err := s.delegate(rq, op); err != nil {
-		return nil, err
-	}
-	// Every caller but an operator is held to its own tenant; a delegated
-	// request was held to the delegate's tenants above.
-	if rq.metalake != "" && !rq.operator() && rq.delegator == nil && rq.caller.Tenant().String() != rq.metalake {
-		return nil, fmt.Errorf("%w: metalake %q", ErrNotFound, rq.metalake)
 	}
 	return rq, nil
 }
@@ -467,6 +480,9 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 		}
 	}
 	pl, err := fn(rq, l)
+	if err == nil {
+		err = refuseSystemWrites(pl)
+	}
 	if err == nil {
 		err = checkDisplay(pl)
 	}

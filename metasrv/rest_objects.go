@@ -235,6 +235,9 @@ func (lv objectLevel) create(rq *request, l *Metalake) (*plan, error) {
 		}
 		cmd = c
 	}
+	if lv.typ == catalog.ObjectSchema && strings.EqualFold(name, catalog.SystemSchema) {
+		return nil, errSystemReadOnly
+	}
 	if err := catalog.CheckNamePart(name); err != nil {
 		return nil, err
 	}
@@ -284,6 +287,9 @@ func (lv objectLevel) alter(rq *request, l *Metalake) (*plan, error) {
 			if u.NewSchemaName != "" {
 				if lv.typ != catalog.ObjectTable {
 					return nil, badRequest("newSchemaName applies to tables only")
+				}
+				if strings.EqualFold(u.NewSchemaName, catalog.SystemSchema) {
+					return nil, errSystemReadOnly
 				}
 				if err := catalog.CheckNamePart(u.NewSchemaName); err != nil {
 					return nil, err

@@ -66,7 +66,7 @@ func TestResolveUpstream(t *testing.T) {
 	d = metasrv.TableDescriptor{}
 	if err := json.Unmarshal(res[1], &d); err != nil || d.Upstream == nil || d.Upstream.Name != "shop.pii_t" ||
 		d.RowFilter == nil || *d.RowFilter != "region = 'EU'" || len(d.ColumnMasks) != 2 ||
-		d.ColumnMasks[0] != (metasrv.DescriptorMask{Column: "id", Mask: "REDACT"}) || !slices.Equal(d.Roles, []string{"reader"}) {
+		d.ColumnMasks[0] != (metasrv.DescriptorMask{Column: "id", Mask: "REDACT", Policy: "redact_all"}) || !slices.Equal(d.Roles, []string{"reader"}) {
 		t.Fatalf("pii_t: %s (%v)", res[1], err)
 	}
 	// Writes, forbidden, missing, and versions: the same unavailable bytes.

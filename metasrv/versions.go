@@ -2,6 +2,7 @@ package metasrv
 
 import (
 	"fmt"
+	"strings"
 
 	"lakegate/catalog"
 	"lakegate/metasrv/api"
@@ -100,6 +101,9 @@ func (s *Server) commitTableVersion(rq *request, l *Metalake) (*plan, error) {
 		return nil, badRequest("base is required")
 	}
 	o := tableOf(rq)
+	if strings.EqualFold(rq.param("schema"), catalog.SystemSchema) {
+		return nil, errSystemReadOnly // only the access log's own commit writes there
+	}
 	for _, part := range []string{"catalog", "schema", "table"} {
 		if err := catalog.CheckNamePart(rq.param(part)); err != nil {
 			return nil, err

@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,6 +62,88 @@ type engineFlags struct {
 	upstreamCredsDir string
 	upstreamCA       string
 	upstreamPlain    bool
+
+	accessLog accessLogFlags
+}
+
+// accessLogFlags are the access log's flags, shared by `serve` and
+// `gateway`.
+type accessLogFlags struct {
+	on        bool
+	flush     time.Duration
+	spoolDir  string // "": <data-dir>/access-log-spool
+	spoolMax  string // a size: 512MiB, 2GB, 1048576
+	failOpen  string // comma-separated tenants
+	retention time.Duration
+}
+
+// defaultSpoolMax is --access-log-spool-max's default.
+const defaultSpoolMax = "1GiB"
+
+// register defines the access log's flags on fs.
+func (c *accessLogFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&c.on, "access-log", true, "record every statement and discovery call that reaches authorization in the tenant's table system.access_events (readable by its tenant admins); --access-log=false records nothing")
+	fs.DurationVar(&c.flush, "access-log-flush", 5*time.Second, "how often each tenant's events are written to its stage: how late they show in system.access_events, and what a crash may lose (e.g. 5s, 1m)")
+	fs.StringVar(&c.spoolDir, "access-log-spool-dir", "", "directory holding events while the stage is unavailable (mode 0700); default: <data-dir>/access-log-spool")
+	fs.StringVar(&c.spoolMax, "access-log-spool-max", defaultSpoolMax, "bound of the spool (e.g. 512MiB, 4GB): once full, a tenant's new statements fail with Unavailable \"access log unavailable\" unless it is in --access-log-fail-open")
+	fs.StringVar(&c.failOpen, "access-log-fail-open", "", "comma-separated tenants whose statements still run when their events cannot be kept (counted and alerted on; e.g. acme,globex); default: every tenant fails closed")
+	fs.DurationVar(&c.retention, "access-log-retention", 0, "how long events are kept (e.g. 2160h for 90 days): older ones leave the table's current version, their files go with the versions that name them; 0 keeps them")
+}
+
+// config is the gateway's access log configuration (nil when off), with
+// the spool under dataDir unless --access-log-spool-dir names one.
+func (c *accessLogFlags) config(dataDir string) (*gateway.AccessLogConfig, error) {
+	if !c.on {
+		return nil, nil
+	}
+	if c.flush <= 0 || c.retention < 0 {
+		return nil, fmt.Errorf("%w: --access-log-flush must be positive and --access-log-retention not negative", errUsage)
+	}
+	spoolMax, err := parseSize(c.spoolMax)
+	if err != nil || spoolMax <= 0 {
+		return nil, fmt.Errorf("%w: --access-log-spool-max %q: want a positive size such as 512MiB or 4GB", errUsage, c.spoolMax)
+	}
+	cfg := &gateway.AccessLogConfig{FlushInterval: c.flush, SpoolDir: c.spoolDir, SpoolMax: spoolMax, Retention: c.retention}
+	if cfg.SpoolDir == "" {
+		cfg.SpoolDir = filepath.Join(dataDir, "access-log-spool")
+	}
+	for _, t := range strings.Split(c.failOpen, ",") {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		if _, err := authz.ParseTenantID(t); err != nil {
+			return nil, fmt.Errorf("%w: --access-log-fail-open: %w", errUsage, err)
+		}
+		cfg.FailOpen = append(cfg.FailOpen, t)
+	}
+	return cfg, nil
+}
+
+// sizeUnits are the suffixes parseSize accepts, longest first.
+var sizeUnits = []struct {
+	suffix string
+	mult   int64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
+}
+
+// parseSize reads a byte size: digits with an optional unit (KiB, MiB,
+// GiB, TiB, KB, MB, GB, TB, B).
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range sizeUnits {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = strings.TrimSpace(n), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("size %q", s)
+	}
+	return n * mult, nil
 }
 
 // register defines the shared flags on fs; gcInterval is the command's
@@ -83,6 +168,7 @@ func (c *engineFlags) register(fs *flag.FlagSet, gcInterval time.Duration, gcHel
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "address serving Prometheus metrics at /metrics (plain HTTP, unauthenticated: keep it on loopback or a private network); empty disables")
 	fs.StringVar(&c.upstreamAllow, "upstream-allow", "", "comma-separated host:port of the upstream Flight SQL engines this gateway may query for upstream catalogs; empty: none")
 	fs.StringVar(&c.upstreamCredsDir, "upstream-credentials-dir", "", "directory of the credential files upstream catalogs name (each holds one bearer token)")
+	c.accessLog.register(fs)
 	fs.StringVar(&c.upstreamCA, "upstream-ca", "", "CA bundle (PEM) verifying upstream engines that use TLS; empty: the system roots")
 	fs.BoolVar(&c.upstreamPlain, "upstream-plaintext", false, "allow upstream engines without TLS on non-loopback addresses (their credentials then travel in clear)")
 }
@@ -146,6 +232,9 @@ func (c *engineFlags) validate() error {
 	if c.tls.ClientCAFile != "" && !c.tls.Enabled() {
 		return fmt.Errorf("%w: --tls-client-ca needs --tls-cert and --tls-key", errUsage)
 	}
+	if _, err := c.accessLog.config(""); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -157,6 +246,7 @@ type gatewayConfig struct {
 	metasrvTokenFile string
 	metasrvCA        string
 	shutdownTimeout  time.Duration
+	gatewayID        string
 }
 
 func parseGatewayFlags(args []string, stderr io.Writer) (gatewayConfig, error) {
@@ -172,6 +262,7 @@ func parseGatewayFlags(args []string, stderr io.Writer) (gatewayConfig, error) {
 	fs.StringVar(&c.metasrvTokenFile, "metasrv-token-file", "", "file whose first line is this gateway's query_service token for metasrv (mode 0600 or 0400; required)")
 	fs.StringVar(&c.metasrvCA, "metasrv-ca", "", "CA (PEM) that signs the metasrv nodes' certificates; default: the system roots")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long in-flight calls may drain before they are aborted (then the exit status is 1)")
+	fs.StringVar(&c.gatewayID, "gateway-id", "", "this gateway's name in access events (e.g. its query_service principal, gw1@lakegate); default: the host name")
 	if err := fs.Parse(args); err != nil {
 		return c, flagError(fs, err)
 	}
@@ -338,6 +429,12 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cfg, err := c.assembly()
 	if err != nil {
 		return err
+	}
+	if cfg.AccessLog, err = c.accessLog.config(c.dataDir); err != nil {
+		return err
+	}
+	if cfg.GatewayID = c.gatewayID; cfg.GatewayID == "" {
+		cfg.GatewayID, _ = os.Hostname()
 	}
 	if cfg.Principals, err = authz.LoadPrincipalMap(c.principals); err != nil {
 		return err

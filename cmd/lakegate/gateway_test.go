@@ -177,3 +177,77 @@ func TestEngineFlagsAssembly(t *testing.T) {
 		t.Fatalf("--upstream-plaintext without --upstream-allow: %v, want a usage error", err)
 	}
 }
+
+// TestAccessLogFlags: the access log is on by default with its spool under
+// the data directory; every flag reaches its configuration, and bad values
+// are usage errors.
+func TestAccessLogFlags(t *testing.T) {
+	c, err := parseServeFlags([]string{"--data-dir", "/srv/lg"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.accessLog.config(c.dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.SpoolDir != filepath.Join("/srv/lg", "access-log-spool") || got.FlushInterval != 5*time.Second ||
+		got.SpoolMax != 1<<30 || got.Retention != 0 || len(got.FailOpen) != 0 {
+		t.Fatalf("defaults: %+v", got)
+	}
+	c, err = parseServeFlags([]string{"--access-log-flush", "1m", "--access-log-spool-dir", "/spool", "--access-log-spool-max", "512MiB",
+		"--access-log-fail-open", "acme, globex", "--access-log-retention", "2160h"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err = c.accessLog.config(c.dataDir); err != nil {
+		t.Fatal(err)
+	}
+	if got.SpoolDir != "/spool" || got.FlushInterval != time.Minute || got.SpoolMax != 512<<20 || got.Retention != 2160*time.Hour ||
+		strings.Join(got.FailOpen, ",") != "acme,globex" {
+		t.Fatalf("set: %+v", got)
+	}
+	c, err = parseServeFlags([]string{"--access-log=false"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.accessLog.config(c.dataDir); err != nil || got != nil {
+		t.Fatalf("--access-log=false: %+v, %v", got, err)
+	}
+	for _, bad := range [][]string{
+		{"--access-log-flush", "0s"},
+		{"--access-log-retention", "-1h"},
+		{"--access-log-spool-max", "lots"},
+		{"--access-log-spool-max", "0"},
+		{"--access-log-spool-max", "-5MB"},
+		{"--access-log-fail-open", "acme,Not A Tenant"},
+	} {
+		if _, err := parseServeFlags(bad, io.Discard); !errors.Is(err, errUsage) {
+			t.Errorf("serve %q: %v, want a usage error", bad, err)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	cases := []struct {
+		in   string
+		want int64
+		bad  bool
+	}{
+		{in: "1048576", want: 1 << 20},
+		{in: "1GiB", want: 1 << 30},
+		{in: "512MiB", want: 512 << 20},
+		{in: "4GB", want: 4e9},
+		{in: "10 KB", want: 10e3},
+		{in: "7B", want: 7},
+		{in: "", bad: true},
+		{in: "GiB", bad: true},
+		{in: "1.5GB", bad: true},
+		{in: "9999999999TiB", bad: true},
+	}
+	for _, c := range cases {
+		got, err := parseSize(c.in)
+		if (err != nil) != c.bad || (!c.bad && got != c.want) {
+			t.Errorf("parseSize(%q) = %d, %v; want %d (bad %v)", c.in, got, err, c.want, c.bad)
+		}
+	}
+}

@@ -187,6 +187,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (ret
 		return errors.Join(err, stopMeta())
 	}
 	cfg.Principals, cfg.Tickets, cfg.TLS, cfg.Stage, cfg.DataDir = principals, ring, tlsConfig, stageDesc, c.dataDir
+	if cfg.AccessLog, err = c.accessLog.config(c.dataDir); err != nil {
+		return errors.Join(err, stopMeta())
+	}
+	cfg.GatewayID = gatewayPrincipal
 	cfg.Metasrv = client.Config{Addrs: []string{"http://" + meta.gatewayLn.Addr().String()}, Token: gwToken}
 	// Cached decisions are checked against the node itself: a change is
 	// seen by the very next statement.

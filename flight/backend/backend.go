@@ -145,6 +145,9 @@ type UpstreamTable struct {
 type TablePolicy struct {
 	// RowFilter keeps the rows for which it is true; "" keeps every row.
 	RowFilter string `json:"rowFilter,omitempty"`
+	// FilterPolicy names the policy RowFilter comes from, for the access
+	// log ("" for none).
+	FilterPolicy string `json:"filterPolicy,omitempty"`
 	// Masks are the masked columns, in column order.
 	Masks []ColumnMask `json:"masks,omitempty"`
 	// Roles are the caller's roles in the catalog.
@@ -156,15 +159,22 @@ type TablePolicy struct {
 type ColumnMask struct {
 	Column string `json:"column"`
 	Mask   string `json:"mask"`
+	// Policy names the policy the mask comes from, for the access log.
+	Policy string `json:"policy,omitempty"`
 }
 
-// Equal reports whether p and q apply the same filter and masks for the
-// same roles (nil equals nil only).
+// Equal reports whether p and q apply the same filter and masks, from the
+// same policies, for the same roles (nil equals nil only). The policy names
+// take part: a prepared statement whose tables are Same keeps its plan, and
+// the access log records the plan's policies, so a policy renamed or
+// replaced by another of the same expression must not be recorded under
+// its old name.
 func (p *TablePolicy) Equal(q *TablePolicy) bool {
 	if p == nil || q == nil {
 		return p == q
 	}
-	return p.RowFilter == q.RowFilter && slices.Equal(p.Masks, q.Masks) && slices.Equal(p.Roles, q.Roles)
+	return p.RowFilter == q.RowFilter && p.FilterPolicy == q.FilterPolicy &&
+		slices.Equal(p.Masks, q.Masks) && slices.Equal(p.Roles, q.Roles)
 }
 
 // Same reports whether v and w are the same version read through the same

@@ -17,6 +17,7 @@ import (
 
 	"lakegate/authz"
 	"lakegate/flight"
+	"lakegate/flight/accesslog"
 	"lakegate/flight/backend"
 	"lakegate/flight/backend/duckdb"
 	"lakegate/flight/backend/upstream"
@@ -109,6 +110,14 @@ type Config struct {
 	// longest write (stage.MaxWriteAge). Zero means DefaultGCGrace.
 	GCGrace time.Duration
 
+	// AccessLog, when set, records every statement and discovery call
+	// that reaches authorization into each tenant's table
+	// system.access_events (flight/accesslog); nil keeps no access log.
+	AccessLog *AccessLogConfig
+	// GatewayID names this gateway in access events (its query_service
+	// principal, or another name the operator chose).
+	GatewayID string
+
 	// Registry receives the gateway's metrics; nil records none.
 	Registry *prometheus.Registry
 	// Logger receives operational logs; nil discards them.
@@ -167,6 +176,11 @@ func (c Config) Validate() error {
 			bad("Upstream: %w", err)
 		}
 	}
+	if c.AccessLog != nil {
+		if err := c.AccessLog.validate(); err != nil {
+			bad("AccessLog: %w", err)
+		}
+	}
 	if c.WaitMetasrv && c.Principals != nil && len(QueryTenants(c.Principals)) == 0 {
 		bad("WaitMetasrv needs a principal that may query")
 	}
@@ -217,6 +231,10 @@ type Gateway struct {
 	cat    backend.Governance
 	up     *upstream.Pool // nil: no upstream engines
 	srv    *flight.Server
+	// accessLog is the access log (nil: none); closeAccessLog flushes it
+	// after the Flight server has drained.
+	accessLog      flight.AccessLog
+	closeAccessLog func(context.Context) error
 
 	ready     chan struct{} // closed when the gateway turns ready
 	readyOnce sync.Once
@@ -307,6 +325,15 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		g.up = upstream.New(*cfg.Upstream)
 		ups = g.up
 	}
+	if cfg.AccessLog != nil {
+		var reg prometheus.Registerer
+		if cfg.Registry != nil {
+			reg = cfg.Registry
+		}
+		if g.accessLog, g.closeAccessLog, err = g.openAccessLog(*cfg.AccessLog, reg); err != nil {
+			return nil, fmt.Errorf("gateway: the access log: %w", err)
+		}
+	}
 	stageDesc := cfg.Stage
 	g.srv, err = flight.New(flight.Config{
 		Principals:    cfg.Principals,
@@ -321,6 +348,8 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		Logger:        log.With("component", "flight"),
 		StartNotReady: cfg.WaitMetasrv,
 		Metrics:       metrics,
+		AccessLog:     g.accessLog,
+		GatewayID:     cfg.GatewayID,
 
 		MaxConcurrentPerTenant: cfg.MaxConcurrentPerTenant,
 		MaxConcurrent:          cfg.MaxConcurrent,
@@ -422,6 +451,14 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		flightDone := g.flightDone
 		g.mu.Unlock()
 		errs := []error{g.srv.Shutdown(ctx)}
+		// The server has recorded its last events: they reach the stage
+		// (or the spool) before the stage and metasrv are closed.
+		if g.closeAccessLog != nil {
+			if err := g.closeAccessLog(context.WithoutCancel(ctx)); err != nil {
+				errs = append(errs, fmt.Errorf("gateway: flushing the access log: %w", err))
+			}
+			g.closeAccessLog = nil
+		}
 		if flightDone != nil {
 			<-flightDone
 			g.mu.Lock()
@@ -459,6 +496,9 @@ func (g *Gateway) release() {
 	for i := len(stops) - 1; i >= 0; i-- {
 		stops[i]()
 	}
+	if g.closeAccessLog != nil {
+		_ = g.closeAccessLog(context.Background())
+	}
 	if g.up != nil {
 		g.up.Close()
 	}
@@ -471,4 +511,93 @@ func (g *Gateway) release() {
 	if g.engine != nil {
 		g.engine.Close()
 	}
+}
+
+// AccessLogConfig configures a gateway's access log: each tenant's events
+// are batched and written every FlushInterval as Parquet files into the
+// tenant's stage, each file committed as the next version of the tenant's
+// system.access_events; while the stage is unavailable they wait in the
+// spool on local disk.
+type AccessLogConfig struct {
+	// FlushInterval is how often each tenant's batch is written: what a
+	// crash may lose, and how late an event shows in the table. Zero means
+	// the access log's default.
+	FlushInterval time.Duration
+	// SpoolDir holds batches the stage refused, created mode 0700;
+	// required.
+	SpoolDir string
+	// SpoolMax bounds the spool's bytes; once it is full, statements of a
+	// tenant that fails closed are refused with Unavailable. Zero means
+	// the access log's default.
+	SpoolMax int64
+	// FailOpen lists the tenants whose statements still run when their
+	// events cannot be kept (the loss is counted and alerted on).
+	FailOpen []string
+	// Retention is how long events are kept; zero keeps them. The
+	// gateway's own writer leaves older files out of the table's next
+	// version (at most every 10 minutes per tenant); a Sink given here
+	// applies its own.
+	Retention time.Duration
+	// Sink receives each flushed file. Nil means the gateway's own writer:
+	// into the tenant's stage, committed through metasrv as the next
+	// version of <catalog>.system.access_events (accesslog_sink.go).
+	Sink accesslog.Sink
+}
+
+func (c AccessLogConfig) validate() error {
+	var errs []error
+	if c.SpoolDir == "" {
+		errs = append(errs, errors.New("SpoolDir is required"))
+	}
+	if c.FlushInterval < 0 || c.SpoolMax < 0 || c.Retention < 0 {
+		errs = append(errs, errors.New("FlushInterval, SpoolMax and Retention must not be negative"))
+	}
+	for _, t := range c.FailOpen {
+		if _, err := authz.ParseTenantID(t); err != nil {
+			errs = append(errs, fmt.Errorf("FailOpen: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// accessLogCatalog is the catalog whose schema system holds the access
+// log: the Flight server's default catalog, the one every tenant sees.
+const accessLogCatalog = "lake"
+
+// openAccessLog opens the access log c configures, which New hands to the
+// Flight server; close flushes it (Shutdown, once the server has drained).
+func (g *Gateway) openAccessLog(c AccessLogConfig, metricsReg prometheus.Registerer) (flight.AccessLog, func(context.Context) error, error) {
+	sink := c.Sink
+	if sink == nil && g.mc != nil {
+		sink = newAccessLogSink(g.files, g.mc, accessLogCatalog, c.Retention)
+	}
+	if sink == nil {
+		// Config.Governance replaces metasrv: nothing commits the files.
+		g.log.Warn("access log: no metasrv to commit its files to; statements are not recorded")
+		return nil, nil, nil
+	}
+	if err := os.MkdirAll(c.SpoolDir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("creating the spool directory: %w", err)
+	}
+	failOpen := map[string]bool{}
+	for _, t := range c.FailOpen {
+		failOpen[t] = true
+	}
+	var metrics *accesslog.Metrics
+	if metricsReg != nil {
+		metrics = accesslog.NewMetrics(metricsReg)
+	}
+	l, err := accesslog.New(accesslog.Config{
+		Sink:          sink,
+		FlushInterval: c.FlushInterval,
+		SpoolDir:      c.SpoolDir,
+		SpoolMax:      c.SpoolMax,
+		FailOpen:      func(tenant string) bool { return failOpen[tenant] },
+		Logger:        g.log.With("component", "accesslog"),
+		Metrics:       metrics,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, l.Close, nil
 }

@@ -319,6 +319,13 @@ func TestNewFailsCleanly(t *testing.T) {
 		{"short gc grace", func(c *gateway.Config) { c.GCGrace = time.Minute }, "GCGrace", gateway.ErrInvalidConfig},
 		{"negative decision window", func(c *gateway.Config) { c.DecisionWindow = -time.Second }, "DecisionWindow", gateway.ErrInvalidConfig},
 		{"upstream address without port", func(c *gateway.Config) { c.Upstream = &upstream.Config{Allow: []string{"engine"}} }, "Upstream", gateway.ErrInvalidConfig},
+		{"access log without a spool", func(c *gateway.Config) { c.AccessLog = &gateway.AccessLogConfig{} }, "SpoolDir is required", gateway.ErrInvalidConfig},
+		{"access log failing open for a bad tenant", func(c *gateway.Config) {
+			c.AccessLog = &gateway.AccessLogConfig{SpoolDir: t.TempDir(), FailOpen: []string{"Not A Tenant"}}
+		}, "FailOpen", gateway.ErrInvalidConfig},
+		{"negative access log flush", func(c *gateway.Config) {
+			c.AccessLog = &gateway.AccessLogConfig{SpoolDir: t.TempDir(), FlushInterval: -time.Second}
+		}, "must not be negative", gateway.ErrInvalidConfig},
 		{"bad memory limit", func(c *gateway.Config) { c.MemoryLimit = "lots" }, "opening the engine", nil},
 		{"bad metasrv address", func(c *gateway.Config) { c.Metasrv.Addrs = []string{"ftp://m1"} }, "metasrv client", nil},
 		{"admission bounds the Flight server refuses", func(c *gateway.Config) { c.MaxConcurrentPerTenant, c.MaxConcurrent = 8, 4 }, "Flight server", nil},

@@ -324,10 +324,10 @@ func (m *Governance) resolve(ctx context.Context, c backend.Caller, refs []backe
 			if r.Table.RowFilter != nil || len(r.Table.ColumnMasks) > 0 {
 				pol := &backend.TablePolicy{Roles: r.Table.Roles}
 				if r.Table.RowFilter != nil {
-					pol.RowFilter = *r.Table.RowFilter
+					pol.RowFilter, pol.FilterPolicy = *r.Table.RowFilter, r.Table.RowFilterPolicy
 				}
 				for _, m := range r.Table.ColumnMasks {
-					pol.Masks = append(pol.Masks, backend.ColumnMask{Column: m.Column, Mask: m.Mask})
+					pol.Masks = append(pol.Masks, backend.ColumnMask{Column: m.Column, Mask: m.Mask, Policy: m.Policy})
 				}
 				v.Policy = pol
 			}

@@ -10,6 +10,8 @@ import "encoding/json"
 //	GET  /internal/v1/metalakes/{m}/files       → FilesResponse
 //	GET  /internal/v1/metalakes/{m}/generation  → GenerationResponse
 //	POST /internal/v1/generations               WatchRequest → WatchResponse
+//	POST /internal/v1/metalakes/{m}/access-log  CommitAccessLogRequest → CommitAccessLogResponse
+//	GET  /internal/v1/metalakes/{m}/access-log?catalog=c → AccessLogResponse
 
 // Privileges a ResolveRef may need.
 const (
@@ -107,6 +109,9 @@ type TableDescriptor struct {
 	Files []DataFile `json:"files"`
 	// RowFilter is the row filter expression for the subject, nil for none.
 	RowFilter *string `json:"rowFilter"`
+	// RowFilterPolicy names the policy RowFilter comes from ("" for none),
+	// for the access log.
+	RowFilterPolicy string `json:"rowFilterPolicy,omitempty"`
 	// ColumnMasks are the masks for the subject, in column order.
 	ColumnMasks []ColumnMask `json:"columnMasks"`
 	// Roles are the subject's roles, sorted, set only when RowFilter or
@@ -148,6 +153,8 @@ type DataFile struct {
 type ColumnMask struct {
 	Column string `json:"column"`
 	Mask   string `json:"mask"`
+	// Policy names the policy the mask comes from, for the access log.
+	Policy string `json:"policy,omitempty"`
 }
 
 // Upstream says where a table of an upstream catalog lives: the engine, as
@@ -247,4 +254,73 @@ type WatchRequest struct {
 type WatchResponse struct {
 	Code        int               `json:"code"`
 	Generations map[string]uint64 `json:"generations"`
+}
+
+// CommitAccessLogRequest is the body of POST
+// /internal/v1/metalakes/{m}/access-log: a gateway, as itself (no
+// delegation headers), commits access-log files it wrote into the tenant's
+// stage as the next version of <Catalog>.system.access_events, in one
+// Raft proposal that also creates the schema and the table, owned by the
+// metalake's owner, when they are missing.
+type CommitAccessLogRequest struct {
+	// Catalog is the catalog whose system schema holds the log. Required.
+	Catalog string `json:"catalog"`
+	// StorageID is the table's storage id the files were written under:
+	// the table's (AccessLogResponse.StorageID) or, before the table
+	// exists, a fresh one the gateway drew, which the table then gets. A
+	// table with another storage id answers 409 (read it again).
+	StorageID string `json:"storageId"`
+	// Files are the files to append (at least one), as for a table commit.
+	Files []DataFile `json:"files"`
+	// Expire lists paths of the current version to leave out of the new
+	// one (retention); paths it does not list are ignored. The files stay
+	// referenced until the versions listing them are pruned, then the
+	// orphan collector deletes them.
+	Expire []string `json:"expire,omitempty"`
+}
+
+// CommitAccessLogResponse answers a CommitAccessLogRequest: the version
+// the files made, at Generation.
+type CommitAccessLogResponse struct {
+	Code       int    `json:"code"`
+	Generation uint64 `json:"generation"`
+	StorageID  string `json:"storageId"`
+	Version    uint64 `json:"version"`
+}
+
+// AccessLogResponse is the answer of GET …/access-log?catalog=c: the
+// access log table's storage id and current version, "" and 0 while it
+// does not exist; with files=true also the paths of the current version's
+// files (for retention).
+type AccessLogResponse struct {
+	Code       int      `json:"code"`
+	Generation uint64   `json:"generation"`
+	StorageID  string   `json:"storageId"`
+	Version    uint64   `json:"version"`
+	Files      []string `json:"files,omitempty"`
+}
+
+// AccessLogColumns returns the columns of system.access_events as metasrv
+// creates them, in the access event's field order, typed by their Arrow
+// type names like every table a gateway writes: time "timestamp[us]"
+// (UTC, no time zone), rows and bytes "int64", duration_ms "float64", the
+// others "utf8"; every column nullable. A fresh slice on each call.
+func AccessLogColumns() []Column {
+	names := []string{"time", "request_id", "tenant", "principal", "gateway", "client_addr", "kind", "statement",
+		"catalog", "tables_read", "tables_written", "filter_policies", "mask_policies", "decision", "deny_reason",
+		"rows", "bytes", "duration_ms", "error_class"}
+	out := make([]Column, len(names))
+	for i, n := range names {
+		t := "utf8"
+		switch n {
+		case "time":
+			t = "timestamp[us]"
+		case "rows", "bytes":
+			t = "int64"
+		case "duration_ms":
+			t = "float64"
+		}
+		out[i] = Column{Name: n, Type: t, Nullable: true}
+	}
+	return out
 }

@@ -253,6 +253,58 @@ func (c *Client) ReferencedFiles(ctx context.Context, tenant string) (generation
 	return out.Generation, out.Files, nil
 }
 
+// AccessLogTable returns the storage id and current version of the access
+// log table of catalog in tenant's metalake ("" and 0 while it does not
+// exist), as the node that answers knows it. It is a read: it fails over
+// like Resolve.
+func (c *Client) AccessLogTable(ctx context.Context, tenant, catalog string) (storageID string, version uint64, err error) {
+	var out api.AccessLogResponse
+	hdr := [][2]string{{api.DelegateTenantHeader, tenant}}
+	path := "/internal/v1/metalakes/" + url.PathEscape(tenant) + "/access-log?catalog=" + url.QueryEscape(catalog)
+	if _, err := c.do(ctx, http.MethodGet, path, hdr, nil, false, &out); err != nil {
+		return "", 0, err
+	}
+	return out.StorageID, out.Version, nil
+}
+
+// AccessLogFiles is AccessLogTable with the paths of the current
+// version's files, for retention.
+func (c *Client) AccessLogFiles(ctx context.Context, tenant, catalog string) (storageID string, files []string, err error) {
+	var out api.AccessLogResponse
+	hdr := [][2]string{{api.DelegateTenantHeader, tenant}}
+	path := "/internal/v1/metalakes/" + url.PathEscape(tenant) + "/access-log?files=true&catalog=" + url.QueryEscape(catalog)
+	if _, err := c.do(ctx, http.MethodGet, path, hdr, nil, false, &out); err != nil {
+		return "", nil, err
+	}
+	return out.StorageID, out.Files, nil
+}
+
+// CommitAccessLog commits files, which the gateway wrote into tenant's
+// stage under storageID, as the next version of catalog's access log table
+// (<catalog>.system.access_events), creating it with storageID when it does
+// not exist. The gateway commits as itself (its token's query_service,
+// delegated for tenant). It returns the version the files made and the
+// generation it was applied at. Files of the current version named in
+// expire are left out of the new one (retention; unknown paths are
+// ignored). ErrVersionConflict: the table has another
+// storage id (read it again with AccessLogTable). A write: it fails over
+// only when the request was never sent.
+func (c *Client) CommitAccessLog(ctx context.Context, tenant, catalog, storageID string, files []DataFile, expire ...string) (version, generation uint64, err error) {
+	if files == nil {
+		files = []DataFile{}
+	}
+	body, err := json.Marshal(api.CommitAccessLogRequest{Catalog: catalog, StorageID: storageID, Files: files, Expire: expire})
+	if err != nil {
+		return 0, 0, err
+	}
+	var out api.CommitAccessLogResponse
+	hdr := [][2]string{{"Accept", "application/vnd.gravitino.v1+json"}}
+	if _, err := c.do(ctx, http.MethodPost, "/internal/v1/metalakes/"+url.PathEscape(tenant)+"/access-log", hdr, body, true, &out); err != nil {
+		return 0, 0, err
+	}
+	return out.Version, out.Generation, nil
+}
+
 // restPath is the REST path of a catalog-tree collection or item of tenant,
 // each part path-escaped: parts alternate collection names and item names.
 func restPath(tenant string, parts ...string) string {
