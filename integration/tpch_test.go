@@ -526,7 +526,10 @@ type tpchGateway struct {
 // USE tpch, so the texts run unqualified.
 func startTPCHGateway(t testing.TB, dir string, args ...string) *tpchGateway {
 	t.Helper()
-	srv := startServe(t, args...)
+	// The access log stays on (its cost is the gateway's), flushed only at
+	// shutdown so that its files never join a table's in the stage files
+	// the reference reads.
+	srv := startServe(t, append([]string{"--access-log-flush", "24h"}, args...)...)
 	m := tenantsMetaBanner.FindStringSubmatch(srv.Banner)
 	if m == nil {
 		t.Fatalf("no metasrv REST address in the banner:\n%s", srv.Banner)
