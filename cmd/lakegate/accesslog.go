@@ -117,9 +117,9 @@ func parseAccessLog(a *admin, args []string, now time.Time) (*accessLogCmd, erro
 	since := fs.String("since", "", "only the events since `DURATION` ago (90m, 36h, 7d) or since a UTC TIMESTAMP")
 	denied := fs.Bool("denied", false, "only the denials")
 	limit := fs.Int("limit", accessLogDefaultLimit, "at most `N` events, newest first")
-	format := fs.String("format", "table", "output `FORMAT`: table, csv, json, jsonl or markdown (all but table show every column)")
+	format := fs.String("format", "table", "output `FORMAT`: table, csv, json (also --json), jsonl or markdown (all but table show every column)")
 	c := &accessLogCmd{conn: &connFlags{
-		addr:   fs.String("addr", envOr("LAKEGATE_ADDR", "127.0.0.1:8815"), "gateway address (default $LAKEGATE_ADDR or 127.0.0.1:8815)"),
+		addr:   fs.String("addr", envOr("LAKEGATE_ADDR", "127.0.0.1:8815"), "gateway address (default $LAKEGATE_ADDR or 127.0.0.1:8815); the global --token, --tls-ca and --insecure-no-tls apply to it, --server and --metalake do not"),
 		useTLS: fs.Bool("tls", false, "connect to the gateway with TLS"),
 		// The global --token, --tls-ca and --insecure-no-tls serve the
 		// gateway here.
@@ -136,6 +136,9 @@ func parseAccessLog(a *admin, args []string, now time.Time) (*accessLogCmd, erro
 			break
 		}
 		return nil, fmt.Errorf("%w: %s takes no arguments, got %q: usage: lakegate %s %s", errUsage, a.name, fs.Arg(0), a.name, accessLogUsage)
+	}
+	if a.json && !isSet(fs, "format") {
+		*format = "json"
 	}
 	q := accessLogQuery{user: *user, denied: *denied, limit: *limit, allColumns: *format != "table"}
 	if *table != "" {

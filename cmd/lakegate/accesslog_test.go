@@ -14,6 +14,10 @@ import (
 // runAdmin would after the command's name.
 func parseAccessLogArgs(args []string, now time.Time) (*accessLogCmd, error) {
 	a := &admin{ctx: context.Background(), name: "admin access-log", token: "lg_test"}
+	// The global flags are parsed before the command's, as runAdmin does.
+	if len(args) > 0 && args[0] == "--json" {
+		a.json, args = true, args[1:]
+	}
 	return parseAccessLog(a, args, now)
 }
 
@@ -27,16 +31,18 @@ func TestAccessLogQuery(t *testing.T) {
 		args   []string
 		sql    string
 		params []string
+		format string // "" for table
 	}{
-		{nil, brief + " ORDER BY `time` DESC LIMIT 100", nil},
-		{[]string{"--user", "analyst@demo"}, brief + " WHERE principal = ? ORDER BY `time` DESC LIMIT 100", []string{"analyst@demo"}},
+		{nil, brief + " ORDER BY `time` DESC LIMIT 100", nil, ""},
+		{[]string{"--user", "analyst@demo"}, brief + " WHERE principal = ? ORDER BY `time` DESC LIMIT 100", []string{"analyst@demo"}, ""},
 		{[]string{"--table", "sales.orders", "--limit", "5"}, brief + " WHERE " + tableMatch + " ORDER BY `time` DESC LIMIT 5",
-			[]string{"sales.orders", "sales.orders"}},
+			[]string{"sales.orders", "sales.orders"}, ""},
 		{[]string{"--since", "90m", "--denied"}, brief + " WHERE `time` >= ? AND decision = 'denied' ORDER BY `time` DESC LIMIT 100",
-			[]string{"2026-12-02 09:30:00.000000"}},
+			[]string{"2026-12-02 09:30:00.000000"}, ""},
 		{[]string{"--format", "jsonl", "--user", "u", "--table", "s.t", "--since", "2026-12-01"},
 			"SELECT * FROM `system`.`access_events` WHERE principal = ? AND " + tableMatch + " AND `time` >= ? ORDER BY `time` DESC LIMIT 100",
-			[]string{"u", "s.t", "s.t", "2026-12-01 00:00:00.000000"}},
+			[]string{"u", "s.t", "s.t", "2026-12-01 00:00:00.000000"}, "jsonl"},
+		{[]string{"--json"}, "SELECT * FROM `system`.`access_events` ORDER BY `time` DESC LIMIT 100", nil, "json"},
 	} {
 		cmd, err := parseAccessLogArgs(c.args, now)
 		if err != nil {
@@ -44,6 +50,12 @@ func TestAccessLogQuery(t *testing.T) {
 			continue
 		}
 		sql, params := cmd.query.sql()
+		if c.format == "" {
+			c.format = "table"
+		}
+		if cmd.format != c.format {
+			t.Errorf("%q: format %q, want %q", c.args, cmd.format, c.format)
+		}
 		if sql != c.sql || !slices.Equal(params, c.params) {
 			t.Errorf("%q:\n%s %q\nwant\n%s %q", c.args, sql, params, c.sql, c.params)
 		}
