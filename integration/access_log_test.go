@@ -3,11 +3,19 @@ package integration_test
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
+	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"lakegate/authz"
 )
@@ -160,4 +168,236 @@ func TestAccessLogGovernedLikeATable(t *testing.T) {
 	if _, err := analyst.exec(ctx, "INSERT INTO system.access_events SELECT * FROM system.access_events"); err == nil || !strings.Contains(err.Error(), "read-only") {
 		t.Fatalf("analyst@demo inserting into system.access_events: %v, want it read-only", err)
 	}
+}
+
+// TestAdminAccessLogCommand: `lakegate admin access-log` reads
+// system.access_events through the gateway as the caller. An analyst's
+// query, flushed within the flush interval, is listed to the tenant admin
+// by --user; a --user holding a quote matches no principal instead of
+// widening the filter; and the analyst, without a grant on the table, is
+// answered as for a table that does not exist.
+func TestAdminAccessLogCommand(t *testing.T) {
+	s := startServe(t, "--access-log-flush", "200ms")
+	ctx := context.Background()
+	analystTok, adminTok := s.token(t, "analyst@demo"), s.token(t, "admin@demo")
+	const literal = "secret-literal-77"
+	if _, _, err := mustDial(t, s.uri(), bearer(analystTok)).query(ctx, "SELECT count(*) FROM sales.orders WHERE status = '"+literal+"'"); err != nil {
+		t.Fatal(err)
+	}
+	accessLog := func(token string, args ...string) cliResult {
+		return runCLI(t, append([]string{"admin", "access-log", "--addr", s.Addr, "--token", token}, args...)...)
+	}
+	// The flush is due within 200 ms; the deadline bounds a failure.
+	var got cliResult
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		got = accessLog(adminTok, "--user", "analyst@demo", "--table", "sales.orders", "--format", "jsonl")
+		if got.code == 0 && strings.Contains(got.stdout, `"principal":"analyst@demo"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no event of analyst@demo listed within 60 s: exit %d\n%s\n%s", got.code, got.stdout, got.stderr)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(got.stdout), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], `"tables_read":"sales.orders@1"`) || !strings.Contains(lines[0], `"decision":"allowed"`) ||
+		strings.Contains(lines[0], literal) {
+		t.Fatalf("events of analyst@demo on sales.orders:\n%s\nwant one allowed read of sales.orders@1 without the literal", got.stdout)
+	}
+	table := accessLog(adminTok, "--user", "analyst@demo", "--since", "1h")
+	if table.code != 0 || !strings.Contains(table.stdout, "analyst@demo") || !strings.Contains(table.stdout, "(1 rows)") {
+		t.Fatalf("table format: exit %d\n%s\n%s", table.code, table.stdout, table.stderr)
+	}
+	for _, args := range [][]string{
+		{"--user", "analyst@demo' OR '1'='1"},
+		{"--user", `analyst@demo\' OR 1=1 -- `},
+		{"--table", "sales.orders' OR '1'='1"},
+		{"--denied", "--user", "analyst@demo"},
+		{"--since", "2099-01-01", "--user", "analyst@demo"},
+	} {
+		r := accessLog(adminTok, args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "(0 rows)") {
+			t.Errorf("%q: exit %d, want no event:\n%s\n%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	denied := accessLog(analystTok, "--user", "analyst@demo")
+	missing := runCLI(t, "sql", "--addr", s.Addr, "--token", analystTok, "SELECT * FROM system.no_such_table")
+	if denied.code == 0 || missing.code == 0 || !strings.Contains(denied.stderr, "does not exist") {
+		t.Fatalf("analyst@demo: exit %d\n%s\n%s\nwant the table missing", denied.code, denied.stdout, denied.stderr)
+	}
+	// The same message, but for the table's name and what the command
+	// says it was reading.
+	_, deniedMsg, _ := strings.Cut(strings.ReplaceAll(denied.stderr, "access_events", "X"), "reading system.X: ")
+	_, missingMsg, _ := strings.Cut(strings.ReplaceAll(missing.stderr, "no_such_table", "X"), "lakegate: ")
+	if deniedMsg == "" || deniedMsg != missingMsg {
+		t.Errorf("analyst@demo's refusal differs from a missing table's:\n%s\n%s", denied.stderr, missing.stderr)
+	}
+}
+
+// TestAccessLogTenantIsolation: two tenants in one serve, each with its
+// own access log. Tenant b's admin reads only b's events in
+// system.access_events, never a principal of a; every access-log file in
+// the data directory holds one tenant's events and lies under that
+// tenant's stage prefix (or its spool directory); and b's admin asking metasrv's REST API for a's log
+// table gets what a missing metalake's gets.
+func TestAccessLogTenantIsolation(t *testing.T) {
+	ctx := context.Background()
+	tokens := map[string]string{}
+	var specs []authz.PrincipalSpec
+	for _, p := range []authz.PrincipalSpec{
+		{ID: "ops-admin", Tenant: "ops", Role: "operator"},
+		{ID: "admin@a", Tenant: "a", Role: "tenant_admin"},
+		{ID: "admin@b", Tenant: "b", Role: "tenant_admin"},
+	} {
+		tok, err := authz.NewToken(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens[p.ID] = tok
+		p.TokenHashes = []string{authz.HashToken(tok).String()}
+		specs = append(specs, p)
+	}
+	principals := filepath.Join(t.TempDir(), "principals.yaml")
+	if err := authz.WritePrincipalMap(principals, specs); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, "--principals", principals, "--access-log-flush", "200ms", "--gc-interval", "0")
+	m := tenantsMetaBanner.FindStringSubmatch(s.Banner)
+	if m == nil {
+		t.Fatalf("no metasrv REST address in the banner:\n%s", s.Banner)
+	}
+	node := &metasrvProc{id: "serve", httpAddr: strings.TrimPrefix(m[1], "http://")}
+	rest := func(id string) *metasrvEnv {
+		return &metasrvEnv{adminTok: tokens[id], client: &http.Client{Timeout: 20 * time.Second}}
+	}
+	for _, tenant := range []string{"a", "b"} {
+		rest("ops-admin").must(t, node, "POST", "/api/metalakes", map[string]any{"name": tenant, "owner": "admin@" + tenant})
+		rest("admin@"+tenant).must(t, node, "POST", "/api/metalakes/"+tenant+"/catalogs", map[string]any{"name": "lake", "type": "managed"})
+		rest("admin@"+tenant).must(t, node, "POST", "/api/metalakes/"+tenant+"/catalogs/lake/schemas", map[string]any{"name": "sales"})
+	}
+	conns := map[string]*client{}
+	for _, tenant := range []string{"a", "b"} {
+		c := mustDial(t, s.uri(), bearer(tokens["admin@"+tenant]))
+		conns[tenant] = c
+		if _, err := c.exec(ctx, "CREATE TABLE sales.only_"+tenant+" AS SELECT 1 AS x"); err != nil {
+			t.Fatalf("tenant %s: %v", tenant, err)
+		}
+		if _, _, err := c.query(ctx, "SELECT count(*) FROM sales.only_"+tenant); err != nil {
+			t.Fatalf("tenant %s: %v", tenant, err)
+		}
+	}
+	// Each tenant's flush is due within 200 ms; the deadline bounds a
+	// failure.
+	for _, tenant := range []string{"a", "b"} {
+		for deadline := time.Now().Add(60 * time.Second); ; {
+			_, rows, err := conns[tenant].query(ctx, "SELECT count(*) FROM system.access_events WHERE kind = 'query'")
+			if err == nil && len(rows) == 1 && rows[0][0] != "0" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("tenant %s: no query event within 60 s: %v %v", tenant, rows, err)
+			}
+		}
+	}
+
+	// SQL: b's admin sees b's events only.
+	wantRows(t, conns["b"].mustRows(t, "SELECT DISTINCT tenant, principal FROM system.access_events ORDER BY 1, 2"), []string{"b", "admin@b"})
+	for _, r := range conns["b"].mustRows(t, "SELECT tables_read, tables_written, statement FROM system.access_events") {
+		if strings.Contains(strings.Join(r, "|"), "only_a") {
+			t.Errorf("b's log shows a's table: %q", r)
+		}
+	}
+
+	// The stage: every access-log file lies under its tenant's prefix.
+	logFiles := map[string]int{}
+	err := filepath.WalkDir(s.DataDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || !strings.HasSuffix(p, ".parquet") {
+			return err
+		}
+		tenants, ok := accessLogFileTenants(t, p)
+		if !ok {
+			return nil
+		}
+		for _, tenant := range tenants {
+			// A file the stage refused waits in the tenant's directory of
+			// the spool, on this gateway's disk.
+			stagePrefix := filepath.Join(s.DataDir, "stage", "tenants", tenant) + string(filepath.Separator)
+			spoolPrefix := filepath.Join(s.DataDir, "access-log-spool", tenant) + string(filepath.Separator)
+			if !strings.HasPrefix(p, stagePrefix) && !strings.HasPrefix(p, spoolPrefix) {
+				t.Errorf("an access-log file holding tenant %s's events lies outside %s: %s", tenant, stagePrefix, p)
+			}
+			if len(tenants) > 1 {
+				t.Errorf("an access-log file holds the events of tenants %q: %s", tenants, p)
+			}
+			logFiles[tenant]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logFiles["a"] == 0 || logFiles["b"] == 0 {
+		t.Fatalf("access-log files per tenant: %v, want some of a and of b", logFiles)
+	}
+
+	// REST: a's log table is, to b's admin, in a metalake that does not
+	// exist.
+	b := rest("admin@b")
+	// The same path names b's own table, so a's answers are not those of
+	// a wrong path.
+	b.must(t, node, "GET", "/api/metalakes/b/catalogs/lake/schemas/system/tables/access_events", nil)
+	for _, path := range []string{
+		"/api/metalakes/%s/catalogs/lake/schemas/system",
+		"/api/metalakes/%s/catalogs/lake/schemas/system/tables",
+		"/api/metalakes/%s/catalogs/lake/schemas/system/tables/access_events",
+		"/internal/v1/metalakes/%s/access-log?catalog=lake",
+		"/internal/v1/metalakes/%s/access-log?catalog=lake&files=true",
+	} {
+		missing := b.do(t, node, "GET", fmt.Sprintf(path, "nosuch"), nil)
+		got := b.do(t, node, "GET", fmt.Sprintf(path, "a"), nil)
+		if got.status/100 == 2 || got.status != missing.status || strings.ReplaceAll(string(got.raw), `\"a\"`, `\"nosuch\"`) != string(missing.raw) {
+			t.Errorf("admin@b GET %s: HTTP %d %s; a missing metalake answers HTTP %d %s", fmt.Sprintf(path, "a"), got.status, got.raw, missing.status, missing.raw)
+		}
+	}
+}
+
+// accessLogFileTenants reads a Parquet file of the data directory: when
+// it is an access-log file (its columns are the access log's), it returns
+// the tenants of its events.
+func accessLogFileTenants(t *testing.T, path string) ([]string, bool) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	defer pf.Close()
+	rd, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	tbl, err := rd.ReadTable(context.Background())
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	defer tbl.Release()
+	idx := tbl.Schema().FieldIndices("tenant")
+	if len(idx) != 1 || len(tbl.Schema().FieldIndices("request_id")) != 1 || len(tbl.Schema().FieldIndices("deny_reason")) != 1 {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	var tenants []string
+	for _, chunk := range tbl.Column(idx[0]).Data().Chunks() {
+		col := chunk.(*array.String)
+		for i := 0; i < col.Len(); i++ {
+			if v := col.Value(i); !seen[v] {
+				seen[v] = true
+				tenants = append(tenants, v)
+			}
+		}
+	}
+	return tenants, true
 }

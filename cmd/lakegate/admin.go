@@ -72,6 +72,9 @@ commands:
   user create NAME | list | grant-role USER ROLE... | revoke-role USER ROLE...
   events [--since N] [--limit N]
   explain USER PRIVILEGE OBJECT_TYPE:NAME   (why USER holds PRIVILEGE on the object, or not)
+  access-log [--user U] [--table SCHEMA.TABLE] [--since DURATION|TIMESTAMP] [--denied] [--limit N]
+                   (system.access_events newest first, read through the gateway at --addr
+                    as the caller: default $LAKEGATE_ADDR or 127.0.0.1:8815)
   --dry-run        on tag, policy, grant, revoke, role, user and owner changes: show what the change
                    would grant or take away, and which reads it would filter or mask, without it
   bench writes [--writers N] [--writes N] [--prefix P] [--keep] [--min-rate R] [--max-p99 D]
@@ -144,6 +147,7 @@ var adminCommands = map[string]func(a *admin, args []string) error{
 	"user revoke-role":    func(a *admin, args []string) error { return adminUserRoles(a, "revoke", args) },
 	"events":              adminEvents,
 	"explain":             adminExplain,
+	"access-log":          adminAccessLog,
 	"bench writes":        adminBenchWrites,
 }
 

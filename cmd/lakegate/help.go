@@ -487,7 +487,9 @@ var adminExamples = map[string]string{
 	"user grant-role":  "lakegate admin user grant-role ana@acme sales_analyst auditor",
 	"user revoke-role": "lakegate admin user revoke-role ana@acme auditor",
 	"events":           "lakegate admin events --since 1200 --limit 50",
-	"bench writes":     "lakegate admin --metalake bench bench writes --writers 16 --writes 2000",
+	"access-log": "lakegate admin access-log --user analyst@demo --since 24h\n" +
+		"lakegate admin access-log --table sales.orders --denied --format jsonl --addr gateway:8815 --tls",
+	"bench writes": "lakegate admin --metalake bench bench writes --writers 16 --writes 2000",
 }
 
 func isHelpFlag(s string) bool {
