@@ -125,16 +125,13 @@ func parseAccessLog(a *admin, args []string, now time.Time) (*accessLogCmd, erro
 		// gateway here.
 		token: &a.token, caFile: &a.tlsCA, insecure: &a.insecure,
 	}}
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, &helpRequest{text: adminCommandHelp(a.name, accessLogUsage, fs)}
-			}
-			return nil, fmt.Errorf("%w: %s: %s (see \"lakegate %s --help\")", errUsage, a.name, flagMessage(err), a.name)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, &helpRequest{text: adminCommandHelp(a.name, accessLogUsage, fs)}
 		}
-		if fs.NArg() == 0 {
-			break
-		}
+		return nil, fmt.Errorf("%w: %s: %s (see \"lakegate %s --help\")", errUsage, a.name, flagMessage(err), a.name)
+	}
+	if fs.NArg() != 0 {
 		return nil, fmt.Errorf("%w: %s takes no arguments, got %q: usage: lakegate %s %s", errUsage, a.name, fs.Arg(0), a.name, accessLogUsage)
 	}
 	if a.json && !isSet(fs, "format") {
