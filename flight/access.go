@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
@@ -224,6 +225,26 @@ func policyNames(v *backend.TableVersion) (filter string, masks []string) {
 // normalizeStatement is the statement text as the access log keeps it:
 // every literal replaced by "?" (sqlgate.Normalize).
 func normalizeStatement(text string) string { return sqlgate.Normalize(text) }
+
+// maxFullText bounds a statement kept whole, as Normalize bounds its own.
+const maxFullText = 64 << 10
+
+// accessText is text as w's access events keep it: whole for a tenant
+// whose operator opted in (Config.AccessLogFullText), cut at maxFullText
+// on a character boundary; normalised for every other tenant.
+func (pn *planner) accessText(w who, text string) string {
+	if !pn.fullText[w.tenant()] {
+		return normalizeStatement(text)
+	}
+	if len(text) <= maxFullText {
+		return text
+	}
+	cut := maxFullText
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + sqlgate.TruncatedMarker
+}
 
 // admitAccess asks the access log whether p's tenant may run a statement.
 func (s *Server) admitAccess(tenant string) error {

@@ -435,6 +435,33 @@ func TestAccessNoLiterals(t *testing.T) {
 	}
 }
 
+// TestAccessFullTextOptIn: a tenant whose operator opted in keeps its
+// statements whole in its events (the literal included); every other
+// tenant's stay normalised.
+func TestAccessFullTextOptIn(t *testing.T) {
+	for _, tc := range []struct {
+		fullText []string
+		whole    bool
+	}{{[]string{"acme"}, true}, {[]string{"globex"}, false}, {nil, false}} {
+		rec := &recordingLog{}
+		l := newLake(t, func(c *Config) { c.AccessLog, c.AccessLogFullText = rec, tc.fullText })
+		cl := l.client(t)
+		seedOrders(t, cl)
+		rec.take()
+		const q = "SELECT id FROM sales.orders WHERE amount > 1.5"
+		if _, err := runQuery(bearerCtx(aliceToken), cl, q); err != nil {
+			t.Fatal(err)
+		}
+		got := rec.take()
+		if len(got) != 1 {
+			t.Fatalf("%v: %d events", tc.fullText, len(got))
+		}
+		if whole := got[0].Statement == q; whole != tc.whole || !tc.whole && strings.Contains(got[0].Statement, "1.5") {
+			t.Errorf("full text for %v: statement %q", tc.fullText, got[0].Statement)
+		}
+	}
+}
+
 // TestSystemSchemaReadOnly: no write through the gateway reaches schema
 // system — not even a tenant admin's, who may read every schema — and the
 // answer is the same whether the table exists or not.

@@ -44,19 +44,27 @@ type planner struct {
 	upstreams UpstreamEngines
 	// defaultCatalog is the catalog of a session that chose none.
 	defaultCatalog string
+	// fullText holds the tenants whose access events keep statements
+	// whole (Config.AccessLogFullText).
+	fullText map[string]bool
 }
 
 // newPlanner returns the planner of a Server configured with c (defaults
 // applied).
 func newPlanner(c Config) *planner {
-	return &planner{
+	pn := &planner{
 		gate:           sqlgate.New(sqlgate.Config{MaxSQLBytes: c.MaxSQLBytes}),
 		catalog:        c.Governance,
 		engine:         c.Backend,
 		files:          c.Files,
 		upstreams:      c.Upstreams,
 		defaultCatalog: c.DefaultCatalog,
+		fullText:       make(map[string]bool, len(c.AccessLogFullText)),
 	}
+	for _, t := range c.AccessLogFullText {
+		pn.fullText[t] = true
+	}
+	return pn
 }
 
 // who is whom the planner plans for: the principal and its session's
@@ -141,7 +149,7 @@ func (pn *planner) Plan(ctx context.Context, w who, text string, plain bool) (*p
 	}
 	var access accessedStatement
 	if a := accessFrom(ctx); a != nil {
-		access = accessedStatement{Kind: stmt.Kind().String(), Statement: normalizeStatement(text)}
+		access = accessedStatement{Kind: stmt.Kind().String(), Statement: pn.accessText(w, text)}
 		a.statementIs(access.Kind, access.Statement)
 	}
 	pl, err := pn.planStatement(ctx, w, stmt, text, plain)

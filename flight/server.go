@@ -122,6 +122,10 @@ type Config struct {
 	// GatewayID names this gateway in access events: the query_service
 	// principal it delegates to metasrv as.
 	GatewayID string
+	// AccessLogFullText lists the tenants whose operator chose to keep
+	// statements whole in access events (literals included, cut at 64
+	// KiB); every other tenant's are normalised (sqlgate.Normalize).
+	AccessLogFullText []string
 	// StartNotReady starts the server with its readiness (ReadinessService)
 	// NOT_SERVING until SetReady(true), for a process that must first reach
 	// a dependency. The zero value reports ready from the start.

@@ -74,6 +74,7 @@ type accessLogFlags struct {
 	spoolDir  string // "": <data-dir>/access-log-spool
 	spoolMax  string // a size: 512MiB, 2GB, 1048576
 	failOpen  string // comma-separated tenants
+	fullText  string // comma-separated tenants
 	retention time.Duration
 }
 
@@ -87,6 +88,7 @@ func (c *accessLogFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.spoolDir, "access-log-spool-dir", "", "directory holding events while the stage is unavailable (mode 0700); default: <data-dir>/access-log-spool")
 	fs.StringVar(&c.spoolMax, "access-log-spool-max", defaultSpoolMax, "bound of the spool (e.g. 512MiB, 4GB): once full, a tenant's new statements fail with Unavailable \"access log unavailable\" unless it is in --access-log-fail-open")
 	fs.StringVar(&c.failOpen, "access-log-fail-open", "", "comma-separated tenants whose statements still run when their events cannot be kept (counted and alerted on; e.g. acme,globex); default: every tenant fails closed")
+	fs.StringVar(&c.fullText, "access-log-full-text", "", "comma-separated tenants whose events keep each statement whole, literals included (e.g. acme); default: every tenant's statements are kept normalised, each literal replaced by ?")
 	fs.DurationVar(&c.retention, "access-log-retention", 0, "how long events are kept (e.g. 2160h for 90 days): older ones leave the table's current version, their files go with the versions that name them; 0 keeps them")
 }
 
@@ -107,16 +109,28 @@ func (c *accessLogFlags) config(dataDir string) (*gateway.AccessLogConfig, error
 	if cfg.SpoolDir == "" {
 		cfg.SpoolDir = filepath.Join(dataDir, "access-log-spool")
 	}
-	for _, t := range strings.Split(c.failOpen, ",") {
+	if cfg.FailOpen, err = tenantList("--access-log-fail-open", c.failOpen); err != nil {
+		return nil, err
+	}
+	if cfg.FullText, err = tenantList("--access-log-full-text", c.fullText); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// tenantList reads flag's comma-separated tenant ids.
+func tenantList(flag, list string) ([]string, error) {
+	var out []string
+	for _, t := range strings.Split(list, ",") {
 		if t = strings.TrimSpace(t); t == "" {
 			continue
 		}
 		if _, err := authz.ParseTenantID(t); err != nil {
-			return nil, fmt.Errorf("%w: --access-log-fail-open: %w", errUsage, err)
+			return nil, fmt.Errorf("%w: %s: %w", errUsage, flag, err)
 		}
-		cfg.FailOpen = append(cfg.FailOpen, t)
+		out = append(out, t)
 	}
-	return cfg, nil
+	return out, nil
 }
 
 // sizeUnits are the suffixes parseSize accepts, longest first.

@@ -195,7 +195,7 @@ func TestAccessLogFlags(t *testing.T) {
 		t.Fatalf("defaults: %+v", got)
 	}
 	c, err = parseServeFlags([]string{"--access-log-flush", "1m", "--access-log-spool-dir", "/spool", "--access-log-spool-max", "512MiB",
-		"--access-log-fail-open", "acme, globex", "--access-log-retention", "2160h"}, io.Discard)
+		"--access-log-fail-open", "acme, globex", "--access-log-retention", "2160h", "--access-log-full-text", "acme"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestAccessLogFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.SpoolDir != "/spool" || got.FlushInterval != time.Minute || got.SpoolMax != 512<<20 || got.Retention != 2160*time.Hour ||
-		strings.Join(got.FailOpen, ",") != "acme,globex" {
+		strings.Join(got.FailOpen, ",") != "acme,globex" || strings.Join(got.FullText, ",") != "acme" {
 		t.Fatalf("set: %+v", got)
 	}
 	c, err = parseServeFlags([]string{"--access-log=false"}, io.Discard)
@@ -220,6 +220,7 @@ func TestAccessLogFlags(t *testing.T) {
 		{"--access-log-spool-max", "0"},
 		{"--access-log-spool-max", "-5MB"},
 		{"--access-log-fail-open", "acme,Not A Tenant"},
+		{"--access-log-full-text", "../x"},
 	} {
 		if _, err := parseServeFlags(bad, io.Discard); !errors.Is(err, errUsage) {
 			t.Errorf("serve %q: %v, want a usage error", bad, err)

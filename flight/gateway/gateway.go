@@ -325,7 +325,9 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		g.up = upstream.New(*cfg.Upstream)
 		ups = g.up
 	}
+	var fullText []string
 	if cfg.AccessLog != nil {
+		fullText = cfg.AccessLog.FullText
 		var reg prometheus.Registerer
 		if cfg.Registry != nil {
 			reg = cfg.Registry
@@ -350,6 +352,8 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		Metrics:       metrics,
 		AccessLog:     g.accessLog,
 		GatewayID:     cfg.GatewayID,
+
+		AccessLogFullText: fullText,
 
 		MaxConcurrentPerTenant: cfg.MaxConcurrentPerTenant,
 		MaxConcurrent:          cfg.MaxConcurrent,
@@ -538,6 +542,10 @@ type AccessLogConfig struct {
 	// version (at most every 10 minutes per tenant); a Sink given here
 	// applies its own.
 	Retention time.Duration
+	// FullText lists the tenants whose events keep statements whole,
+	// literals included (an operator's choice per tenant); the others'
+	// are normalised.
+	FullText []string
 	// Sink receives each flushed file. Nil means the gateway's own writer:
 	// into the tenant's stage, committed through metasrv as the next
 	// version of <catalog>.system.access_events (accesslog_sink.go).
