@@ -447,8 +447,12 @@ func TestPermit(t *testing.T) {
 	catalogtest.Apply(t, s, "bob", AssociateTagsV1{Object: Schema("lake.fin"), TagsToAdd: []string{"t"}})
 }
 
-func TestRowFiltersAndMasks(t *testing.T) {
-	s := catalogtest.Apply(t, base(t), admin,
+// filteredLedger is base with policy eu-rows (a row filter on tag eu, set
+// on schema lake.fin) and mask-card (LAST4 on tag pii, set on column
+// lake.fin.ledger.card), both exempting role analyst, which alice has.
+func filteredLedger(t *testing.T) *Snapshot {
+	t.Helper()
+	return catalogtest.Apply(t, base(t), admin,
 		CreateTag{Name: "eu"}, CreateTag{Name: "pii"},
 		CreatePolicy{Name: "eu-rows", Type: PolicyRowFilter, Enabled: true,
 			Content: PolicyContent{Expression: "region = 'EU'", ExemptRoles: []string{"analyst"}}},
@@ -459,6 +463,10 @@ func TestRowFiltersAndMasks(t *testing.T) {
 		AssociateTagsV1{Object: Column("lake.fin.ledger.card"), TagsToAdd: []string{"pii"}},
 		roles("alice", "analyst"),
 	)
+}
+
+func TestRowFiltersAndMasks(t *testing.T) {
+	s := filteredLedger(t)
 	f, m, err := s.RowFiltersAndMasks("bob", "lake.fin.ledger")
 	if err != nil || f != "region = 'EU'" || len(m) != 1 || m[0] != (ColumnMask{"card", "LAST4", "mask-card"}) {
 		t.Fatalf("bob: %q %v %v", f, m, err)

@@ -13,17 +13,7 @@ import (
 // row filter and of each mask (the access log records them), and agrees
 // with RowFiltersAndMasks.
 func TestReadPolicyOfNamesPolicies(t *testing.T) {
-	s := catalogtest.Apply(t, base(t), admin,
-		CreateTag{Name: "eu"}, CreateTag{Name: "pii"},
-		CreatePolicy{Name: "eu-rows", Type: PolicyRowFilter, Enabled: true,
-			Content: PolicyContent{Expression: "region = 'EU'", ExemptRoles: []string{"analyst"}}},
-		CreatePolicy{Name: "mask-card", Type: PolicyColumnMask, Enabled: true,
-			Content: PolicyContent{Mask: "last4", ExemptRoles: []string{"analyst"}}},
-		AttachPolicy{Tag: "eu", Policy: "eu-rows"}, AttachPolicy{Tag: "pii", Policy: "mask-card"},
-		AssociateTagsV1{Object: Schema("lake.fin"), TagsToAdd: []string{"eu"}},
-		AssociateTagsV1{Object: Column("lake.fin.ledger.card"), TagsToAdd: []string{"pii"}},
-		roles("alice", "analyst"),
-	)
+	s := filteredLedger(t)
 	// Two policies with the same expression: the first by name is named.
 	same := catalogtest.Apply(t, s, admin, CreatePolicy{Name: "a-eu-rows", Type: PolicyRowFilter, Enabled: true,
 		Content: PolicyContent{Expression: "region = 'EU'"}}, AttachPolicy{Tag: "eu", Policy: "a-eu-rows"})

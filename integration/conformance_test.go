@@ -492,21 +492,12 @@ func (s *scratchDuckDB) cells(ctx context.Context, query string) (*result, error
 }
 
 // cells runs query through the gateway and returns its normalised answer.
-func (c *client) cells(ctx context.Context, query string) (*result, error) {
-	stmt, err := c.conn.NewStatement()
-	if err != nil {
-		return nil, err
-	}
-	defer stmt.Close()
-	if err := stmt.SetSqlQuery(query); err != nil {
-		return nil, err
-	}
-	rdr, _, err := stmt.ExecuteQuery(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer rdr.Release()
-	return readResult(rdr)
+func (c *client) cells(ctx context.Context, query string) (res *result, err error) {
+	err = c.read(ctx, query, func(rdr array.RecordReader) error {
+		res, err = readResult(rdr)
+		return err
+	})
+	return res, err
 }
 
 // result is a query's answer with every value normalised (see cellOf).

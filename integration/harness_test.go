@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-adbc/go/adbc"
 	drv "github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -245,35 +246,46 @@ func bearer(token string) map[string]string {
 // query runs sql and returns all rows as Go values (via ValueStr for
 // simplicity of comparison) plus the schema.
 func (c *client) query(ctx context.Context, sql string) (*arrow.Schema, [][]string, error) {
+	var schema *arrow.Schema
+	var rows [][]string
+	err := c.read(ctx, sql, func(rdr array.RecordReader) error {
+		for rdr.Next() {
+			rec := rdr.RecordBatch()
+			for r := 0; r < int(rec.NumRows()); r++ {
+				row := make([]string, rec.NumCols())
+				for c, col := range rec.Columns() {
+					if col.IsNull(r) {
+						row[c] = "NULL"
+					} else {
+						row[c] = col.ValueStr(r)
+					}
+				}
+				rows = append(rows, row)
+			}
+		}
+		schema = rdr.Schema()
+		return rdr.Err()
+	})
+	return schema, rows, err
+}
+
+// read runs sql with ExecuteQuery on a new statement of c and hands its
+// result to f; the statement and the reader are released after f.
+func (c *client) read(ctx context.Context, sql string, f func(array.RecordReader) error) error {
 	stmt, err := c.conn.NewStatement()
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	defer stmt.Close()
 	if err := stmt.SetSqlQuery(sql); err != nil {
-		return nil, nil, err
+		return err
 	}
 	rdr, _, err := stmt.ExecuteQuery(ctx)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	defer rdr.Release()
-	var rows [][]string
-	for rdr.Next() {
-		rec := rdr.RecordBatch()
-		for r := 0; r < int(rec.NumRows()); r++ {
-			row := make([]string, rec.NumCols())
-			for c, col := range rec.Columns() {
-				if col.IsNull(r) {
-					row[c] = "NULL"
-				} else {
-					row[c] = col.ValueStr(r)
-				}
-			}
-			rows = append(rows, row)
-		}
-	}
-	return rdr.Schema(), rows, rdr.Err()
+	return f(rdr)
 }
 
 // prepare prepares sql on a new statement of c, closed at cleanup.

@@ -285,21 +285,12 @@ func tpchRead(rdr array.RecordReader) (*tpchResult, error) {
 }
 
 // tpchQueryGateway runs text through the gateway and reads its answer.
-func tpchQueryGateway(ctx context.Context, c *client, text string) (*tpchResult, error) {
-	stmt, err := c.conn.NewStatement()
-	if err != nil {
-		return nil, err
-	}
-	defer stmt.Close()
-	if err := stmt.SetSqlQuery(text); err != nil {
-		return nil, err
-	}
-	rdr, _, err := stmt.ExecuteQuery(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer rdr.Release()
-	return tpchRead(rdr)
+func tpchQueryGateway(ctx context.Context, c *client, text string) (res *tpchResult, err error) {
+	err = c.read(ctx, text, func(rdr array.RecordReader) error {
+		res, err = tpchRead(rdr)
+		return err
+	})
+	return res, err
 }
 
 // tpchRunGateway runs q through the gateway as a MySQL client sends it,

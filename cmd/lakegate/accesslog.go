@@ -11,7 +11,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
@@ -224,29 +223,5 @@ func preparedQuery(ctx context.Context, cl *flightsql.Client, stmt string, param
 	if err != nil {
 		return nil, nil, err
 	}
-	var schema *arrow.Schema
-	var recs []arrow.RecordBatch
-	for _, ep := range info.GetEndpoint() {
-		rdr, err := cl.DoGet(ctx, ep.GetTicket())
-		if err != nil {
-			return nil, recs, err
-		}
-		schema = rdr.Schema()
-		for rdr.Next() {
-			rec := rdr.RecordBatch()
-			rec.Retain()
-			recs = append(recs, rec)
-		}
-		err = rdr.Err()
-		rdr.Release()
-		if err != nil {
-			return nil, recs, err
-		}
-	}
-	if schema == nil {
-		if schema, err = flight.DeserializeSchema(info.GetSchema(), nil); err != nil {
-			return nil, recs, err
-		}
-	}
-	return schema, recs, nil
+	return fetchAll(ctx, cl, info)
 }

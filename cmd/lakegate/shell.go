@@ -222,10 +222,17 @@ func (s *shell) query(ctx context.Context, stmt string) (*arrow.Schema, []arrow.
 	if err != nil {
 		return nil, nil, err
 	}
+	return fetchAll(ctx, s.cl, info)
+}
+
+// fetchAll reads every endpoint of info and collects the result; the
+// schema is info's when no endpoint sent one.
+func fetchAll(ctx context.Context, cl *flightsql.Client, info *flight.FlightInfo) (*arrow.Schema, []arrow.RecordBatch, error) {
+	var err error
 	var schema *arrow.Schema
 	var recs []arrow.RecordBatch
 	for _, ep := range info.GetEndpoint() {
-		rdr, err := s.cl.DoGet(ctx, ep.GetTicket())
+		rdr, err := cl.DoGet(ctx, ep.GetTicket())
 		if err != nil {
 			return nil, recs, err
 		}
