@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2/arrowmapping"
@@ -114,6 +115,17 @@ func (c *dbConn) keepPrepared(sql string, gen, cur uint64, ps mapping.PreparedSt
 	c.prepared = append(c.prepared, cachedStmt{sql: sql, gen: gen, ps: ps})
 }
 
+// caches reports whether c holds a statement prepared for sql at view
+// generation gen. The pool calls it on idle connections, under its lock.
+func (c *dbConn) caches(sql string, gen uint64) bool {
+	for i := range c.prepared {
+		if c.prepared[i].sql == sql && c.prepared[i].gen == gen {
+			return true
+		}
+	}
+	return false
+}
+
 // query runs internal SQL (one statement) and discards its result.
 func (c *dbConn) query(sql string) error {
 	var res mapping.Result
@@ -174,6 +186,10 @@ func (c *dbConn) watch(ctx context.Context) (stop func()) {
 // back.
 type pool struct {
 	setup func(*dbConn) error
+	// prepares counts the statements DuckDB prepared on the pool's
+	// connections (statements taken from a connection's cache are not
+	// prepared again).
+	prepares atomic.Uint64
 
 	mu     sync.Mutex
 	db     mapping.Database
@@ -233,8 +249,12 @@ func (p *pool) prime(n int, stmts []string) error {
 	return nil
 }
 
-// get returns an idle primed connection or opens an extra one.
-func (p *pool) get() (*dbConn, error) {
+// get returns an idle primed connection or opens an extra one. With sql
+// set, it prefers an idle connection that caches a statement prepared for
+// sql at view generation gen, so that a statement described on one
+// connection and executed while another was put back in between is not
+// prepared twice; otherwise the one put back last.
+func (p *pool) get(sql string, gen uint64) (*dbConn, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -242,7 +262,17 @@ func (p *pool) get() (*dbConn, error) {
 	}
 	p.inUse++
 	if n := len(p.idle); n > 0 {
-		c := p.idle[n-1]
+		i := n - 1
+		if sql != "" {
+			for j := n - 1; j >= 0; j-- {
+				if p.idle[j].caches(sql, gen) {
+					i = j
+					break
+				}
+			}
+		}
+		c := p.idle[i]
+		copy(p.idle[i:], p.idle[i+1:])
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()

@@ -84,8 +84,16 @@
 // for an interrupt between the phases of a statement (prepare, start, each
 // chunk) but not while it plans; the gate's limits bound planning.
 // Describe only prepares. Each connection caches the last few prepared
-// statements by SQL text, so the Execute that follows a Describe does not
-// prepare again; a view change retires them.
+// statements by SQL text and view generation, and a statement takes a
+// connection caching its text when one is idle, so a statement is prepared
+// once for its Describe and all the executions that follow, until a view
+// change (a version bound or a copy dropped) retires every cached
+// statement. The key is complete: the gate prints each table as its
+// immutable version's view, with the caller's row filter, masks and
+// values inlined, so a policy or version change is a new text. DuckDB
+// itself re-plans, at every execution, a statement with parameters that
+// scans a relation (it does not cache such plans, to plan with the
+// values); only its parse is reused then.
 //
 // An Engine is safe for use from multiple goroutines.
 package duckdb

@@ -59,3 +59,13 @@ func (e *Engine) VerifyUncached(ctx context.Context, tenant, sql string) error {
 	}
 	return nil
 }
+
+// Prepares reports how many statements DuckDB prepared for tenant (-1 if
+// the tenant cannot be opened).
+func (e *Engine) Prepares(tenant string) int64 {
+	t, err := e.tenant(context.Background(), tenant)
+	if err != nil {
+		return -1
+	}
+	return int64(t.pool.prepares.Load())
+}

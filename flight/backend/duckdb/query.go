@@ -39,7 +39,7 @@ func (e *Engine) Execute(ctx context.Context, tenantID, sql string, args []any) 
 	if err := t.verify(ctx, sql); err != nil {
 		return nil, err
 	}
-	s, err := t.begin(ctx)
+	s, err := t.beginFor(ctx, sql)
 	if err != nil {
 		return nil, err
 	}
@@ -116,14 +116,18 @@ func (t *tenant) describe(ctx context.Context, sql string, numParams int) (backe
 	if err := t.verify(ctx, sql); err != nil {
 		return d, err
 	}
-	s, err := t.begin(ctx)
+	s, err := t.beginFor(ctx, sql)
 	if err != nil {
 		return d, err
 	}
 	defer s.end()
-	// Always a fresh prepare: the schema must reflect the views as they are
-	// now. The statement is then cached for the Execute that usually follows.
-	if err := s.prepare(sql, false); err != nil {
+	// A statement cached for sql was prepared at the current view
+	// generation (takePrepared checks it), so its schema is that of the
+	// views as they are now: the SQL names each immutable version's view
+	// and carries the policies and the caller's values as printed by the
+	// gate, and every view change moves the generation on. The statement
+	// is then cached again for the Execute that usually follows.
+	if err := s.prepare(sql, true); err != nil {
 		return d, s.err(err)
 	}
 	d.Params = s.paramSchema(numParams)

@@ -43,14 +43,18 @@ type stmt struct {
 }
 
 // begin checks a connection out for one statement run under ctx.
-func (t *tenant) begin(ctx context.Context) (*stmt, error) {
+func (t *tenant) begin(ctx context.Context) (*stmt, error) { return t.beginFor(ctx, "") }
+
+// beginFor is begin for a statement that will prepare sql: it prefers a
+// connection that caches sql's prepared statement (pool.get).
+func (t *tenant) beginFor(ctx context.Context, sql string) (*stmt, error) {
 	qctx, cancel := context.WithTimeout(ctx, t.eng.cfg.QueryTimeout)
 	if err := qctx.Err(); err != nil {
 		err = t.mapErr(ctx, qctx, err)
 		cancel()
 		return nil, err
 	}
-	c, err := t.pool.get()
+	c, err := t.pool.get(sql, t.gen.Load())
 	if err != nil {
 		cancel()
 		if errors.Is(err, ErrClosed) {
@@ -97,6 +101,7 @@ func (s *stmt) prepare(sql string, reuse bool) error {
 			return nil
 		}
 	}
+	s.t.pool.prepares.Add(1)
 	if mapping.Prepare(s.c.c, sql, &s.ps) == mapping.StateError {
 		return newEngineError(mapping.PrepareError(s.ps))
 	}
