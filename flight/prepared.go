@@ -28,11 +28,16 @@ const preparedLifetime = 24 * time.Hour
 
 type prepared struct {
 	principal authz.PrincipalID
-	plan      *plan
+	// plan is the statement as prepared: its kind, parameters, announced
+	// schema and access record never change. Executions start from
+	// current().
+	plan *plan
 
 	mu       sync.Mutex
 	args     []any
 	lastUsed time.Time
+	// cur is the plan the last refresh that changed it returned (nil: plan).
+	cur *plan
 	// spec is the execution started for the next DoGet (speculate.go).
 	spec *speculation
 
@@ -52,6 +57,33 @@ func (st *prepared) execution(a *access) {
 	a.statementIs(st.plan.access.Kind, st.plan.access.Statement)
 	if st.planned != nil {
 		a.reach()
+	}
+}
+
+// current returns the plan st's next execution refreshes and runs: the
+// one its last refresh returned (planner.Refresh), or the prepared one.
+// Keeping it means that once a table or policy changed, the executions
+// after the first one to see the change reuse its plan (and the engine's
+// prepared statement) instead of rendering and describing it again.
+func (st *prepared) current() *plan {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.cur != nil {
+		return st.cur
+	}
+	return st.plan
+}
+
+// refreshed makes pl, which a refresh of base returned, st's current plan,
+// unless another execution replaced base first.
+func (st *prepared) refreshed(base, pl *plan) {
+	if pl == base {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if cur := st.cur; cur == base || (cur == nil && base == st.plan) {
+		st.cur = pl
 	}
 }
 
@@ -378,7 +410,7 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 	// The statement is authorized again (planner.Refresh) while the engine
 	// opens it as prepared: the two round trips overlap, and nothing is
 	// sent before the refresh confirms the same versions and policies.
-	return s.claim(ctx, p, st, s.opening(ctx, p, ticketKey(handle), st.plan, args, false), args)
+	return s.claim(ctx, p, st, s.opening(ctx, p, ticketKey(handle), st.current(), args, false), args)
 }
 
 // scalarAt converts one parameter value to a Go value the engine binds.

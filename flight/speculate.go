@@ -51,6 +51,7 @@ const speculationBufferBytes = 16 << 20
 // or drops it.
 type speculation struct {
 	st     *prepared
+	pl     *plan    // the plan it opens
 	key    [32]byte // the ticket key it runs under
 	tenant string
 	// metrics receives its outcome; nil (nothing recorded) for the one a
@@ -253,7 +254,7 @@ func (ss *speculations) dropAll(ps *preparedStore) {
 // speculation of the parameters bound before; otherwise (GetFlightInfo) it
 // uses the parameters bound now and keeps a speculation already started.
 func (s *Server) speculate(ctx context.Context, p *authz.Principal, st *prepared, key [32]byte, args []any, rebind bool) {
-	pl := st.plan
+	pl := st.current()
 	// Statements of other kinds, and upstream engines' (the gateway does
 	// not spend another system's capacity on a guess), are not started
 	// before they are asked for.
@@ -300,7 +301,7 @@ func (s *Server) speculate(ctx context.Context, p *authz.Principal, st *prepared
 // error for its DoGet.
 func (s *Server) opening(ctx context.Context, p *authz.Principal, key [32]byte, pl *plan, args []any, speculative bool) *speculation {
 	ctx, cancel := context.WithCancel(ctx)
-	sp := &speculation{key: key, cancel: cancel, ready: make(chan struct{})}
+	sp := &speculation{key: key, pl: pl, cancel: cancel, ready: make(chan struct{})}
 	admit := s.admitExecute.acquire
 	if speculative {
 		admit = s.admitExecute.tryAcquire
@@ -341,9 +342,14 @@ func (s *Server) opening(ctx context.Context, p *authz.Principal, key [32]byte, 
 
 // claim runs a prepared query whose speculation sp its DoGet took: it
 // authorizes the statement again and streams sp's reader if the plan is the
-// one sp opened, or runs the refreshed plan otherwise.
+// one sp opened, or runs the refreshed plan otherwise (which later
+// executions then start from).
 func (s *Server) claim(ctx context.Context, p *authz.Principal, st *prepared, sp *speculation, args []any) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	pl, err := s.planner.Refresh(ctx, s.whoIs(ctx, p), st.plan)
+	base := st.current()
+	pl, err := s.planner.Refresh(ctx, s.whoIs(ctx, p), base)
+	if err == nil {
+		st.refreshed(base, pl)
+	}
 	select {
 	case <-sp.ready:
 	case <-ctx.Done():
@@ -354,10 +360,10 @@ func (s *Server) claim(ctx context.Context, p *authz.Principal, st *prepared, sp
 	case err != nil:
 		s.specs.drop(sp, speculationStale, true)
 		return nil, nil, s.fail(ctx, "refresh", err)
-	case pl == st.plan && sp.err != nil:
+	case pl == sp.pl && sp.err != nil:
 		s.specs.drop(sp, speculationStale, true)
 		return nil, nil, sp.err
-	case pl != st.plan || sp.o == nil:
+	case pl != sp.pl || sp.o == nil:
 		s.specs.drop(sp, speculationStale, true)
 		return s.execute(ctx, p, sp.key, pl.sqlFor(args), args, pl.tables)
 	}
