@@ -21,7 +21,9 @@
 // separate permits, those being planned or listed; a panic while serving a
 // request fails that request alone (recover.go). A prepared query is opened
 // on the engine when its parameters are bound (speculate.go), and streamed
-// by its DoGet only if that DoGet's own authorization gives the same plan.
+// by its DoGet only if that DoGet's own authorization gives the same plan;
+// a refresh that gives another plan (a new version, another policy) makes
+// it the one later executions start from (prepared.current).
 // Every statement and discovery call that reaches authorization produces
 // one access event for Config.AccessLog, and no write reaches schema
 // system (access.go).
