@@ -206,15 +206,17 @@ func (e *Engine) DropIdleCopies(ctx context.Context, idle time.Duration) int64 {
 }
 
 // viewTypes returns the engine types of the columns of view name (in
-// relSchema), in order, as DuckDB prints them.
+// relSchema), in order, as DuckDB prints them. DESCRIBE binds the one
+// view: duckdb_columns() would list every column of every bound version
+// before filtering, so binding a new version would cost more the more
+// versions the tenant has bound.
 func (t *tenant) viewTypes(ctx context.Context, name string) ([]string, error) {
 	s, err := t.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer s.end()
-	schema, err := s.start("SELECT data_type FROM duckdb_columns() WHERE schema_name = '"+relSchema+
-		"' AND table_name = ? ORDER BY column_index", []any{name}, false)
+	schema, err := s.start("SELECT column_type FROM (DESCRIBE "+relSchema+"."+quoteIdent(name)+")", nil, false)
 	if err != nil {
 		return nil, s.err(err)
 	}
