@@ -32,7 +32,8 @@ type lease struct {
 }
 
 // newLease returns a lease for a Bind under ctx, or nil if ctx can never be
-// done: what such a call binds is held until the instance closes.
+// done: what such a call binds is never released, so never dropped as
+// superseded.
 func newLease(ctx context.Context) *lease {
 	if ctx.Done() == nil {
 		return nil
@@ -108,7 +109,7 @@ func (t *tenant) superseded(id string) bool {
 	return ok && v < t.use.latest[storage]
 }
 
-// bound records that version id now has a view and, if it is the latest
+// boundVersion records that version id now has a view and, if it is the latest
 // of its table, drops the versions it supersedes that no lease holds. The
 // caller holds t.mu.
 func (t *tenant) boundVersion(id string) {

@@ -31,10 +31,10 @@
 // superseded version no Bind holds is dropped (DROP VIEW, or DROP TABLE for
 // an in-memory copy, under the tenant's view lock), so a busy tenant keeps
 // one view per table plus those its running statements still read. A
-// version bound under a context that is never done is held until the
-// instance closes. Binding a new version costs the same however many
-// versions the tenant has bound: its column types come from DESCRIBE of the
-// one view.
+// version bound under a context that is never done is never dropped as
+// superseded (an idle in-memory copy still is, see Config.MaterializeBytes).
+// Binding a new version costs the same however many versions the tenant has
+// bound: its column types come from DESCRIBE of the one view.
 //
 // A tenant's directory is <Root>/tenants/<tenant>/; it holds the tenant's
 // local stage files or S3 cache, and tmp/ (DuckDB's spill directory). The
