@@ -114,3 +114,33 @@ func BenchmarkBind(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkBindBound is the cost of binding a version already bound (every
+// statement's Bind): under a context that is never done, and under a
+// statement's context, which the Bind holds the version for until the
+// statement ends (here at once).
+func BenchmarkBindBound(b *testing.B) {
+	e, _ := newEngine(b, func(c *duckdb.Config) { c.MaterializeBytes = -1 })
+	rel := bindTable(b, e, "acme", "t@1", "SELECT 1 AS a")
+	local := []backend.LocalTable{{ID: "t@1"}}
+	for _, c := range []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+	}{
+		{"ctx=background", func() (context.Context, context.CancelFunc) { return context.Background(), func() {} }},
+		{"ctx=statement", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ctx, end := c.ctx()
+				rels, err := e.Bind(ctx, "acme", local)
+				end()
+				if err != nil || rels[0].Name != rel.Name {
+					b.Fatalf("Bind = %v, %v", rels, err)
+				}
+			}
+			e.WaitReleases("acme")
+		})
+	}
+}
