@@ -26,19 +26,28 @@ var versionIDRE = regexp.MustCompile(`^[a-z0-9][a-z0-9@_-]{0,159}$`)
 // directory; it is created once and never changed (versions are immutable),
 // so binding a version again costs a map lookup. A version without files is
 // a view of typed NULLs with no rows, for column types the engine knows.
+//
+// The versions stay bound at least until ctx is done: run the statement
+// over them under ctx and end ctx when the statement ends. A version
+// superseded by a later one of its table (a higher number after the '@') is
+// dropped once no Bind whose context is still live holds it; a statement
+// that binds it again gets it back.
 func (e *Engine) Bind(ctx context.Context, tenantID string, tables []backend.LocalTable) ([]backend.Relation, error) {
 	t, err := e.tenant(ctx, tenantID)
 	if err != nil {
 		return nil, err
 	}
+	l := newLease(ctx)
 	out := make([]backend.Relation, len(tables))
 	for i := range tables {
-		rel, err := t.bind(ctx, &tables[i])
+		rel, err := t.bind(ctx, &tables[i], l)
 		if err != nil {
+			t.release(l)
 			return nil, err
 		}
 		out[i] = rel
 	}
+	t.hold(l)
 	return out, nil
 }
 
@@ -69,7 +78,8 @@ func (e *Engine) InMemory(tenantID string, ids []string) bool {
 	return len(ids) > 0
 }
 
-func (t *tenant) bind(ctx context.Context, lt *backend.LocalTable) (backend.Relation, error) {
+// bind binds one version and acquires it for l. The caller releases l.
+func (t *tenant) bind(ctx context.Context, lt *backend.LocalTable, l *lease) (backend.Relation, error) {
 	rel := backend.Relation{Schema: relSchema, Name: "v_" + lt.ID}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -81,6 +91,7 @@ func (t *tenant) bind(ctx context.Context, lt *backend.LocalTable) (backend.Rela
 			c.bound = now
 		}
 		rel.Types = types
+		t.acquire(lt.ID, l)
 		return rel, nil
 	}
 	if !versionIDRE.MatchString(lt.ID) {
@@ -111,6 +122,8 @@ func (t *tenant) bind(ctx context.Context, lt *backend.LocalTable) (backend.Rela
 		return backend.Relation{}, err
 	}
 	t.bound[lt.ID] = rel.Types
+	t.acquire(lt.ID, l)
+	t.boundVersion(lt.ID)
 	return rel, nil
 }
 
@@ -162,11 +175,8 @@ func (t *tenant) dropIdle(ctx context.Context, need int64, now time.Time, idle t
 			t.log.Warn("dropping an idle in-memory table version", "error", err)
 			break
 		}
-		c := t.inMemory[id]
-		t.materialized -= c.size
-		freed += c.size
-		delete(t.inMemory, id)
-		delete(t.bound, id)
+		freed += t.inMemory[id].size
+		t.forget(id)
 	}
 	return freed
 }
@@ -196,15 +206,17 @@ func (e *Engine) DropIdleCopies(ctx context.Context, idle time.Duration) int64 {
 }
 
 // viewTypes returns the engine types of the columns of view name (in
-// relSchema), in order, as DuckDB prints them.
+// relSchema), in order, as DuckDB prints them. DESCRIBE binds the one
+// view: duckdb_columns() would list every column of every bound version
+// before filtering, so binding a new version would cost more the more
+// versions the tenant has bound.
 func (t *tenant) viewTypes(ctx context.Context, name string) ([]string, error) {
 	s, err := t.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer s.end()
-	schema, err := s.start("SELECT data_type FROM duckdb_columns() WHERE schema_name = '"+relSchema+
-		"' AND table_name = ? ORDER BY column_index", []any{name}, false)
+	schema, err := s.start("SELECT column_type FROM (DESCRIBE "+relSchema+"."+quoteIdent(name)+")", nil, false)
 	if err != nil {
 		return nil, s.err(err)
 	}

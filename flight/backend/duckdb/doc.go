@@ -21,8 +21,20 @@
 // tenant, a view lg_rel."v_<id>" over read_parquet of exactly those paths,
 // each of which must lie inside the tenant directory; a version without files
 // is a view of typed NULLs with no rows. A version is immutable, so its view
-// is never re-created or dropped, and binding it again is a map lookup. The
-// SQL gate renders the logical table as the returned relation.
+// is never re-created while it exists, and binding it again is a map lookup.
+// The SQL gate renders the logical table as the returned relation.
+//
+// A Bind holds the versions it binds until its context is done: the Flight
+// layer runs a statement under the context it bound with and ends that
+// context once the statement's stream ends, fails or is cancelled. Once a
+// later version of a table is bound, the earlier ones are superseded, and a
+// superseded version no Bind holds is dropped (DROP VIEW, or DROP TABLE for
+// an in-memory copy, under the tenant's view lock), so a busy tenant keeps
+// one view per table plus those its running statements still read. A
+// version bound under a context that is never done is never dropped as
+// superseded (an idle in-memory copy still is, see Config.MaterializeBytes).
+// Binding a new version costs the same however many versions the tenant has
+// bound: its column types come from DESCRIBE of the one view.
 //
 // A tenant's directory is <Root>/tenants/<tenant>/; it holds the tenant's
 // local stage files or S3 cache, and tmp/ (DuckDB's spill directory). The

@@ -213,6 +213,7 @@ type tenant struct {
 	bound        map[string][]string // table versions with a view (Bind): id → column types
 	inMemory     map[string]*copied  // the bound versions copied into memory
 	materialized int64               // file bytes of the versions copied into memory
+	use          versionUse          // who holds the bound versions (bind_release.go)
 
 	verified verifyCache // statements that passed verify
 }
