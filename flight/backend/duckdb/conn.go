@@ -75,8 +75,8 @@ const maxCachedStmts = 8
 // takePrepared removes and returns the statement cached for sql, if one was
 // prepared at view generation gen. DuckDB re-binds a prepared statement
 // whose catalog dependencies changed since it was prepared; the generation
-// check also drops it after any view change since (Bind only adds views,
-// so this is conservative).
+// check also drops it after any view change since, including the drop of a
+// superseded version's view (bind_release.go).
 func (c *dbConn) takePrepared(sql string, gen uint64) (mapping.PreparedStatement, bool) {
 	for i := range c.prepared {
 		if e := c.prepared[i]; e.sql == sql {
