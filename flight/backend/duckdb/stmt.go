@@ -50,8 +50,13 @@ func (t *tenant) begin(ctx context.Context) (*stmt, error) {
 		cancel()
 		return nil, err
 	}
+	if err := t.activate(qctx); err != nil { // the memory budget (budget.go)
+		cancel()
+		return nil, err
+	}
 	c, err := t.pool.get()
 	if err != nil {
+		t.deactivate()
 		cancel()
 		if errors.Is(err, ErrClosed) {
 			return nil, err
@@ -78,6 +83,7 @@ func (s *stmt) end() {
 	}
 	mapping.DestroyPrepare(&s.ps)
 	s.t.pool.put(s.c, reusable)
+	s.t.deactivate()
 	s.c = nil
 	s.cancel()
 }

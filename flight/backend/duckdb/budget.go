@@ -1,0 +1,301 @@
+package duckdb
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"lakegate/flight/backend"
+)
+
+// The memory budget (Config.MemoryBudget) bounds what the tenant engines
+// together may hold. Each open tenant reserves from it:
+//
+//   - IdleTenantBytes while it runs nothing and holds no in-memory copy of
+//     a table version: the measured cost of an idle instance (its catalog,
+//     its connections, its worker thread);
+//   - IdleTenantBytes plus its whole MemoryLimit from the moment a
+//     statement (a query, a Describe, a view change of Bind) starts until
+//     the last one ends, and for as long as it holds in-memory copies:
+//     DuckDB's memory_limit bounds its buffer manager, which holds both.
+//
+// The reservation cannot start smaller and grow with the instance's actual
+// use: memory_limit cannot be raised after lock_configuration, and the
+// lockdown must not be undone. So a tenant is either idle (cheap) or holds
+// its full limit.
+//
+// When a reservation does not fit, idle tenants (no running statement, not
+// handed out within evictGrace) are closed, least recently used first, if
+// that frees enough; otherwise the caller waits until a reservation is
+// given back or its context ends, and then fails with ErrMemoryBudget.
+
+// ErrMemoryBudget reports that a statement or a tenant's instance found the
+// memory budget held by other tenants' running statements until its
+// context ended. It wraps backend.ErrMemoryBudget (ResourceExhausted to
+// clients).
+var ErrMemoryBudget = fmt.Errorf("duckdb: %w", backend.ErrMemoryBudget)
+
+// errEvicted reports a statement that started on a tenant instance the
+// budget closed after it was handed out (see evictGrace); the budget was
+// under pressure, so it is the budget's answer.
+var errEvicted = fmt.Errorf("%w (the tenant's engine was closed to make room)", ErrMemoryBudget)
+
+// evictGrace protects a tenant handed out this recently from eviction: a
+// caller binds a statement's versions and then executes it in two calls,
+// and the instance must not change in between (its views would be
+// missing). The gap is that of two consecutive calls of one request.
+const evictGrace = time.Second
+
+// DefaultIdleTenantBytes is Config.IdleTenantBytes when it is zero: the
+// resident memory one idle tenant instance costs, measured by
+// BenchmarkIdleTenants (docs/performance.md) and rounded up.
+const DefaultIdleTenantBytes = 3 << 20
+
+// BudgetStats is a snapshot of the memory budget.
+type BudgetStats struct {
+	// Budget is Config.MemoryBudget (0: none).
+	Budget int64
+	// Reserved is what the open tenants hold of it.
+	Reserved int64
+	// Open and Active count the open tenant instances and those holding
+	// their full memory limit (running statements or holding copies).
+	Open, Active int
+	// Evicted counts the idle instances closed to make room; Refused the
+	// reservations that gave up when their context ended.
+	Evicted, Refused uint64
+}
+
+// budget is the engine's accounting, guarded by Engine.mu.
+type budget struct {
+	total    int64         // Config.MemoryBudget; 0: unbounded
+	used     int64         // the sum of every open tenant's held
+	changed  chan struct{} // closed (and replaced) when used goes down
+	evicted  uint64
+	refused  uint64
+	idle     int64  // Config.IdleTenantBytes
+	limitFor int64  // a tenant's full reservation: idle + its memory limit
+	onWait   func() // tests: called (under Engine.mu) when a reservation starts to wait
+}
+
+// Budget returns a snapshot of the memory budget.
+func (e *Engine) Budget() BudgetStats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := BudgetStats{Budget: e.budget.total, Reserved: e.budget.used, Evicted: e.budget.evicted, Refused: e.budget.refused}
+	for _, s := range e.tenants {
+		st.Open++
+		if s.held > e.budget.idle {
+			st.Active++
+		}
+	}
+	return st
+}
+
+// OpenTenants reports how many tenant instances are open or opening.
+func (e *Engine) OpenTenants() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.tenants)
+}
+
+// giveBack returns n bytes of s's reservation to the budget and wakes the
+// waiters. The caller holds e.mu.
+func (e *Engine) giveBack(s *tenantSlot, n int64) {
+	if n <= 0 {
+		return
+	}
+	s.held -= n
+	e.budget.used -= n
+	if e.budget.changed != nil {
+		close(e.budget.changed)
+		e.budget.changed = nil
+	}
+}
+
+// reserve makes s hold at least want bytes of the budget, evicting idle
+// tenants to make room, and waiting (bounded by ctx) when none can be. It
+// fails with errEvicted if s itself is evicted or closed meanwhile. The
+// caller holds e.mu, which reserve releases while it waits and while it
+// closes evicted instances.
+func (e *Engine) reserve(ctx context.Context, s *tenantSlot, want int64) error {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		if e.closed {
+			return ErrClosed
+		}
+		if s.gone {
+			return errEvicted
+		}
+		need := want - s.held
+		if need <= 0 {
+			return nil
+		}
+		if e.budget.total == 0 || e.budget.used+need <= e.budget.total {
+			s.held += need
+			e.budget.used += need
+			return nil
+		}
+		victims, wake := e.victims(e.budget.used+need-e.budget.total, s)
+		if victims != nil {
+			var ts []*tenant
+			for _, v := range victims {
+				ts = append(ts, e.evict(v))
+			}
+			e.budget.evicted += uint64(len(victims))
+			e.mu.Unlock()
+			for _, t := range ts {
+				t.log.Info("tenant engine closed to make room in the memory budget")
+				_ = t.close()
+			}
+			e.mu.Lock()
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			e.budget.refused++
+			// Not the context's error: the caller's wait is over, but the
+			// answer is the budget's (ResourceExhausted, not Canceled).
+			return fmt.Errorf("%w (no room came free before the statement's context ended)", ErrMemoryBudget)
+		}
+		if e.budget.changed == nil {
+			e.budget.changed = make(chan struct{})
+		}
+		changed := e.budget.changed
+		if e.budget.onWait != nil {
+			e.budget.onWait()
+		}
+		var tick <-chan time.Time
+		if wake > 0 {
+			if timer == nil {
+				timer = time.NewTimer(wake)
+			} else {
+				timer.Reset(wake)
+			}
+			tick = timer.C
+		}
+		e.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+		case <-tick:
+		}
+		e.mu.Lock()
+	}
+}
+
+// victims returns the idle tenants to evict, least recently used first,
+// that free at least need bytes together, or nil if all of them would not;
+// then wake is when the next tenant leaves its grace period (0: none is in
+// it). A tenant is idle when it has finished opening, runs no statement
+// and was handed out more than evictGrace ago. The caller holds e.mu.
+func (e *Engine) victims(need int64, except *tenantSlot) (_ []*tenantSlot, wake time.Duration) {
+	now := e.now()
+	var idle []*tenantSlot
+	var free int64
+	for _, s := range e.tenants {
+		if s == except || s.active > 0 || s.held == 0 {
+			continue
+		}
+		if _, ok := s.open(); !ok {
+			continue
+		}
+		if age := now.Sub(s.used); age <= evictGrace {
+			if w := evictGrace - age + time.Millisecond; wake == 0 || w < wake {
+				wake = w
+			}
+			continue
+		}
+		idle = append(idle, s)
+		free += s.held
+	}
+	if free < need {
+		return nil, wake
+	}
+	slices.SortFunc(idle, func(a, b *tenantSlot) int { return a.used.Compare(b.used) })
+	var out []*tenantSlot
+	for _, s := range idle {
+		if need <= 0 {
+			break
+		}
+		out = append(out, s)
+		need -= s.held
+	}
+	return out, wake
+}
+
+// evict removes s from the engine and gives back its reservation, returning
+// its instance for the caller to close outside e.mu. The caller holds e.mu.
+func (e *Engine) evict(s *tenantSlot) *tenant {
+	s.gone = true
+	if e.tenants[s.id] == s {
+		delete(e.tenants, s.id)
+	}
+	e.giveBack(s, s.held)
+	return s.t
+}
+
+// activate reserves the tenant's full share before a statement runs on it
+// and counts the statement; deactivate ends it. Every statement runs
+// between the two (stmt begin and end).
+func (t *tenant) activate(ctx context.Context) error {
+	e := t.eng
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := t.slot
+	if err := e.reserve(ctx, s, e.budget.limitFor); err != nil {
+		return err
+	}
+	s.active++
+	return nil
+}
+
+// deactivate ends a statement started by activate. When the tenant's last
+// statement ends it gives back its memory limit, unless it holds in-memory
+// copies (they stay in its buffer manager). A view change (Bind) holds t.mu
+// around its statements: then the copies cannot be read and the full share
+// is kept until the next statement ends or the sweep (settle).
+func (t *tenant) deactivate() {
+	e := t.eng
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := t.slot
+	s.active--
+	if s.active == 0 && !s.gone {
+		e.settle(s)
+	}
+}
+
+// settle shrinks an idle tenant's reservation to what it holds idle. The
+// caller holds e.mu and s runs no statement.
+func (e *Engine) settle(s *tenantSlot) {
+	t := s.t
+	if t == nil || s.held <= e.budget.idle || !t.mu.TryLock() {
+		return
+	}
+	copies := t.materialized > 0
+	t.mu.Unlock()
+	if !copies {
+		e.giveBack(s, s.held-e.budget.idle)
+	}
+}
+
+// SettleBudget gives back the memory limit of every idle tenant that no
+// longer holds in-memory copies (after DropIdleCopies), and returns the
+// budget's snapshot.
+func (e *Engine) SettleBudget() BudgetStats {
+	e.mu.Lock()
+	for _, s := range e.tenants {
+		if s.active == 0 && !s.gone {
+			if _, ok := s.open(); ok {
+				e.settle(s)
+			}
+		}
+	}
+	e.mu.Unlock()
+	return e.Budget()
+}
