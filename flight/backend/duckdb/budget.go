@@ -107,6 +107,12 @@ func (e *Engine) giveBack(s *tenantSlot, n int64) {
 	}
 	s.held -= n
 	e.budget.used -= n
+	e.wakeBudgetWaiters()
+}
+
+// wakeBudgetWaiters wakes the reservations waiting for room to look
+// again. The caller holds e.mu.
+func (e *Engine) wakeBudgetWaiters() {
 	if e.budget.changed != nil {
 		close(e.budget.changed)
 		e.budget.changed = nil

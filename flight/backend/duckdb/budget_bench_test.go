@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"lakegate/flight/backend"
 	"lakegate/flight/backend/duckdb"
 )
 
@@ -88,4 +89,63 @@ func statusKB(tb testing.TB, field string) int64 {
 	}
 	tb.Fatalf("no %s in /proc/self/status", field)
 	return 0
+}
+
+// BenchmarkBudgetPointQuery is BenchmarkPointLookup's point query with
+// and without a memory budget: the accounting's cost on the shortest
+// statement. Compare budget=on with budget=off of the same run (-count
+// alternates them).
+func BenchmarkBudgetPointQuery(b *testing.B) {
+	ctx := context.Background()
+	for _, on := range []bool{false, true} {
+		name := "budget=off"
+		if on {
+			name = "budget=on"
+		}
+		b.Run(name, func(b *testing.B) {
+			e, _ := newEngine(b, func(c *duckdb.Config) {
+				c.Threads = 1
+				if on {
+					c.MemoryBudget = 16 << 30
+				}
+			})
+			rel := bindTable(b, e, "acme", "orders@1", `SELECT range AS id, range % 500 AS customer_id,
+				round(range * 1.37, 2) AS amount FROM range(1, 5001)`)
+			sql := "SELECT id, customer_id, amount FROM " + relSQL(rel) + " WHERE id = ?"
+			local := []backend.LocalTable{{ID: "orders@1"}}
+			i := int64(0)
+			for b.Loop() {
+				i++
+				if _, err := e.Bind(ctx, "acme", local); err != nil {
+					b.Fatal(err)
+				}
+				if res, err := query(ctx, e, "acme", sql, 1+i%5000); err != nil || res.rows != 1 {
+					b.Fatalf("%v rows, %v", res, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBudgetEvictReopen measures a tenant's statement when the
+// budget holds a single tenant: every statement of the other tenant
+// closes the idle one and opens its own again (the cost of churn).
+func BenchmarkBudgetEvictReopen(b *testing.B) {
+	ctx := context.Background()
+	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	e, _ := newEngine(b, func(c *duckdb.Config) {
+		c.MemoryLimit, c.IdleTenantBytes, c.MemoryBudget = "64MB", 1<<20, 64e6+(1<<20)
+		c.Threads = 1
+		c.Now = clock.Now
+	})
+	tenants := []string{"a", "b"}
+	i := 0
+	for b.Loop() {
+		i++
+		clock.Pass() // past the other tenant's grace
+		if _, err := query(ctx, e, tenants[i%2], "SELECT 1 AS x"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(e.Budget().Evicted)/float64(b.N), "evictions/op")
 }

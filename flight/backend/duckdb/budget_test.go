@@ -286,3 +286,33 @@ func TestIdleTenantKeepsNoFileCache(t *testing.T) {
 		t.Fatalf("the idle tenant keeps %v bytes of file cache", r.values[0][0])
 	}
 }
+
+// TestBudgetWaiterEndsWithClose: a statement waiting for room fails with
+// ErrClosed when the engine closes, without waiting for its context.
+func TestBudgetWaiterEndsWithClose(t *testing.T) {
+	e, _ := newBudgetEngine(t, 2)
+	mustQuery(t, e, "b", "SELECT 1 AS x")
+	rr, err := e.Execute(context.Background(), "a", "SELECT 1 AS x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	waiting := make(chan struct{})
+	var once sync.Once
+	e.OnBudgetWait(func() { once.Do(func() { close(waiting) }) })
+	done := make(chan error, 1)
+	go func() {
+		_, err := query(context.Background(), e, "b", "SELECT 2 AS x")
+		done <- err
+	}()
+	<-waiting
+	closed := make(chan error, 1)
+	go func() { closed <- e.Close() }()
+	if err := <-done; !errors.Is(err, duckdb.ErrClosed) {
+		t.Fatalf("the waiting statement: %v, want ErrClosed", err)
+	}
+	rr.Release() // Close waits for outstanding readers' connections only to close the database
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -109,6 +109,7 @@ func (e *Engine) Close() error {
 	e.closed = true
 	slots := e.tenants
 	e.tenants = nil
+	e.wakeBudgetWaiters() // they fail with ErrClosed
 	e.mu.Unlock()
 
 	var errs []error
