@@ -302,6 +302,8 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if cfg.QueryTimeout != 0 {
 		engineCfg.QueryTimeout = cfg.QueryTimeout
 	}
+	// A statement waits for memory as long as for an execution slot.
+	engineCfg.MemoryWait = cfg.QueueTimeout
 	engineCfg.Logger = log
 	if engineCfg.MemoryBudget, err = cfg.EngineBudget(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err) // Validate checked it

@@ -28,7 +28,8 @@ import (
 // When a reservation does not fit, idle tenants (no running statement, not
 // handed out within evictGrace) are closed, least recently used first, if
 // that frees enough; otherwise the caller waits until a reservation is
-// given back or its context ends, and then fails with ErrMemoryBudget.
+// given back, for at most Config.MemoryWait and while its context lasts,
+// and then fails with ErrMemoryBudget.
 
 // ErrMemoryBudget reports that a statement or a tenant's instance found the
 // memory budget held by other tenants' running statements until its
@@ -126,6 +127,8 @@ func (e *Engine) wakeBudgetWaiters() {
 // closes evicted instances.
 func (e *Engine) reserve(ctx context.Context, s *tenantSlot, want int64) error {
 	var timer *time.Timer
+	var deadline <-chan time.Time // MemoryWait, from the first wait on
+	waitedOut := false
 	defer func() {
 		if timer != nil {
 			timer.Stop()
@@ -162,11 +165,11 @@ func (e *Engine) reserve(ctx context.Context, s *tenantSlot, want int64) error {
 			e.mu.Lock()
 			continue
 		}
-		if err := ctx.Err(); err != nil {
+		if ctx.Err() != nil || waitedOut {
 			e.budget.refused++
-			// Not the context's error: the caller's wait is over, but the
-			// answer is the budget's (ResourceExhausted, not Canceled).
-			return fmt.Errorf("%w (no room came free before the statement's context ended)", ErrMemoryBudget)
+			// Not the context's error: the wait is over, but the answer
+			// is the budget's (ResourceExhausted, not Canceled).
+			return fmt.Errorf("%w (no room came free in time)", ErrMemoryBudget)
 		}
 		if e.budget.changed == nil {
 			e.budget.changed = make(chan struct{})
@@ -184,11 +187,18 @@ func (e *Engine) reserve(ctx context.Context, s *tenantSlot, want int64) error {
 			}
 			tick = timer.C
 		}
+		if deadline == nil {
+			wait := time.NewTimer(e.cfg.MemoryWait)
+			defer wait.Stop()
+			deadline = wait.C
+		}
 		e.mu.Unlock()
 		select {
 		case <-changed:
 		case <-ctx.Done():
 		case <-tick:
+		case <-deadline:
+			waitedOut = true
 		}
 		e.mu.Lock()
 	}

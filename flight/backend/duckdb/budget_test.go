@@ -51,6 +51,7 @@ func newBudgetEngine(t *testing.T, halfIdles int64) (*duckdb.Engine, *fakeClock)
 		c.MemoryLimit = budgetLimit
 		c.IdleTenantBytes = budgetIdle
 		c.MemoryBudget = budgetFull + halfIdles*budgetIdle/2
+		c.MemoryWait = time.Hour // waits end by the test's doing, not the clock's
 		c.Threads = 1
 		c.Now = clock.Now
 	})
@@ -314,5 +315,30 @@ func TestBudgetWaiterEndsWithClose(t *testing.T) {
 	rr.Release() // Close waits for outstanding readers' connections only to close the database
 	if err := <-closed; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBudgetWaitIsBounded: a statement that has to wait for room waits at
+// most MemoryWait, even under a context without a deadline.
+func TestBudgetWaitIsBounded(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	e, _ := newEngine(t, func(c *duckdb.Config) {
+		c.MemoryLimit, c.IdleTenantBytes, c.MemoryBudget = budgetLimit, budgetIdle, budgetFull+budgetIdle
+		c.MemoryWait = time.Nanosecond // any wait at all runs out
+		c.Threads = 1
+		c.Now = clock.Now
+	})
+	mustQuery(t, e, "b", "SELECT 1 AS x")
+	rr, err := e.Execute(context.Background(), "a", "SELECT 1 AS x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	clock.Pass()
+	if _, err := query(context.Background(), e, "b", "SELECT 2 AS x"); !errors.Is(err, duckdb.ErrMemoryBudget) {
+		t.Fatalf("b's statement: %v, want ErrMemoryBudget", err)
+	}
+	if st := wantWithinBudget(t, e); st.Refused != 1 {
+		t.Fatalf("%+v", st)
 	}
 }

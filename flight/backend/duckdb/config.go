@@ -64,8 +64,13 @@ type Config struct {
 	// make room; a statement that finds no room waits until its context
 	// ends and fails with ErrMemoryBudget. 0 means no budget: every
 	// instance has its own MemoryLimit and nothing bounds their sum. When
-	// set, it must hold at least one instance at its limit.
+	// set, it must hold at least one instance at its limit. A statement
+	// waits at most MemoryWait.
 	MemoryBudget int64
+	// MemoryWait bounds how long a statement (or a tenant's opening) waits
+	// for room in MemoryBudget before it fails with ErrMemoryBudget; its
+	// context may end it sooner. 0 means DefaultMemoryWait.
+	MemoryWait time.Duration
 	// IdleTenantBytes is what an open instance reserves from MemoryBudget
 	// while it runs nothing. 0 means DefaultIdleTenantBytes.
 	IdleTenantBytes int64
@@ -84,6 +89,10 @@ const (
 	DefaultMaterializeTotal = 64 << 20
 
 	DefaultMaxTempSize = "10GB"
+
+	// DefaultMemoryWait is the Flight server's default queue timeout: a
+	// statement waits for memory as long as for an execution slot.
+	DefaultMemoryWait = 5 * time.Second
 )
 
 // DefaultConfig returns a Config with every default filled in except Root.
@@ -118,8 +127,8 @@ func (c Config) Validate() error {
 	if c.Threads < 0 || c.Threads > 1024 {
 		errs = append(errs, fmt.Errorf("duckdb: Threads %d out of range [0, 1024]", c.Threads))
 	}
-	if c.MemoryBudget < 0 || c.IdleTenantBytes < 0 {
-		errs = append(errs, fmt.Errorf("duckdb: MemoryBudget %d and IdleTenantBytes %d must not be negative", c.MemoryBudget, c.IdleTenantBytes))
+	if c.MemoryBudget < 0 || c.IdleTenantBytes < 0 || c.MemoryWait < 0 {
+		errs = append(errs, fmt.Errorf("duckdb: MemoryBudget %d, IdleTenantBytes %d and MemoryWait %v must not be negative", c.MemoryBudget, c.IdleTenantBytes, c.MemoryWait))
 	} else if c.MemoryBudget > 0 {
 		d := c.withDefaults()
 		if limit, err := ParseSize(d.MemoryLimit); err == nil && c.MemoryBudget < limit+d.IdleTenantBytes {
@@ -153,6 +162,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaterializeTotal == 0 {
 		c.MaterializeTotal = DefaultMaterializeTotal
+	}
+	if c.MemoryWait == 0 {
+		c.MemoryWait = DefaultMemoryWait
 	}
 	if c.IdleTenantBytes == 0 {
 		c.IdleTenantBytes = DefaultIdleTenantBytes
