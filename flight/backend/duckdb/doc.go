@@ -103,7 +103,8 @@
 // second, so that a Bind and the Execute after it see the same instance)
 // are closed, least recently used first; if closing all of them would not
 // make room, the statement waits until another ends, and fails with
-// ErrMemoryBudget (ResourceExhausted) when its context ends first. A tenant
+// ErrMemoryBudget (ResourceExhausted) when Config.MemoryWait passes or its
+// context ends first. A tenant
 // whose instance was closed opens a new one on its next call. The
 // external file cache is off: it would keep files an idle instance has
 // read in its buffer manager, while the budget counts it at its idle cost.
