@@ -87,7 +87,7 @@ func registerBudgetMetrics(reg *prometheus.Registry, e *duckdb.Engine, gatewayBu
 			func(s duckdb.BudgetStats) float64 { return float64(s.Reserved) }),
 		gauge("lakegate_tenant_engines_open", "Open tenant engines.",
 			func(s duckdb.BudgetStats) float64 { return float64(s.Open) }),
-		gauge("lakegate_tenant_engines_active", "Tenant engines holding their whole memory limit (running statements or holding in-memory copies).",
+		gauge("lakegate_tenant_engines_active", "Tenant engines holding more than their idle cost: their memory limit while running statements, their in-memory copies' memory while idle.",
 			func(s duckdb.BudgetStats) float64 { return float64(s.Active) }),
 		counter("lakegate_tenant_engines_evicted_total", "Idle tenant engines closed to make room in the memory budget.",
 			func(s duckdb.BudgetStats) float64 { return float64(s.Evicted) }),

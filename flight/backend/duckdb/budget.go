@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/duckdb/duckdb-go/v2/mapping"
+
 	"lakegate/flight/backend"
 )
 
@@ -17,8 +19,10 @@ import (
 //     its connections, its worker thread);
 //   - IdleTenantBytes plus its whole MemoryLimit from the moment a
 //     statement (a query, a Describe, a view change of Bind) starts until
-//     the last one ends, and for as long as it holds in-memory copies:
-//     DuckDB's memory_limit bounds its buffer manager, which holds both.
+//     the last one ends: DuckDB's memory_limit bounds its buffer manager;
+//   - while idle with in-memory copies of table versions, IdleTenantBytes
+//     plus what its buffer manager holds then (the copies), measured when
+//     they change.
 //
 // The reservation cannot start smaller and grow with the instance's actual
 // use: memory_limit cannot be raised after lock_configuration, and the
@@ -60,7 +64,8 @@ type BudgetStats struct {
 	// Reserved is what the open tenants hold of it.
 	Reserved int64
 	// Open and Active count the open tenant instances and those holding
-	// their full memory limit (running statements or holding copies).
+	// more than their idle cost: their memory limit while they run
+	// statements, their copies' memory while they hold in-memory copies.
 	Open, Active int
 	// Evicted counts the idle instances closed to make room; Refused the
 	// reservations that gave up when their context ended.
@@ -271,38 +276,97 @@ func (t *tenant) activate(ctx context.Context) error {
 }
 
 // deactivate ends a statement started by activate. When the tenant's last
-// statement ends it gives back its memory limit, unless it holds in-memory
-// copies (they stay in its buffer manager). A view change (Bind) holds t.mu
-// around its statements: then the copies cannot be read and the full share
-// is kept until the next statement ends or the sweep (settle).
+// statement ends it gives back its memory limit, keeping what its
+// in-memory copies take in its buffer manager: measured (bufferBytes) the
+// first time its copies are seen to have changed, then kept until they
+// change again. A view change (Bind) holds t.mu around its statements:
+// then the copies cannot be read and the whole limit is kept until the
+// next statement ends, or the sweep (SettleBudget).
 func (t *tenant) deactivate() {
 	e := t.eng
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := t.slot
 	s.active--
+	if s.active > 0 || s.gone {
+		return
+	}
+	if e.settle(s) {
+		return
+	}
+	copies, ok := t.copyBytes()
+	if !ok {
+		return
+	}
+	e.mu.Unlock()
+	mem, err := t.bufferBytes()
+	e.mu.Lock()
+	if err != nil {
+		t.log.Warn("measuring the memory of in-memory table versions", "error", err)
+		return
+	}
+	s.copies, s.copyMem = copies, mem
 	if s.active == 0 && !s.gone {
 		e.settle(s)
 	}
 }
 
-// settle shrinks an idle tenant's reservation to what it holds idle. The
-// caller holds e.mu and s runs no statement.
-func (e *Engine) settle(s *tenantSlot) {
+// settle shrinks an idle tenant's reservation to what it holds idle, if
+// that is known: IdleTenantBytes, plus the measured memory of its copies
+// if it holds any. It reports false when the copies changed since they
+// were measured. The caller holds e.mu and s runs no statement.
+func (e *Engine) settle(s *tenantSlot) bool {
 	t := s.t
-	if t == nil || s.held <= e.budget.idle || !t.mu.TryLock() {
-		return
+	if t == nil {
+		return true
 	}
-	copies := t.materialized > 0
-	t.mu.Unlock()
-	if !copies {
-		e.giveBack(s, s.held-e.budget.idle)
+	copies, ok := t.copyBytes()
+	if !ok {
+		return true // a view change is under way: keep the limit until it ends
 	}
+	target := e.budget.idle
+	if copies > 0 {
+		if copies != s.copies {
+			return false
+		}
+		target = min(e.budget.idle+s.copyMem, e.budget.limitFor)
+	}
+	if s.held > target {
+		e.giveBack(s, s.held-target)
+	}
+	return true
 }
 
-// SettleBudget gives back the memory limit of every idle tenant that no
-// longer holds in-memory copies (after DropIdleCopies), and returns the
-// budget's snapshot.
+// copyBytes reads the file bytes of the tenant's in-memory copies, unless
+// a view change holds t.mu (then ok is false: it never waits for it, and
+// is called under Engine.mu, which a view change takes inside t.mu).
+func (t *tenant) copyBytes() (n int64, ok bool) {
+	if !t.mu.TryLock() {
+		return 0, false
+	}
+	defer t.mu.Unlock()
+	return t.materialized, true
+}
+
+// bufferBytes asks DuckDB how much its buffer manager holds: with no
+// statement running and the external file cache off, the in-memory copies.
+func (t *tenant) bufferBytes() (int64, error) {
+	c, err := t.pool.get()
+	if err != nil {
+		return 0, err
+	}
+	defer t.pool.put(c, true)
+	var res mapping.Result
+	defer mapping.DestroyResult(&res)
+	if mapping.Query(c.c, "SELECT coalesce(sum(memory_usage_bytes), 0)::BIGINT FROM duckdb_memory()", &res) == mapping.StateError {
+		return 0, resultError(&res)
+	}
+	return mapping.ValueInt64(&res, 0, 0), nil
+}
+
+// SettleBudget shrinks the reservation of every idle tenant to what it
+// holds (after DropIdleCopies: its idle cost once its copies are gone),
+// and returns the budget's snapshot.
 func (e *Engine) SettleBudget() BudgetStats {
 	e.mu.Lock()
 	for _, s := range e.tenants {

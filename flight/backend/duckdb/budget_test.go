@@ -176,11 +176,12 @@ func TestBudgetWaitsForRoom(t *testing.T) {
 	}
 }
 
-// TestBudgetEvictedTenantReopens: a tenant evicted while it held an
-// in-memory copy (and so its whole limit) opens again on its next call and
-// answers from its files as before.
+// TestBudgetEvictedTenantReopens: an idle tenant holding an in-memory copy
+// reserves what the copy takes (more than its idle cost, less than its
+// limit); evicted, it opens again on its next call and answers from its
+// files as before.
 func TestBudgetEvictedTenantReopens(t *testing.T) {
-	e, clock := newBudgetEngine(t, 3)
+	e, clock := newBudgetEngine(t, 2)
 	rel := bindTable(t, e, "a", "t@1", "SELECT range AS n, 'v' || range AS s FROM range(10)")
 	sql := "SELECT count(*) AS c, max(s) AS top FROM " + relSQL(rel)
 	want := []any{int64(10), "v9"}
@@ -195,11 +196,11 @@ func TestBudgetEvictedTenantReopens(t *testing.T) {
 	if !e.InMemory("a", []string{"t@1"}) {
 		t.Fatal("the version was not copied into memory")
 	}
-	if st := wantWithinBudget(t, e); st.Active != 1 {
-		t.Fatalf("a holds a copy and so its limit: %+v", st)
+	if st := wantWithinBudget(t, e); st.Active != 1 || st.Reserved <= budgetIdle || st.Reserved >= budgetFull {
+		t.Fatalf("a holds a copy: %+v, want more than its idle cost and less than its limit", st)
 	}
 	clock.Pass()
-	mustQuery(t, e, "b", "SELECT 1 AS x") // needs a's room
+	mustQuery(t, e, "b", "SELECT 1 AS x") // needs the room of a's copy
 	wantOpen(t, e, map[string]bool{"a": false, "b": true})
 	if e.InMemory("a", []string{"t@1"}) {
 		t.Fatal("an evicted tenant's copy is still reported in memory")

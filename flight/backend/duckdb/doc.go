@@ -93,12 +93,13 @@
 // Config.MemoryBudget bounds what the tenant instances reserve together
 // (budget.go). An open instance reserves Config.IdleTenantBytes (its
 // measured idle cost, about 2.6 MiB: DuckDB's catalog of built-in
-// functions, its connections and its worker threads); from the start of a
-// statement (a query, a Describe, Bind's view DDL) until its tenant's last
-// statement ends, and for as long as it holds in-memory copies of table
-// versions, it reserves its MemoryLimit besides, which bounds DuckDB's buffer
-// manager. The reservation does not grow with use, because memory_limit
-// cannot change after lock_configuration. When a reservation does not fit,
+// functions, its connections and its worker threads), plus, while it holds
+// in-memory copies of table versions, what its buffer manager holds for
+// them (asked of DuckDB when they change); from the start of a statement (a
+// query, a Describe, Bind's view DDL) until its tenant's last statement
+// ends, it reserves its MemoryLimit besides, which bounds DuckDB's buffer
+// manager. A running instance's reservation does not follow its use,
+// because memory_limit cannot change after lock_configuration. When a reservation does not fit,
 // idle instances (no running statement, not handed out within the last
 // second, so that a Bind and the Execute after it see the same instance)
 // are closed, least recently used first; if closing all of them would not

@@ -68,6 +68,9 @@ type tenantSlot struct {
 	held   int64
 	active int
 	gone   bool
+	// copies is the file bytes of the tenant's in-memory copies when
+	// copyMem, what its buffer manager held idle, was measured.
+	copies, copyMem int64
 }
 
 // New validates cfg, creates the data root and returns an Engine. Tenant
