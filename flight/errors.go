@@ -121,6 +121,8 @@ func statusOf(err error) error {
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, errBadRequest):
 		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, backend.ErrMemoryBudget):
+		return status.Error(codes.ResourceExhausted, "the server's memory is held by other queries; retry")
 	case errors.Is(err, errCanceledByClient), errors.Is(err, backend.ErrCanceled), errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, "query was cancelled")
 	case errors.Is(err, backend.ErrDeadline), errors.Is(err, context.DeadlineExceeded):

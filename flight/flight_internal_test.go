@@ -75,6 +75,7 @@ func TestToStatus(t *testing.T) {
 		{context.Canceled, codes.Canceled, ""},
 		{backend.ErrDeadline, codes.DeadlineExceeded, ""},
 		{backend.ErrResources, codes.ResourceExhausted, ""},
+		{fmt.Errorf("duckdb: %w (waited)", backend.ErrMemoryBudget), codes.ResourceExhausted, "the server's memory is held by other queries; retry"},
 		{errTooManyPrepared, codes.ResourceExhausted, ""},
 		{fmt.Errorf("%w: type mismatch", backend.ErrQuery), codes.InvalidArgument, ""},
 		{errors.New("disk on fire at /var/secret"), codes.Internal, "internal error"},

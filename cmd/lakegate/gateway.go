@@ -43,6 +43,7 @@ type engineFlags struct {
 	tls           flight.TLSFiles
 	insecureNoTLS bool
 	memoryLimit   string
+	memoryBudget  string // a size, a percentage of the machine's memory, or "" for the default
 	maxTempSize   string
 	threads       int
 	queryTimeout  time.Duration
@@ -169,6 +170,7 @@ func (c *engineFlags) register(fs *flag.FlagSet, gcInterval time.Duration, gcHel
 	fs.StringVar(&c.tls.ClientCAFile, "tls-client-ca", "", "require client certificates signed by this CA (PEM): mutual TLS")
 	fs.BoolVar(&c.insecureNoTLS, "insecure-no-tls", false, "allow plaintext on a non-loopback address (behind a TLS-terminating proxy); never waives authentication")
 	fs.StringVar(&c.memoryLimit, "memory-limit", "1GB", "DuckDB memory_limit per tenant")
+	fs.StringVar(&c.memoryBudget, "memory-budget", "", fmt.Sprintf("memory the tenant engines and the gateway's own buffers may hold together (e.g. 16GiB, 60%%): idle engines are closed to make room, and a query that finds none fails with ResourceExhausted; must hold one tenant at --memory-limit. Default: %d%% of the machine's memory or of its cgroup limit if lower", duckdb.DefaultBudgetPercent))
 	fs.StringVar(&c.maxTempSize, "max-temp-size", duckdb.DefaultMaxTempSize, "DuckDB max_temp_directory_size per tenant: how much its queries may spill to disk")
 	fs.IntVar(&c.threads, "threads", 2, "DuckDB threads per tenant")
 	fs.DurationVar(&c.queryTimeout, "query-timeout", 5*time.Minute, "deadline for one query")
@@ -221,8 +223,12 @@ func (c *engineFlags) assembly() (gateway.Config, error) {
 	if err != nil {
 		return gateway.Config{}, err
 	}
+	budget, err := c.budgetBytes()
+	if err != nil {
+		return gateway.Config{}, err
+	}
 	return gateway.Config{
-		MemoryLimit: c.memoryLimit, MaxTempSize: c.maxTempSize, Threads: c.threads, QueryTimeout: c.queryTimeout,
+		MemoryLimit: c.memoryLimit, MaxTempSize: c.maxTempSize, Threads: c.threads, QueryTimeout: c.queryTimeout, MemoryBudget: budget,
 		MaxConcurrentPerTenant: c.maxConcurrentPerTenant, MaxConcurrent: c.maxConcurrent, QueueTimeout: c.queueTimeout,
 		DecisionWindow: c.decisionWindow, GCInterval: c.gcInterval, GCGrace: c.gcGrace, Upstream: up, Version: version,
 	}, nil
@@ -249,7 +255,41 @@ func (c *engineFlags) validate() error {
 	if _, err := c.accessLog.config(""); err != nil {
 		return err
 	}
+	budget, err := c.budgetBytes()
+	if err != nil {
+		return err
+	}
+	var al *gateway.AccessLogConfig
+	if c.accessLog.on {
+		al = &gateway.AccessLogConfig{}
+	}
+	check := gateway.Config{MemoryLimit: c.memoryLimit, MemoryBudget: budget, MaxConcurrent: c.maxConcurrent, AccessLog: al}
+	if _, err := check.EngineBudget(); err != nil {
+		return fmt.Errorf("%w: --memory-budget too small for --memory-limit: %w", errUsage, err)
+	}
 	return nil
+}
+
+// budgetBytes reads --memory-budget: a size, or a percentage of the
+// machine's memory; 0 for the default.
+func (c *engineFlags) budgetBytes() (int64, error) {
+	s := strings.TrimSpace(c.memoryBudget)
+	if s == "" {
+		return 0, nil
+	}
+	if pct, ok := strings.CutSuffix(s, "%"); ok {
+		p, err := strconv.Atoi(strings.TrimSpace(pct))
+		if err != nil || p < 1 || p > 100 {
+			return 0, fmt.Errorf("%w: --memory-budget %q: want a percentage from 1%% to 100%%", errUsage, c.memoryBudget)
+		}
+		machine, _ := duckdb.MachineMemory()
+		return machine / 100 * int64(p), nil
+	}
+	n, err := parseSize(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%w: --memory-budget %q: want a positive size such as 16GiB or 12GB, or a percentage such as 60%%", errUsage, c.memoryBudget)
+	}
+	return n, nil
 }
 
 // gatewayConfig is everything `lakegate gateway` reads from its flags.

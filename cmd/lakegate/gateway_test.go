@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"lakegate/flight/backend/duckdb"
 )
 
 func TestParseGatewayFlags(t *testing.T) {
@@ -151,7 +153,7 @@ func TestReadTokenFile(t *testing.T) {
 // TestEngineFlagsAssembly: every shared flag reaches the gateway's
 // configuration.
 func TestEngineFlagsAssembly(t *testing.T) {
-	c, err := parseServeFlags([]string{"--memory-limit", "2GB", "--max-temp-size", "3GB", "--threads", "3", "--query-timeout", "7m",
+	c, err := parseServeFlags([]string{"--memory-limit", "2GB", "--memory-budget", "12GiB", "--max-temp-size", "3GB", "--threads", "3", "--query-timeout", "7m",
 		"--max-concurrent-per-tenant", "5", "--max-concurrent", "9", "--queue-timeout", "11s", "--decision-window", "13s",
 		"--gc-interval", "17m", "--gc-grace", "25h", "--upstream-allow", "127.0.0.1:9000,127.0.0.1:9001"}, io.Discard)
 	if err != nil {
@@ -161,7 +163,7 @@ func TestEngineFlagsAssembly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.MemoryLimit != "2GB" || g.MaxTempSize != "3GB" || g.Threads != 3 || g.QueryTimeout != 7*time.Minute ||
+	if g.MemoryLimit != "2GB" || g.MemoryBudget != 12<<30 || g.MaxTempSize != "3GB" || g.Threads != 3 || g.QueryTimeout != 7*time.Minute ||
 		g.MaxConcurrentPerTenant != 5 || g.MaxConcurrent != 9 || g.QueueTimeout != 11*time.Second || g.DecisionWindow != 13*time.Second ||
 		g.GCInterval != 17*time.Minute || g.GCGrace != 25*time.Hour || g.Version != version {
 		t.Fatalf("assembly: %+v", g)
@@ -249,6 +251,44 @@ func TestParseSize(t *testing.T) {
 		got, err := parseSize(c.in)
 		if (err != nil) != c.bad || (!c.bad && got != c.want) {
 			t.Errorf("parseSize(%q) = %d, %v; want %d (bad %v)", c.in, got, err, c.want, c.bad)
+		}
+	}
+}
+
+// TestMemoryBudgetFlag: --memory-budget takes a size or a share of the
+// machine's memory, defaults to the gateway's default (0), and refuses at
+// start a budget that cannot hold one tenant at --memory-limit besides
+// the gateway's own buffers.
+func TestMemoryBudgetFlag(t *testing.T) {
+	machine, _ := duckdb.MachineMemory()
+	for _, c := range []struct {
+		args []string
+		want int64
+		err  string
+	}{
+		{nil, 0, ""},
+		{[]string{"--memory-budget", "16GiB"}, 16 << 30, ""},
+		{[]string{"--memory-budget", "100%"}, machine / 100 * 100, ""},
+		{[]string{"--memory-budget", "1GiB", "--memory-limit", "512MB"}, 1 << 30, ""},
+		{[]string{"--memory-budget", "1GiB"}, 0, "--memory-budget too small for --memory-limit"},
+		{[]string{"--memory-budget", "2GB", "--memory-limit", "2GB"}, 0, "less than one tenant at MemoryLimit 2GB"},
+		{[]string{"--memory-budget", "0"}, 0, "want a positive size"},
+		{[]string{"--memory-budget", "lots"}, 0, "want a positive size"},
+		{[]string{"--memory-budget", "150%"}, 0, "percentage"},
+	} {
+		sc, err := parseServeFlags(c.args, io.Discard)
+		if c.err != "" {
+			if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: %v, want a usage error saying %q", c.args, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		g, err := sc.assembly()
+		if err != nil || g.MemoryBudget != c.want {
+			t.Errorf("%q: budget %d, %v; want %d", c.args, g.MemoryBudget, err, c.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -22,6 +23,11 @@ var (
 	// ErrResources reports that the engine refused the query for lack of memory or
 	// another configured resource.
 	ErrResources = errors.New("backend: resources exhausted")
+	// ErrMemoryBudget reports that the memory the query needs is held by
+	// other tenants' running queries (the gateway's memory budget) and did
+	// not come free in time; retrying later may succeed. It wraps
+	// ErrResources.
+	ErrMemoryBudget = fmt.Errorf("%w: the memory budget is in use by other queries", ErrResources)
 	// ErrUnavailable reports that the engine could not be reached (an
 	// upstream engine that is down or refuses connections); retrying later
 	// may succeed.

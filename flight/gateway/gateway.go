@@ -92,6 +92,12 @@ type Config struct {
 	MaxTempSize  string
 	Threads      int
 	QueryTimeout time.Duration
+	// MemoryBudget bounds, in bytes, the tenant engines and the gateway's
+	// own buffers together (budget.go): the engines get what is left after
+	// GatewayBuffers, and must fit one tenant at MemoryLimit. Zero means
+	// duckdb.DefaultMemoryBudget (75 % of the machine's memory, or of its
+	// cgroup limit if lower).
+	MemoryBudget int64
 
 	// MaxConcurrentPerTenant, MaxConcurrent and QueueTimeout are the Flight
 	// server's admission bounds (flight.Config); zero means its defaults.
@@ -161,6 +167,9 @@ func (c Config) Validate() error {
 	}
 	if c.Threads < 0 || c.QueryTimeout < 0 {
 		bad("Threads and QueryTimeout must not be negative")
+	}
+	if _, err := c.EngineBudget(); err != nil {
+		bad("%w", err)
 	}
 	if c.MaxConcurrentPerTenant < 0 || c.MaxConcurrent < 0 || c.QueueTimeout < 0 {
 		bad("MaxConcurrentPerTenant, MaxConcurrent and QueueTimeout must not be negative")
@@ -293,10 +302,16 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if cfg.QueryTimeout != 0 {
 		engineCfg.QueryTimeout = cfg.QueryTimeout
 	}
+	// A statement waits for memory as long as for an execution slot.
+	engineCfg.MemoryWait = cfg.QueueTimeout
 	engineCfg.Logger = log
+	if engineCfg.MemoryBudget, err = cfg.EngineBudget(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err) // Validate checked it
+	}
 	if g.engine, err = duckdb.New(engineCfg); err != nil {
 		return nil, fmt.Errorf("gateway: opening the engine: %w", err)
 	}
+	log.Info("memory budget", "bytes", cfg.memoryBudget(), "gateway_buffers", GatewayBuffers(cfg), "engines", engineCfg.MemoryBudget)
 	var s3 stage.Config
 	if cfg.Stage.S3 != nil {
 		s3.AWS = cfg.AWS
@@ -307,6 +322,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	var metrics *flight.Metrics
 	if cfg.Registry != nil {
 		metrics = flight.NewMetrics(cfg.Registry)
+		registerBudgetMetrics(cfg.Registry, g.engine, GatewayBuffers(cfg))
 	}
 	g.cat = cfg.Governance
 	if g.cat == nil {

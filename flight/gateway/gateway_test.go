@@ -327,6 +327,9 @@ func TestNewFailsCleanly(t *testing.T) {
 			c.AccessLog = &gateway.AccessLogConfig{SpoolDir: t.TempDir(), FlushInterval: -time.Second}
 		}, "must not be negative", gateway.ErrInvalidConfig},
 		{"bad memory limit", func(c *gateway.Config) { c.MemoryLimit = "lots" }, "opening the engine", nil},
+		{"memory budget below one tenant at its limit", func(c *gateway.Config) { c.MemoryLimit, c.MemoryBudget = "1GB", 1<<30 },
+			"MemoryBudget 1024 MiB leaves 768 MiB for the tenant engines after the gateway's own buffers (256 MiB), less than one tenant at MemoryLimit 1GB", gateway.ErrInvalidConfig},
+		{"negative memory budget", func(c *gateway.Config) { c.MemoryBudget = -1 }, "MemoryBudget -1 is negative", gateway.ErrInvalidConfig},
 		{"bad metasrv address", func(c *gateway.Config) { c.Metasrv.Addrs = []string{"ftp://m1"} }, "metasrv client", nil},
 		{"admission bounds the Flight server refuses", func(c *gateway.Config) { c.MaxConcurrentPerTenant, c.MaxConcurrent = 8, 4 }, "Flight server", nil},
 	}

@@ -39,6 +39,8 @@ func sweepEngine(ctx context.Context, e *duckdb.Engine, log *slog.Logger) {
 			}
 			if freed := e.DropIdleCopies(ctx, idleCopy); freed > 0 {
 				log.Debug("gave back idle in-memory table versions", "bytes", freed)
+				// Tenants without copies now reserve only their idle cost.
+				e.SettleBudget()
 			}
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -55,6 +57,23 @@ type Config struct {
 	// instance: what it may spill to its tmp/ directory, e.g. "10GB". ""
 	// means DefaultMaxTempSize.
 	MaxTempSize string
+	// MemoryBudget bounds, in bytes, what the tenant instances together
+	// reserve: each open instance IdleTenantBytes, and one running a
+	// statement or holding in-memory copies its MemoryLimit besides (see
+	// budget.go). Idle instances are closed, least recently used first, to
+	// make room; a statement that finds no room waits until its context
+	// ends and fails with ErrMemoryBudget. 0 means no budget: every
+	// instance has its own MemoryLimit and nothing bounds their sum. When
+	// set, it must hold at least one instance at its limit. A statement
+	// waits at most MemoryWait.
+	MemoryBudget int64
+	// MemoryWait bounds how long a statement (or a tenant's opening) waits
+	// for room in MemoryBudget before it fails with ErrMemoryBudget; its
+	// context may end it sooner. 0 means DefaultMemoryWait.
+	MemoryWait time.Duration
+	// IdleTenantBytes is what an open instance reserves from MemoryBudget
+	// while it runs nothing. 0 means DefaultIdleTenantBytes.
+	IdleTenantBytes int64
 	// NoVerify turns off the check of every new statement with DuckDB's own
 	// parser (see Execute). Only tests of the lockdown alone set it.
 	NoVerify bool
@@ -70,6 +89,10 @@ const (
 	DefaultMaterializeTotal = 64 << 20
 
 	DefaultMaxTempSize = "10GB"
+
+	// DefaultMemoryWait is the Flight server's default queue timeout: a
+	// statement waits for memory as long as for an execution slot.
+	DefaultMemoryWait = 5 * time.Second
 )
 
 // DefaultConfig returns a Config with every default filled in except Root.
@@ -104,6 +127,14 @@ func (c Config) Validate() error {
 	if c.Threads < 0 || c.Threads > 1024 {
 		errs = append(errs, fmt.Errorf("duckdb: Threads %d out of range [0, 1024]", c.Threads))
 	}
+	if c.MemoryBudget < 0 || c.IdleTenantBytes < 0 || c.MemoryWait < 0 {
+		errs = append(errs, fmt.Errorf("duckdb: MemoryBudget %d, IdleTenantBytes %d and MemoryWait %v must not be negative", c.MemoryBudget, c.IdleTenantBytes, c.MemoryWait))
+	} else if c.MemoryBudget > 0 {
+		d := c.withDefaults()
+		if limit, err := ParseSize(d.MemoryLimit); err == nil && c.MemoryBudget < limit+d.IdleTenantBytes {
+			errs = append(errs, fmt.Errorf("duckdb: MemoryBudget %d bytes is less than one tenant at its MemoryLimit %s (%d bytes) plus IdleTenantBytes %d", c.MemoryBudget, d.MemoryLimit, limit, d.IdleTenantBytes))
+		}
+	}
 	if c.QueryTimeout < 0 {
 		errs = append(errs, fmt.Errorf("duckdb: QueryTimeout %v is negative", c.QueryTimeout))
 	}
@@ -132,6 +163,12 @@ func (c Config) withDefaults() Config {
 	if c.MaterializeTotal == 0 {
 		c.MaterializeTotal = DefaultMaterializeTotal
 	}
+	if c.MemoryWait == 0 {
+		c.MemoryWait = DefaultMemoryWait
+	}
+	if c.IdleTenantBytes == 0 {
+		c.IdleTenantBytes = DefaultIdleTenantBytes
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -139,4 +176,22 @@ func (c Config) withDefaults() Config {
 		c.Allocator = memory.DefaultAllocator
 	}
 	return c
+}
+
+// ParseSize reads a size in DuckDB's notation, as MemoryLimit takes it:
+// "1GB" (10^9 bytes), "512MiB" (2^29), "1.5GB", "100 B" or "4096bytes".
+func ParseSize(s string) (int64, error) {
+	if !memoryLimitRE.MatchString(s) {
+		return 0, fmt.Errorf("duckdb: %q is not a size like \"1GB\" or \"512MiB\"", s)
+	}
+	num := strings.TrimRight(s, "BKMGTibytes ")
+	unit := strings.TrimSpace(s[len(num):])
+	mult := map[string]float64{"B": 1, "bytes": 1,
+		"KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+		"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}[unit]
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || mult == 0 {
+		return 0, fmt.Errorf("duckdb: %q is not a size like \"1GB\" or \"512MiB\"", s)
+	}
+	return int64(f * mult), nil
 }

@@ -42,6 +42,7 @@
 // bindings, not database/sql) and locks it down in this order (SQL_GATE.md
 // §5): create the directories; allowed_directories = [tenant dir];
 // temp_directory; memory_limit, max_temp_directory_size and threads;
+// enable_external_file_cache=false (see the memory budget below);
 // enable_external_access=false; no autoinstall, no autoload, no community
 // extensions; MySQL's NULL ordering and TimeZone=UTC; an empty schema
 // lg_empty and the schema lg_rel for relations; then the pool's primed connections, each with a 32 MB
@@ -106,6 +107,28 @@
 // itself re-plans, at every execution, a statement with parameters that
 // scans a relation (it does not cache such plans, to plan with the
 // values); only its parse is reused then.
+//
+// # The memory budget
+//
+// Config.MemoryBudget bounds what the tenant instances reserve together
+// (budget.go). An open instance reserves Config.IdleTenantBytes (its
+// measured idle cost, about 2.6 MiB: DuckDB's catalog of built-in
+// functions, its connections and its worker threads), plus, while it holds
+// in-memory copies of table versions, what its buffer manager holds for
+// them (asked of DuckDB when they change); from the start of a statement (a
+// query, a Describe, Bind's view DDL) until its tenant's last statement
+// ends, it reserves its MemoryLimit besides, which bounds DuckDB's buffer
+// manager. A running instance's reservation does not follow its use,
+// because memory_limit cannot change after lock_configuration. When a reservation does not fit,
+// idle instances (no running statement, not handed out within the last
+// second, so that a Bind and the Execute after it see the same instance)
+// are closed, least recently used first; if closing all of them would not
+// make room, the statement waits until another ends, and fails with
+// ErrMemoryBudget (ResourceExhausted) when Config.MemoryWait passes or its
+// context ends first. A tenant
+// whose instance was closed opens a new one on its next call. The
+// external file cache is off: it would keep files an idle instance has
+// read in its buffer manager, while the budget counts it at its idle cost.
 //
 // An Engine is safe for use from multiple goroutines.
 package duckdb

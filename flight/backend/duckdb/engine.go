@@ -48,6 +48,7 @@ type Engine struct {
 	mu      sync.Mutex
 	closed  bool
 	tenants map[string]*tenantSlot
+	budget  budget // the memory budget's accounting (budget.go)
 }
 
 var _ backend.Backend = (*Engine)(nil)
@@ -55,10 +56,21 @@ var _ backend.Backend = (*Engine)(nil)
 // tenantSlot lets one goroutine open a tenant while others wait for it without
 // holding Engine.mu.
 type tenantSlot struct {
+	id   string
 	done chan struct{}
 	t    *tenant
 	err  error
 	used time.Time // last handed out; guarded by Engine.mu
+
+	// The memory budget's view of the tenant (budget.go), guarded by
+	// Engine.mu: the bytes it holds, its running statements, and whether
+	// it was closed (evicted or swept) and left the engine.
+	held   int64
+	active int
+	gone   bool
+	// copies is the file bytes of the tenant's in-memory copies when
+	// copyMem, what its buffer manager held idle, was measured.
+	copies, copyMem int64
 }
 
 // New validates cfg, creates the data root and returns an Engine. Tenant
@@ -79,11 +91,13 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("duckdb: root: %w", err)
 	}
+	limit, _ := ParseSize(cfg.MemoryLimit) // Validate checked it
 	return &Engine{
 		cfg:     cfg,
 		root:    real,
 		log:     cfg.Logger.With("component", "duckdb"),
 		tenants: make(map[string]*tenantSlot),
+		budget:  budget{total: cfg.MemoryBudget, idle: cfg.IdleTenantBytes, limitFor: cfg.IdleTenantBytes + limit},
 	}, nil
 }
 
@@ -98,6 +112,7 @@ func (e *Engine) Close() error {
 	e.closed = true
 	slots := e.tenants
 	e.tenants = nil
+	e.wakeBudgetWaiters() // they fail with ErrClosed
 	e.mu.Unlock()
 
 	var errs []error
@@ -129,15 +144,21 @@ func (e *Engine) tenant(ctx context.Context, id string) (*tenant, error) {
 		s.used = e.now()
 		e.mu.Unlock()
 	} else {
-		s = &tenantSlot{done: make(chan struct{}), used: e.now()}
+		s = &tenantSlot{id: id, done: make(chan struct{}), used: e.now()}
 		e.tenants[id] = s
+		// An instance reserves its idle cost before it opens (budget.go).
+		s.err = e.reserve(ctx, s, e.budget.idle)
 		e.mu.Unlock()
-		s.t, s.err = e.openTenant(ctx, id)
+		if s.err == nil {
+			s.t, s.err = e.openTenant(ctx, s)
+		}
 		if s.err != nil {
 			e.mu.Lock()
 			if e.tenants != nil && e.tenants[id] == s {
 				delete(e.tenants, id) // let a later call retry
 			}
+			e.giveBack(s, s.held)
+			s.gone = true
 			e.mu.Unlock()
 		}
 		close(s.done)
@@ -162,8 +183,10 @@ func (e *Engine) CloseIdleTenants(idle time.Duration) int {
 	for id, s := range e.tenants {
 		// A caller that got the instance before this point used it just
 		// then (used is fresh) or still holds a connection (inUse).
-		if t, ok := s.open(); ok && now.Sub(s.used) > idle && t.pool.inUseCount() == 0 {
+		if t, ok := s.open(); ok && now.Sub(s.used) > idle && s.active == 0 && t.pool.inUseCount() == 0 {
 			delete(e.tenants, id)
+			s.gone = true
+			e.giveBack(s, s.held)
 			idleOnes = append(idleOnes, t)
 		}
 	}
@@ -203,6 +226,7 @@ type copied struct {
 // on it.
 type tenant struct {
 	id   string
+	slot *tenantSlot   // its place in the engine and the memory budget
 	dir  string        // absolute tenant directory
 	pool *pool         // the tenant's DuckDB database and its connections
 	gen  atomic.Uint64 // view generation: moves on with every view change
@@ -218,7 +242,8 @@ type tenant struct {
 	verified verifyCache // statements that passed verify
 }
 
-func (e *Engine) openTenant(ctx context.Context, id string) (_ *tenant, err error) {
+func (e *Engine) openTenant(ctx context.Context, s *tenantSlot) (_ *tenant, err error) {
+	id := s.id
 	dir := e.tenantDir(id)
 	for _, d := range []string{dir, filepath.Join(dir, "tmp")} {
 		if err := os.MkdirAll(d, 0o750); err != nil {
@@ -231,6 +256,7 @@ func (e *Engine) openTenant(ctx context.Context, id string) (_ *tenant, err erro
 	}
 	t := &tenant{
 		id:    id,
+		slot:  s,
 		dir:   dir,
 		eng:   e,
 		log:   e.log.With("tenant", id),
@@ -268,6 +294,11 @@ func lockdownStatements(dir, memoryLimit, tempSize string, threads int) []string
 		// tenant's instance.
 		"SET GLOBAL max_temp_directory_size=" + quoteString(tempSize),
 		fmt.Sprintf("SET GLOBAL threads=%d", threads),
+		// The file cache would keep the files a statement read in the
+		// buffer manager after it ends, up to memory_limit, while the
+		// memory budget counts an idle tenant at its idle cost; the
+		// kernel's page cache still holds them, shared by every tenant.
+		"SET GLOBAL enable_external_file_cache=false",
 		"SET GLOBAL enable_external_access=false",
 		"SET GLOBAL autoinstall_known_extensions=false",
 		"SET GLOBAL autoload_known_extensions=false",

@@ -54,8 +54,13 @@ func (t *tenant) beginFor(ctx context.Context, sql string) (*stmt, error) {
 		cancel()
 		return nil, err
 	}
+	if err := t.activate(qctx); err != nil { // the memory budget (budget.go)
+		cancel()
+		return nil, err
+	}
 	c, err := t.pool.get(sql, t.gen.Load())
 	if err != nil {
+		t.deactivate()
 		cancel()
 		if errors.Is(err, ErrClosed) {
 			return nil, err
@@ -82,6 +87,7 @@ func (s *stmt) end() {
 	}
 	mapping.DestroyPrepare(&s.ps)
 	s.t.pool.put(s.c, reusable)
+	s.t.deactivate()
 	s.c = nil
 	s.cancel()
 }
