@@ -44,6 +44,8 @@ type Engine struct {
 	cfg  Config
 	root string // absolute, symlink-free
 	log  *slog.Logger
+	// reads allocates the batches Execute returns (coalesce.go).
+	reads *bufferPool
 
 	mu      sync.Mutex
 	closed  bool
@@ -83,6 +85,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg:     cfg,
 		root:    real,
 		log:     cfg.Logger.With("component", "duckdb"),
+		reads:   newBufferPool(cfg.Allocator),
 		tenants: make(map[string]*tenantSlot),
 	}, nil
 }
