@@ -23,7 +23,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	bindings "github.com/duckdb/duckdb-go-bindings"
 	duckdbgo "github.com/duckdb/duckdb-go/v2"
+	"github.com/duckdb/duckdb-go/v2/arrowmapping"
+	"github.com/duckdb/duckdb-go/v2/mapping"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -39,8 +42,9 @@ import (
 //   - SELECT * of -compare.rows rows × 4 columns (BIGINT, BIGINT, DOUBLE,
 //     BIGINT) from one Parquet file, read by the same ADBC client: lakegate
 //     (the in-process server of bench_test.go) against the minimal pipe
-//     (duckdb-go's Arrow output over the same file, coalesced to 64Ki-row
-//     batches, served by a bare arrow-go Flight SQL DoGet), and, for
+//     (DuckDB's Arrow conversion of its streamed chunks over the same file,
+//     coalesced to 64Ki-row batches, served by a bare arrow-go Flight SQL
+//     DoGet: compareMinimalPipe), and, for
 //     reference, against a bare arrow-go Flight server streaming the same
 //     batches from memory (read by arrow-go's Flight client);
 //   - SELECT 1 and a prepared point query (one int64 parameter, one row),
@@ -85,7 +89,7 @@ func BenchmarkCompare(b *testing.B) {
 	fmt.Print(compareTable(rows))
 	for _, r := range rows {
 		if r.metric != "" {
-			b.ReportMetric(median(r.ratio), r.metric)
+			b.ReportMetric(compareMedian(r.ratio), r.metric)
 		}
 	}
 }
@@ -123,19 +127,19 @@ func compareTable(rows []compareRow) string {
 			format = "%.2f"
 		}
 		fmt.Fprintf(&sb, "| %s (%s) | %s | %s | %s | %s | %s |\n", r.what, r.unit, r.baseline,
-			spread(r.lakegate, format), spread(r.base, format), spread(r.ratio, "%.2f"), r.target)
+			compareSpread(r.lakegate, format), compareSpread(r.base, format), compareSpread(r.ratio, "%.2f"), r.target)
 	}
 	return sb.String()
 }
 
-// spread formats the min, median and max of vs.
-func spread(vs []float64, format string) string {
+// compareSpread formats the min, median and max of vs.
+func compareSpread(vs []float64, format string) string {
 	s := slices.Sorted(slices.Values(vs))
-	return fmt.Sprintf(format+" / "+format+" / "+format, s[0], median(s), s[len(s)-1])
+	return fmt.Sprintf(format+" / "+format+" / "+format, s[0], compareMedian(s), s[len(s)-1])
 }
 
-// median is the middle value of vs (the mean of the middle two for an even count).
-func median(vs []float64) float64 {
+// compareMedian is the middle value of vs (the mean of the middle two for an even count).
+func compareMedian(vs []float64) float64 {
 	s := slices.Sorted(slices.Values(vs))
 	if len(s)%2 == 1 {
 		return s[len(s)/2]
@@ -143,8 +147,8 @@ func median(vs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// rotate runs fns once each, starting at fns[round % len(fns)].
-func rotate(round int, fns ...func()) {
+// compareRotate runs fns once each, starting at fns[round % len(fns)].
+func compareRotate(round int, fns ...func()) {
 	for i := range fns {
 		fns[(round+i)%len(fns)]()
 	}
@@ -167,9 +171,9 @@ func compareSelectStar(b *testing.B) []compareRow {
 	ctx := context.Background()
 
 	lg := benchDial(b, env)
-	pipe := startMinimalPipe(b, tbl.Paths[0])
-	pipeConn := dialPlain(b, pipe.addr)
-	bare := startBareFlightTable(b, env, tbl, n)
+	pipe := startCompareMinimalPipe(b, tbl.Paths[0])
+	pipeConn := compareDialPlain(b, pipe.addr)
+	bare := startCompareBareFlight(b, env, tbl, n)
 	bareCl, err := flight.NewClientWithMiddleware(bare.addr, nil, nil,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(lgflight.MaxMessageBytes)))
@@ -202,12 +206,12 @@ func compareSelectStar(b *testing.B) []compareRow {
 	pipeRead()
 	bareReadMBps()
 
-	label := fmt.Sprintf("SELECT * %s rows × 4", humanRows(n))
+	label := fmt.Sprintf("SELECT * %s rows × 4", compareHumanRows(n))
 	vsPipe := compareRow{what: label, unit: "MB/s", baseline: "minimal pipe", target: "≥ 0.9", metric: "select-x-pipe"}
 	vsBare := compareRow{what: label, unit: "MB/s", baseline: "bare Flight from memory", target: "reference", metric: "select-x-bare"}
 	for r := range *compareRounds {
 		var l, p, m float64
-		rotate(r, func() { l = lgRead() }, func() { p = pipeRead() }, func() { m = bareReadMBps() })
+		compareRotate(r, func() { l = lgRead() }, func() { p = pipeRead() }, func() { m = bareReadMBps() })
 		vsPipe.add(l, p)
 		vsBare.add(l, m)
 		fmt.Fprintf(os.Stderr, "compare: round %d SELECT *: lakegate %.0f, minimal pipe %.0f, bare %.0f MB/s\n", r+1, l, p, m)
@@ -215,8 +219,8 @@ func compareSelectStar(b *testing.B) []compareRow {
 	return []compareRow{vsPipe, vsBare}
 }
 
-// humanRows writes n as 10M, 500k or 1234.
-func humanRows(n int64) string {
+// compareHumanRows writes n as 10M, 500k or 1234.
+func compareHumanRows(n int64) string {
 	switch {
 	case n%1_000_000 == 0:
 		return fmt.Sprintf("%dM", n/1_000_000)
@@ -266,10 +270,10 @@ func writeCompareTable(env *benchEnv, n int64) (backend.LocalTable, error) {
 	return backend.LocalTable{ID: v.ID(), Columns: v.Columns, Paths: []string{path}}, nil
 }
 
-// startBareFlightTable materialises SELECT * of tbl (n rows) through the
+// startCompareBareFlight materialises SELECT * of tbl (n rows) through the
 // engine and serves the batches from memory with a bare arrow-go Flight
 // server (bareFlight of bench_test.go).
-func startBareFlightTable(b *testing.B, env *benchEnv, tbl backend.LocalTable, n int64) *bareFlight {
+func startCompareBareFlight(b *testing.B, env *benchEnv, tbl backend.LocalTable, n int64) *bareFlight {
 	ctx := context.Background()
 	rels, err := env.engine.Bind(ctx, benchTenant, []backend.LocalTable{tbl})
 	if err != nil {
@@ -312,9 +316,9 @@ func startBareFlightTable(b *testing.B, env *benchEnv, tbl backend.LocalTable, n
 	return bf
 }
 
-// dialPlain opens an ADBC connection without credentials to a Flight SQL
+// compareDialPlain opens an ADBC connection without credentials to a Flight SQL
 // server on addr, closed at b's cleanup.
-func dialPlain(b *testing.B, addr string) adbc.Connection {
+func compareDialPlain(b *testing.B, addr string) adbc.Connection {
 	b.Helper()
 	db, err := drv.NewDriver(memory.DefaultAllocator).NewDatabase(map[string]string{
 		adbc.OptionKeyURI: "grpc://" + addr,
@@ -334,66 +338,89 @@ func dialPlain(b *testing.B, addr string) adbc.Connection {
 	return conn
 }
 
-// minimalPipe is the least a Flight SQL server over DuckDB can do: every
+// compareMinimalPipe is the least a Flight SQL server over DuckDB can do: every
 // statement's ticket runs one fixed query (SELECT * of one Parquet file) on
 // an embedded DuckDB with the in-process lakegate's settings (2 threads,
-// 1 GB), and DoGet streams duckdb-go's Arrow output, its 2,048-row chunks
-// concatenated into batches of backend.MinBatchRows rows. No
+// 1 GB, a 32 MB streaming buffer), and DoGet streams DuckDB's own Arrow
+// conversion of each 2,048-row chunk, concatenated into batches of
+// backend.MinBatchRows rows. It runs the query with DuckDB's streaming API,
+// as lakegate does: duckdb-go's database/sql Arrow reader (Arrow.QueryContext)
+// materialises the whole result before its first batch. No
 // authentication, SQL gate, catalog, tickets or lockdown.
-type minimalPipe struct {
+type compareMinimalPipe struct {
 	flightsql.BaseServer
 	query string
-	conns chan driver.Conn
+	db    mapping.Database
+	conns chan *comparePipeConn
 	srv   flight.Server
 	addr  string
 }
 
-func startMinimalPipe(b *testing.B, parquetPath string) *minimalPipe {
-	ctx := context.Background()
-	connector, err := duckdbgo.NewConnector("", func(execer driver.ExecerContext) error {
-		for _, s := range []string{"SET threads=2", "SET memory_limit='1GB'"} {
-			if _, err := execer.ExecContext(ctx, s, nil); err != nil {
-				return err
+type comparePipeConn struct {
+	c    mapping.Connection
+	opts arrowmapping.ArrowOptions
+}
+
+func startCompareMinimalPipe(b *testing.B, parquetPath string) *compareMinimalPipe {
+	p := &compareMinimalPipe{
+		query: "SELECT * FROM read_parquet('" + strings.ReplaceAll(parquetPath, "'", "''") + "')",
+		conns: make(chan *comparePipeConn, 4),
+	}
+	if mapping.Open("", &p.db) == mapping.StateError {
+		b.Fatal("opening DuckDB")
+	}
+	closeConns := func(n int) {
+		for range n {
+			c := <-p.conns
+			arrowmapping.DestroyArrowOptions(&c.opts)
+			mapping.Disconnect(&c.c)
+		}
+		mapping.Close(&p.db)
+	}
+	for i := range cap(p.conns) {
+		c := &comparePipeConn{}
+		if mapping.Connect(p.db, &c.c) == mapping.StateError {
+			closeConns(i)
+			b.Fatal("connecting to DuckDB")
+		}
+		arrowmapping.ConnectionGetArrowOptions(c.c, &c.opts)
+		p.conns <- c
+		for _, s := range []string{"SET threads=2", "SET memory_limit='1GB'", "SET streaming_buffer_size='32MB'"} {
+			if err := comparePipeExec(c.c, s); err != nil {
+				closeConns(i + 1)
+				b.Fatal(err)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	p := &minimalPipe{
-		query: "SELECT * FROM read_parquet('" + strings.ReplaceAll(parquetPath, "'", "''") + "')",
-		conns: make(chan driver.Conn, 4),
-	}
-	for range cap(p.conns) {
-		c, err := connector.Connect(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		p.conns <- c
 	}
 	p.srv = flight.NewServerWithMiddleware(nil,
 		grpc.MaxRecvMsgSize(lgflight.MaxMessageBytes),
 		grpc.MaxSendMsgSize(lgflight.MaxMessageBytes))
 	p.srv.RegisterFlightService(flightsql.NewFlightServer(p))
 	if err := p.srv.Init("127.0.0.1:0"); err != nil {
+		closeConns(cap(p.conns))
 		b.Fatal(err)
 	}
 	go func() { _ = p.srv.Serve() }()
 	b.Cleanup(func() {
 		p.srv.Shutdown()
-		for range cap(p.conns) {
-			c := <-p.conns
-			c.Close()
-		}
-		connector.Close()
+		closeConns(cap(p.conns))
 	})
 	p.addr = p.srv.Addr().String()
 	return p
 }
 
+// comparePipeExec runs a statement without a result.
+func comparePipeExec(c mapping.Connection, sql string) error {
+	var res mapping.Result
+	defer mapping.DestroyResult(&res)
+	if mapping.Query(c, sql, &res) == mapping.StateError {
+		return fmt.Errorf("%s: %s", sql, mapping.ResultError(&res))
+	}
+	return nil
+}
+
 // GetFlightInfoStatement answers every statement with one endpoint.
-func (p *minimalPipe) GetFlightInfoStatement(_ context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+func (p *compareMinimalPipe) GetFlightInfoStatement(_ context.Context, _ flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	tkt, err := flightsql.CreateStatementQueryTicket([]byte("q"))
 	if err != nil {
 		return nil, err
@@ -406,23 +433,89 @@ func (p *minimalPipe) GetFlightInfoStatement(_ context.Context, cmd flightsql.St
 	}, nil
 }
 
-// DoGetStatement runs the fixed query and streams its coalesced batches.
-func (p *minimalPipe) DoGetStatement(ctx context.Context, _ flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	conn := <-p.conns
-	ar, err := duckdbgo.NewArrowFromConn(conn)
-	if err != nil {
-		p.conns <- conn
-		return nil, nil, err
+// comparePipeStream is one running query of the pipe.
+type comparePipeStream struct {
+	conn   *comparePipeConn
+	ps     mapping.PreparedStatement
+	res    mapping.Result
+	schema *arrow.Schema
+}
+
+// start prepares and starts the query in streaming mode and reads its schema.
+func (s *comparePipeStream) start(query string) error {
+	if mapping.Prepare(s.conn.c, query, &s.ps) == mapping.StateError {
+		return fmt.Errorf("prepare: %s", mapping.PrepareError(s.ps))
 	}
-	rdr, err := ar.QueryContext(ctx, p.query)
-	if err != nil {
-		p.conns <- conn
+	var pending mapping.PendingResult
+	defer mapping.DestroyPending(&pending)
+	if bindings.PendingPreparedStreaming(s.ps, &pending) == mapping.StateError {
+		return fmt.Errorf("pending: %s", mapping.PendingError(pending))
+	}
+	if mapping.ExecutePending(pending, &s.res) == mapping.StateError {
+		return fmt.Errorf("execute: %s", mapping.ResultError(&s.res))
+	}
+	n := mapping.ColumnCount(&s.res)
+	names := make([]string, n)
+	types := make([]mapping.LogicalType, n)
+	for i := range n {
+		names[i] = mapping.ColumnName(&s.res, i)
+		types[i] = mapping.ColumnLogicalType(&s.res, i)
+	}
+	schema, ed := arrowmapping.NewArrowSchema(s.conn.opts, types, names)
+	for i := range types {
+		mapping.DestroyLogicalType(&types[i])
+	}
+	if err := comparePipeError(ed); err != nil {
+		return err
+	}
+	s.schema = schema
+	return nil
+}
+
+// next returns the next chunk as DuckDB converts it to Arrow, nil at the end.
+func (s *comparePipeStream) next() (arrow.RecordBatch, error) {
+	chunk := mapping.FetchChunk(s.res)
+	if chunk.Ptr == nil {
+		if msg := mapping.ResultError(&s.res); msg != "" {
+			return nil, errors.New(msg)
+		}
+		return nil, nil
+	}
+	defer mapping.DestroyDataChunk(&chunk)
+	rec, ed := arrowmapping.DataChunkToArrowArray(s.conn.opts, s.schema, chunk)
+	if err := comparePipeError(ed); err != nil {
+		if rec != nil {
+			rec.Release()
+		}
+		return nil, err
+	}
+	return rec, nil
+}
+
+func (s *comparePipeStream) close() {
+	mapping.DestroyResult(&s.res)
+	mapping.DestroyPrepare(&s.ps)
+}
+
+func comparePipeError(ed mapping.ErrorData) error {
+	defer mapping.DestroyErrorData(&ed)
+	if !mapping.ErrorDataHasError(ed) {
+		return nil
+	}
+	return errors.New(mapping.ErrorDataMessage(ed))
+}
+
+// DoGetStatement runs the fixed query and streams its coalesced batches.
+func (p *compareMinimalPipe) DoGetStatement(ctx context.Context, _ flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	s := &comparePipeStream{conn: <-p.conns}
+	if err := s.start(p.query); err != nil {
+		s.close()
+		p.conns <- s.conn
 		return nil, nil, err
 	}
 	ch := make(chan flight.StreamChunk, 1)
 	go func() {
-		defer func() { p.conns <- conn }()
-		defer rdr.Release()
+		defer func() { s.close(); p.conns <- s.conn }()
 		defer close(ch)
 		send := func(c flight.StreamChunk) bool {
 			select {
@@ -447,32 +540,35 @@ func (p *minimalPipe) DoGetStatement(ctx context.Context, _ flightsql.StatementQ
 			if len(pending) == 0 {
 				return true
 			}
-			rec, err := concatBatches(rdr.Schema(), pending, rows)
+			rec, err := compareConcat(s.schema, pending, rows)
 			if err != nil {
 				send(flight.StreamChunk{Err: err})
 				return false
 			}
 			return send(flight.StreamChunk{Data: rec})
 		}
-		for rdr.Next() {
-			rec := rdr.RecordBatch()
-			rec.Retain()
+		for {
+			rec, err := s.next()
+			if err != nil {
+				flush()
+				send(flight.StreamChunk{Err: err})
+				return
+			}
+			if rec == nil {
+				break
+			}
 			pending = append(pending, rec)
 			if rows += rec.NumRows(); rows >= backend.MinBatchRows && !flush() {
 				return
 			}
 		}
-		if err := rdr.Err(); err != nil {
-			send(flight.StreamChunk{Err: err})
-			return
-		}
 		flush()
 	}()
-	return rdr.Schema(), ch, nil
+	return s.schema, ch, nil
 }
 
-// concatBatches concatenates recs (rows in all) column by column.
-func concatBatches(schema *arrow.Schema, recs []arrow.RecordBatch, rows int64) (arrow.RecordBatch, error) {
+// compareConcat concatenates recs (rows in all) column by column.
+func compareConcat(schema *arrow.Schema, recs []arrow.RecordBatch, rows int64) (arrow.RecordBatch, error) {
 	if len(recs) == 1 {
 		recs[0].Retain()
 		return recs[0], nil
@@ -501,8 +597,8 @@ func concatBatches(schema *arrow.Schema, recs []arrow.RecordBatch, rows int64) (
 
 // ---- SELECT 1 and the point query ----
 
-// sqlitePointQuery is demoPointQuery on the SQLite server's copy of the table.
-const sqlitePointQuery = "SELECT id, customer_id, amount, status FROM orders WHERE id = ?"
+// compareSQLitePointQuery is demoPointQuery on the SQLite server's copy of the table.
+const compareSQLitePointQuery = "SELECT id, customer_id, amount, status FROM orders WHERE id = ?"
 
 func comparePointQueries(b *testing.B) []compareRow {
 	ctx := context.Background()
@@ -529,8 +625,8 @@ func comparePointQueries(b *testing.B) []compareRow {
 			b.Fatalf("%s: %v", q, err)
 		}
 	}
-	sqConn := dialPlain(b, upAddr)
-	sqPoint := openPrepared(b, "grpc://"+upAddr, "none", sqlitePointQuery)
+	sqConn := compareDialPlain(b, upAddr)
+	sqPoint := openPrepared(b, "grpc://"+upAddr, "none", compareSQLitePointQuery)
 
 	select1 := func(conn adbc.Connection) func(int64) (int64, error) {
 		return func(int64) (int64, error) {
@@ -571,10 +667,10 @@ func comparePointQueries(b *testing.B) []compareRow {
 	n := *comparePoints
 	for r := range *compareRounds {
 		var l50, l99, s50, s99, lp50, lp99, sp50, sp99 float64
-		rotate(r,
+		compareRotate(r,
 			func() { l50, l99 = times("lakegate SELECT 1", select1(lgConn), n) },
 			func() { s50, s99 = times("SQLite SELECT 1", select1(sqConn), n) })
-		rotate(r,
+		compareRotate(r,
 			func() { lp50, lp99 = times("lakegate point", point(lgPoint), n) },
 			func() { sp50, sp99 = times("SQLite point", point(sqPoint), n) })
 		s1p50.add(l50, s50)
@@ -663,11 +759,11 @@ func compareIngest(b *testing.B) []compareRow {
 		}
 		return float64(rdr.bytes) / 1e6 / d.Seconds()
 	}
-	row := compareRow{what: fmt.Sprintf("ingest %s rows × 4", humanRows(n)), unit: "MB/s",
+	row := compareRow{what: fmt.Sprintf("ingest %s rows × 4", compareHumanRows(n)), unit: "MB/s",
 		baseline: "DuckDB COPY of the Arrow stream to Parquet", target: "report", metric: "ingest-x-copy"}
 	for r := range *compareRounds {
 		var l, d float64
-		rotate(r, func() { l = lgIngest() }, func() { d = copyIngest() })
+		compareRotate(r, func() { l = lgIngest() }, func() { d = copyIngest() })
 		row.add(l, d)
 		fmt.Fprintf(os.Stderr, "compare: round %d ingest: lakegate %.1f, DuckDB COPY %.1f MB/s\n", r+1, l, d)
 	}
