@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,8 +22,11 @@ import (
 // Execute, each batch written as Arrow IPC (as the Flight server does) and
 // released, with the pool on and off in alternating rounds of one
 // iteration. It reports the pooled rounds' throughput over the unpooled
-// ones' (x-unpooled-min/-med/-max, per pair of rounds) and each side's
-// median MB/s. Run with -benchtime Nx for N pairs of rounds (≥ 5).
+// ones' (x-unpooled-min/-med/-max, per pair of rounds), each side's median
+// MB/s, and the process's CPU time (user + system, DuckDB's threads
+// included) of a pooled round over an unpooled one's (cpu-x-unpooled-*:
+// below 1 is less CPU; steadier than throughput on a loaded machine). Run
+// with -benchtime Nx for N pairs of rounds (≥ 5).
 func BenchmarkReadPool10M(b *testing.B) {
 	if testing.Short() {
 		b.Skip("writes and scans a 10M-row table; skipped under -short")
@@ -59,8 +63,9 @@ func BenchmarkReadPool10M(b *testing.B) {
 		b.Fatal(err)
 	}
 	sql := fmt.Sprintf(`SELECT * FROM "%s"."%s"`, rels[0].Schema, rels[0].Name)
-	round := func(limit int) float64 {
+	round := func(limit int) (mbps, cpu float64) {
 		e.reads.limit = limit // no reader is open between rounds
+		cpu0 := cpuSeconds(b)
 		start := time.Now()
 		rr, err := e.Execute(ctx, "acme", sql, nil)
 		if err != nil {
@@ -82,28 +87,42 @@ func BenchmarkReadPool10M(b *testing.B) {
 		if err := w.Close(); err != nil {
 			b.Fatal(err)
 		}
-		return float64(bytes) / 1e6 / time.Since(start).Seconds()
+		return float64(bytes) / 1e6 / time.Since(start).Seconds(), cpuSeconds(b) - cpu0
 	}
 	round(readPoolBytes) // warm-up: DuckDB's file cache, the Go heap
-	var on, off, ratios []float64
+	var on, off, ratios, cpuRatios []float64
 	i := 0
 	for b.Loop() {
 		// Alternate which side goes first, so neither always follows the other.
-		var p, u float64
+		var p, u, pc, uc float64
 		if i%2 == 0 {
-			p, u = round(readPoolBytes), round(0)
+			p, pc = round(readPoolBytes)
+			u, uc = round(0)
 		} else {
-			u, p = round(0), round(readPoolBytes)
+			u, uc = round(0)
+			p, pc = round(readPoolBytes)
 		}
 		i++
-		on, off, ratios = append(on, p), append(off, u), append(ratios, p/u)
+		on, off, ratios, cpuRatios = append(on, p), append(off, u), append(ratios, p/u), append(cpuRatios, pc/uc)
 	}
-	slices.Sort(on)
-	slices.Sort(off)
-	slices.Sort(ratios)
+	for _, s := range [][]float64{on, off, ratios, cpuRatios} {
+		slices.Sort(s)
+	}
 	b.ReportMetric(on[len(on)/2], "pooled-MB/s")
 	b.ReportMetric(off[len(off)/2], "unpooled-MB/s")
 	b.ReportMetric(ratios[0], "x-unpooled-min")
 	b.ReportMetric(ratios[len(ratios)/2], "x-unpooled-med")
 	b.ReportMetric(ratios[len(ratios)-1], "x-unpooled-max")
+	b.ReportMetric(cpuRatios[0], "cpu-x-unpooled-min")
+	b.ReportMetric(cpuRatios[len(cpuRatios)/2], "cpu-x-unpooled-med")
+	b.ReportMetric(cpuRatios[len(cpuRatios)-1], "cpu-x-unpooled-max")
+}
+
+// cpuSeconds is the process's CPU time so far, user and system.
+func cpuSeconds(b *testing.B) float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
