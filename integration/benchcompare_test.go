@@ -46,7 +46,9 @@ import (
 //     coalesced to 64Ki-row batches, served by a bare arrow-go Flight SQL
 //     DoGet: compareMinimalPipe), and, for
 //     reference, against a bare arrow-go Flight server streaming the same
-//     batches from memory (read by arrow-go's Flight client);
+//     batches from memory (read by arrow-go's Flight client); also the CPU
+//     time of this process per GB read (server, DuckDB and client: steadier
+//     than MB/s on a loaded machine), lakegate against the pipe;
 //   - SELECT 1 and a prepared point query (one int64 parameter, one row),
 //     p50 and p99 of -compare.points executions per round: `lakegate serve`
 //     (a child process, its demo table sales.orders) against arrow-go's
@@ -58,7 +60,7 @@ import (
 //
 // Each round runs every side once, in an order that rotates from round to
 // round. Ratios are lakegate ÷ baseline in the same round: above 1 is
-// better for throughput (MB/s), below 1 for latency. -compare.only limits
+// better for throughput (MB/s), below 1 for latency and CPU. -compare.only limits
 // the run to some of select, point and ingest.
 func BenchmarkCompare(b *testing.B) {
 	if *compareRounds < 1 || *compareRows < 1 || *comparePoints < 1 {
@@ -118,12 +120,12 @@ func (r *compareRow) add(lakegate, base float64) {
 // compareTable renders rows as the markdown table docs/performance.md shows.
 func compareTable(rows []compareRow) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "\n%d rounds; ratio = lakegate ÷ baseline in the same round (throughput: higher is better; latency: lower)\n\n", *compareRounds)
+	fmt.Fprintf(&sb, "\n%d rounds; ratio = lakegate ÷ baseline in the same round (throughput: higher is better; latency and CPU: lower)\n\n", *compareRounds)
 	sb.WriteString("| measure | baseline | lakegate min / median / max | baseline min / median / max | ratio min / median / max | target |\n")
 	sb.WriteString("|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		format := "%.0f" // MB/s
-		if r.unit == "ms" {
+		if r.unit == "ms" || r.unit == "s" {
 			format = "%.2f"
 		}
 		fmt.Fprintf(&sb, "| %s (%s) | %s | %s | %s | %s | %s |\n", r.what, r.unit, r.baseline,
@@ -182,22 +184,24 @@ func compareSelectStar(b *testing.B) []compareRow {
 	}
 	b.Cleanup(func() { bareCl.Close() })
 
-	read := func(what string, f func() (int64, int64, error)) float64 {
-		t0 := time.Now()
+	// read returns MB/s and the CPU seconds of this process (server,
+	// DuckDB and client together) per GB read.
+	read := func(what string, f func() (int64, int64, error)) (float64, float64) {
+		cpu0, t0 := selfCPUSeconds(b), time.Now()
 		got, bytes, err := f()
-		d := time.Since(t0)
+		d, cpu := time.Since(t0), selfCPUSeconds(b)-cpu0
 		if err != nil || got != n {
 			b.Fatalf("%s: %d rows, %v", what, got, err)
 		}
-		return float64(bytes) / 1e6 / d.Seconds()
+		return float64(bytes) / 1e6 / d.Seconds(), cpu / (float64(bytes) / 1e9)
 	}
-	lgRead := func() float64 {
+	lgRead := func() (float64, float64) {
 		return read("lakegate", func() (int64, int64, error) { return adbcRun(ctx, lg, compareTableSQL) })
 	}
-	pipeRead := func() float64 {
+	pipeRead := func() (float64, float64) {
 		return read("minimal pipe", func() (int64, int64, error) { return adbcRun(ctx, pipeConn, compareTableSQL) })
 	}
-	bareReadMBps := func() float64 {
+	bareReadMBps := func() (float64, float64) {
 		return read("bare Flight", func() (int64, int64, error) { return bareRead(ctx, bareCl) })
 	}
 	// One read of each outside the measurement: connections, DuckDB's file
@@ -209,14 +213,16 @@ func compareSelectStar(b *testing.B) []compareRow {
 	label := fmt.Sprintf("SELECT * %s rows × 4", compareHumanRows(n))
 	vsPipe := compareRow{what: label, unit: "MB/s", baseline: "minimal pipe", target: "≥ 0.9", metric: "select-x-pipe"}
 	vsBare := compareRow{what: label, unit: "MB/s", baseline: "bare Flight from memory", target: "reference", metric: "select-x-bare"}
+	cpuPipe := compareRow{what: label + ", CPU per GB, client included", unit: "s", baseline: "minimal pipe", target: "report", metric: "select-cpu-x-pipe"}
 	for r := range *compareRounds {
-		var l, p, m float64
-		compareRotate(r, func() { l = lgRead() }, func() { p = pipeRead() }, func() { m = bareReadMBps() })
+		var l, p, m, lc, pc float64
+		compareRotate(r, func() { l, lc = lgRead() }, func() { p, pc = pipeRead() }, func() { m, _ = bareReadMBps() })
 		vsPipe.add(l, p)
 		vsBare.add(l, m)
-		fmt.Fprintf(os.Stderr, "compare: round %d SELECT *: lakegate %.0f, minimal pipe %.0f, bare %.0f MB/s\n", r+1, l, p, m)
+		cpuPipe.add(lc, pc)
+		fmt.Fprintf(os.Stderr, "compare: round %d SELECT *: lakegate %.0f, minimal pipe %.0f, bare %.0f MB/s; CPU %.2f, %.2f s/GB\n", r+1, l, p, m, lc, pc)
 	}
-	return []compareRow{vsPipe, vsBare}
+	return []compareRow{vsPipe, vsBare, cpuPipe}
 }
 
 // compareHumanRows writes n as 10M, 500k or 1234.
