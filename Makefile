@@ -85,7 +85,7 @@ bench-tpch:
 # lakegate against its baselines (integration/benchcompare_test.go), in
 # alternating rounds; prints one markdown table of min/median/max and of the
 # ratio within each round (docs/performance.md, "How to reproduce"). About
-# 10 minutes at the defaults on the reference machine.
+# 5–7 minutes at the defaults on the reference machine.
 bench-compare:
 	$(GO) test -run '^$$' -bench '^BenchmarkCompare$$' -benchtime 1x -timeout 30m ./integration/ \
 		-args -compare.rounds=$(ROUNDS) -compare.rows=$(ROWS) -compare.points=$(POINTS) -compare.only=$(ONLY)
