@@ -11,6 +11,10 @@ BENCH    ?= .
 COUNT    ?= 1
 FUZZTIME ?= 30s
 SF       ?= 1
+ROUNDS   ?= 5
+ROWS     ?= 10000000
+POINTS   ?= 1000
+ONLY     ?=
 
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(CURDIR)/bin/staticcheck
@@ -20,7 +24,7 @@ GREMLINS         := $(CURDIR)/bin/gremlins
 MUTATE_REPORT    ?= $(CURDIR)/bin/mutate
 MUTATE_PKGS      ?=
 
-.PHONY: all help build run test race lint bench bench-tpch fuzz mutate clean
+.PHONY: all help build run test race lint bench bench-tpch bench-compare fuzz mutate clean
 
 all: build
 
@@ -33,6 +37,10 @@ help:
 	@echo 'bench  benchmarks matching BENCH (default .), COUNT times (default 1)'
 	@echo 'bench-tpch  TPC-H at scale factor SF (default 1): go-tpc'"'"'s 22 queries through lakegate serve,'
 	@echo '       checked against go-tpc'"'"'s SF 1 answers, timed against DuckDB on the same Parquet (data cached in bin/tpch-sf$$(SF))'
+	@echo 'bench-compare  lakegate against its baselines in ROUNDS (default 5) alternating rounds: SELECT * of ROWS'
+	@echo '       (default 10000000) rows against a minimal DuckDB-to-Flight pipe and a bare Flight server, SELECT 1 and a'
+	@echo '       point query (POINTS a round, default 1000) against arrow-go'"'"'s SQLite server, ingest of ROWS rows'
+	@echo '       against DuckDB COPY; prints one markdown table (ONLY=select,point,ingest for some parts)'
 	@echo 'fuzz   each fuzz target for FUZZTIME (default 30s)'
 	@echo 'mutate mutation testing of the security core with gremlins $(GREMLINS_VERSION) (installed into bin/);'
 	@echo '       MUTATE_PKGS="authz catalog" for some packages; report in $$(MUTATE_REPORT) (default bin/mutate)'
@@ -73,6 +81,14 @@ bench:
 bench-tpch:
 	$(GO) test -run '^$$' -bench '^BenchmarkTPCH$$' -benchtime 1x -timeout 3h ./integration/ \
 		-args -tpch.sf=$(SF) -tpch.memory=4GB
+
+# lakegate against its baselines (integration/benchcompare_test.go), in
+# alternating rounds; prints one markdown table of min/median/max and of the
+# ratio within each round (docs/performance.md, "How to reproduce"). About
+# 5–7 minutes at the defaults on the reference machine.
+bench-compare:
+	$(GO) test -run '^$$' -bench '^BenchmarkCompare$$' -benchtime 1x -timeout 30m ./integration/ \
+		-args -compare.rounds=$(ROUNDS) -compare.rows=$(ROWS) -compare.points=$(POINTS) -compare.only=$(ONLY)
 
 # go test -fuzz takes one target in one package per run, so loop. Every
 # target runs even when one fails; the failures are listed at the end. A

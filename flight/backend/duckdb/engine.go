@@ -44,6 +44,8 @@ type Engine struct {
 	cfg  Config
 	root string // absolute, symlink-free
 	log  *slog.Logger
+	// reads allocates the batches Execute returns (coalesce.go).
+	reads *bufferPool
 
 	mu      sync.Mutex
 	closed  bool
@@ -96,6 +98,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg:     cfg,
 		root:    real,
 		log:     cfg.Logger.With("component", "duckdb"),
+		reads:   newBufferPool(cfg.Allocator),
 		tenants: make(map[string]*tenantSlot),
 		budget:  budget{total: cfg.MemoryBudget, idle: cfg.IdleTenantBytes, limitFor: cfg.IdleTenantBytes + limit},
 	}, nil

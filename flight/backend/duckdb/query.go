@@ -51,10 +51,11 @@ func (e *Engine) Execute(ctx context.Context, tenantID, sql string, args []any) 
 	}
 	next := splitter(func() (arrow.RecordBatch, error) { return s.fetch(schema) })
 	if layout := directLayout(&s.res, schema); layout != nil {
-		b := newBatchBuilder(e.cfg.Allocator, schema, layout)
+		b := newBatchBuilder(e.reads, schema, layout)
 		next = func() (arrow.RecordBatch, error) { return s.fetchDirect(b) }
 	}
-	return newCoalescer(schema, next, e.cfg.Allocator, s.err, s.end), nil
+	e.reads.openReader()
+	return newCoalescer(schema, next, e.reads, s.err, func() { s.end(); e.reads.closeReader() }), nil
 }
 
 // checkParams refuses a string or blob parameter longer than MaxParamBytes:
