@@ -2,8 +2,14 @@ package flight
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 
 	"lakegate/flight/accesslog"
 )
@@ -21,39 +27,168 @@ type encodingSink struct{}
 
 func (encodingSink) Write(context.Context, string, []byte, int) error { return nil }
 
-// BenchmarkPointQueryAccessLog measures a point query through a Flight
-// SQL client, without an access log ("off"), with one that keeps nothing
-// ("discard": the Server's own cost per event) and with the real log
-// flushing every 100 ms to a sink that drops the Parquet files ("log").
-// Compare the variants of one run: off is the baseline.
-func BenchmarkPointQueryAccessLog(b *testing.B) {
-	for _, bc := range []struct {
-		name string
-		log  func(b *testing.B) AccessLog
-	}{
-		{"off", func(*testing.B) AccessLog { return nil }},
-		{"discard", func(*testing.B) AccessLog { return discardLog{} }},
-		{"log", func(b *testing.B) AccessLog {
-			l, err := accesslog.New(accesslog.Config{Sink: encodingSink{}, MemoryOnly: true, FlushInterval: 100 * time.Millisecond})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = l.Close(context.Background()) })
-			return l
-		}},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			log := bc.log(b)
-			l := newLake(b, func(c *Config) { c.AccessLog = log })
-			cl := l.client(b)
-			seedOrders(b, cl)
-			ctx := bearerCtx(aliceToken)
-			b.ResetTimer()
-			for b.Loop() {
-				if _, err := runQuery(ctx, cl, "SELECT amount FROM sales.orders WHERE id = 1"); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+// accessLogVariants are the lakes an access-log benchmark compares: no
+// access log ("off", the baseline), one that keeps nothing ("discard": the
+// Server's own cost per event) and the real log, memory-only, flushing
+// every 100 ms to a sink that drops the Parquet files ("log").
+var accessLogVariants = []struct {
+	name string
+	log  func(b *testing.B) AccessLog
+}{
+	{"off", func(*testing.B) AccessLog { return nil }},
+	{"discard", func(*testing.B) AccessLog { return discardLog{} }},
+	{"log", func(b *testing.B) AccessLog {
+		l, err := accesslog.New(accesslog.Config{Sink: encodingSink{}, MemoryOnly: true, FlushInterval: 100 * time.Millisecond})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = l.Close(context.Background()) })
+		return l
+	}},
+}
+
+// accessLogRounds is the number of rounds of an access-log benchmark.
+const accessLogRounds = 15
+
+// alternateAccessLog runs op perRound times on each variant's client per
+// round, interleaved (one op on each variant in turn, the order rotating
+// every op), so that whatever else the machine does weighs on every
+// variant alike; a variant's figure for the round is the median of its
+// ops' times. For every variant but the baseline (the first) it reports
+// the ratio of its figure to the baseline's of the same round, as min,
+// median and max over the rounds (e.g. "log/off-med": 1.02 means 2 %
+// slower), and logs them.
+func alternateAccessLog(b *testing.B, perRound int, seed func(testing.TB, *flightsql.Client), op func(cl *flightsql.Client)) {
+	n := len(accessLogVariants)
+	clients := make([]*flightsql.Client, n)
+	for i, v := range accessLogVariants {
+		log := v.log(b)
+		l := newLake(b, func(c *Config) { c.AccessLog = log })
+		clients[i] = l.client(b)
+		seed(b, clients[i])
+		op(clients[i]) // warm-up
 	}
+	figures := make([][]time.Duration, n)
+	times := make([][]time.Duration, n)
+	b.ResetTimer()
+	for range accessLogRounds {
+		for i := range times {
+			times[i] = times[i][:0]
+		}
+		for k := range perRound * n {
+			i := (k + k/n) % n
+			start := time.Now()
+			op(clients[i])
+			times[i] = append(times[i], time.Since(start))
+		}
+		for i := range times {
+			slices.Sort(times[i])
+			figures[i] = append(figures[i], times[i][len(times[i])/2])
+		}
+	}
+	b.StopTimer()
+	base := figures[0]
+	for i := 1; i < n; i++ {
+		ratios := make([]float64, accessLogRounds)
+		for r := range ratios {
+			ratios[r] = float64(figures[i][r]) / float64(base[r])
+		}
+		slices.Sort(ratios)
+		name := accessLogVariants[i].name + "/" + accessLogVariants[0].name
+		b.ReportMetric(ratios[0], name+"-min")
+		b.ReportMetric(ratios[len(ratios)/2], name+"-med")
+		b.ReportMetric(ratios[len(ratios)-1], name+"-max")
+		b.Logf("%s over %d rounds: min %.3f median %.3f max %.3f", name, accessLogRounds, ratios[0], ratios[len(ratios)/2], ratios[len(ratios)-1])
+	}
+	for i, v := range accessLogVariants {
+		f := slices.Sorted(slices.Values(figures[i]))
+		b.ReportMetric(float64(f[len(f)/2].Microseconds()), v.name+"-µs")
+	}
+}
+
+// BenchmarkPointQueryAccessLog measures the access log's cost on a point
+// query through a Flight SQL client: each round runs 300 queries on each
+// variant (accessLogVariants), interleaved; the ratios are of the
+// variants' p50s in the same round. The whole run happens once whatever
+// b.N is.
+func BenchmarkPointQueryAccessLog(b *testing.B) {
+	ctx := bearerCtx(aliceToken)
+	alternateAccessLog(b, 300, seedOrders, func(cl *flightsql.Client) {
+		if _, err := runQuery(ctx, cl, "SELECT amount FROM sales.orders WHERE id = 1"); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// selectStarRows is the size of the table BenchmarkSelectStarAccessLog
+// reads whole.
+const selectStarRows = 1_000_000
+
+// seedWide creates sales.wide (id BIGINT, amount DOUBLE) of selectStarRows
+// rows as alice.
+func seedWide(t testing.TB, cl *flightsql.Client) {
+	t.Helper()
+	schema := schemaOf("id", arrow.PrimitiveTypes.Int64, "amount", arrow.PrimitiveTypes.Float64)
+	bld := array.NewRecordBuilder(cl.Alloc, schema)
+	defer bld.Release()
+	var recs []arrow.RecordBatch
+	for start := 0; start < selectStarRows; start += 64 << 10 {
+		for i := start; i < min(start+64<<10, selectStarRows); i++ {
+			bld.Field(0).(*array.Int64Builder).Append(int64(i))
+			bld.Field(1).(*array.Float64Builder).Append(float64(i) / 4)
+		}
+		recs = append(recs, bld.NewRecordBatch())
+	}
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	rdr, err := array.NewRecordReader(schema, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	if n, err := cl.ExecuteIngest(bearerCtx(aliceToken), rdr, ingestOpts("sales", "wide", ingestCreate)); err != nil || n != selectStarRows {
+		t.Fatalf("seeding sales.wide: %d, %v", n, err)
+	}
+}
+
+// BenchmarkSelectStarAccessLog measures the access log's cost on SELECT *
+// throughput: each round reads sales.wide (selectStarRows rows) whole
+// three times on each variant (accessLogVariants), interleaved; the ratios
+// are of the variants' median times in the same round (1.02: 2 % less
+// throughput). The whole run happens once whatever b.N is.
+func BenchmarkSelectStarAccessLog(b *testing.B) {
+	ctx := bearerCtx(aliceToken)
+	alternateAccessLog(b, 3, seedWide, func(cl *flightsql.Client) {
+		if n, err := countRows(ctx, cl, "SELECT * FROM sales.wide"); err != nil || n != selectStarRows {
+			b.Fatal(fmt.Errorf("SELECT *: %d rows, %w", n, err))
+		}
+	})
+}
+
+// countRows runs sql and counts the rows of its result without converting
+// them.
+func countRows(ctx context.Context, cl *flightsql.Client, sql string) (int64, error) {
+	info, err := cl.Execute(ctx, sql)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, ep := range info.GetEndpoint() {
+		rdr, err := cl.DoGet(ctx, ep.GetTicket())
+		if err != nil {
+			return n, err
+		}
+		for rdr.Next() {
+			n += rdr.RecordBatch().NumRows()
+		}
+		err = rdr.Err()
+		rdr.Release()
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
