@@ -534,6 +534,12 @@ type AccessLogConfig struct {
 	// tenant that fails closed are refused with Unavailable. Zero means
 	// the access log's default.
 	SpoolMax int64
+	// MaxMemory bounds the bytes of events and batches held in memory
+	// across tenants (batches the full spool could not take included);
+	// once it is full, or one tenant holds half of it, that tenant's
+	// statements are refused unless it fails open. Zero means the access
+	// log's default (64 MiB).
+	MaxMemory int64
 	// FailOpen lists the tenants whose statements still run when their
 	// events cannot be kept (the loss is counted and alerted on).
 	FailOpen []string
@@ -557,8 +563,8 @@ func (c AccessLogConfig) validate() error {
 	if c.SpoolDir == "" {
 		errs = append(errs, errors.New("SpoolDir is required"))
 	}
-	if c.FlushInterval < 0 || c.SpoolMax < 0 || c.Retention < 0 {
-		errs = append(errs, errors.New("FlushInterval, SpoolMax and Retention must not be negative"))
+	if c.FlushInterval < 0 || c.SpoolMax < 0 || c.MaxMemory < 0 || c.Retention < 0 {
+		errs = append(errs, errors.New("FlushInterval, SpoolMax, MaxMemory and Retention must not be negative"))
 	}
 	for _, t := range c.FailOpen {
 		if _, err := authz.ParseTenantID(t); err != nil {
@@ -600,6 +606,7 @@ func (g *Gateway) openAccessLog(c AccessLogConfig, metricsReg prometheus.Registe
 		FlushInterval: c.FlushInterval,
 		SpoolDir:      c.SpoolDir,
 		SpoolMax:      c.SpoolMax,
+		MaxMemory:     c.MaxMemory,
 		FailOpen:      func(tenant string) bool { return failOpen[tenant] },
 		Logger:        g.log.With("component", "accesslog"),
 		Metrics:       metrics,
