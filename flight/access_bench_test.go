@@ -192,3 +192,48 @@ func countRows(ctx context.Context, cl *flightsql.Client, sql string) (int64, er
 	}
 	return n, nil
 }
+
+// BenchmarkAccessOnPath measures the access log's steps on a statement's
+// path, each alone, to set them against a point query's p50
+// (BenchmarkPointQueryAccessLog): normalising the statement, keeping a
+// planned ticket's event until its DoGet (add, take), and Record into the
+// real log (memory-only; its flushes, off the path, are not timed).
+func BenchmarkAccessOnPath(b *testing.B) {
+	const sql = "SELECT amount FROM sales.orders WHERE id = 1"
+	ev := accesslog.Event{Time: time.Now(), RequestID: "0123456789abcdef", Tenant: "acme", Principal: "alice@acme",
+		Gateway: "gw-1", ClientAddr: "127.0.0.1:54321", Kind: "query", Statement: normalizeStatement(sql), Catalog: "lake",
+		Read: []accesslog.Table{{Schema: "sales", Name: "orders", Version: 3}}, Decision: accesslog.Allowed, Rows: 1, Bytes: 200}
+	b.Run("normalize", func(b *testing.B) {
+		for b.Loop() {
+			_ = normalizeStatement(sql)
+		}
+	})
+	b.Run("pending", func(b *testing.B) {
+		pp := newPendingPlans(time.Minute, time.Now, func(accesslog.Event) {})
+		var key [32]byte
+		for i := 0; b.Loop(); i++ {
+			key[0], key[1] = byte(i), byte(i>>8)
+			pp.add(key, &ev)
+			pp.take(key)
+		}
+	})
+	b.Run("record", func(b *testing.B) {
+		l, err := accesslog.New(accesslog.Config{Sink: encodingSink{}, MemoryOnly: true, FlushInterval: 100 * time.Millisecond})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer l.Close(context.Background())
+		for i := 0; b.Loop(); i++ {
+			if err := l.Admit("acme"); err != nil {
+				b.Fatal(err)
+			}
+			l.Record(ev)
+			if i%4096 == 4095 {
+				// Off the path: a flush, so memory never fills.
+				b.StopTimer()
+				l.Flush(context.Background())
+				b.StartTimer()
+			}
+		}
+	})
+}
