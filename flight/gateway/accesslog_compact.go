@@ -57,26 +57,29 @@ type compaction struct {
 	beforeCommit func(tenant string)
 
 	checked map[string]time.Time // tenant → last check (s.mu)
-	running map[string]bool      // tenant → a compaction runs (s.mu)
-	done    chan struct{}        // receives once per finished background compaction (tests); nil: none
+	// running: a compaction runs (s.mu). One at a time per gateway, so
+	// compaction holds at most one merge's files in memory.
+	running bool
+	done    chan struct{} // receives once per finished background compaction (tests); nil: none
 }
 
 func newCompaction() compaction {
 	return compaction{at: accessLogCompactAt, target: accessLogCompactTarget, large: accessLogCompactTarget / 2, maxFiles: accessLogCompactMaxFiles,
-		every: accessLogCompactEvery, log: slog.Default(), checked: map[string]time.Time{}, running: map[string]bool{}}
+		every: accessLogCompactEvery, log: slog.Default(), checked: map[string]time.Time{}}
 }
 
 // maybeCompact starts a background compaction of tenant's log when a check
-// is due and none runs; Write calls it after a commit.
+// is due and no compaction runs (a check skipped for that is due again at
+// the tenant's next commit); Write calls it after a commit.
 func (s *accessLogSink) maybeCompact(tenant string, now time.Time) {
 	s.mu.Lock()
 	last, ok := s.compact.checked[tenant]
-	if s.compact.running[tenant] || ok && now.Sub(last) < s.compact.every {
+	if s.compact.running || ok && now.Sub(last) < s.compact.every {
 		s.mu.Unlock()
 		return
 	}
 	s.compact.checked[tenant] = now
-	s.compact.running[tenant] = true
+	s.compact.running = true
 	done := s.compact.done
 	s.mu.Unlock()
 	go func() {
@@ -92,7 +95,7 @@ func (s *accessLogSink) maybeCompact(tenant string, now time.Time) {
 			s.compact.log.Info("access log: compacted", "tenant", tenant, "files", n)
 		}
 		s.mu.Lock()
-		delete(s.compact.running, tenant)
+		s.compact.running = false
 		s.mu.Unlock()
 		if done != nil {
 			done <- struct{}{}
