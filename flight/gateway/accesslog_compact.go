@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"lakegate/flight/accesslog"
@@ -61,11 +62,28 @@ type compaction struct {
 	// compaction holds at most one merge's files in memory.
 	running bool
 	done    chan struct{} // receives once per finished background compaction (tests); nil: none
+
+	// stop ends a running compaction (closeCompaction); wg waits for it.
+	ctx  context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
 }
 
 func newCompaction() compaction {
+	ctx, stop := context.WithCancel(context.Background())
 	return compaction{at: accessLogCompactAt, target: accessLogCompactTarget, large: accessLogCompactTarget / 2, maxFiles: accessLogCompactMaxFiles,
-		every: accessLogCompactEvery, log: slog.Default(), checked: map[string]time.Time{}}
+		every: accessLogCompactEvery, log: slog.Default(), checked: map[string]time.Time{}, ctx: ctx, stop: stop}
+}
+
+// closeCompaction stops a running compaction and waits for it; no new one
+// starts afterwards. A compaction stopped before its commit leaves at most
+// its merged file, which the orphan collector deletes.
+func (s *accessLogSink) closeCompaction() {
+	s.mu.Lock()
+	s.compact.running = true // none starts any more
+	s.mu.Unlock()
+	s.compact.stop()
+	s.compact.wg.Wait()
 }
 
 // maybeCompact starts a background compaction of tenant's log when a check
@@ -81,13 +99,13 @@ func (s *accessLogSink) maybeCompact(tenant string, now time.Time) {
 	s.compact.checked[tenant] = now
 	s.compact.running = true
 	done := s.compact.done
+	s.compact.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
+		defer s.compact.wg.Done()
 		// Not the flush's context: a compaction outlives the Write that
-		// started it, bounded by its own timeout. A gateway stopping
-		// mid-way leaves at most an uncommitted merged file, which the
-		// orphan collector deletes.
-		ctx, cancel := context.WithTimeout(context.Background(), accessLogCompactTimeout)
+		// started it, bounded by its own timeout and closeCompaction.
+		ctx, cancel := context.WithTimeout(s.compact.ctx, accessLogCompactTimeout)
 		defer cancel()
 		if n, err := s.compactTenant(ctx, tenant); err != nil {
 			s.compact.log.Warn("access log: compaction failed; the files stay as they are", "tenant", tenant, "error", err)
@@ -95,7 +113,9 @@ func (s *accessLogSink) maybeCompact(tenant string, now time.Time) {
 			s.compact.log.Info("access log: compacted", "tenant", tenant, "files", n)
 		}
 		s.mu.Lock()
-		s.compact.running = false
+		if s.compact.ctx.Err() == nil {
+			s.compact.running = false
+		}
 		s.mu.Unlock()
 		if done != nil {
 			done <- struct{}{}

@@ -272,3 +272,36 @@ func TestAccessLogCompactionStartsItself(t *testing.T) {
 		t.Fatalf("after the third commit: %d files, events %v; want 1 file, %v", files, got, want)
 	}
 }
+
+// TestAccessLogCompactionStops: closing the sink (the gateway's shutdown,
+// after the log's last flush) stops a running compaction before its
+// commit, and waits for it: the version keeps its files and every event;
+// no compaction starts afterwards.
+func TestAccessLogCompactionStops(t *testing.T) {
+	m := startSinkMetasrv(t)
+	st := stagetest.Local(t).Open(t, "acme")
+	s := compactingSink(t, st, m.client(t, m.acmeTok), true)
+	want := writeBatches(t, s, "a", 2)
+	for range 2 {
+		<-s.compact.done
+	}
+	reached := make(chan struct{})
+	s.compact.beforeCommit = func(string) {
+		close(reached)
+		<-s.compact.ctx.Done()
+	}
+	want = append(want, writeBatches(t, s, "b", 1)...)
+	<-reached
+	s.closeCompaction()
+	<-s.compact.done
+	want = append(want, writeBatches(t, s, "c", 1)...)
+	slices.Sort(want)
+	if got, files := currentEvents(t, m, st); files != 4 || !slices.Equal(got, want) {
+		t.Fatalf("after close: %d files, events %v; want the 4 written, %v", files, got, want)
+	}
+	select {
+	case <-s.compact.done:
+		t.Fatal("a compaction ran after close")
+	default:
+	}
+}

@@ -582,8 +582,11 @@ const accessLogCatalog = "lake"
 // Flight server; close flushes it (Shutdown, once the server has drained).
 func (g *Gateway) openAccessLog(c AccessLogConfig, metricsReg prometheus.Registerer) (flight.AccessLog, func(context.Context) error, error) {
 	sink := c.Sink
+	var own *accessLogSink
 	if sink == nil && g.mc != nil {
-		sink = newAccessLogSink(g.files, g.mc, accessLogCatalog, c.Retention)
+		own = newAccessLogSink(g.files, g.mc, accessLogCatalog, c.Retention)
+		own.compact.log = g.log.With("component", "accesslog")
+		sink = own
 	}
 	if sink == nil {
 		// Config.Governance replaces metasrv: nothing commits the files.
@@ -612,7 +615,18 @@ func (g *Gateway) openAccessLog(c AccessLogConfig, metricsReg prometheus.Registe
 		Metrics:       metrics,
 	})
 	if err != nil {
+		if own != nil {
+			own.closeCompaction()
+		}
 		return nil, nil, err
 	}
-	return l, l.Close, nil
+	if own == nil {
+		return l, l.Close, nil
+	}
+	return l, func(ctx context.Context) error {
+		err := l.Close(ctx)
+		// After the last flush: its commit may start a compaction.
+		own.closeCompaction()
+		return err
+	}, nil
 }
