@@ -1,6 +1,9 @@
 package catalog
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // The access log's table: every catalog may hold the schema SystemSchema
 // with the table AccessLogTable, "<catalog>.system.access_events", into
@@ -78,12 +81,20 @@ const systemReadOnly = "schema system holds the access log and is read-only"
 // commit retried after an unknown outcome stays valid. The files left out
 // stay referenced by the retained versions that list them, until those are
 // pruned.
+//
+// Compact makes the commit a compaction's: Files, merged from the files
+// Expire lists, replace exactly those. Every path of Expire must then be
+// in the current version (else ErrVersionConflict: another compaction or
+// retention took it first, and committing would double or resurrect its
+// events), named once, and Files must hold as many events (rows) as the
+// files they replace (else ErrInvalidArgument).
 type CommitAccessLog struct {
 	Catalog   string      `json:"catalog"`
 	StorageID string      `json:"storageId"`
 	Columns   []ColumnDef `json:"columns"`
 	Files     []DataFile  `json:"files"`
 	Expire    []string    `json:"expire,omitempty"`
+	Compact   bool        `json:"compact,omitempty"`
 }
 
 // Op returns "CommitAccessLog".
@@ -137,17 +148,38 @@ func (c CommitAccessLog) apply(tx *txn) error {
 		return errf(ErrVersionConflict, "the access log table has another storage id")
 	}
 	if len(c.Expire) == 0 {
+		if c.Compact {
+			return errf(ErrInvalidArgument, "a compaction replaces files: expire lists them")
+		}
 		return CommitTableVersion{Table: table, Base: d.current(), Columns: c.Columns, Files: c.Files}.apply(tx)
 	}
 	expire := make(map[string]struct{}, len(c.Expire))
 	for _, p := range c.Expire {
+		if _, twice := expire[p]; twice && c.Compact {
+			return errf(ErrInvalidArgument, "a compaction names a file it replaces twice")
+		}
 		expire[p] = struct{}{}
 	}
 	cur := d.currentFiles()
 	files := make([]DataFile, 0, len(cur)+len(c.Files))
+	var replacedRows int64
 	for _, f := range cur {
 		if _, gone := expire[f.Path]; !gone {
 			files = append(files, f)
+		} else {
+			replacedRows += f.Rows
+		}
+	}
+	if c.Compact {
+		if len(cur)-len(files) != len(expire) {
+			return errf(ErrVersionConflict, "a file the compaction replaces is no longer in the access log's current version")
+		}
+		var rows int64
+		for _, f := range c.Files {
+			rows += f.Rows
+		}
+		if rows != replacedRows {
+			return errf(ErrInvalidArgument, fmt.Sprintf("a compaction's files hold %d events, the files they replace %d", rows, replacedRows))
 		}
 	}
 	if len(files) == len(cur) {

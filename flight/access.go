@@ -381,8 +381,10 @@ type pendingPlans struct {
 	lastSweep time.Time
 }
 
+// pendingPlan holds its event by pointer: a map value this small is
+// stored inline, so keeping a plan allocates nothing more.
 type pendingPlan struct {
-	ev      accesslog.Event
+	ev      *accesslog.Event
 	expires time.Time
 }
 
@@ -390,9 +392,10 @@ func newPendingPlans(ttl time.Duration, now func() time.Time, record func(access
 	return &pendingPlans{ttl: ttl, now: now, record: record, byKey: map[[32]byte]pendingPlan{}}
 }
 
-// add keeps ev for the ticket key until the ticket expires.
-func (pp *pendingPlans) add(key [32]byte, ev accesslog.Event) {
-	var due []accesslog.Event
+// add keeps ev for the ticket key until the ticket expires; ev must not
+// be modified afterwards.
+func (pp *pendingPlans) add(key [32]byte, ev *accesslog.Event) {
+	var due []*accesslog.Event
 	pp.mu.Lock()
 	due = pp.sweepLocked()
 	if len(pp.byKey) >= maxPendingPlans {
@@ -402,7 +405,7 @@ func (pp *pendingPlans) add(key [32]byte, ev accesslog.Event) {
 	}
 	pp.mu.Unlock()
 	for _, e := range due {
-		pp.record(e)
+		pp.record(*e)
 	}
 }
 
@@ -413,19 +416,19 @@ func (pp *pendingPlans) take(key [32]byte) {
 	due := pp.sweepLocked()
 	pp.mu.Unlock()
 	for _, e := range due {
-		pp.record(e)
+		pp.record(*e)
 	}
 }
 
 // sweepLocked removes and returns the plans whose tickets expired, at most
 // once per quarter TTL.
-func (pp *pendingPlans) sweepLocked() []accesslog.Event {
+func (pp *pendingPlans) sweepLocked() []*accesslog.Event {
 	now := pp.now()
 	if now.Sub(pp.lastSweep) < pp.ttl/4 {
 		return nil
 	}
 	pp.lastSweep = now
-	var due []accesslog.Event
+	var due []*accesslog.Event
 	for k, p := range pp.byKey {
 		if now.After(p.expires) {
 			due = append(due, p.ev)
@@ -438,13 +441,13 @@ func (pp *pendingPlans) sweepLocked() []accesslog.Event {
 // flush records every plan still pending (at shutdown).
 func (pp *pendingPlans) flush() {
 	pp.mu.Lock()
-	due := make([]accesslog.Event, 0, len(pp.byKey))
+	due := make([]*accesslog.Event, 0, len(pp.byKey))
 	for k, p := range pp.byKey {
 		due = append(due, p.ev)
 		delete(pp.byKey, k)
 	}
 	pp.mu.Unlock()
 	for _, e := range due {
-		pp.record(e)
+		pp.record(*e)
 	}
 }

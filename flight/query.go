@@ -106,7 +106,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 		return nil, s.fail(ctx, "ticket", err)
 	}
 	if planned != nil {
-		s.pending.add(ticketKey(sealed), *planned)
+		s.pending.add(ticketKey(sealed), planned)
 	}
 	return s.flightInfo(desc, pl.schema, tkt), nil
 }

@@ -237,8 +237,9 @@ func TestAdminAccessLogCommand(t *testing.T) {
 // own access log. Tenant b's admin reads only b's events in
 // system.access_events, never a principal of a; every access-log file in
 // the data directory holds one tenant's events and lies under that
-// tenant's stage prefix (or its spool directory); and b's admin asking metasrv's REST API for a's log
-// table gets what a missing metalake's gets.
+// tenant's stage prefix (or its spool directory); and b's admin asking
+// metasrv's REST API or its MCP tools for a's log table gets what a
+// missing metalake's gets.
 func TestAccessLogTenantIsolation(t *testing.T) {
 	ctx := context.Background()
 	tokens := map[string]string{}
@@ -358,6 +359,8 @@ func TestAccessLogTenantIsolation(t *testing.T) {
 			t.Errorf("admin@b GET %s: HTTP %d %s; a missing metalake answers HTTP %d %s", fmt.Sprintf(path, "a"), got.status, got.raw, missing.status, missing.raw)
 		}
 	}
+	// MCP: the tools run as the caller, so a's log is missing to b there too.
+	checkAccessLogMCPIsolation(t, m[1], tokens["admin@b"])
 }
 
 // accessLogFileTenants reads a Parquet file of the data directory: when

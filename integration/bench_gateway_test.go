@@ -35,6 +35,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"lakegate/authz"
+	"lakegate/authz/sqlgate"
 	"lakegate/catalog"
 	lgflight "lakegate/flight"
 	"lakegate/flight/backend"
@@ -872,8 +873,11 @@ func sustainedSeconds(b *testing.B) time.Duration {
 // result (queueing for a free connection included, so a stall is not
 // hidden). It reports errors (must be 0), p50/p99, the achieved rate and
 // the number of queries, and the CPU the two gateways and this process (the
-// clients and metasrv) used, in cores; ns/op is the mean latency. The whole
-// run happens once whatever b.N is.
+// clients and metasrv) used, in cores; ns/op is the mean latency. The
+// gateways run with the access log on (their default); after a graceful
+// stop it reports the point query's events committed to
+// system.access_events and how many executions have none (must be 0).
+// The whole run happens once whatever b.N is.
 func BenchmarkSustained500qps(b *testing.B) {
 	const (
 		tenant  = "acme"
@@ -1016,6 +1020,19 @@ func BenchmarkSustained500qps(b *testing.B) {
 	b.ReportMetric(selfCPU/elapsed.Seconds(), "client+metasrv-cores")
 	if e := errs.Load(); e > 0 {
 		b.Errorf("%d of %d queries failed; first: %v", e, total, firstErr.Load())
+	}
+	// The access log is on (the gateway's default): a graceful stop
+	// flushes it, and every execution — the warm-up's and the run's — is
+	// one committed event.
+	for _, gw := range gws {
+		gw.stop(b)
+	}
+	run := total + gateway*perGW*20
+	events := committedAccessEvents(b, ms.url, ms.gwTok, stageRoot, tenant, sqlgate.Normalize(pointQuery))
+	b.ReportMetric(float64(events), "access-events")
+	b.ReportMetric(float64(run-events), "access-events-lost")
+	if events != run {
+		b.Errorf("access log: %d events of the point query committed, %d executions run", events, run)
 	}
 	for g, gw := range gws {
 		out := gw.stderr.String()

@@ -105,7 +105,7 @@ func (s *Server) commitAccessLog(rq *request, l *Metalake) (*plan, error) {
 	}
 	// The proposal's actor is the owner, its delegator the gateway.
 	rq.delegator, rq.subject = rq.caller, owner.Name
-	cmd := catalog.CommitAccessLog{Catalog: b.Catalog, StorageID: b.StorageID, Files: toDataFiles(b.Files), Expire: b.Expire}
+	cmd := catalog.CommitAccessLog{Catalog: b.Catalog, StorageID: b.StorageID, Files: toDataFiles(b.Files), Expire: b.Expire, Compact: b.Compact}
 	for _, c := range api.AccessLogColumns() {
 		cmd.Columns = append(cmd.Columns, catalog.ColumnDef{Name: c.Name, Type: c.Type, Nullable: c.Nullable})
 	}

@@ -74,6 +74,7 @@ type accessLogFlags struct {
 	flush     time.Duration
 	spoolDir  string // "": <data-dir>/access-log-spool
 	spoolMax  string // a size: 512MiB, 2GB, 1048576
+	memoryMax string // a size
 	failOpen  string // comma-separated tenants
 	fullText  string // comma-separated tenants
 	retention time.Duration
@@ -82,12 +83,16 @@ type accessLogFlags struct {
 // defaultSpoolMax is --access-log-spool-max's default.
 const defaultSpoolMax = "1GiB"
 
+// defaultMemoryMax is --access-log-memory-max's default.
+const defaultMemoryMax = "64MiB"
+
 // register defines the access log's flags on fs.
 func (c *accessLogFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.on, "access-log", true, "record every statement and discovery call that reaches authorization in the tenant's table system.access_events (readable by its tenant admins); --access-log=false records nothing")
 	fs.DurationVar(&c.flush, "access-log-flush", 5*time.Second, "how often each tenant's events are written to its stage: how late they show in system.access_events, and what a crash may lose (e.g. 5s, 1m)")
 	fs.StringVar(&c.spoolDir, "access-log-spool-dir", "", "directory holding events while the stage is unavailable (mode 0700); default: <data-dir>/access-log-spool")
-	fs.StringVar(&c.spoolMax, "access-log-spool-max", defaultSpoolMax, "bound of the spool (e.g. 512MiB, 4GB): once full, a tenant's new statements fail with Unavailable \"access log unavailable\" unless it is in --access-log-fail-open")
+	fs.StringVar(&c.spoolMax, "access-log-spool-max", defaultSpoolMax, "bound of the spool (e.g. 512MiB, 4GB): once it and the log's memory (--access-log-memory-max) are full, a tenant's new statements fail with Unavailable \"access log unavailable\" unless it is in --access-log-fail-open")
+	fs.StringVar(&c.memoryMax, "access-log-memory-max", defaultMemoryMax, "bound of the events and batches the access log holds in memory across tenants (e.g. 64MiB): once full, or half of it held by one tenant whose stage and spool take nothing, that tenant's new statements fail with Unavailable unless it is in --access-log-fail-open")
 	fs.StringVar(&c.failOpen, "access-log-fail-open", "", "comma-separated tenants whose statements still run when their events cannot be kept (counted and alerted on; e.g. acme,globex); default: every tenant fails closed")
 	fs.StringVar(&c.fullText, "access-log-full-text", "", "comma-separated tenants whose events keep each statement whole, literals included (e.g. acme); default: every tenant's statements are kept normalised, each literal replaced by ?")
 	fs.DurationVar(&c.retention, "access-log-retention", 0, "how long events are kept (e.g. 2160h for 90 days): older ones leave the table's current version, their files go with the versions that name them; 0 keeps them")
@@ -106,7 +111,11 @@ func (c *accessLogFlags) config(dataDir string) (*gateway.AccessLogConfig, error
 	if err != nil || spoolMax <= 0 {
 		return nil, fmt.Errorf("%w: --access-log-spool-max %q: want a positive size such as 512MiB or 4GB", errUsage, c.spoolMax)
 	}
-	cfg := &gateway.AccessLogConfig{FlushInterval: c.flush, SpoolDir: c.spoolDir, SpoolMax: spoolMax, Retention: c.retention}
+	memoryMax, err := parseSize(c.memoryMax)
+	if err != nil || memoryMax <= 0 {
+		return nil, fmt.Errorf("%w: --access-log-memory-max %q: want a positive size such as 64MiB", errUsage, c.memoryMax)
+	}
+	cfg := &gateway.AccessLogConfig{FlushInterval: c.flush, SpoolDir: c.spoolDir, SpoolMax: spoolMax, MaxMemory: memoryMax, Retention: c.retention}
 	if cfg.SpoolDir == "" {
 		cfg.SpoolDir = filepath.Join(dataDir, "access-log-spool")
 	}

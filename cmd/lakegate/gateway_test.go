@@ -193,18 +193,18 @@ func TestAccessLogFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got == nil || got.SpoolDir != filepath.Join("/srv/lg", "access-log-spool") || got.FlushInterval != 5*time.Second ||
-		got.SpoolMax != 1<<30 || got.Retention != 0 || len(got.FailOpen) != 0 {
+		got.SpoolMax != 1<<30 || got.MaxMemory != 64<<20 || got.Retention != 0 || len(got.FailOpen) != 0 {
 		t.Fatalf("defaults: %+v", got)
 	}
 	c, err = parseServeFlags([]string{"--access-log-flush", "1m", "--access-log-spool-dir", "/spool", "--access-log-spool-max", "512MiB",
-		"--access-log-fail-open", "acme, globex", "--access-log-retention", "2160h", "--access-log-full-text", "acme"}, io.Discard)
+		"--access-log-memory-max", "8MiB", "--access-log-fail-open", "acme, globex", "--access-log-retention", "2160h", "--access-log-full-text", "acme"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, err = c.accessLog.config(c.dataDir); err != nil {
 		t.Fatal(err)
 	}
-	if got.SpoolDir != "/spool" || got.FlushInterval != time.Minute || got.SpoolMax != 512<<20 || got.Retention != 2160*time.Hour ||
+	if got.SpoolDir != "/spool" || got.FlushInterval != time.Minute || got.SpoolMax != 512<<20 || got.MaxMemory != 8<<20 || got.Retention != 2160*time.Hour ||
 		strings.Join(got.FailOpen, ",") != "acme,globex" || strings.Join(got.FullText, ",") != "acme" {
 		t.Fatalf("set: %+v", got)
 	}
@@ -221,6 +221,8 @@ func TestAccessLogFlags(t *testing.T) {
 		{"--access-log-spool-max", "lots"},
 		{"--access-log-spool-max", "0"},
 		{"--access-log-spool-max", "-5MB"},
+		{"--access-log-memory-max", "0"},
+		{"--access-log-memory-max", "much"},
 		{"--access-log-fail-open", "acme,Not A Tenant"},
 		{"--access-log-full-text", "../x"},
 	} {

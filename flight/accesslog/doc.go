@@ -7,7 +7,8 @@
 // bounded memory, the spool on local disk that holds batches while the
 // stage is unavailable, and the decision to refuse new statements when the
 // spool is full (fail closed, unless the operator chose otherwise for a
-// tenant). Where a batch goes is a Sink's business.
+// tenant). Where a batch goes is a Sink's business; Merge merges a
+// tenant's files into one for the Sink's compaction.
 //
 // It must never hold a statement's literal values (Statement is the
 // normalised text), never write a tenant's events outside that tenant's

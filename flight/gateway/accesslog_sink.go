@@ -29,6 +29,7 @@ type accessLogMetasrv interface {
 	AccessLogTable(ctx context.Context, tenant, catalog string) (storageID string, version uint64, err error)
 	AccessLogFiles(ctx context.Context, tenant, catalog string) (storageID string, files []string, err error)
 	CommitAccessLog(ctx context.Context, tenant, catalog, storageID string, files []client.DataFile, expire ...string) (version, generation uint64, err error)
+	CompactAccessLog(ctx context.Context, tenant, catalog, storageID string, merged []client.DataFile, replaced []string) (version, generation uint64, err error)
 }
 
 // tenantStores opens a tenant's child stage (*tablefiles.Files).
@@ -48,7 +49,11 @@ type tenantStores interface {
 // sweepEvery per tenant, a commit also leaves out of the new version the
 // files written before now-retention (accesslog.Expired). They stay
 // referenced by the retained versions until those are pruned; the orphan
-// collector then deletes them. Safe for concurrent use.
+// collector then deletes them.
+//
+// Compaction (accesslog_compact.go): after a commit, now and then, a
+// tenant's small files are merged into larger ones, so the table's version
+// never nears the limit of files a version lists. Safe for concurrent use.
 type accessLogSink struct {
 	stores     tenantStores
 	meta       accessLogMetasrv
@@ -57,9 +62,10 @@ type accessLogSink struct {
 	sweepEvery time.Duration
 	now        func() time.Time
 
-	mu    sync.Mutex
-	sids  map[string]string    // tenant → the table's storage id, as last known
-	swept map[string]time.Time // tenant → the last commit that expired files
+	mu      sync.Mutex
+	sids    map[string]string    // tenant → the table's storage id, as last known
+	swept   map[string]time.Time // tenant → the last commit that expired files
+	compact compaction           // its maps under mu
 }
 
 var _ accesslog.Sink = (*accessLogSink)(nil)
@@ -71,7 +77,8 @@ const accessLogSweepEvery = 10 * time.Minute
 // keeping events for retention (0: forever).
 func newAccessLogSink(stores tenantStores, meta accessLogMetasrv, catalog string, retention time.Duration) *accessLogSink {
 	return &accessLogSink{stores: stores, meta: meta, catalog: catalog, retention: retention,
-		sweepEvery: accessLogSweepEvery, now: time.Now, sids: map[string]string{}, swept: map[string]time.Time{}}
+		sweepEvery: accessLogSweepEvery, now: time.Now, sids: map[string]string{}, swept: map[string]time.Time{},
+		compact: newCompaction()}
 }
 
 // accessLogCleanupTimeout bounds the deletion of a file whose commit was
@@ -96,34 +103,12 @@ func (s *accessLogSink) Write(ctx context.Context, tenant string, file []byte, e
 		return fmt.Errorf("access log: tenant %s: opening the stage: %w", tenant, err)
 	}
 	now := s.now()
-	seg, err := timeSegment(now)
+	df, err := s.store(ctx, store, tenant, sid, now, file, int64(events))
 	if err != nil {
-		return fmt.Errorf("access log: %w", err)
-	}
-	key, err := stage.TableFileKey(sid, seg, 0)
-	if err != nil {
-		return fmt.Errorf("access log: tenant %s: %w", tenant, err)
-	}
-	sum := sha256.Sum256(file)
-	f := ingest.File{Key: key, Size: int64(len(file)), Rows: int64(events), SHA256: hex.EncodeToString(sum[:])}
-	info, err := store.Put(ctx, key, bytes.NewReader(file), f.Size)
-	if err != nil {
-		return fmt.Errorf("access log: tenant %s: writing %s: %w", tenant, stage.SafeKey(key), err)
-	}
-	// metasrv registers the file on the gateway's word: it must be in the
-	// stage, under the table's storage id, as written.
-	if info.SHA256 != f.SHA256 {
-		err = fmt.Errorf("%w: %s stored with SHA-256 %s, %s was written", ingest.ErrNotAsWritten, stage.SafeKey(key), info.SHA256, f.SHA256)
-	} else {
-		err = ingest.Verify(ctx, store, sid, []ingest.File{f})
-	}
-	if err != nil {
-		s.discard(ctx, store, key)
-		return fmt.Errorf("access log: tenant %s: %w", tenant, err)
+		return err
 	}
 	expire, sweep := s.expired(ctx, tenant, sid, now)
-	_, _, err = s.meta.CommitAccessLog(ctx, tenant, s.catalog, sid,
-		[]client.DataFile{{Path: f.Key, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}}, expire...)
+	_, _, err = s.meta.CommitAccessLog(ctx, tenant, s.catalog, sid, []client.DataFile{df}, expire...)
 	if err == nil && sweep {
 		s.mu.Lock()
 		s.swept[tenant] = now
@@ -134,11 +119,45 @@ func (s *accessLogSink) Write(ctx context.Context, tenant string, file []byte, e
 		// another one): read it again next time.
 		s.forget(tenant, sid)
 		if refused(err) {
-			s.discard(ctx, store, key)
+			s.discard(ctx, store, df.Path)
 		}
 		return fmt.Errorf("access log: tenant %s: committing: %w", tenant, err)
 	}
+	s.maybeCompact(tenant, now)
 	return nil
+}
+
+// store writes file (rows events) into tenant's stage under a fresh key of
+// the table sid whose segment starts with written (timeSegment), checks it
+// as stored and returns it as a file to commit. A file that is not as
+// written is deleted.
+func (s *accessLogSink) store(ctx context.Context, store stage.Store, tenant, sid string, written time.Time, file []byte, rows int64) (client.DataFile, error) {
+	seg, err := timeSegment(written)
+	if err != nil {
+		return client.DataFile{}, fmt.Errorf("access log: %w", err)
+	}
+	key, err := stage.TableFileKey(sid, seg, 0)
+	if err != nil {
+		return client.DataFile{}, fmt.Errorf("access log: tenant %s: %w", tenant, err)
+	}
+	sum := sha256.Sum256(file)
+	f := ingest.File{Key: key, Size: int64(len(file)), Rows: rows, SHA256: hex.EncodeToString(sum[:])}
+	info, err := store.Put(ctx, key, bytes.NewReader(file), f.Size)
+	if err != nil {
+		return client.DataFile{}, fmt.Errorf("access log: tenant %s: writing %s: %w", tenant, stage.SafeKey(key), err)
+	}
+	// metasrv registers the file on the gateway's word: it must be in the
+	// stage, under the table's storage id, as written.
+	if info.SHA256 != f.SHA256 {
+		err = fmt.Errorf("%w: %s stored with SHA-256 %s, %s was written", ingest.ErrNotAsWritten, stage.SafeKey(key), info.SHA256, f.SHA256)
+	} else {
+		err = ingest.Verify(ctx, store, sid, []ingest.File{f})
+	}
+	if err != nil {
+		s.discard(ctx, store, key)
+		return client.DataFile{}, fmt.Errorf("access log: tenant %s: %w", tenant, err)
+	}
+	return client.DataFile{Path: f.Key, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}, nil
 }
 
 // storageID returns the storage id to write tenant's next file under: the

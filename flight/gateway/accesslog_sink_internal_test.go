@@ -259,6 +259,10 @@ func (f *fakeAccessLogMetasrv) CommitAccessLog(_ context.Context, _, _, sid stri
 	return 1, 1, err
 }
 
+func (f *fakeAccessLogMetasrv) CompactAccessLog(context.Context, string, string, string, []client.DataFile, []string) (uint64, uint64, error) {
+	return 0, 0, errors.New("fake: no compaction")
+}
+
 // TestAccessLogSinkOutcomes: a refused commit deletes its file, one whose
 // outcome is unknown keeps it (it may be committed: the orphan collector
 // decides); either way the storage id is read again for the next write.

@@ -550,6 +550,12 @@ type AccessLogConfig struct {
 	// tenant that fails closed are refused with Unavailable. Zero means
 	// the access log's default.
 	SpoolMax int64
+	// MaxMemory bounds the bytes of events and batches held in memory
+	// across tenants (batches the full spool could not take included);
+	// once it is full, or one tenant holds half of it, that tenant's
+	// statements are refused unless it fails open. Zero means the access
+	// log's default (64 MiB).
+	MaxMemory int64
 	// FailOpen lists the tenants whose statements still run when their
 	// events cannot be kept (the loss is counted and alerted on).
 	FailOpen []string
@@ -573,8 +579,8 @@ func (c AccessLogConfig) validate() error {
 	if c.SpoolDir == "" {
 		errs = append(errs, errors.New("SpoolDir is required"))
 	}
-	if c.FlushInterval < 0 || c.SpoolMax < 0 || c.Retention < 0 {
-		errs = append(errs, errors.New("FlushInterval, SpoolMax and Retention must not be negative"))
+	if c.FlushInterval < 0 || c.SpoolMax < 0 || c.MaxMemory < 0 || c.Retention < 0 {
+		errs = append(errs, errors.New("FlushInterval, SpoolMax, MaxMemory and Retention must not be negative"))
 	}
 	for _, t := range c.FailOpen {
 		if _, err := authz.ParseTenantID(t); err != nil {
@@ -592,8 +598,11 @@ const accessLogCatalog = "lake"
 // Flight server; close flushes it (Shutdown, once the server has drained).
 func (g *Gateway) openAccessLog(c AccessLogConfig, metricsReg prometheus.Registerer) (flight.AccessLog, func(context.Context) error, error) {
 	sink := c.Sink
+	var own *accessLogSink
 	if sink == nil && g.mc != nil {
-		sink = newAccessLogSink(g.files, g.mc, accessLogCatalog, c.Retention)
+		own = newAccessLogSink(g.files, g.mc, accessLogCatalog, c.Retention)
+		own.compact.log = g.log.With("component", "accesslog")
+		sink = own
 	}
 	if sink == nil {
 		// Config.Governance replaces metasrv: nothing commits the files.
@@ -616,12 +625,24 @@ func (g *Gateway) openAccessLog(c AccessLogConfig, metricsReg prometheus.Registe
 		FlushInterval: c.FlushInterval,
 		SpoolDir:      c.SpoolDir,
 		SpoolMax:      c.SpoolMax,
+		MaxMemory:     c.MaxMemory,
 		FailOpen:      func(tenant string) bool { return failOpen[tenant] },
 		Logger:        g.log.With("component", "accesslog"),
 		Metrics:       metrics,
 	})
 	if err != nil {
+		if own != nil {
+			own.closeCompaction()
+		}
 		return nil, nil, err
 	}
-	return l, l.Close, nil
+	if own == nil {
+		return l, l.Close, nil
+	}
+	return l, func(ctx context.Context) error {
+		err := l.Close(ctx)
+		// After the last flush: its commit may start a compaction.
+		own.closeCompaction()
+		return err
+	}, nil
 }

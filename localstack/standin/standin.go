@@ -76,8 +76,9 @@ type Server struct {
 	backend *s3mem.Backend
 	fake    http.Handler
 
-	mu  sync.Mutex
-	log []Request
+	mu   sync.Mutex
+	log  []Request
+	fail func(Request) bool // FailRequests
 
 	// Set by Start.
 	url  string
@@ -161,8 +162,19 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.log...)
 }
 
+// FailRequests makes the stand-in answer every request for which fail
+// returns true with 503 ServiceUnavailable, as S3 answers while it cannot
+// serve, until FailRequests(nil): a stage that becomes unavailable, and
+// returns, in tests. The requests are logged with their 503.
+func (s *Server) FailRequests(fail func(Request) bool) {
+	s.mu.Lock()
+	s.fail = fail
+	s.mu.Unlock()
+}
+
 // ServeHTTP verifies the request's SigV4 signature, logs it, and passes it
-// to the fake S3. Unsigned or badly signed requests get 403.
+// to the fake S3. Unsigned or badly signed requests get 403; requests
+// FailRequests selects get 503.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query()}
 	if cs := r.Header.Get("X-Amz-Copy-Source"); cs != "" {
@@ -175,6 +187,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log = append(s.log, rec)
 		s.mu.Unlock()
 	}()
+	s.mu.Lock()
+	fail := s.fail
+	s.mu.Unlock()
+	if fail != nil && fail(rec) {
+		WriteError(sw, http.StatusServiceUnavailable, "ServiceUnavailable", "the stand-in was told to fail this request")
+		return
+	}
 
 	payload, err := verify(r, s.cfg.Credentials, s.cfg.Region, s.cfg.Now())
 	if err != nil {

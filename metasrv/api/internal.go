@@ -277,6 +277,11 @@ type CommitAccessLogRequest struct {
 	// referenced until the versions listing them are pruned, then the
 	// orphan collector deletes them.
 	Expire []string `json:"expire,omitempty"`
+	// Compact makes the commit a compaction's: Files, merged from the
+	// files Expire lists, replace exactly those, which must all be in the
+	// current version (else 409) and hold as many events as Files (else
+	// 400).
+	Compact bool `json:"compact,omitempty"`
 }
 
 // CommitAccessLogResponse answers a CommitAccessLogRequest: the version

@@ -305,6 +305,25 @@ func (c *Client) CommitAccessLog(ctx context.Context, tenant, catalog, storageID
 	return out.Version, out.Generation, nil
 }
 
+// CompactAccessLog commits merged, files the gateway wrote into tenant's
+// stage under storageID by merging the files replaced, as the next version
+// of catalog's access log table: the current files but replaced, then
+// merged. metasrv refuses it (409) when a file of replaced is no longer
+// current, and (400) when merged and replaced hold different numbers of
+// events.
+func (c *Client) CompactAccessLog(ctx context.Context, tenant, catalog, storageID string, merged []DataFile, replaced []string) (version, generation uint64, err error) {
+	body, err := json.Marshal(api.CommitAccessLogRequest{Catalog: catalog, StorageID: storageID, Files: merged, Expire: replaced, Compact: true})
+	if err != nil {
+		return 0, 0, err
+	}
+	var out api.CommitAccessLogResponse
+	hdr := [][2]string{{"Accept", "application/vnd.gravitino.v1+json"}}
+	if _, err := c.do(ctx, http.MethodPost, "/internal/v1/metalakes/"+url.PathEscape(tenant)+"/access-log", hdr, body, true, &out); err != nil {
+		return 0, 0, err
+	}
+	return out.Version, out.Generation, nil
+}
+
 // restPath is the REST path of a catalog-tree collection or item of tenant,
 // each part path-escaped: parts alternate collection names and item names.
 func restPath(tenant string, parts ...string) string {
