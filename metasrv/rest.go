@@ -514,7 +514,7 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 		return err
 	}
 	ctx := context.WithoutCancel(r.Context()) // a queued proposal is not withdrawn
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.ReadWaitTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ProposeTimeout)
 	defer cancel()
 	start := time.Now()
 	out, index, err := s.batch.propose(ctx, b)

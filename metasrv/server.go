@@ -78,6 +78,10 @@ type Config struct {
 	// ReadWaitTimeout bounds the wait of a read with minGeneration or
 	// consistent=true. Zero means 5s.
 	ReadWaitTimeout time.Duration
+	// ProposeTimeout bounds how long a write waits for its proposal to be
+	// committed and applied; past it the write answers 503 and its outcome
+	// is unknown (the proposal is not withdrawn). Zero means 5s.
+	ProposeTimeout time.Duration
 	// StaleReadBound is how long a follower may go without hearing from
 	// the leader and still answer the internal API (gateways' decisions);
 	// past it the node answers 503 so gateways fail over to a node in
@@ -124,6 +128,7 @@ func DefaultConfig() Config {
 		BodyTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ReadWaitTimeout:   5 * time.Second,
+		ProposeTimeout:    5 * time.Second,
 		StaleReadBound:    5 * time.Second,
 		AuditRingSize:     DefaultAuditRing,
 		MaxBatchProposals: DefaultMaxBatchProposals,
@@ -163,6 +168,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReadWaitTimeout < 0 {
 		errs = append(errs, fmt.Errorf("ReadWaitTimeout %s is negative", c.ReadWaitTimeout))
+	}
+	if c.ProposeTimeout < 0 {
+		errs = append(errs, fmt.Errorf("ProposeTimeout %s is negative", c.ProposeTimeout))
 	}
 	if c.MaxBatchProposals < 0 || c.MaxBatchBytes < 0 || c.BatchPipeline < 0 {
 		errs = append(errs, fmt.Errorf("MaxBatchProposals %d, MaxBatchBytes %d and BatchPipeline %d must not be negative",
@@ -220,6 +228,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.ProposeTimeout == 0 {
+		cfg.ProposeTimeout = 5 * time.Second
 	}
 	if cfg.ReadWaitTimeout == 0 {
 		cfg.ReadWaitTimeout = 5 * time.Second
