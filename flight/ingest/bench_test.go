@@ -321,3 +321,57 @@ func heapNow() uint64 {
 	metrics.Read(s)
 	return s[0].Value.Uint64()
 }
+
+// BenchmarkCopyCodecs writes the rows of BenchmarkCopy with each codec a
+// table may choose, and reports the CPU seconds and the file size of one
+// write.
+func BenchmarkCopyCodecs(b *testing.B) {
+	const rows, batch = 1 << 20, 64 << 10
+	var recs []arrow.RecordBatch
+	for i := 0; i < rows; i += batch {
+		rec := narrowBatch(i, batch)
+		defer rec.Release()
+		recs = append(recs, rec)
+	}
+	root := stage.Descriptor{Version: 1, Local: &stage.LocalDescriptor{Root: b.TempDir()}}
+	child, err := root.ForTenant("acme")
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := stage.OpenLocal(child)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	for _, codec := range []ingest.Codec{ingest.CodecZstd, ingest.CodecSnappy, ingest.CodecUncompressed} {
+		b.Run(string(codec), func(b *testing.B) {
+			var cpu []float64
+			var size int64
+			for b.Loop() {
+				cfg := newConfig(b, st, narrow)
+				cfg.Codec = codec
+				r, err := array.NewRecordReader(narrow, recs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cpu0 := cpuSeconds()
+				files, _, err := ingest.Copy(b.Context(), cfg, r)
+				cpu = append(cpu, cpuSeconds()-cpu0)
+				r.Release()
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = 0
+				for _, f := range files {
+					size += f.Size
+				}
+				if err := st.Delete(b.Context(), keys(files)...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			_, med, _ := spread(cpu)
+			b.ReportMetric(med, "cpu-s")
+			b.ReportMetric(mib(size), "file-MiB")
+		})
+	}
+}

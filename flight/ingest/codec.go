@@ -55,19 +55,30 @@ func (c Codec) options() []parquet.WriterProperty {
 	return []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd), parquet.WithCompressionLevel(zstdLevel)}
 }
 
-// dictionarySample is how many leading values of a string column's first
-// batch decide whether the column is dictionary-encoded.
-const dictionarySample = 4096
+// encodingSample is how many leading values of a column's first batch
+// decide its encoding.
+const encodingSample = 4096
 
-// dictionaryChoice returns the dictionary properties for a segment whose
-// first batch is rec (nil: a segment without rows). Dictionary encoding is off except for top-level
-// columns that arrive dictionary-encoded and string or binary columns
-// whose first dictionarySample values are at most a quarter distinct.
-// Trying a dictionary on every column cost a sixth of the encoder's CPU and
-// made high-cardinality columns larger than plain pages compressed with
-// zstd (docs/performance.md, Ingest); a column of few distinct values is
-// smaller and faster to read with one.
-func (w *Writer) dictionaryChoice(rec arrow.RecordBatch) []parquet.WriterProperty {
+// encodingChoice returns the per-column encoding properties for a segment
+// whose first batch is rec (nil: a segment without rows), judged on each
+// top-level column's first encodingSample values:
+//
+//   - dictionary encoding only for a column that arrives dictionary-encoded
+//     and for a string or binary column at most a quarter distinct: trying
+//     a dictionary on every column cost a sixth of the encoder's CPU and
+//     made high-cardinality columns larger than plain pages compressed with
+//     zstd;
+//   - DELTA_BINARY_PACKED for an integer, date, time or timestamp column
+//     whose successive differences span less than 2^16 (ids, sequences,
+//     event times): a few bits a value, which zstd then barely has to
+//     compress;
+//   - DELTA_BYTE_ARRAY for a string or binary column whose values share at
+//     least half their bytes with the value before (sorted keys, labels
+//     with a common stem);
+//   - PLAIN otherwise.
+//
+// See docs/performance.md, Ingest, for the measurements behind each.
+func (w *Writer) encodingChoice(rec arrow.RecordBatch) []parquet.WriterProperty {
 	if w.cfg.legacy {
 		return nil
 	}
@@ -76,38 +87,131 @@ func (w *Writer) dictionaryChoice(rec arrow.RecordBatch) []parquet.WriterPropert
 		return opts
 	}
 	for i, f := range rec.Schema().Fields() {
-		if dictionaryPays(rec.Column(i)) {
-			opts = append(opts, parquet.WithDictionaryPath(parquet.ColumnPath{f.Name}, true))
+		path := parquet.ColumnPath{f.Name}
+		col := rec.Column(i)
+		switch {
+		case dictionaryPays(col):
+			opts = append(opts, parquet.WithDictionaryPath(path, true))
+		case narrowDeltas(col):
+			opts = append(opts, parquet.WithEncodingPath(path, parquet.Encodings.DeltaBinaryPacked))
+		case sharedPrefixes(col):
+			opts = append(opts, parquet.WithEncodingPath(path, parquet.Encodings.DeltaByteArray))
 		}
 	}
 	return opts
 }
 
-// dictionaryPays reports whether a top-level column should be
-// dictionary-encoded, judging by its first values.
-func dictionaryPays(col arrow.Array) bool {
-	var value func(int) string
+// binaryValues returns a function reading value j of a string or binary
+// column, nil for other columns.
+func binaryValues(col arrow.Array) func(int) string {
 	switch a := col.(type) {
-	case *array.Dictionary:
-		return true
 	case *array.String:
-		value = a.Value
+		return a.Value
 	case *array.LargeString:
-		value = a.Value
+		return a.Value
 	case *array.Binary:
-		value = a.ValueString
+		return a.ValueString
 	case *array.LargeBinary:
-		value = a.ValueString
-	default:
+		return a.ValueString
+	}
+	return nil
+}
+
+// dictionaryPays reports whether a top-level column should be
+// dictionary-encoded: it arrives as a dictionary, or it is a string or
+// binary column whose first values are at most a quarter distinct.
+func dictionaryPays(col arrow.Array) bool {
+	if _, ok := col.(*array.Dictionary); ok {
+		return true
+	}
+	value := binaryValues(col)
+	if value == nil {
 		return false
 	}
 	seen := make(map[string]struct{})
 	n := 0
-	for j := 0; j < col.Len() && n < dictionarySample; j++ {
+	for j := 0; j < col.Len() && n < encodingSample; j++ {
 		if col.IsValid(j) {
 			n++
 			seen[value(j)] = struct{}{}
 		}
 	}
 	return n > 0 && len(seen)*4 <= n
+}
+
+// narrowDeltas reports whether the first values of an integer, date, time
+// or timestamp column differ from one to the next by amounts spanning less
+// than 2^16.
+func narrowDeltas(col arrow.Array) bool {
+	var value func(int) int64
+	switch a := col.(type) {
+	case *array.Int64:
+		value = a.Value
+	case *array.Int32:
+		value = func(j int) int64 { return int64(a.Value(j)) }
+	case *array.Int16:
+		value = func(j int) int64 { return int64(a.Value(j)) }
+	case *array.Int8:
+		value = func(j int) int64 { return int64(a.Value(j)) }
+	case *array.Timestamp:
+		value = func(j int) int64 { return int64(a.Value(j)) }
+	case *array.Date32:
+		value = func(j int) int64 { return int64(a.Value(j)) }
+	case *array.Time32:
+		value = func(j int) int64 { return int64(a.Value(j)) }
+	case *array.Time64:
+		value = func(j int) int64 { return int64(a.Value(j)) }
+	default:
+		return false
+	}
+	var (
+		prev, lo, hi int64
+		n            int
+	)
+	for j := 0; j < col.Len() && n < encodingSample; j++ {
+		if !col.IsValid(j) {
+			continue
+		}
+		v := value(j)
+		if n > 0 {
+			// Differences wrap around, as the encoding's own do.
+			d := v - prev
+			if n == 1 {
+				lo, hi = d, d
+			}
+			lo, hi = min(lo, d), max(hi, d)
+		}
+		prev = v
+		n++
+	}
+	return n > 1 && uint64(hi-lo) < 1<<16
+}
+
+// sharedPrefixes reports whether the first values of a string or binary
+// column share at least half their bytes with the value before.
+func sharedPrefixes(col arrow.Array) bool {
+	value := binaryValues(col)
+	if value == nil {
+		return false
+	}
+	var (
+		prev          string
+		shared, total int
+		n             int
+	)
+	for j := 0; j < col.Len() && n < encodingSample; j++ {
+		if !col.IsValid(j) {
+			continue
+		}
+		v := value(j)
+		k := 0
+		for k < len(v) && k < len(prev) && v[k] == prev[k] {
+			k++
+		}
+		shared += k
+		total += len(v)
+		prev = v
+		n++
+	}
+	return n > 1 && total > 0 && 2*shared >= total
 }

@@ -2,9 +2,13 @@ package ingest_test
 
 import (
 	"bytes"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
+	mrand "math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 
@@ -312,24 +317,51 @@ func codecsOf(t *testing.T, st stage.Store, f ingest.File) []compress.Compressio
 	return got
 }
 
-// Dictionary encoding is chosen per column by the first batch: a string
-// column of few distinct values and a dictionary column get one, a string
-// column of distinct values and numbers do not.
-func TestDictionaryChoice(t *testing.T) {
-	st := stagetest.Local(t).Open(t, "acme")
+// Each column's encoding is chosen by its first batch: a dictionary for a
+// string column of few distinct values and for a dictionary column, delta
+// encoding for integers and times that step by small amounts and for
+// strings sharing prefixes, plain pages for the rest; whichever encoder
+// writes them, the files read back as written and DuckDB reads them.
+func TestEncodingChoice(t *testing.T) {
+	b := stagetest.Local(t)
+	st := b.Open(t, "acme")
+	ts := &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
 	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "seq", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "rnd", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "small", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "at", Type: ts, Nullable: true},
+		{Name: "at_rnd", Type: ts, Nullable: true},
+		{Name: "day", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+		{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 		{Name: "status", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "label", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "token", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "dict", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}, Nullable: true},
 	}, nil)
+	want := map[string]string{"seq": "delta", "rnd": "plain", "small": "delta", "at": "delta", "at_rnd": "plain", "day": "delta",
+		"x": "plain", "status": "dictionary", "label": "delta", "token": "plain", "dict": "dictionary"}
+	rng := mrand.New(mrand.NewPCG(1, 2))
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer bld.Release()
 	for i := range 10000 {
-		bld.Field(0).(*array.Int64Builder).Append(int64(i % 3))
-		bld.Field(1).(*array.StringBuilder).Append([]string{"open", "paid", "shipped"}[i%3])
-		bld.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("label-%d", i))
-		if err := bld.Field(3).(*array.BinaryDictionaryBuilder).AppendString(fmt.Sprintf("d-%d", i)); err != nil {
+		if i%97 == 5 { // nulls do not change the choice
+			for j := range schema.NumFields() {
+				bld.Field(j).AppendNull()
+			}
+			continue
+		}
+		bld.Field(0).(*array.Int64Builder).Append(int64(1_000_000 + i))
+		bld.Field(1).(*array.Int64Builder).Append(rng.Int64())
+		bld.Field(2).(*array.Int32Builder).Append(int32(i % 300))
+		bld.Field(3).(*array.TimestampBuilder).Append(arrow.Timestamp(1_704_067_200_000_000 + int64(i)*1000 + rng.Int64N(500)))
+		bld.Field(4).(*array.TimestampBuilder).Append(arrow.Timestamp(1_704_067_200_000_000 + rng.Int64N(300_000_000_000_000)))
+		bld.Field(5).(*array.Date32Builder).Append(arrow.Date32(19000 + i/100))
+		bld.Field(6).(*array.Float64Builder).Append(float64(i) * 0.25)
+		bld.Field(7).(*array.StringBuilder).Append([]string{"open", "paid", "shipped"}[i%3])
+		bld.Field(8).(*array.StringBuilder).Append(fmt.Sprintf("customer-%08d", i))
+		bld.Field(9).(*array.StringBuilder).Append(fmt.Sprintf("%016x", rng.Uint64()))
+		if err := bld.Field(10).(*array.BinaryDictionaryBuilder).AppendString(fmt.Sprintf("d-%d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -352,18 +384,83 @@ func TestDictionaryChoice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]bool{"id": false, "status": true, "label": false, "dict": true}
 		for c := range pr.MetaData().Schema.NumColumns() {
 			cc, err := pr.MetaData().RowGroup(0).ColumnChunk(c)
 			if err != nil {
 				t.Fatal(err)
 			}
 			name := pr.MetaData().Schema.Column(c).Name()
-			if got := cc.HasDictionaryPage(); got != want[name] {
-				t.Errorf("workers %d: column %s has a dictionary page: %v, want %v", workers, name, got, want[name])
+			got := "plain"
+			switch encs := cc.Encodings(); {
+			case cc.HasDictionaryPage():
+				got = "dictionary"
+			case slices.Contains(encs, parquet.Encodings.DeltaBinaryPacked), slices.Contains(encs, parquet.Encodings.DeltaByteArray):
+				got = "delta"
+			}
+			if got != want[name] {
+				t.Errorf("workers %d: column %s encoded %s (%v), want %s", workers, name, got, cc.Encodings(), want[name])
 			}
 		}
 		pr.Close()
 		compare(t, st, files, schema, []arrow.RecordBatch{rec})
+		duckdbSums(t, b, files, rec)
+	}
+}
+
+// duckdbSums checks that DuckDB reads the files' rows as rec holds them:
+// the count and a checksum of every column.
+func duckdbSums(t *testing.T, b *stagetest.Backend, files []ingest.File, rec arrow.RecordBatch) {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, "'"+filepath.Join(b.Abs("tenants/acme"), f.Key)+"'")
+	}
+	from := " FROM read_parquet([" + strings.Join(paths, ",") + "])"
+	var got, want string
+	q := "SELECT count(*)::VARCHAR || '/' || sum(seq)::VARCHAR || '/' || sum(rnd::HUGEINT)::VARCHAR || '/' || sum(small)::VARCHAR || '/' || " +
+		"sum(epoch_us(\"at\"))::VARCHAR || '/' || sum(epoch_us(at_rnd))::VARCHAR || '/' || sum(day - DATE '1970-01-01')::VARCHAR || '/' || (sum(x) * 4)::BIGINT::VARCHAR || '/' || " +
+		"sum(length(status))::VARCHAR || '/' || max(label) || '/' || string_agg(token, '' ORDER BY seq) || '/' || count(DISTINCT dict)::VARCHAR"
+	if err := db.QueryRowContext(t.Context(), q+from).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	// The same figures computed from the batch.
+	var (
+		n                          int64
+		seq, small, status, dayOff int64
+		rnd                        big.Int
+		at, atRnd                  big.Int
+		x                          float64
+		maxLabel, tokens           string
+		dicts                      = map[string]bool{}
+	)
+	cols := rec.Columns()
+	for i := range int(rec.NumRows()) {
+		if cols[0].IsNull(i) {
+			n++
+			continue
+		}
+		n++
+		seq += cols[0].(*array.Int64).Value(i)
+		rnd.Add(&rnd, big.NewInt(cols[1].(*array.Int64).Value(i)))
+		small += int64(cols[2].(*array.Int32).Value(i))
+		at.Add(&at, big.NewInt(int64(cols[3].(*array.Timestamp).Value(i))))
+		atRnd.Add(&atRnd, big.NewInt(int64(cols[4].(*array.Timestamp).Value(i))))
+		dayOff += int64(cols[5].(*array.Date32).Value(i))
+		x += cols[6].(*array.Float64).Value(i)
+		status += int64(len(cols[7].(*array.String).Value(i)))
+		maxLabel = max(maxLabel, cols[8].(*array.String).Value(i))
+		tokens += cols[9].(*array.String).Value(i)
+		d := cols[10].(*array.Dictionary)
+		dicts[d.Dictionary().(*array.String).Value(d.GetValueIndex(i))] = true
+	}
+	want = fmt.Sprintf("%d/%d/%s/%d/%s/%s/%d/%d/%d/%s/%s/%d", n, seq, rnd.String(), small, at.String(), atRnd.String(), dayOff,
+		int64(x*4), status, maxLabel, tokens, len(dicts)) // x holds quarters: its sum is exact
+	if got != want {
+		t.Errorf("DuckDB reads\n%.200s\nwant\n%.200s", got, want)
 	}
 }

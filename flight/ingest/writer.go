@@ -139,8 +139,8 @@ type File struct {
 type Writer struct {
 	ctx    context.Context
 	cfg    Config
-	opts   []parquet.WriterProperty  // every part's Parquet properties but the dictionary choice
-	props  *parquet.WriterProperties // opts and the dictionary choice, set by the first part
+	opts   []parquet.WriterProperty  // every part's Parquet properties but the encodings
+	props  *parquet.WriterProperties // opts and the encodings chosen by the first batch
 	aprops pqarrow.ArrowWriterProperties
 
 	cur    *part    // the part being written, nil between parts
@@ -234,7 +234,7 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		return nil
 	}
 	if w.props == nil {
-		w.props = parquet.NewWriterProperties(append(w.opts, w.dictionaryChoice(rec)...)...)
+		w.props = parquet.NewWriterProperties(append(w.opts, w.encodingChoice(rec)...)...)
 	}
 	if w.cur == nil {
 		if err := w.start(); err != nil {
@@ -272,7 +272,7 @@ func (w *Writer) Close() ([]File, error) {
 	}
 	if w.cur == nil && len(w.files) == 0 {
 		if w.props == nil {
-			w.props = parquet.NewWriterProperties(append(w.opts, w.dictionaryChoice(nil)...)...)
+			w.props = parquet.NewWriterProperties(append(w.opts, w.encodingChoice(nil)...)...)
 		}
 		if err := w.start(); err != nil {
 			return nil, w.fail(err)
