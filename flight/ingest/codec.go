@@ -78,13 +78,21 @@ const encodingSample = 4096
 //   - PLAIN otherwise.
 //
 // See docs/performance.md, Ingest, for the measurements behind each.
-func (w *Writer) encodingChoice(rec arrow.RecordBatch) []parquet.WriterProperty {
+//
+// The batch has passed the writer's checks; a panic reading it anyway is
+// ErrMalformed.
+func (w *Writer) encodingChoice(rec arrow.RecordBatch) (opts []parquet.WriterProperty, err error) {
 	if w.cfg.legacy {
-		return nil
+		return nil, nil
 	}
-	opts := []parquet.WriterProperty{parquet.WithDictionaryDefault(false)}
+	defer func() {
+		if r := recover(); r != nil {
+			opts, err = nil, fmt.Errorf("%w: %v", ErrMalformed, r)
+		}
+	}()
+	opts = []parquet.WriterProperty{parquet.WithDictionaryDefault(false)}
 	if rec == nil {
-		return opts
+		return opts, nil
 	}
 	for i, f := range rec.Schema().Fields() {
 		path := parquet.ColumnPath{f.Name}
@@ -98,7 +106,7 @@ func (w *Writer) encodingChoice(rec arrow.RecordBatch) []parquet.WriterProperty 
 			opts = append(opts, parquet.WithEncodingPath(path, parquet.Encodings.DeltaByteArray))
 		}
 	}
-	return opts
+	return opts, nil
 }
 
 // binaryValues returns a function reading value j of a string or binary

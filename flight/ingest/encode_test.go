@@ -464,3 +464,30 @@ func duckdbSums(t *testing.T, b *stagetest.Backend, files []ingest.File, rec arr
 		t.Errorf("DuckDB reads\n%.200s\nwant\n%.200s", got, want)
 	}
 }
+
+// TestRequiredColumnShortBitmap: a column whose validity bitmap is shorter
+// than the column and whose null count is left to be computed is refused
+// with ErrMalformed — not read past its bitmap, where a panic outside any
+// recovery ends the process — whether declared nullable or not, whichever
+// encoder, and nothing is kept.
+func TestRequiredColumnShortBitmap(t *testing.T) {
+	for _, c := range []struct {
+		workers  int
+		nullable bool
+	}{{1, false}, {2, false}, {1, true}, {2, true}} {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: c.nullable},
+			{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: c.nullable}}, nil)
+		data := array.NewData(arrow.PrimitiveTypes.Int64, 4096,
+			[]*memory.Buffer{memory.NewBufferBytes([]byte{0xff}), memory.NewBufferBytes(make([]byte, 8*4096))}, nil, array.UnknownNullCount, 0)
+		defer data.Release()
+		col := array.MakeFromData(data)
+		defer col.Release()
+		rec := array.NewRecordBatch(schema, []arrow.Array{col, col}, 4096)
+		defer rec.Release()
+		st := stagetest.Local(t).Open(t, "acme")
+		cfg := newConfig(t, st, schema)
+		cfg.Workers = c.workers
+		_, _, err := ingest.Copy(t.Context(), cfg, mustReader(t, schema, rec))
+		refusedMalformed(t, st, err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -222,19 +223,27 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		if int64(col.Len()) != rec.NumRows() {
 			return w.fail(fmt.Errorf("%w: column %d has %d values for %d rows", ErrMalformed, i, col.Len(), rec.NumRows()))
 		}
-		// A required Parquet column has no place for a null.
-		if !w.cfg.Schema.Field(i).Nullable && col.NullN() > 0 {
-			return w.fail(fmt.Errorf("%w: column %d is declared not nullable and holds %d nulls", ErrMalformed, i, col.NullN()))
-		}
 		if err := validate(col); err != nil {
 			return w.fail(fmt.Errorf("column %d: %w", i, err))
+		}
+		if err := checkBitmap(col); err != nil {
+			return w.fail(fmt.Errorf("column %d: %w", i, err))
+		}
+		if !w.cfg.Schema.Field(i).Nullable {
+			if err := checkRequired(col); err != nil {
+				return w.fail(fmt.Errorf("column %d: %w", i, err))
+			}
 		}
 	}
 	if rec.NumRows() == 0 {
 		return nil
 	}
 	if w.props == nil {
-		w.props = parquet.NewWriterProperties(append(w.opts, w.encodingChoice(rec)...)...)
+		enc, err := w.encodingChoice(rec)
+		if err != nil {
+			return w.fail(err)
+		}
+		w.props = parquet.NewWriterProperties(slices.Concat(w.opts, enc)...)
 	}
 	if w.cur == nil {
 		if err := w.start(); err != nil {
@@ -272,7 +281,8 @@ func (w *Writer) Close() ([]File, error) {
 	}
 	if w.cur == nil && len(w.files) == 0 {
 		if w.props == nil {
-			w.props = parquet.NewWriterProperties(append(w.opts, w.encodingChoice(nil)...)...)
+			enc, _ := w.encodingChoice(nil) // without rows nothing is read
+			w.props = parquet.NewWriterProperties(slices.Concat(w.opts, enc)...)
 		}
 		if err := w.start(); err != nil {
 			return nil, w.fail(err)
