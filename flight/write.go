@@ -117,9 +117,14 @@ func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordRe
 			return 0, err
 		}
 	}
-	storageID := ""
+	storageID, codec := "", ingest.CodecZstd
 	if cur != nil {
 		storageID = cur.StorageID
+		// The table's parquet.compression property; a value metasrv let
+		// through that this gateway does not know refuses the write.
+		if codec, err = ingest.ParseCodec(cur.Codec); err != nil {
+			return 0, fmt.Errorf("%w: table %s: %w", errBadRequest, req.target, err)
+		}
 	} else if storageID, err = newStorageID(); err != nil {
 		return 0, err
 	}
@@ -133,7 +138,7 @@ func (s *Server) write(ctx context.Context, req writeRequest, src array.RecordRe
 	}
 	started := time.Now()
 	files, n, err := ingest.Copy(ctx, ingest.Config{Store: store, StorageID: storageID, Segment: segment,
-		Schema: rows.Schema(), Allocator: s.mem}, rows)
+		Schema: rows.Schema(), Allocator: s.mem, Codec: codec}, rows)
 	if err != nil {
 		return 0, fmt.Errorf("writing %s: %w", req.target, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -249,41 +250,113 @@ func (g *genRows) batch(first int64, n int) arrow.RecordBatch {
 // BenchmarkIngest10M bulk-ingests 10M rows × 4 columns (int64, float64,
 // 12-byte utf8, timestamp[us, UTC]; ~400 MB of Arrow buffers) per
 // iteration through ADBC (create mode, a new table each time) into a serve
-// process, and reports the server's peak RSS (target for the local stage:
-// < 512 MiB; reported, not asserted).
+// process, and reports the server's peak RSS (reported, not asserted) and
+// CPU seconds per ingest.
+//
+// With LAKEGATE_BENCH_BASE_BIN naming another lakegate build (the
+// baseline), every iteration ingests into a serve process of each build,
+// the two taking turns to go first, and the benchmark also reports the
+// ratio of this build's throughput to the baseline's per iteration (min,
+// median, max: x-base-*), of their server CPU (cpu-x-base) and the
+// baseline's own figures (base-*). MB/s is then for both ingests.
 func BenchmarkIngest10M(b *testing.B) {
+	baseBin := os.Getenv("LAKEGATE_BENCH_BASE_BIN")
 	for _, stage := range []string{"local", "s3"} {
 		b.Run(stage, func(b *testing.B) {
-			dataDir := b.TempDir()
-			var extra, env []string
-			if stage == "s3" {
-				desc, e := s3Stage(b)
-				extra, env = []string{"--stage", desc}, e
+			type side struct {
+				name      string
+				srv       *server
+				c         *client
+				mbps, cpu []float64
 			}
-			srv, err := startServeEnv(b, dataDir, env, serveArgs(dataDir, extra...)...)
-			if err != nil {
-				b.Fatal(err)
+			sides := []*side{{name: "new"}}
+			if baseBin != "" {
+				sides = append(sides, &side{name: "base"})
 			}
-			c := benchConn(b, srv)
+			for _, sd := range sides {
+				dataDir := b.TempDir()
+				var extra, env []string
+				if stage == "s3" {
+					desc, e := s3Stage(b)
+					extra, env = []string{"--stage", desc}, e
+				}
+				bin := lakegateBin
+				if sd.name == "base" {
+					bin = baseBin
+				}
+				srv, err := startServeBin(b, bin, dataDir, env, serveArgs(dataDir, extra...)...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sd.srv, sd.c = srv, benchConn(b, srv)
+			}
 			ctx := context.Background()
+			var ratios []float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				rdr := newGenRows(ingestRowsN, false)
-				n, err := c.ingest(ctx, "sales", fmt.Sprintf("ingest_%d", i), adbc.OptionValueIngestModeCreate, rdr)
-				rdr.Release()
-				if err != nil || n != ingestRowsN {
-					b.Fatalf("ingest: %d rows, %v\n%s", n, err, srv.stderr.String())
+				var bytes int64
+				for k := range sides {
+					sd := sides[(i+k)%len(sides)] // take turns to go first
+					rdr := newGenRows(ingestRowsN, false)
+					pid := sd.srv.cmd.Process.Pid
+					cpu0, start := procCPUSeconds(b, pid), time.Now()
+					n, err := sd.c.ingest(ctx, "sales", fmt.Sprintf("ingest_%d", i), adbc.OptionValueIngestModeCreate, rdr)
+					el := time.Since(start)
+					rdr.Release()
+					if err != nil || n != ingestRowsN {
+						b.Fatalf("%s: ingest: %d rows, %v\n%s", sd.name, n, err, sd.srv.stderr.String())
+					}
+					sd.cpu = append(sd.cpu, procCPUSeconds(b, pid)-cpu0)
+					sd.mbps = append(sd.mbps, float64(rdr.bytes)/1e6/el.Seconds())
+					bytes += rdr.bytes
 				}
-				b.SetBytes(rdr.bytes)
+				b.SetBytes(bytes)
+				if len(sides) == 2 {
+					ratios = append(ratios, sides[0].mbps[i]/sides[1].mbps[i])
+				}
 			}
 			b.StopTimer()
-			hwm, err := vmHWM(srv.cmd.Process.Pid)
-			if err != nil {
-				b.Fatal(err)
+			for _, sd := range sides {
+				hwm, err := vmHWM(sd.srv.cmd.Process.Pid)
+				if err != nil {
+					b.Fatal(err)
+				}
+				prefix := ""
+				if sd.name == "base" {
+					prefix = "base-"
+				}
+				b.ReportMetric(hwm, prefix+"peakRSS-MiB")
+				b.ReportMetric(median(sd.cpu), prefix+"server-cpu-s")
+				b.ReportMetric(median(sd.mbps), prefix+"ingest-MB/s")
 			}
-			b.ReportMetric(hwm, "peakRSS-MiB")
+			if len(ratios) > 0 {
+				sorted := slices.Sorted(slices.Values(ratios))
+				b.ReportMetric(sorted[0], "x-base-min")
+				b.ReportMetric(median(ratios), "x-base-med")
+				b.ReportMetric(sorted[len(sorted)-1], "x-base-max")
+				b.ReportMetric(median(sides[0].cpu)/median(sides[1].cpu), "cpu-x-base")
+			}
 		})
 	}
+}
+
+// startServeBin is startServeEnv running the lakegate binary bin instead
+// of the one built for the package. Benchmarks run one at a time, so
+// pointing launch at bin for the start is safe.
+func startServeBin(owner testing.TB, bin, dataDir string, env []string, args ...string) (*server, error) {
+	saved := lakegateBin
+	lakegateBin = bin
+	defer func() { lakegateBin = saved }()
+	return startServeEnv(owner, dataDir, env, args...)
+}
+
+// median returns the median of xs (the upper one of an even count).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	return s[len(s)/2]
 }
 
 // BenchmarkS3Read1GB ingests bigRows high-entropy rows into sales.big on an

@@ -255,7 +255,7 @@ func resolveRef(snap *catalog.Snapshot, subject string, catOK bool, cat string, 
 	}
 	d := TableDescriptor{FullName: full, StorageID: sid, Version: ver.Version,
 		Columns: make([]DescriptorColumn, len(cols)), Files: make([]DescriptorFile, len(files)),
-		ColumnMasks: make([]DescriptorMask, len(masks)), Upstream: up}
+		ColumnMasks: make([]DescriptorMask, len(masks)), Upstream: up, Codec: info.Properties[TableCodecProperty]}
 	for i, c := range cols {
 		d.Columns[i] = DescriptorColumn{Name: c.Name, Type: c.Type, Nullable: c.Nullable}
 	}

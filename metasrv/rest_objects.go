@@ -215,6 +215,9 @@ func (lv objectLevel) create(rq *request, l *Metalake) (*plan, error) {
 			return nil, err
 		}
 		name = b.Name
+		if err := checkTableCodec(b.Properties); err != nil {
+			return nil, err
+		}
 		if _, up := upstreamCatalog(rq, snapOf(l), rq.param("catalog")); up {
 			if b.StorageID != "" || b.Files != nil {
 				return nil, badRequest(errUpstreamNoData)

@@ -238,6 +238,9 @@ func checkPropertyAlter(rq *request, snap *catalog.Snapshot, o catalog.Object, a
 		}
 		return checkCatalogProperties(info.Type, alteredProperties(info.Properties, a))
 	case catalog.ObjectTable:
+		if err := checkTableCodec(a.set); err != nil {
+			return err
+		}
 		if _, up := upstreamCatalog(rq, snap, rq.param("catalog")); !up {
 			return nil
 		}

@@ -133,6 +133,9 @@ type TableVersion struct {
 	// Upstream is set for a table of an upstream catalog: the rows are in
 	// that engine, not in files (Files is empty).
 	Upstream *UpstreamTable `json:"upstream,omitempty"`
+	// Codec is the compression of the files written for the table, its
+	// parquet.compression property ("" for the default, zstd).
+	Codec string `json:"codec,omitempty"`
 }
 
 // UpstreamTable says where a table of an upstream catalog lives: the Flight

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -133,17 +135,17 @@ func narrowBatch(start, n int) arrow.RecordBatch {
 // peak is the same for 2M rows as for 0.5M, and far below the data size.
 //
 // Measured (arrow-go v18.8.0, go1.26, 2 CPUs shared with other builds),
-// RowGroupRows 256Ki, batches of 64Ki rows:
+// RowGroupRows 256Ki, batches of 64Ki rows, delta encodings chosen for the
+// id, name and timestamp columns:
 //
 //	rows   Arrow data  file      Arrow peak  live-heap peak above baseline
-//	0.5M   21.1 MiB    5.1 MiB   4.8 MiB     59–66 MiB
-//	2M     84.6 MiB    20.0 MiB  4.8 MiB     48–53 MiB
+//	0.5M   21.1 MiB    1.0 MiB   1.0 MiB     9 MiB
+//	2M     84.6 MiB    3.6 MiB   1.0 MiB     20 MiB
 //
 // The Arrow peak (encoder buffers from Config.Allocator) is exactly flat.
-// The live heap (sampled from /gc/heap/live:bytes, so approximate) is flat
-// within noise; it is mostly zstd encoder state, dictionary-encoding hash
-// tables (until a column falls back to plain encoding) and the one batch in
-// flight, not the data written. Only the Arrow peak is asserted.
+// The live heap (sampled from /gc/heap/live:bytes, so approximate) is
+// mostly zstd encoder state and the one batch in flight, not the data
+// written. Only the Arrow peak is asserted.
 func TestMemoryBounded(t *testing.T) {
 	run := func(rows int) (arrowPeak, heap uint64, data int64) {
 		st := stagetest.Local(t).Open(t, "acme")
@@ -183,17 +185,16 @@ func TestMemoryBounded(t *testing.T) {
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
 // BenchmarkCopy writes 1M rows × 4 columns (int64, float64, string,
-// timestamp), pre-built as 16 batches of 64Ki rows, to a local store. Bytes
-// per op are the Arrow buffer bytes, so MB/s is Arrow input throughput. It
-// also reports the encoder's Arrow memory peak, the Go heap peak above the
-// pre-built batches, and the file size.
-//
-// Measured with go test -bench Copy -benchtime 5x -count 2 (arrow-go
-// v18.8.0, go1.26, AMD EPYC, 2 CPUs shared with other builds, so
-// throughput is noisy): 44 MB of Arrow data per op -> one 7.5 MiB file
-// (one row group, default RowGroupRows 1Mi) in 0.77–0.87 s, 51–58 MB/s;
-// 260–273 MB and 1.05M allocations per op; Arrow peak 11.5 MiB; live-heap
-// peak 64–79 MiB above the pre-built batches.
+// timestamp), pre-built as 16 batches of 64Ki rows, to a local store, with
+// the writer as configured by default ("new") and, alternating with it
+// round by round in the same run, the writer as it was before its encoding
+// was chosen by measurement ("legacy": a dictionary tried on every column,
+// zstd's default level, one column after the other). Bytes per op are the
+// Arrow buffer bytes of one write, so MB/s is Arrow input throughput of
+// both writers together. It reports each writer's median MB/s and CPU
+// seconds per write, the ratio new ÷ legacy of throughput per round (min,
+// median, max) and of CPU, each writer's file size, and the new writer's
+// Arrow memory peak and Go heap peak above the pre-built batches.
 func BenchmarkCopy(b *testing.B) {
 	const rows, batch = 1 << 20, 64 << 10
 	var (
@@ -222,14 +223,24 @@ func BenchmarkCopy(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	b.SetBytes(dataBytes)
-	b.ReportAllocs()
-	var arrowPeak, heap, fileBytes int64
-	for b.Loop() {
+	b.SetBytes(2 * dataBytes)
+	type result struct {
+		mbps, cpu []float64
+		file      int64
+	}
+	var (
+		res             [2]result // 0 legacy, 1 new
+		ratios          []float64
+		arrowPeak, heap int64
+	)
+	write := func(legacy bool) (mbps, cpu float64, size int64) {
 		b.StopTimer()
 		mem := &peakAllocator{Allocator: memory.NewGoAllocator()}
 		cfg := newConfig(b, st, narrow)
 		cfg.Allocator = mem
+		if legacy {
+			cfg = ingest.Legacy(cfg)
+		}
 		r, err := array.NewRecordReader(narrow, recs)
 		if err != nil {
 			b.Fatal(err)
@@ -238,25 +249,129 @@ func BenchmarkCopy(b *testing.B) {
 		base := heapNow()
 		b.StartTimer()
 		stop := heapPeak()
+		cpu0, start := cpuSeconds(), time.Now()
 		files, _, err := ingest.Copy(b.Context(), cfg, r)
+		el, cpu := time.Since(start), cpuSeconds()-cpu0
 		h := stop()
 		if err != nil {
 			b.Fatal(err)
 		}
 		r.Release()
-		arrowPeak, heap = max(arrowPeak, mem.peak.Load()), max(heap, int64(h)-int64(base))
-		fileBytes = 0
-		for _, f := range files {
-			fileBytes += f.Size
+		if !legacy {
+			arrowPeak, heap = max(arrowPeak, mem.peak.Load()), max(heap, int64(h)-int64(base))
 		}
+		for _, f := range files {
+			size += f.Size
+		}
+		if err := st.Delete(b.Context(), keys(files)...); err != nil {
+			b.Fatal(err)
+		}
+		return float64(dataBytes) / 1e6 / el.Seconds(), cpu, size
 	}
+	round := 0
+	for b.Loop() {
+		var mbps [2]float64
+		for k := range 2 {
+			w := (round + k) % 2 // alternate which writer goes first
+			m, cpu, size := write(w == 0)
+			mbps[w] = m
+			res[w].mbps, res[w].cpu, res[w].file = append(res[w].mbps, m), append(res[w].cpu, cpu), size
+		}
+		ratios = append(ratios, mbps[1]/mbps[0])
+		round++
+	}
+	lo, med, hi := spread(ratios)
+	b.ReportMetric(lo, "x-legacy-min")
+	b.ReportMetric(med, "x-legacy-med")
+	b.ReportMetric(hi, "x-legacy-max")
+	for w, name := range []string{"legacy", "new"} {
+		_, m, _ := spread(res[w].mbps)
+		_, c, _ := spread(res[w].cpu)
+		b.ReportMetric(m, name+"-MB/s")
+		b.ReportMetric(c, name+"-cpu-s")
+		b.ReportMetric(mib(res[w].file), name+"-file-MiB")
+	}
+	_, cl, _ := spread(res[0].cpu)
+	_, cn, _ := spread(res[1].cpu)
+	b.ReportMetric(cn/cl, "cpu-x-legacy")
 	b.ReportMetric(mib(arrowPeak), "arrow-peak-MiB")
 	b.ReportMetric(mib(heap), "heap-peak-MiB")
-	b.ReportMetric(mib(fileBytes), "file-MiB")
+}
+
+// spread returns the minimum, median and maximum of xs (zeros if empty).
+func spread(xs []float64) (lo, med, hi float64) {
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	return s[0], s[len(s)/2], s[len(s)-1]
+}
+
+// cpuSeconds is the CPU time the process has used, user and system.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 func heapNow() uint64 {
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
+}
+
+// BenchmarkCopyCodecs writes the rows of BenchmarkCopy with each codec a
+// table may choose, and reports the CPU seconds and the file size of one
+// write.
+func BenchmarkCopyCodecs(b *testing.B) {
+	const rows, batch = 1 << 20, 64 << 10
+	var recs []arrow.RecordBatch
+	for i := 0; i < rows; i += batch {
+		rec := narrowBatch(i, batch)
+		defer rec.Release()
+		recs = append(recs, rec)
+	}
+	root := stage.Descriptor{Version: 1, Local: &stage.LocalDescriptor{Root: b.TempDir()}}
+	child, err := root.ForTenant("acme")
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := stage.OpenLocal(child)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	for _, codec := range []ingest.Codec{ingest.CodecZstd, ingest.CodecSnappy, ingest.CodecUncompressed} {
+		b.Run(string(codec), func(b *testing.B) {
+			var cpu []float64
+			var size int64
+			for b.Loop() {
+				cfg := newConfig(b, st, narrow)
+				cfg.Codec = codec
+				r, err := array.NewRecordReader(narrow, recs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cpu0 := cpuSeconds()
+				files, _, err := ingest.Copy(b.Context(), cfg, r)
+				cpu = append(cpu, cpuSeconds()-cpu0)
+				r.Release()
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = 0
+				for _, f := range files {
+					size += f.Size
+				}
+				if err := st.Delete(b.Context(), keys(files)...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			_, med, _ := spread(cpu)
+			b.ReportMetric(med, "cpu-s")
+			b.ReportMetric(mib(size), "file-MiB")
+		})
+	}
 }

@@ -1,5 +1,6 @@
 // Package ingest writes a table's data files: it streams Arrow record
-// batches into zstd-compressed Parquet files and stores them, part by part,
+// batches into Parquet files (zstd unless the table chose another codec,
+// Config.Codec) and stores them, part by part,
 // in a tenant's child stage under one write segment,
 //
 //	tables/<storageID>/<segment>/part-<n>.parquet  (stage.TableFileKey)
@@ -48,6 +49,16 @@
 // up front with ErrUnsupportedType naming the column, and the caller casts.
 // The Arrow schema is stored in the file (ARROW:schema), so pqarrow restores
 // time zones, large strings and string dictionaries exactly.
+//
+// # Encoding
+//
+// Each column's encoding is chosen from its first batch (a dictionary
+// where few values repeat, delta encodings for values stepping by small
+// amounts or sharing prefixes, plain pages otherwise), and the columns of
+// a batch of a flat schema are encoded in parallel (Config.Workers); the
+// bytes are those arrow-go's pqarrow writes with the same settings, which
+// writes nested schemas itself. docs/performance.md (Ingest) has the
+// measurements behind each choice.
 //
 // # Memory
 //

@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 )
 
 // validate checks what the Parquet writer will index in a, recursively:
@@ -43,6 +44,32 @@ func validate(a arrow.Array) (err error) {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// checkBitmap checks that a's validity bitmap, if it has one, covers a:
+// the bitmap of a client's batch may be short, and counting or reading its
+// nulls would then read past it.
+func checkBitmap(a arrow.Array) error {
+	d := a.Data()
+	if bufs := d.Buffers(); len(bufs) > 0 && bufs[0] != nil && int64(bufs[0].Len()) < bitutil.BytesForBits(int64(d.Offset()+d.Len())) {
+		return fmt.Errorf("%w: a validity bitmap of %d bytes for %d values", ErrMalformed, bufs[0].Len(), d.Offset()+d.Len())
+	}
+	return nil
+}
+
+// checkRequired checks a column declared not nullable (after checkBitmap):
+// a Parquet required column has no place for a null, and the writer would
+// store the value under it.
+func checkRequired(a arrow.Array) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrMalformed, r)
+		}
+	}()
+	if n := a.NullN(); n > 0 {
+		return fmt.Errorf("%w: a column declared not nullable holds %d nulls", ErrMalformed, n)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -83,6 +84,17 @@ type Config struct {
 	// Allocator serves the Parquet encoder's buffers; nil means
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
+	// Codec compresses the data pages: "" means CodecZstd. See ParseCodec.
+	Codec Codec
+	// Workers bounds how many columns of a batch are encoded at once; 0
+	// means runtime.GOMAXPROCS(0), 1 encodes them one after the other.
+	Workers int
+
+	// legacy writes as the writer did before its encoding was chosen by
+	// measurement (a dictionary tried on every column, zstd's default
+	// level, one column after the other): the baseline of the package's
+	// benchmarks, set by a test hook.
+	legacy bool
 }
 
 // Validate checks the config: a store, a valid storage id and segment, a
@@ -98,6 +110,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: TargetFileBytes %d is negative", ErrInvalidConfig, c.TargetFileBytes)
 	case c.RowGroupRows < 0:
 		return fmt.Errorf("%w: RowGroupRows %d is negative", ErrInvalidConfig, c.RowGroupRows)
+	case c.Workers < 0:
+		return fmt.Errorf("%w: Workers %d is negative", ErrInvalidConfig, c.Workers)
+	}
+	if _, err := ParseCodec(string(c.Codec)); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	if _, err := stage.TableFileKey(c.StorageID, c.Segment, 0); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
@@ -123,7 +140,8 @@ type File struct {
 type Writer struct {
 	ctx    context.Context
 	cfg    Config
-	props  *parquet.WriterProperties
+	opts   []parquet.WriterProperty  // every part's Parquet properties but the encodings
+	props  *parquet.WriterProperties // opts and the encodings chosen by the first batch
 	aprops pqarrow.ArrowWriterProperties
 
 	cur    *part    // the part being written, nil between parts
@@ -158,16 +176,26 @@ func New(ctx context.Context, cfg Config) (*Writer, error) {
 	if cfg.Allocator == nil {
 		cfg.Allocator = memory.DefaultAllocator
 	}
+	if cfg.Codec == "" {
+		cfg.Codec = CodecZstd
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = defaultWorkers()
+	}
+	codec := cfg.Codec.options()
+	if cfg.legacy {
+		cfg.Workers = 1
+		codec = []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd)}
+	}
 	return &Writer{
 		ctx: ctx,
 		cfg: cfg,
-		props: parquet.NewWriterProperties(
+		opts: append([]parquet.WriterProperty{
 			parquet.WithAllocator(cfg.Allocator),
-			parquet.WithCompression(compress.Codecs.Zstd),
 			parquet.WithStats(true),
 			parquet.WithMaxRowGroupLength(cfg.RowGroupRows),
 			parquet.WithCreatedBy("lakegate"),
-		),
+		}, codec...),
 		aprops: pqarrow.NewArrowWriterProperties(
 			pqarrow.WithAllocator(cfg.Allocator),
 			pqarrow.WithStoreSchema(),
@@ -198,9 +226,24 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		if err := validate(col); err != nil {
 			return w.fail(fmt.Errorf("column %d: %w", i, err))
 		}
+		if err := checkBitmap(col); err != nil {
+			return w.fail(fmt.Errorf("column %d: %w", i, err))
+		}
+		if !w.cfg.Schema.Field(i).Nullable {
+			if err := checkRequired(col); err != nil {
+				return w.fail(fmt.Errorf("column %d: %w", i, err))
+			}
+		}
 	}
 	if rec.NumRows() == 0 {
 		return nil
+	}
+	if w.props == nil {
+		enc, err := w.encodingChoice(rec)
+		if err != nil {
+			return w.fail(err)
+		}
+		w.props = parquet.NewWriterProperties(slices.Concat(w.opts, enc)...)
 	}
 	if w.cur == nil {
 		if err := w.start(); err != nil {
@@ -208,16 +251,16 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		}
 	}
 	p := w.cur
-	if err := writeBatch(p.fw, rec); err != nil {
+	if err := p.enc.write(rec); err != nil {
 		return w.fail(w.drop(err))
 	}
 	p.rows += rec.NumRows()
-	if p.fw.RowGroupTotalBytesWritten() >= RowGroupBytes {
-		if err := p.fw.NewBufferedRowGroupChecked(); err != nil { // flushes the full row group
+	if p.enc.rowGroupBytes() >= RowGroupBytes {
+		if err := p.enc.flushRowGroup(); err != nil {
 			return w.fail(w.drop(err))
 		}
 	}
-	if p.sink.n+p.fw.RowGroupTotalBytesWritten() >= w.cfg.TargetFileBytes {
+	if p.sink.n+p.enc.rowGroupBytes() >= w.cfg.TargetFileBytes {
 		if err := w.finish(); err != nil {
 			return w.fail(err)
 		}
@@ -237,6 +280,10 @@ func (w *Writer) Close() ([]File, error) {
 		return nil, w.fail(err)
 	}
 	if w.cur == nil && len(w.files) == 0 {
+		if w.props == nil {
+			enc, _ := w.encodingChoice(nil) // without rows nothing is read
+			w.props = parquet.NewWriterProperties(slices.Concat(w.opts, enc)...)
+		}
 		if err := w.start(); err != nil {
 			return nil, w.fail(err)
 		}
@@ -365,18 +412,18 @@ func (w *Writer) start() error {
 	}()
 	w.next++
 	w.cur = p
-	fw, err := pqarrow.NewFileWriter(w.cfg.Schema, p.sink, w.props, w.aprops)
+	enc, err := newEncoder(w.cfg.Schema, p.sink, w.props, w.aprops, w.cfg.Workers)
 	if err != nil {
 		return w.drop(fmt.Errorf("ingest: start %s: %w", stage.SafeKey(key), err))
 	}
-	p.fw = fw
+	p.enc = enc
 	return nil
 }
 
 // finish writes the footer, ends the upload and records the file.
 func (w *Writer) finish() error {
 	p := w.cur
-	if err := p.fw.Close(); err != nil {
+	if err := p.enc.close(); err != nil {
 		return w.drop(fmt.Errorf("ingest: finish %s: %w", stage.SafeKey(p.key), err))
 	}
 	w.cur = nil
@@ -399,7 +446,7 @@ func (w *Writer) finish() error {
 // part is one file being written and uploaded.
 type part struct {
 	key    string
-	fw     *pqarrow.FileWriter
+	enc    encoder
 	pw     *io.PipeWriter
 	sink   *sink
 	rows   int64
@@ -426,8 +473,8 @@ func (w *Writer) drop(err error) error {
 	storeFirst := p.sink.err != nil
 	p.cancel()
 	p.pw.CloseWithError(errAborted)
-	if p.fw != nil {
-		closeAfterFailure(p.fw) // releases the encoders' buffers; its writes fail at once
+	if p.enc != nil {
+		p.enc.abandon() // releases the encoders' buffers; its writes fail at once
 	}
 	res := p.wait()
 	switch {
@@ -464,22 +511,4 @@ func (s *sink) Write(b []byte) (int, error) {
 		s.err = err
 	}
 	return n, err
-}
-
-// writeBatch writes rec with fw, turning a panic of the Parquet writer on a
-// malformed batch into ErrMalformed (see there).
-func writeBatch(fw *pqarrow.FileWriter, rec arrow.RecordBatch) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", ErrMalformed, r)
-		}
-	}()
-	return fw.WriteBuffered(rec)
-}
-
-// closeAfterFailure closes a writer that failed, perhaps mid-batch: its
-// state may then be inconsistent, and its error or panic says nothing more.
-func closeAfterFailure(fw *pqarrow.FileWriter) {
-	defer func() { _ = recover() }()
-	_ = fw.Close()
 }

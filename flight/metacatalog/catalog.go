@@ -317,7 +317,8 @@ func (m *Governance) resolve(ctx context.Context, c backend.Caller, refs []backe
 			}
 		default:
 			v := &backend.TableVersion{Name: refs[i].Name, StorageID: r.Table.StorageID, Version: r.Table.Version,
-				Columns: columns(r.Table.Columns), Files: make([]backend.DataFile, len(r.Table.Files)), Generation: res.Generation}
+				Columns: columns(r.Table.Columns), Files: make([]backend.DataFile, len(r.Table.Files)), Generation: res.Generation,
+				Codec: r.Table.Codec}
 			for j, f := range r.Table.Files {
 				v.Files[j] = backend.DataFile{Key: f.Path, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256}
 			}

@@ -125,6 +125,9 @@ type TableDescriptor struct {
 	// SelectTable references resolve to one; the gateway never writes
 	// upstream.
 	Upstream *Upstream `json:"upstream,omitempty"`
+	// Codec is the table's parquet.compression property ("" when it has
+	// none): the compression of the files the gateway writes for it.
+	Codec string `json:"codec,omitempty"`
 }
 
 // Column is one column of a table in the internal API and in the
