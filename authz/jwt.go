@@ -7,6 +7,7 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -29,6 +31,11 @@ const (
 	maxGroups = 256
 	// minRSABits refuses RSA keys too short to trust.
 	minRSABits = 2048
+	// maxVerified bounds the verified-token cache; maxVerifiedTTL bounds
+	// how long one verification is reused (never past the token's expiry,
+	// never longer than the provider's refresh interval).
+	maxVerified    = 4096
+	maxVerifiedTTL = time.Minute
 )
 
 // ErrUnknownKey is returned (wrapped) by a KeySource that has no key with the
@@ -69,6 +76,55 @@ type jwtAuth struct {
 	byIssuer  map[string][]int
 	algs      []jose.SignatureAlgorithm // union of the providers' algorithms
 	now       func() time.Time
+	verified  verifiedCache
+}
+
+// verifiedCache remembers successful verifications by the token's SHA-256:
+// clients present the same token on every call, and the signature check is
+// most of the cost. Failures are never cached. The cache belongs to one
+// Authenticator, so a reload starts empty.
+type verifiedCache struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]verifiedEntry
+}
+
+type verifiedEntry struct {
+	p     *Principal
+	until time.Time
+}
+
+func (c *verifiedCache) get(h *[sha256.Size]byte, now time.Time) *Principal {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[*h]
+	if !ok {
+		return nil
+	}
+	if !now.Before(e.until) {
+		delete(c.m, *h)
+		return nil
+	}
+	return e.p
+}
+
+func (c *verifiedCache) put(h *[sha256.Size]byte, p *Principal, until time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[[sha256.Size]byte]verifiedEntry)
+	}
+	if len(c.m) >= maxVerified {
+		// Full: drop an arbitrary half. Only valid tokens get here, so
+		// this is churn, not an attacker's lever on memory.
+		n := 0
+		for k := range c.m {
+			delete(c.m, k)
+			if n++; n >= maxVerified/2 {
+				break
+			}
+		}
+	}
+	c.m[*h] = verifiedEntry{p: p, until: until}
 }
 
 func newJWTAuth(m *PrincipalMap, cfg AuthConfig) (*jwtAuth, error) {
@@ -122,96 +178,122 @@ type claims struct {
 
 func b64(seg string) ([]byte, error) { return base64.RawURLEncoding.Strict().DecodeString(seg) }
 
-// authenticate verifies token and returns its principal, or a failure reason.
+// authenticate returns the principal of token, from the verified-token
+// cache or by verifying it, or a failure reason.
 func (j *jwtAuth) authenticate(ctx context.Context, token string) (*Principal, FailureReason) {
 	if len(token) > maxJWTLen {
 		return nil, ReasonMalformed
 	}
+	now := j.now()
+	var buf [2048]byte // typical JWTs are hashed without allocating
+	h := sha256.Sum256(append(buf[:0], token...))
+	if p := j.verified.get(&h, now); p != nil {
+		return p, ReasonNone
+	}
+	p, pv, r := j.verify(ctx, token, now)
+	if r != ReasonNone {
+		return nil, r
+	}
+	until := now.Add(min(maxVerifiedTTL, pv.refreshInterval))
+	if exp := p.expiry.Add(pv.clockSkew); exp.Before(until) {
+		until = exp
+	}
+	j.verified.put(&h, p, until)
+	return p, ReasonNone
+}
+
+// verify checks token fully and returns its principal and provider, or a
+// failure reason.
+func (j *jwtAuth) verify(ctx context.Context, token string, now time.Time) (*Principal, *Provider, FailureReason) {
 	hseg, rest, _ := strings.Cut(token, ".")
 	pseg, sseg, _ := strings.Cut(rest, ".")
 	h, r := decodeHeader(hseg)
 	if r != ReasonNone {
-		return nil, r // alg none is refused here, whatever its (empty) signature
+		return nil, nil, r // alg none is refused here, whatever its (empty) signature
 	}
 	if pseg == "" || sseg == "" {
-		return nil, ReasonMalformed
+		return nil, nil, ReasonMalformed
 	}
 	payload, err := b64(pseg)
 	if err != nil {
-		return nil, ReasonMalformed
+		return nil, nil, ReasonMalformed
 	}
 	c, r := decodeClaims(payload)
 	if r != ReasonNone {
-		return nil, r
+		return nil, nil, r
 	}
 
 	// The provider: by issuer, then audience (the map makes the pair unique;
 	// a token naming several audiences of one issuer matches none).
 	cands, ok := j.byIssuer[c.iss]
 	if !ok {
-		return nil, ReasonBadIssuer
+		return nil, nil, ReasonBadIssuer
 	}
 	pi := -1
 	for _, i := range cands {
 		if slices.Contains(c.aud, j.providers[i].audience) {
 			if pi >= 0 {
-				return nil, ReasonBadAudience
+				return nil, nil, ReasonBadAudience
 			}
 			pi = i
 		}
 	}
 	if pi < 0 {
-		return nil, ReasonBadAudience
+		return nil, nil, ReasonBadAudience
 	}
 	p := j.providers[pi]
 	if !slices.Contains(p.algorithms, h.alg) {
-		return nil, ReasonBadAlgorithm
+		return nil, nil, ReasonBadAlgorithm
 	}
 
 	// The key: named by kid, of the type the algorithm needs.
 	src := j.sources[pi]
 	if src == nil {
-		return nil, ReasonKeyFetch
+		return nil, nil, ReasonKeyFetch
 	}
 	keys, err := src.Keys(ctx, h.kid)
 	if err != nil {
 		if errors.Is(err, ErrUnknownKey) {
-			return nil, ReasonUnknownKey
+			return nil, nil, ReasonUnknownKey
 		}
-		return nil, ReasonKeyFetch
+		return nil, nil, ReasonKeyFetch
 	}
 	var key *jose.JSONWebKey
 	for k := range keys {
 		if keyFits(h.alg, &keys[k]) {
 			if key != nil {
-				return nil, ReasonUnknownKey // ambiguous: no kid and several keys fit
+				return nil, nil, ReasonUnknownKey // ambiguous: no kid and several keys fit
 			}
 			key = &keys[k]
 		}
 	}
 	if key == nil {
 		if len(keys) == 0 {
-			return nil, ReasonUnknownKey
+			return nil, nil, ReasonUnknownKey
 		}
-		return nil, ReasonBadAlgorithm
+		return nil, nil, ReasonBadAlgorithm
 	}
 
 	// The signature, verified by go-jose with exactly this algorithm and
 	// exactly this public key (never a key embedded in the header).
 	jws, err := jose.ParseSignedCompact(token, []jose.SignatureAlgorithm{jose.SignatureAlgorithm(h.alg)})
 	if err != nil {
-		return nil, ReasonMalformed
+		return nil, nil, ReasonMalformed
 	}
 	verified, err := jws.Verify(key.Key)
 	if err != nil {
-		return nil, ReasonBadSignature
+		return nil, nil, ReasonBadSignature
 	}
 	if !bytes.Equal(verified, payload) {
 		// The claims were decoded from the payload segment; they must be
 		// what the signature covers.
-		return nil, ReasonBadSignature
+		return nil, nil, ReasonBadSignature
 	}
-	return j.principal(p, &c, j.now())
+	pr, r := j.principal(p, &c, now)
+	if r != ReasonNone {
+		return nil, nil, r
+	}
+	return pr, p, ReasonNone
 }
 
 // decodeHeader reads alg and kid, refusing what this verifier does not

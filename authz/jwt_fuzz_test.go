@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,4 +108,78 @@ func FuzzAuthenticateJWT(f *testing.F) {
 			t.Fatalf("accepted principal %v %v", p.Tenant(), p.Role())
 		}
 	})
+}
+
+// mutableKeys is a key source whose keys a test replaces.
+type mutableKeys struct {
+	mu   sync.Mutex
+	keys fixedKeys
+}
+
+func (k *mutableKeys) KeySource(*authz.Provider) (authz.KeySource, error) { return k, nil }
+
+func (k *mutableKeys) Keys(ctx context.Context, kid string) ([]jose.JSONWebKey, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.keys.Keys(ctx, kid)
+}
+
+func (k *mutableKeys) set(keys fixedKeys) { k.mu.Lock(); k.keys = keys; k.mu.Unlock() }
+
+// TestJWTVerifiedCache: a verification is reused for at most a minute (the
+// refresh interval when shorter) and never past the token's expiry; a
+// withdrawn key's cached tokens lapse with it; failures are not cached.
+func TestJWTVerifiedCache(t *testing.T) {
+	doc := validMap + `oidc:
+  providers:
+    - {name: idp, issuer: "` + fuzzIssuer + `", audience: lakegate, jwks_url: "https://idp.example/jwks", algorithms: [EdDSA],
+       tenant: acme, auto_create_users: true, namespaces: {all: [public]}, clock_skew: 0s}
+`
+	m, err := authz.ParsePrincipalMap([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(fuzzNow, 0)
+	keys := &mutableKeys{keys: fixedKeys{{Key: fuzzKey.Public(), KeyID: "k1", Algorithm: "EdDSA"}}}
+	a, err := authz.NewAuthenticatorWith(m, authz.AuthConfig{Keys: keys, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &oidctest.Key{Kid: "k1", Alg: jose.EdDSA, Private: fuzzKey}
+	claims := oidctest.Claims{"iss": fuzzIssuer, "aud": "lakegate", "sub": "alice", "exp": fuzzNow + 3600}
+	long := oidctest.Sign(t, k, claims, nil)
+	short := oidctest.Sign(t, k, with(claims, "exp", fuzzNow+10), nil)
+	other := oidctest.Sign(t, k, with(claims, "sub", "bob"), nil)
+	auth := func(tok string) authz.FailureReason {
+		_, r, _ := a.AuthenticateReason(context.Background(), tok)
+		return r
+	}
+	if auth(long) != authz.ReasonNone || auth(short) != authz.ReasonNone {
+		t.Fatal("valid tokens refused")
+	}
+	if _, r, _ := a.AuthenticateBasicReason(context.Background(), "bob", long); r != authz.ReasonUnknownUser {
+		t.Errorf("cached token under another id: %v", r)
+	}
+
+	keys.set(nil) // the issuer withdraws its key
+	if r := auth(other); r != authz.ReasonUnknownKey {
+		t.Errorf("uncached token after withdrawal: %v", r)
+	}
+	if r := auth(long); r != authz.ReasonNone {
+		t.Errorf("cached token within the minute: %v", r)
+	}
+	now = now.Add(10 * time.Second)
+	if r := auth(short); r != authz.ReasonExpired && r != authz.ReasonUnknownKey {
+		t.Errorf("cached token at its expiry: %v", r)
+	}
+	now = now.Add(50 * time.Second)
+	if r := auth(long); r != authz.ReasonUnknownKey {
+		t.Errorf("cached token after a minute, key withdrawn: %v", r)
+	}
+
+	// A failure is not remembered: the key's return makes the token good.
+	keys.set(fixedKeys{{Key: fuzzKey.Public(), KeyID: "k1"}})
+	if r := auth(long); r != authz.ReasonNone {
+		t.Errorf("after the key's return: %v", r)
+	}
 }
