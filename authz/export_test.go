@@ -27,3 +27,13 @@ func VerifyJWT(a *Authenticator, token string) (*Principal, FailureReason) {
 	p, _, r := a.jwt.verify(context.Background(), token, a.jwt.now())
 	return p, r
 }
+
+// VerifiedLen returns the number of entries in a's verified-token cache.
+func VerifiedLen(a *Authenticator) int {
+	a.jwt.verified.mu.Lock()
+	defer a.jwt.verified.mu.Unlock()
+	return len(a.jwt.verified.m)
+}
+
+// MaxJWTLen is the longest JWT accepted.
+const MaxJWTLen = maxJWTLen

@@ -3,6 +3,7 @@ package authz_test
 import (
 	"context"
 	"crypto/ed25519"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -181,5 +182,57 @@ func TestJWTVerifiedCache(t *testing.T) {
 	keys.set(fixedKeys{{Key: fuzzKey.Public(), KeyID: "k1"}})
 	if r := auth(long); r != authz.ReasonNone {
 		t.Errorf("after the key's return: %v", r)
+	}
+}
+
+// TestJWTBounds: a JWT of exactly the length limit is verified, one byte
+// more is not; the verified-token cache stays within its bound however many
+// distinct valid tokens are presented.
+func TestJWTBounds(t *testing.T) {
+	a := fuzzAuthenticator(t)
+	k := &oidctest.Key{Kid: "k1", Alg: jose.EdDSA, Private: fuzzKey}
+	claims := oidctest.Claims{"iss": fuzzIssuer, "aud": "lakegate", "sub": "alice", "tid": "acme", "exp": fuzzNow + 3600}
+	// Find a padding that makes the token exactly the limit long.
+	var exact, over string
+	// A base64url segment is never 1 more than a multiple of 4 long, so
+	// vary the header's length too.
+	for n := authz.MaxJWTLen * 3 / 4; n > 0 && (exact == "" || over == ""); n -= 3 {
+		shortest := 0
+		for _, h := range []string{"", "h", "hh"} {
+			for _, q := range []string{"", "q", "qq"} {
+				tok := oidctest.Sign(t, k, with(claims, "pad", strings.Repeat("p", n), "q", q), map[string]any{"h": h})
+				switch len(tok) {
+				case authz.MaxJWTLen:
+					exact = tok
+				case authz.MaxJWTLen + 1:
+					over = tok
+				}
+				if shortest == 0 {
+					shortest = len(tok)
+				}
+			}
+		}
+		if shortest < authz.MaxJWTLen-8 {
+			break
+		}
+	}
+	if exact == "" || over == "" {
+		t.Fatal("no padding gives the limit's lengths")
+	}
+	if _, r, err := a.AuthenticateReason(context.Background(), exact); err != nil {
+		t.Errorf("token of exactly %d bytes: %v", authz.MaxJWTLen, r)
+	}
+	if _, r, _ := a.AuthenticateReason(context.Background(), over); r != authz.ReasonMalformed {
+		t.Errorf("token of %d bytes: %v", authz.MaxJWTLen+1, r)
+	}
+
+	for i := 0; i < 5000; i++ {
+		tok := oidctest.Sign(t, k, with(claims, "jti", strconv.Itoa(i)), nil)
+		if _, r, err := a.AuthenticateReason(context.Background(), tok); err != nil {
+			t.Fatalf("token %d: %v", i, r)
+		}
+		if n := authz.VerifiedLen(a); n > 4096 {
+			t.Fatalf("verified-token cache holds %d entries after %d tokens", n, i+1)
+		}
 	}
 }

@@ -259,3 +259,96 @@ func TestPrincipalsConcurrentReload(t *testing.T) {
 		t.Errorf("generation %d", ps.Generation())
 	}
 }
+
+// TestHolds: what ends a principal's hold, edit by edit.
+func TestHolds(t *testing.T) {
+	iss := oidctest.NewIssuer(t)
+	keys := oidc.NewRegistry(oidc.Options{Client: iss.Client()})
+	build := func(t *testing.T, doc string) *authz.Authenticator {
+		t.Helper()
+		m, err := authz.ParsePrincipalMap([]byte(doc))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, doc)
+		}
+		a, err := authz.NewAuthenticatorWith(m, authz.AuthConfig{Keys: keys})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	base := jwtMap(iss)
+	a := build(t, base)
+	static, err := a.Authenticate(tokAlice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwtP, err := a.Authenticate(iss.Token(t, acmeClaims(iss, "carol")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if a.Holds(nil, now) || authz.NewAuthenticator(nil).Holds(static, now) {
+		t.Error("nil principal or nil map holds")
+	}
+	bobEntry := "  - {id: bob@acme, tenant: acme, role: user, namespaces: [hr]}\n"
+	aliceEntry := base[strings.Index(base, "  - id: alice@acme"):strings.Index(base, "  - id: gateway-1")]
+	tests := []struct {
+		name            string
+		doc             string
+		staticOK, jwtOK bool
+	}{
+		{"unchanged", base, true, true},
+		{"static principal moved to another tenant", strings.Replace(base, "tenant: acme              # TenantID", "tenant: globex", 1), false, true},
+		{"static principal made tenant admin", strings.Replace(base, aliceEntry, "  - {id: alice@acme, tenant: acme, role: tenant_admin, tokens: [{sha256: "+hAlice+"}]}\n", 1), false, true},
+		{"static principal's tokens all removed (JWT only now)", strings.Replace(base, aliceEntry, "  - {id: alice@acme, tenant: acme, role: user, namespaces: [Sales, hr]}\n", 1), false, true},
+		{"provider moved to another tenant", strings.Replace(strings.Replace(base, "tenant: acme\n      tenant_claim", "tenant: globex\n      tenant_claim", 1), bobEntry, "", 1), true, false},
+		{"provider no longer creates users", strings.Replace(base, "auto_create_users: true", "auto_create_users: false", 1), true, false},
+		{"provider grants another namespace", strings.Replace(base, "all: [public]", "all: [other]", 1), true, false},
+		{"another issuer serves the tenant", strings.Replace(base, `issuer: "`+iss.URL+`"`, `issuer: "http://127.0.0.1:1"`, 1), true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := build(t, tt.doc)
+			if got := b.Holds(static, now); got != tt.staticOK {
+				t.Errorf("static principal holds = %v, want %v", got, tt.staticOK)
+			}
+			if got := b.Holds(jwtP, now); got != tt.jwtOK {
+				t.Errorf("JWT principal holds = %v, want %v", got, tt.jwtOK)
+			}
+		})
+	}
+}
+
+// TestJWTAmbiguousAudience: two providers of one issuer are told apart by
+// audience; a token naming both is refused.
+func TestJWTAmbiguousAudience(t *testing.T) {
+	iss := oidctest.NewIssuer(t)
+	doc := validMap + oidctest.OIDCSection(
+		iss.ProviderYAML("acme-idp", "tenant: acme", "audience: app-acme", "auto_create_users: true", "namespaces: {all: [public]}"),
+		iss.ProviderYAML("globex-idp", "tenant: globex", "audience: app-globex", "auto_create_users: true", "namespaces: {all: [public]}"),
+	)
+	a := newJWTAuth(t, iss, doc)
+	for _, tt := range []struct {
+		aud    any
+		tenant string
+		want   authz.FailureReason
+	}{
+		{"app-acme", "acme", authz.ReasonNone},
+		{[]string{"app-globex"}, "globex", authz.ReasonNone},
+		{[]string{"x", "app-globex"}, "globex", authz.ReasonNone},
+		{[]string{"app-acme", "app-globex"}, "", authz.ReasonBadAudience},
+		{[]string{"app-globex", "app-acme"}, "", authz.ReasonBadAudience},
+	} {
+		p, r, _ := a.AuthenticateReason(context.Background(), iss.Token(t, with(iss.Claims("carol"), "aud", tt.aud)))
+		if r != tt.want || (p != nil && p.Tenant().String() != tt.tenant) {
+			t.Errorf("aud %v: %v, %v; want %v, %s", tt.aud, p, r, tt.want, tt.tenant)
+		}
+	}
+	// Static Basic credentials beside providers.
+	if p, err := a.AuthenticateBasic("alice@acme", tokAlice); err != nil || p.ID().String() != "alice@acme" {
+		t.Errorf("static Basic beside providers: %v, %v", p, err)
+	}
+	if _, r, _ := a.AuthenticateBasicReason(context.Background(), "gateway-1", tokAlice); r != authz.ReasonUnknownToken {
+		t.Errorf("static Basic under another id: %v", r)
+	}
+}
