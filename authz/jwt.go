@@ -74,7 +74,6 @@ type jwtAuth struct {
 	providers []*Provider
 	sources   []KeySource // sources[i] serves providers[i]; nil refuses
 	byIssuer  map[string][]int
-	algs      []jose.SignatureAlgorithm // union of the providers' algorithms
 	now       func() time.Time
 	verified  verifiedCache
 }
@@ -140,11 +139,6 @@ func newJWTAuth(m *PrincipalMap, cfg AuthConfig) (*jwtAuth, error) {
 	}
 	for i, p := range m.providers {
 		j.byIssuer[p.issuer] = append(j.byIssuer[p.issuer], i)
-		for _, a := range p.algorithms {
-			if !slices.Contains(j.algs, jose.SignatureAlgorithm(a)) {
-				j.algs = append(j.algs, jose.SignatureAlgorithm(a))
-			}
-		}
 		if cfg.Keys != nil {
 			ks, err := cfg.Keys.KeySource(p)
 			if err != nil {
