@@ -228,6 +228,21 @@ func TestJWTBounds(t *testing.T) {
 		t.Errorf("token of %d bytes: %v", authz.MaxJWTLen+1, r)
 	}
 
+	// The header segment's own limit: 2,048 characters.
+	var header2048 string
+	for n := 1400; n < 1600 && header2048 == ""; n++ {
+		tok := oidctest.Sign(t, k, claims, map[string]any{"h": strings.Repeat("h", n)})
+		if strings.IndexByte(tok, '.') == 2048 {
+			header2048 = tok
+		}
+	}
+	if header2048 == "" {
+		t.Fatal("no padding gives a header of 2,048 characters")
+	}
+	if _, r, err := a.AuthenticateReason(context.Background(), header2048); err != nil {
+		t.Errorf("header of 2,048 characters: %v", r)
+	}
+
 	for i := 0; i < 4200; i++ {
 		tok := oidctest.Sign(t, k, with(claims, "jti", strconv.Itoa(i)), nil)
 		if _, r, err := a.AuthenticateReason(context.Background(), tok); err != nil {
