@@ -1,5 +1,7 @@
 package authz
 
+import "context"
+
 // MapSpecs returns m as specs (hashes in lower-case hex), for round-trip tests.
 func MapSpecs(m *PrincipalMap) []PrincipalSpec {
 	specs := make([]PrincipalSpec, len(m.principals))
@@ -18,3 +20,20 @@ func MapSpecs(m *PrincipalMap) []PrincipalSpec {
 	}
 	return specs
 }
+
+// VerifyJWT verifies token without the verified-token cache, for the
+// benchmark of a first presentation.
+func VerifyJWT(a *Authenticator, token string) (*Principal, FailureReason) {
+	p, _, r := a.jwt.verify(context.Background(), token, a.jwt.now())
+	return p, r
+}
+
+// VerifiedLen returns the number of entries in a's verified-token cache.
+func VerifiedLen(a *Authenticator) int {
+	a.jwt.verified.mu.Lock()
+	defer a.jwt.verified.mu.Unlock()
+	return len(a.jwt.verified.m)
+}
+
+// MaxJWTLen is the longest JWT accepted.
+const MaxJWTLen = maxJWTLen

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Principal is an authenticated identity. It is immutable after construction
@@ -15,6 +16,33 @@ type Principal struct {
 	role            Role
 	namespaces      []Namespace // sorted, unique
 	delegateTenants []TenantID  // sorted, unique
+
+	// Set only for principals authenticated by a JWT (method AuthJWT).
+	method AuthMethod
+	groups []string  // sorted, unique: the token's groups claim
+	expiry time.Time // the token's exp
+	issuer string    // the token's iss
+}
+
+// AuthMethod says how a principal was authenticated.
+type AuthMethod uint8
+
+const (
+	// AuthStatic is a static bearer token from the principal map (the zero value).
+	AuthStatic AuthMethod = iota
+	// AuthJWT is a JWT signed by an OIDC provider configured in the map.
+	AuthJWT
+)
+
+// String returns "static" or "jwt".
+func (m AuthMethod) String() string {
+	switch m {
+	case AuthStatic:
+		return "static"
+	case AuthJWT:
+		return "jwt"
+	}
+	return "AuthMethod(" + fmt.Sprint(uint8(m)) + ")"
 }
 
 // NewPrincipal validates and builds a Principal. A user needs at least one
@@ -72,6 +100,22 @@ func (p *Principal) Namespaces() []Namespace { return slices.Clone(p.namespaces)
 // DelegateTenants returns a sorted copy of the tenants a query service may
 // act for (nil if none).
 func (p *Principal) DelegateTenants() []TenantID { return slices.Clone(p.delegateTenants) }
+
+// AuthMethod says how the principal was authenticated.
+func (p *Principal) AuthMethod() AuthMethod { return p.method }
+
+// Groups returns a sorted copy of the groups named by the JWT that
+// authenticated the principal (nil for static tokens and tokens without
+// groups).
+func (p *Principal) Groups() []string { return slices.Clone(p.groups) }
+
+// Expiry returns the expiry of the JWT that authenticated the principal, or
+// the zero time for a static token (which does not expire).
+func (p *Principal) Expiry() time.Time { return p.expiry }
+
+// Issuer returns the issuer of the JWT that authenticated the principal, or
+// "" for a static token.
+func (p *Principal) Issuer() string { return p.issuer }
 
 // MayQuery reports whether the principal may run SQL at all on the Flight
 // gateway: users and tenant admins (operators have no data access).

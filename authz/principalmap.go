@@ -21,6 +21,7 @@ const maxMapSize = 1 << 20
 // Field names are part of the contract.
 type mapFile struct {
 	Principals []mapPrincipal `yaml:"principals"`
+	OIDC       *mapOIDC       `yaml:"oidc,omitempty"`
 }
 
 type mapPrincipal struct {
@@ -29,7 +30,7 @@ type mapPrincipal struct {
 	Role            string     `yaml:"role"`
 	Namespaces      []string   `yaml:"namespaces,omitempty,flow"`
 	DelegateTenants []string   `yaml:"delegate_tenants,omitempty,flow"`
-	Tokens          []mapToken `yaml:"tokens"`
+	Tokens          []mapToken `yaml:"tokens,omitempty"`
 }
 
 type mapToken struct {
@@ -38,11 +39,17 @@ type mapToken struct {
 
 // PrincipalMap is a validated principal map: principals and the SHA-256
 // hashes of their tokens. It is immutable and safe for use from multiple
-// goroutines. Token rotation means editing the file and restarting.
+// goroutines. Token rotation means editing the file and reloading it
+// (Principals.Reload).
 type PrincipalMap struct {
 	principals []*Principal  // sorted by id
 	hashes     [][]TokenHash // hashes[i] belong to principals[i], in file order
+	providers  []*Provider   // the oidc section, in file order
 }
+
+// Providers returns the OIDC providers of the map's oidc section, in file
+// order (nil when there is none). The Providers are shared (immutable).
+func (m *PrincipalMap) Providers() []*Provider { return slices.Clone(m.providers) }
 
 // Principals returns the principals sorted by id. The slice is a copy; the
 // Principals are shared (they are immutable).
@@ -56,7 +63,9 @@ func (m *PrincipalMap) Len() int { return len(m.principals) }
 // invalid ids, tenants, roles and namespaces, principals without tokens,
 // token hashes that are not 64 hex characters (either case), the hash of the
 // empty token, any token hash that appears twice, and duplicate principal ids.
-// Content errors are *MapError values wrapping ErrInvalidMap; no error message
+// A principal may have no token only if it is a user whose tenant an OIDC
+// provider serves (it signs in with a JWT only). The optional oidc section is
+// validated as strictly (see Provider). Content errors are *MapError values wrapping ErrInvalidMap; no error message
 // contains a token hash.
 func ParsePrincipalMap(data []byte) (*PrincipalMap, error) {
 	if len(data) > maxMapSize {
@@ -77,6 +86,21 @@ func ParsePrincipalMap(data []byte) (*PrincipalMap, error) {
 	}
 	if len(f.Principals) == 0 {
 		return nil, &MapError{Index: -1, Rule: "empty: no principals"}
+	}
+	providers, err := parseProviders(f.OIDC)
+	if err != nil {
+		return nil, err
+	}
+	jwtOnly := func(p *Principal) bool {
+		if p.role != RoleUser {
+			return false
+		}
+		for _, pv := range providers {
+			if pv.serves(p.tenant) {
+				return true
+			}
+		}
+		return false
 	}
 
 	type hashOwner struct{ principal, token int }
@@ -100,7 +124,7 @@ func ParsePrincipalMap(data []byte) (*PrincipalMap, error) {
 			return nil, fail(fmt.Sprintf("duplicate id (also principals[%d])", j), nil)
 		}
 		ids[p.id] = i
-		if len(mp.Tokens) == 0 {
+		if len(mp.Tokens) == 0 && !jwtOnly(p) {
 			return nil, fail("needs at least one token", nil)
 		}
 		hs := make([]TokenHash, 0, len(mp.Tokens))
@@ -128,7 +152,7 @@ func ParsePrincipalMap(data []byte) (*PrincipalMap, error) {
 	slices.SortFunc(order, func(a, b int) int {
 		return strings.Compare(m.principals[a].id.s, m.principals[b].id.s)
 	})
-	sorted := &PrincipalMap{principals: make([]*Principal, len(order)), hashes: make([][]TokenHash, len(order))}
+	sorted := &PrincipalMap{principals: make([]*Principal, len(order)), hashes: make([][]TokenHash, len(order)), providers: providers}
 	for to, from := range order {
 		sorted.principals[to], sorted.hashes[to] = m.principals[from], m.hashes[from]
 	}
@@ -337,6 +361,7 @@ func (m *PrincipalMap) With(p *Principal, hs ...TokenHash) (*PrincipalMap, error
 	out := &PrincipalMap{
 		principals: slices.Insert(slices.Clone(m.principals), i, p),
 		hashes:     slices.Insert(slices.Clone(m.hashes), i, slices.Clone(hs)),
+		providers:  m.providers,
 	}
 	return out, nil
 }
