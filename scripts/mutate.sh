@@ -24,7 +24,7 @@ equivalent="$root/docs/testing.md"
 
 # package → files to mutate (an anchored regexp over the file name).
 declare -A files=(
-	[authz]='(authenticator|context|ids|principal|principalmap|token)\.go'
+	[authz]='(authenticator|context|ids|jwt|principal|principalmap|principals|provider|reason|token)\.go'
 	[authz/sqlgate]='(policy|funcs)\.go'
 	[catalog]='(decide|snapshot|privilege|roles|versions|entity)\.go'
 	[flight]='(planner_tables|payload|tables|discovery|admission|auth)\.go'
