@@ -2,6 +2,7 @@ package flight
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"slices"
 	"strings"
@@ -226,6 +227,38 @@ func policyNames(v *backend.TableVersion) (filter string, masks []string) {
 // every literal replaced by "?" (sqlgate.Normalize).
 func normalizeStatement(text string) string { return sqlgate.Normalize(text) }
 
+// maxNormalized bounds the normalised statements a planner remembers.
+const maxNormalized = 4096
+
+// normalizedTexts remembers the normalised form of statements seen
+// recently, by the SHA-256 of their text: clients repeat the same texts,
+// and normalising parses the text again (a few µs, most of what the
+// access log adds to a point query). Keys are hashes, so no literal typed
+// into a statement stays in memory; when full, it starts over.
+type normalizedTexts struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]string
+}
+
+// get returns text normalised (normalizeStatement).
+func (n *normalizedTexts) get(text string) string {
+	k := sha256.Sum256([]byte(text))
+	n.mu.Lock()
+	v, ok := n.m[k]
+	n.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = normalizeStatement(text)
+	n.mu.Lock()
+	if n.m == nil || len(n.m) >= maxNormalized {
+		n.m = make(map[[sha256.Size]byte]string)
+	}
+	n.m[k] = v
+	n.mu.Unlock()
+	return v
+}
+
 // maxFullText bounds a statement kept whole, as Normalize bounds its own.
 const maxFullText = 64 << 10
 
@@ -234,7 +267,7 @@ const maxFullText = 64 << 10
 // on a character boundary; normalised for every other tenant.
 func (pn *planner) accessText(w who, text string) string {
 	if !pn.fullText[w.tenant()] {
-		return normalizeStatement(text)
+		return pn.normalized.get(text)
 	}
 	if len(text) <= maxFullText {
 		return text

@@ -459,6 +459,18 @@ func TestAccessFullTextOptIn(t *testing.T) {
 		if whole := got[0].Statement == q; whole != tc.whole || !tc.whole && strings.Contains(got[0].Statement, "1.5") {
 			t.Errorf("full text for %v: statement %q", tc.fullText, got[0].Statement)
 		}
+		// An update (ExecuteUpdate) follows the same rule as a query.
+		const u = "CREATE TABLE sales.big AS SELECT id FROM sales.orders WHERE amount > 2.5"
+		if _, err := cl.ExecuteUpdate(bearerCtx(aliceToken), u); err != nil {
+			t.Fatal(err)
+		}
+		got = rec.take()
+		if len(got) != 1 {
+			t.Fatalf("%v: %d events for the update", tc.fullText, len(got))
+		}
+		if whole := got[0].Statement == u; whole != tc.whole || !tc.whole && strings.Contains(got[0].Statement, "2.5") {
+			t.Errorf("full text for %v: update %q", tc.fullText, got[0].Statement)
+		}
 	}
 }
 
@@ -651,5 +663,36 @@ func TestAccessTicketLifecycle(t *testing.T) {
 	slices.SortFunc(got, func(a, b accesslog.Event) int { return int(a.Rows - b.Rows) })
 	if len(got) != 2 || got[0].Rows != 0 || got[1].Rows != 2 || !sameTables(got[0].Read, []accesslog.Table{table("sales.orders", 1)}) {
 		t.Fatalf("events %+v, want the expired plan (no rows) and the fetched query", got)
+	}
+}
+
+// TestNormalizedTextsRemembers: the cache answers what Normalize answers,
+// for a repeated text and for texts that differ only in a literal, and
+// starts over once full.
+func TestNormalizedTextsRemembers(t *testing.T) {
+	var n normalizedTexts
+	texts := []string{
+		"SELECT * FROM t WHERE id = 1",
+		"SELECT * FROM t WHERE id = 1",
+		"SELECT * FROM t WHERE id = 2",
+		"SELECT * FROM t WHERE name = 'secret'",
+		"select * from t where name = 'other'",
+	}
+	for _, text := range texts {
+		if got, want := n.get(text), normalizeStatement(text); got != want {
+			t.Fatalf("get(%q) = %q, want %q", text, got, want)
+		}
+	}
+	if len(n.m) != 4 {
+		t.Fatalf("remembers %d texts, want 4 (one per distinct text)", len(n.m))
+	}
+	for i := range maxNormalized {
+		n.get(fmt.Sprintf("SELECT %d", i))
+	}
+	if len(n.m) > maxNormalized {
+		t.Fatalf("remembers %d texts, more than %d", len(n.m), maxNormalized)
+	}
+	if got, want := n.get(texts[3]), normalizeStatement(texts[3]); got != want {
+		t.Fatalf("after starting over: %q, want %q", got, want)
 	}
 }

@@ -47,6 +47,8 @@ type planner struct {
 	// fullText holds the tenants whose access events keep statements
 	// whole (Config.AccessLogFullText).
 	fullText map[string]bool
+	// normalized remembers recent statements' normalised texts.
+	normalized normalizedTexts
 }
 
 // newPlanner returns the planner of a Server configured with c (defaults

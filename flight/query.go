@@ -447,7 +447,7 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.
 		return 0, toStatus(err)
 	}
 	if a := accessFrom(ctx); a != nil {
-		a.statementIs(stmt.Kind().String(), normalizeStatement(cmd.GetQuery()))
+		a.statementIs(stmt.Kind().String(), s.planner.accessText(w, cmd.GetQuery()))
 	}
 	switch {
 	case stmt.Kind() == sqlgate.KindUse:
