@@ -404,3 +404,57 @@ func accessLogFileTenants(t *testing.T, path string) ([]string, bool) {
 	}
 	return tenants, true
 }
+
+// TestAccessLogNamesFilterAndMask: a read through a row filter and a
+// column mask, flushed within the flush interval (1 s here), names both
+// policies in its event, which the tenant admin reads through the gateway.
+func TestAccessLogNamesFilterAndMask(t *testing.T) {
+	dataDir := t.TempDir()
+	s := startServeArgs(t, dataDir, "serve", "--data-dir", dataDir, "--flight-addr", "127.0.0.1:0", "--metrics-addr", "",
+		"--metasrv-addr", "127.0.0.1:0", "--raft-addr", "127.0.0.1:0", "--access-log-flush", "1s")
+	m := bannerMetasrv.FindStringSubmatch(s.Banner)
+	if m == nil {
+		t.Fatalf("no metasrv address in the banner:\n%s", s.Banner)
+	}
+	env := &metasrvEnv{adminTok: s.token(t, "admin@demo"), client: &http.Client{Timeout: 20 * time.Second}}
+	node := &metasrvProc{id: "serve", httpAddr: m[1]}
+	const ml = "/api/metalakes/demo"
+	for _, w := range []struct {
+		method, path string
+		body         any
+	}{
+		{"POST", ml + "/tags", map[string]any{"name": "first_rows"}},
+		{"POST", ml + "/tags", map[string]any{"name": "pii"}},
+		{"POST", ml + "/policies", map[string]any{"name": "first_three", "policyType": "row_filter",
+			"content": map[string]any{"expression": "id <= 3"}}},
+		{"POST", ml + "/policies", map[string]any{"name": "redact_pii", "policyType": "column_mask",
+			"content": map[string]any{"mask": "LAST4"}}},
+		{"PUT", ml + "/tags/first_rows/policies/first_three", nil},
+		{"PUT", ml + "/tags/pii/policies/redact_pii", nil},
+		{"POST", ml + "/objects/table/lake.hr.employees/tags", map[string]any{"tagsToAdd": []string{"first_rows"}}},
+		{"POST", ml + "/objects/column/lake.hr.employees.ssn/tags", map[string]any{"tagsToAdd": []string{"pii"}}},
+	} {
+		env.must(t, node, w.method, w.path, w.body)
+	}
+	hr := mustDial(t, s.uri(), bearer(s.token(t, "hr@demo")))
+	wantRows(t, hr.mustRows(t, "SELECT id, ssn FROM hr.employees ORDER BY id"),
+		[]string{"1", "*******1001"}, []string{"2", "*******1002"}, []string{"3", "*******1003"})
+	admin := mustDial(t, s.uri(), bearer(s.token(t, "admin@demo")))
+	const q = "SELECT tables_read, filter_policies, mask_policies, decision FROM system.access_events WHERE principal = 'hr@demo'"
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		// The table exists from the tenant's first flush.
+		_, rows, err := admin.query(context.Background(), q)
+		if err != nil && !strings.Contains(err.Error(), "does not exist") {
+			t.Fatal(err)
+		}
+		if len(rows) > 0 {
+			wantRows(t, rows, []string{"hr.employees@1", "first_three", "redact_pii", "allowed"})
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("hr@demo's read is not in system.access_events 30 s after it ran (flush interval 1 s)")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
