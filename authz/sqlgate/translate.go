@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
 )
 
 // This file holds the translations of the function table (funcs.go) and the
@@ -96,9 +97,32 @@ func mysqlStr(e ast.ExprNode) ast.ExprNode {
 // foldKey is the value a DISTINCT aggregate compares: MySQL's default
 // collation ignores case and accents, which DuckDB's DISTINCT aggregates do
 // not (they ignore the default collation).
-func foldKey(e ast.ExprNode) ast.ExprNode {
+func foldKey(e ast.ExprNode) ast.ExprNode { return &foldKeyExpr{v: e} }
+
+// foldKeyExpr prints foldKey's value: e itself where the type pass knows e
+// is a number or a temporal value (equal values print alike, and folding
+// their text would only cost: a string cast and a fold per row), and e
+// cast to text, lower-cased and without accents otherwise.
+type foldKeyExpr struct {
+	gateExpr
+	v ast.ExprNode
+}
+
+func (n *foldKeyExpr) Restore(ctx *format.RestoreCtx) error {
+	switch typeOfCtx(ctx.In, n.v).kind {
+	case tInt, tBool, tDecimal, tDate, tDatetime, tTime:
+		return n.v.Restore(ctx)
+	}
+	return foldText(n.v).Restore(ctx)
+}
+
+// foldText is e cast to text, lower-cased and without accents: the key of
+// a DISTINCT of several values, which the engine compares as one list of
+// one element type.
+func foldText(e ast.ExprNode) *tmplExpr {
 	return tx("lower(strip_accents(CAST(", e, " AS VARCHAR)))")
 }
+func (n *foldKeyExpr) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
 
 // datetimeLit matches a string literal MySQL reads as a DATETIME with a time
 // part when compared with a DATE.

@@ -298,3 +298,43 @@ func TestTypedFormsStayLinear(t *testing.T) {
 		}
 	}
 }
+
+// TestCountDistinctKeepsTypedKeys: COUNT(DISTINCT x) compares a number or a
+// date as itself and only text folded (MySQL's collation), so a typed
+// numeric key is not cast to text; untyped, every key is folded. The
+// counts are the same either way.
+func TestCountDistinctKeepsTypedKeys(t *testing.T) {
+	const q = "SELECT COUNT(DISTINCT qty), COUNT(DISTINCT order_date), COUNT(DISTINCT grp), COUNT(DISTINCT id, grp) FROM orders"
+	db := typesDB(t)
+	for _, tc := range []struct {
+		name      string
+		rel       sqlgate.Relation
+		castsKeys int // keys cast to text
+	}{
+		{"typed", typesRel, 3},
+		{"untyped", sqlgate.Relation{Schema: typesRel.Schema, Name: typesRel.Name, Columns: typesRel.Columns}, 5},
+	} {
+		st, err := sqlgate.New(sqlgate.Config{}).Parse(q, "sales")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rels := map[sqlgate.TableRef]sqlgate.Relation{}
+		for _, r := range st.Tables() {
+			rels[r] = tc.rel
+		}
+		out, err := st.Render(rels)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(out, "AS VARCHAR)"); n != tc.castsKeys {
+			t.Errorf("%s: %d keys cast to text, want %d:\n%s", tc.name, n, tc.castsKeys, out)
+		}
+		var a, b, c, d int
+		if err := db.QueryRow(out).Scan(&a, &b, &c, &d); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.name, err, out)
+		}
+		if got := fmt.Sprint(a, b, c, d); got != "3 3 2 4" {
+			t.Errorf("%s: counts %s, want 3 3 2 4", tc.name, got)
+		}
+	}
+}

@@ -1104,7 +1104,7 @@ func (w *walker) aggregate(name string, n *callExpr, x *ast.AggregateFuncExpr) (
 				if i > 0 {
 					key = append(key, ", ")
 				}
-				key = append(key, foldKey(a))
+				key = append(key, foldText(a))
 			}
 			return nullIfAny(r, append(key, "]")...)
 		})}
