@@ -46,8 +46,15 @@ const DefaultGCGrace = 24 * time.Hour
 // Config is what a gateway is assembled from. Zero values mean the
 // documented defaults; Validate names every invalid field.
 type Config struct {
-	// Principals authenticates the gateway's clients; required.
+	// Principals authenticates the gateway's clients; required unless
+	// Authn is set.
 	Principals *authz.PrincipalMap
+	// Authn, when set, authenticates the gateway's clients against the
+	// map it holds in force, which the caller reloads (SIGHUP, the reload
+	// action); its first map then stands for Principals, which must be
+	// nil. The tenants the gateway serves (collection, the metasrv wait)
+	// are those of the map at New.
+	Authn *authz.Principals
 	// Tickets seals tickets and prepared statement handles; required. The
 	// replicas of one deployment share a ring.
 	Tickets *ticket.Ring
@@ -130,8 +137,13 @@ type Config struct {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if c.Principals == nil {
+	switch {
+	case c.Principals == nil && c.Authn == nil:
 		bad("Principals is required")
+	case c.Principals != nil && c.Authn != nil:
+		bad("Principals and Authn exclude each other")
+	case c.Authn != nil:
+		c.Principals = c.Authn.Current().Map()
 	}
 	if c.Tickets == nil {
 		bad("Tickets is required")
@@ -263,6 +275,10 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if cfg.GCGrace == 0 {
 		cfg.GCGrace = DefaultGCGrace
 	}
+	authn := cfg.Authn
+	if authn != nil {
+		cfg.Principals = authn.Current().Map()
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -339,6 +355,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	stageDesc := cfg.Stage
 	g.srv, err = flight.New(flight.Config{
 		Principals:    cfg.Principals,
+		Authn:         authn,
 		Backend:       g.engine,
 		Upstreams:     ups,
 		Governance:    g.cat,
