@@ -58,6 +58,10 @@ type Config struct {
 	// takes the place of Principals. Nil authenticates against Principals,
 	// without JWT key sources.
 	Authn *authz.Principals
+	// ReloadPrincipals, when set, reloads Authn from its file for a
+	// platform operator's ReloadPrincipalsActionType; by is the
+	// operator's id, for the log. Nil: the action is unknown.
+	ReloadPrincipals func(by string) error
 	// Backend executes authorized SQL; required.
 	Backend backend.Backend
 	// Upstreams runs SQL on the upstream engines of upstream catalogs.

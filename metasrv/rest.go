@@ -161,6 +161,7 @@ func (s *Server) routes() error {
 	s.accessRoutes()
 	s.explainRoutes()
 	s.whoamiRoutes()
+	s.reloadRoutes()
 	s.internalRoutes()
 	return nil
 }
@@ -231,10 +232,12 @@ func (s *Server) authenticate(r *http.Request) (*authz.Principal, error) {
 	h := r.Header.Get("Authorization")
 	scheme, tok, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		s.metrics.authnFailed(authz.ReasonUnknownToken)
 		return nil, ErrUnauthenticated
 	}
-	p, err := s.auth.Authenticate(strings.TrimSpace(tok))
+	p, reason, err := s.authn.AuthenticateReason(r.Context(), strings.TrimSpace(tok))
 	if err != nil {
+		s.metrics.authnFailed(reason)
 		return nil, ErrUnauthenticated
 	}
 	return p, nil
@@ -303,7 +306,7 @@ func (s *Server) beginCaller(w http.ResponseWriter, r *http.Request, op string) 
 		return nil, err
 	case p.Role() == authz.RoleMetadataPeer:
 		id := r.Header.Get(api.CallerHeader)
-		c, ok := s.byID[id]
+		c, ok := s.byID.get(id)
 		if !ok || c.Role() == authz.RoleMetadataPeer {
 			err := fmt.Errorf("%w: a peer request must name a known non-peer caller", ErrForbidden)
 			s.rejectEvent(r, rq.metalake, p.ID().String(), op, target, err)

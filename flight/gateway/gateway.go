@@ -55,6 +55,10 @@ type Config struct {
 	// nil. The tenants the gateway serves (collection, the metasrv wait)
 	// are those of the map at New.
 	Authn *authz.Principals
+	// ReloadPrincipals, when set, serves a platform operator's
+	// flight.ReloadPrincipalsActionType (reloading Authn); nil: the
+	// gateway has no such action.
+	ReloadPrincipals func(by string) error
 	// Tickets seals tickets and prepared statement handles; required. The
 	// replicas of one deployment share a ring.
 	Tickets *ticket.Ring
@@ -354,21 +358,23 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	}
 	stageDesc := cfg.Stage
 	g.srv, err = flight.New(flight.Config{
-		Principals:    cfg.Principals,
-		Authn:         authn,
-		Backend:       g.engine,
-		Upstreams:     ups,
-		Governance:    g.cat,
-		Files:         g.files,
-		Tickets:       cfg.Tickets,
-		TLS:           cfg.TLS,
-		Stage:         &stageDesc,
-		Version:       cfg.Version,
-		Logger:        log.With("component", "flight"),
-		StartNotReady: cfg.WaitMetasrv,
-		Metrics:       metrics,
-		AccessLog:     g.accessLog,
-		GatewayID:     cfg.GatewayID,
+		Principals: cfg.Principals,
+		Authn:      authn,
+
+		ReloadPrincipals: cfg.ReloadPrincipals,
+		Backend:          g.engine,
+		Upstreams:        ups,
+		Governance:       g.cat,
+		Files:            g.files,
+		Tickets:          cfg.Tickets,
+		TLS:              cfg.TLS,
+		Stage:            &stageDesc,
+		Version:          cfg.Version,
+		Logger:           log.With("component", "flight"),
+		StartNotReady:    cfg.WaitMetasrv,
+		Metrics:          metrics,
+		AccessLog:        g.accessLog,
+		GatewayID:        cfg.GatewayID,
 
 		AccessLogFullText: fullText,
 
