@@ -190,7 +190,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"outcome"}),
 		authn: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: metricAuthnFailures,
-			Help: "Calls refused authentication, by why the credential was refused (authz.FailureReason: unknown_token, malformed, bad_signature, unknown_key, bad_issuer, bad_audience, expired, not_yet_valid, bad_algorithm, bad_claims, unknown_tenant, unknown_user, key_fetch); clients get the same answer for every reason.",
+			Help: "Calls and requests refused authentication, by why the credential was refused (authz.FailureReason: unknown_token, malformed, bad_signature, unknown_key, bad_issuer, bad_audience, expired, not_yet_valid, bad_algorithm, bad_claims, unknown_tenant, unknown_user, key_fetch); clients get the same answer for every reason.",
 		}, []string{"reason"}),
 	}
 	// Finite label sets are created up front, so a zero is exported rather
@@ -220,7 +220,20 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.requestTime, m.denials, m.admission, m.statement, m.metasrv, m.decisions, m.speculation, m.authn)
+		reg.MustRegister(m.requests, m.requestTime, m.denials, m.admission, m.statement, m.metasrv, m.decisions, m.speculation)
+		// A process serving metasrv too (serve) has one registry and one
+		// count of authentication failures for both.
+		if err := reg.Register(m.authn); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			existing, ok := (*prometheus.CounterVec)(nil), false
+			if errors.As(err, &are) {
+				existing, ok = are.ExistingCollector.(*prometheus.CounterVec)
+			}
+			if !ok {
+				panic(err)
+			}
+			m.authn = existing
+		}
 	}
 	return m
 }

@@ -6,8 +6,12 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"lakegate/authz"
 )
 
 // TestReloadPrincipalsAction: only a platform operator reloads the map
@@ -49,4 +53,18 @@ func TestReloadPrincipalsAction(t *testing.T) {
 	reloadErr = errors.New("authz: reload refused, the previous principal map stays in force: bad role")
 	_, err = do(oscarToken)
 	checkStatus(t, err, codes.InvalidArgument, "previous principal map stays in force")
+}
+
+// TestMetricsShareAuthnFailures: a registry that already counts
+// authentication failures (serve's, where metasrv registered first) gets
+// no second counter; both count into the one there.
+func TestMetricsShareAuthnFailures(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	first := NewMetrics(nil).authn
+	reg.MustRegister(first)
+	m := NewMetrics(reg)
+	m.authnFailed(authz.ReasonExpired)
+	if got := testutil.ToFloat64(first.WithLabelValues("expired")); got != 1 {
+		t.Errorf("the registered counter counted %v, want 1", got)
+	}
 }

@@ -110,9 +110,11 @@ func newMetrics() *metrics {
 			Help: "Leadership changes this node observed (a new leader or a new term with a known leader).",
 		}),
 	}
+	// Name, help and labels are flight's (flight.NewMetrics) to the letter:
+	// under serve both register into one registry and share the counter.
 	m.authn = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: metricAuthnFailures,
-		Help: "Requests refused authentication, by why the credential was refused (authz.FailureReason); clients get the same answer for every reason.",
+		Help: "Calls and requests refused authentication, by why the credential was refused (authz.FailureReason: unknown_token, malformed, bad_signature, unknown_key, bad_issuer, bad_audience, expired, not_yet_valid, bad_algorithm, bad_claims, unknown_tenant, unknown_user, key_fetch); clients get the same answer for every reason.",
 	}, []string{"reason"})
 	for _, r := range authz.FailureReasons() {
 		m.authn.WithLabelValues(r.String())
