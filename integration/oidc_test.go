@@ -78,11 +78,17 @@ func (s *oidcServe) writeMap(t *testing.T, doc []byte) {
 // reloadREST asks the embedded metasrv (and so the whole process) to reload.
 func (s *oidcServe) reloadREST(t *testing.T, token string) (int, string) {
 	t.Helper()
+	return s.rest(t, "POST", "/api/admin/principals/reload", token)
+}
+
+// rest calls the embedded metasrv's REST API with token.
+func (s *oidcServe) rest(t *testing.T, method, path, token string) (int, string) {
+	t.Helper()
 	m := bannerMetasrv.FindStringSubmatch(s.Banner)
 	if m == nil {
 		t.Fatalf("no metasrv address in the banner:\n%s", s.Banner)
 	}
-	req, err := http.NewRequest("POST", "http://"+m[1]+"/api/admin/principals/reload", nil)
+	req, err := http.NewRequest(method, "http://"+m[1]+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +137,18 @@ func TestJWTSignIn(t *testing.T) {
 		_, err := dial(t, s.uri(), map[string]string{adbc.OptionKeyUsername: "analyst@demo", adbc.OptionKeyPassword: good})
 		if adbcStatus(err) != adbc.StatusUnauthenticated {
 			t.Fatalf("err = %v, want Unauthenticated", err)
+		}
+	})
+
+	t.Run("metasrv REST", func(t *testing.T) {
+		// metasrv verifies the JWT itself (MCP forwards the caller's
+		// bearer to it the same way).
+		code, body := s.rest(t, "GET", "/api/whoami", good)
+		if code != http.StatusOK || !strings.Contains(body, `"name":"`+user+`"`) {
+			t.Fatalf("whoami with a JWT: HTTP %d %s", code, body)
+		}
+		if code, _ := s.rest(t, "GET", "/api/whoami", s.iss.Token(t, s.claims("x@demo"))+"x"); code != http.StatusUnauthorized {
+			t.Fatalf("whoami with a bad signature: HTTP %d", code)
 		}
 	})
 
