@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"lakegate/authz"
+	"lakegate/metasrv/api"
 )
 
 // handshakeMethod is the only RPC that accepts Basic credentials.
@@ -96,7 +97,13 @@ func (a authenticator) authenticate(ctx context.Context, method string) (context
 		a.metrics.authnFailed(reason)
 		return nil, callCredentials{}, toStatus(authz.ErrUnauthenticated)
 	}
-	return authz.WithPrincipal(ctx, p), creds, nil
+	ctx = authz.WithPrincipal(ctx, p)
+	if p.AuthMethod() == authz.AuthJWT {
+		// metasrv verifies the user's own token on the calls the gateway
+		// makes for it, and takes the user's groups from it.
+		ctx = api.WithDelegateToken(ctx, creds.token)
+	}
+	return ctx, creds, nil
 }
 
 // unaryInterceptor authenticates every unary RPC (health included).

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -81,16 +83,28 @@ func (s *oidcServe) reloadREST(t *testing.T, token string) (int, string) {
 	return s.rest(t, "POST", "/api/admin/principals/reload", token)
 }
 
-// rest calls the embedded metasrv's REST API with token.
-func (s *oidcServe) rest(t *testing.T, method, path, token string) (int, string) {
+// rest calls the embedded metasrv's REST API with token and, optionally,
+// a JSON body.
+func (s *oidcServe) rest(t *testing.T, method, path, token string, body ...any) (int, string) {
 	t.Helper()
 	m := bannerMetasrv.FindStringSubmatch(s.Banner)
 	if m == nil {
 		t.Fatalf("no metasrv address in the banner:\n%s", s.Banner)
 	}
-	req, err := http.NewRequest(method, "http://"+m[1]+path, nil)
+	var rd io.Reader
+	if len(body) == 1 {
+		b, err := json.Marshal(body[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, "http://"+m[1]+path, rd)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
@@ -334,5 +348,85 @@ func TestSIGHUPReload(t *testing.T) {
 	// Not an operator: the reload call is refused.
 	if code, _ := s.reloadREST(t, newToken); code != http.StatusForbidden {
 		t.Errorf("a user's reload call: HTTP %d, want 403", code)
+	}
+}
+
+// TestJWTGroupRoles: a JWT user's groups claim makes it a member of the
+// metalake's groups of those names (created on first sight, synced at each
+// call through metasrv's own verification of the token the gateway
+// forwards): a role granted to its group lets it read a table, a DENY in
+// another group's role hides one, and a token without the group takes the
+// membership away again.
+func TestJWTGroupRoles(t *testing.T) {
+	s := startOIDCServe(t)
+	ctx := context.Background()
+	admin := s.token(t, "admin@demo") // the demo metalake's owner
+	ml := "/api/metalakes/demo"
+	for _, w := range []struct {
+		method, path string
+		body         any
+	}{
+		{"POST", ml + "/groups", map[string]any{"name": "analysts"}},
+		{"POST", ml + "/groups", map[string]any{"name": "contractors"}},
+		{"POST", ml + "/roles", map[string]any{"name": "sales_reader", "securableObjects": []map[string]any{
+			{"fullName": "lake", "type": "CATALOG", "privileges": []map[string]string{{"name": "USE_CATALOG", "condition": "ALLOW"}}},
+			{"fullName": "lake.sales", "type": "SCHEMA", "privileges": []map[string]string{
+				{"name": "USE_SCHEMA", "condition": "ALLOW"}, {"name": "SELECT_TABLE", "condition": "ALLOW"}}}}}},
+		{"POST", ml + "/roles", map[string]any{"name": "no_customers", "securableObjects": []map[string]any{
+			{"fullName": "lake.sales.customers", "type": "TABLE", "privileges": []map[string]string{{"name": "SELECT_TABLE", "condition": "DENY"}}}}}},
+		{"PUT", ml + "/permissions/groups/analysts/grant", map[string]any{"roleNames": []string{"sales_reader"}}},
+		{"PUT", ml + "/permissions/groups/contractors/grant", map[string]any{"roleNames": []string{"no_customers"}}},
+	} {
+		if code, body := s.rest(t, w.method, w.path, admin, w.body); code != http.StatusOK {
+			t.Fatalf("%s %s: HTTP %d %s", w.method, w.path, code, body)
+		}
+	}
+	token := func(user string, groups ...string) string {
+		c := s.claims(user)
+		c["groups"] = append([]string{}, groups...) // [] rather than null
+		return s.iss.Token(t, c)
+	}
+	count := func(token, table string) (string, error) {
+		c, err := dial(t, s.uri(), bearer(token))
+		if err != nil {
+			return "", err
+		}
+		_, rows, err := c.query(ctx, "SELECT count(*) FROM "+table)
+		if err != nil {
+			return "", err
+		}
+		return rows[0][0], nil
+	}
+	cases := []struct {
+		name, token, table string
+		want               string // count, or "" for a missing table
+	}{
+		{"analyst reads orders", token("ann@demo", "analysts"), "sales.orders", "5000"},
+		{"analyst reads customers", token("ann@demo", "analysts"), "sales.customers", "*"},
+		{"analyst and contractor reads orders", token("cid@demo", "analysts", "contractors"), "sales.orders", "5000"},
+		{"contractor's DENY hides customers", token("cid@demo", "analysts", "contractors"), "sales.customers", ""},
+		{"no group, no grant", token("dee@demo"), "sales.orders", ""},
+		{"a group the metalake lacks is ignored", token("dee@demo", "nosuchgroup"), "sales.orders", ""},
+		{"the group left: the grant goes with it", token("ann@demo"), "sales.orders", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := count(tc.token, tc.table)
+			switch {
+			case tc.want == "":
+				if adbcStatus(err) != adbc.StatusNotFound || !strings.Contains(err.Error(), "table "+tc.table+" does not exist") {
+					t.Fatalf("%s: %q, %v, want a missing table", tc.table, got, err)
+				}
+			case err != nil:
+				t.Fatalf("%s: %v", tc.table, err)
+			case tc.want != "*" && got != tc.want:
+				t.Fatalf("%s: count %s, want %s", tc.table, got, tc.want)
+			}
+		})
+	}
+	// The syncs are audited, applied by the owner for the token.
+	code, events := s.rest(t, "GET", ml+"/events", admin)
+	if code != http.StatusOK || !strings.Contains(events, "ann@demo") || !strings.Contains(events, "oidc-token") {
+		t.Errorf("events: HTTP %d, no audited sync of ann@demo:\n%.2000s", code, events)
 	}
 }

@@ -224,7 +224,7 @@ func (s *Server) authenticate(r *http.Request) (*authz.Principal, error) {
 	// The headers that say on whose behalf a request acts may each appear
 	// once: with two values, a proxy or a node on the way could act on
 	// another one than the one checked here.
-	for _, k := range [...]string{api.CallerHeader, raftnode.ForwardedHeader, api.DelegateTenantHeader, api.DelegateUserHeader} {
+	for _, k := range [...]string{api.CallerHeader, raftnode.ForwardedHeader, api.DelegateTenantHeader, api.DelegateUserHeader, api.DelegateTokenHeader} {
 		if len(r.Header.Values(k)) > 1 {
 			return nil, badRequest("header %s appears more than once", k)
 		}
@@ -281,6 +281,17 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*requ
 	// request was held to the delegate's tenants above.
 	if rq.metalake != "" && !rq.operator() && rq.delegator == nil && rq.caller.Tenant().String() != rq.metalake {
 		return nil, fmt.Errorf("%w: metalake %q", ErrNotFound, rq.metalake)
+	}
+	// A user signed in by JWT is a user of the metalake with the token's
+	// groups; a delegated one when its gateway forwarded its token.
+	switch {
+	case rq.delegator != nil:
+		err = s.verifyDelegateToken(r, rq.metalake, rq.subject)
+	case rq.metalake != "" && rq.peer == nil:
+		err = s.syncJWTUser(r.Context(), rq.metalake, rq.caller)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return rq, nil
 }
