@@ -220,14 +220,25 @@ func EngineRoot(d stage.Descriptor, dataDir string) string {
 }
 
 // QueryTenants returns the tenants of the principals that may query, in
-// map order, each once: the tenants a gateway serves.
+// map order, then those of the map's OIDC providers (whose users may
+// query), each once: the tenants a gateway serves.
 func QueryTenants(m *authz.PrincipalMap) []authz.TenantID {
 	seen := map[authz.TenantID]bool{}
 	var tenants []authz.TenantID
+	add := func(t authz.TenantID) {
+		if !seen[t] {
+			seen[t] = true
+			tenants = append(tenants, t)
+		}
+	}
 	for _, p := range m.Principals() {
-		if p.MayQuery() && !seen[p.Tenant()] {
-			seen[p.Tenant()] = true
-			tenants = append(tenants, p.Tenant())
+		if p.MayQuery() {
+			add(p.Tenant())
+		}
+	}
+	for _, pr := range m.Providers() {
+		for _, t := range pr.Tenants() {
+			add(t)
 		}
 	}
 	return tenants
