@@ -1,11 +1,14 @@
 package metasrv_test
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"lakegate/authz"
 	"lakegate/authz/oidc"
@@ -221,5 +224,73 @@ func TestJWTUsersAndGroups(t *testing.T) {
 	r := must(t, n, call{method: "GET", path: "/api/metalakes/acme/events", token: tokAlice})
 	if !strings.Contains(string(r.raw), "oidc-token") || !strings.Contains(string(r.raw), "erin@acme") {
 		t.Errorf("the syncs are not audited:\n%.2000s", r.raw)
+	}
+}
+
+// TestJWTCallerForwarded: a follower forwards a JWT caller's write to the
+// leader with the caller's token, which the leader verifies itself (the
+// caller is in no node's map by id); a follower that would have to sync a
+// new JWT user's memberships answers 503 rather than skip them. Before the
+// token was forwarded, the leader refused the write as from an unknown
+// caller.
+func TestJWTCallerForwarded(t *testing.T) {
+	iss := oidctest.NewIssuer(t)
+	doc, err := authz.EncodePrincipalMap(harnessSpecs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc = append(doc, oidctest.OIDCSection(iss.ProviderYAML("idp", "tenant: acme", "groups_claim: groups",
+		"auto_create_users: true", "namespaces: {all: [sales]}"))...)
+	m, err := authz.ParsePrincipalMap(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := authz.NewPrincipals(m, authz.PrincipalsConfig{Keys: oidc.NewRegistry(oidc.Options{Client: iss.Client()})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configHook = func(c *metasrv.Config) { c.Principals, c.Authn = nil, ps }
+	t.Cleanup(func() { configHook = nil })
+	n1 := startNode(t, "n1", "", "", "", true)
+	waitLeader(t, n1)
+	n2 := startNode(t, "n2", "", "", "", false)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := n2.Join(ctx, n1.addr); err != nil {
+		t.Fatal(err)
+	}
+	leader := waitLeader(t, n1, n2)
+	follower := n2
+	if leader == n2 {
+		follower = n1
+	}
+	withAcme(t, leader)
+	for _, c := range []call{
+		{method: "POST", path: ml + "/groups", body: map[string]any{"name": "builders"}},
+		{method: "POST", path: ml + "/roles", body: map[string]any{"name": "catalog_maker", "securableObjects": []map[string]any{
+			{"fullName": "acme", "type": "METALAKE", "privileges": []map[string]string{{"name": "CREATE_CATALOG", "condition": "ALLOW"}}}}}},
+		{method: "PUT", path: ml + "/permissions/groups/builders/grant", body: map[string]any{"roleNames": []string{"catalog_maker"}}},
+	} {
+		c.token = tokAlice
+		must(t, leader, c)
+	}
+	jwt := func(user string) string {
+		c := iss.Claims(user)
+		c["groups"] = []string{"builders"}
+		return iss.Token(t, c)
+	}
+	dave := jwt("dave@acme")
+	// First sight on the leader: dave is created and joins builders.
+	gen := must(t, leader, call{method: "GET", path: ml + "/catalogs", token: dave}).gen()
+	must(t, follower, call{method: "GET", path: ml + "/catalogs?minGeneration=" + strconv.FormatUint(gen, 10), token: tokAlice})
+	// A write on the follower is forwarded with dave's token.
+	must(t, follower, call{method: "POST", path: ml + "/catalogs", token: dave, body: map[string]any{"name": "daves"}})
+	// A new JWT user on the follower: its memberships need the leader.
+	if r := do(t, follower, call{method: "GET", path: ml + "/catalogs", token: jwt("erin@acme")}); r.status != http.StatusServiceUnavailable {
+		t.Errorf("first sight on a follower: HTTP %d %s, want 503", r.status, r.raw)
+	}
+	// Only a peer may send a caller's token.
+	if r := do(t, follower, call{method: "GET", path: ml + "/catalogs", token: tokAlice, header: map[string]string{api.CallerTokenHeader: dave}}); r.status != http.StatusForbidden {
+		t.Errorf("a caller token from a user: HTTP %d, want 403", r.status)
 	}
 }

@@ -224,7 +224,7 @@ func (s *Server) authenticate(r *http.Request) (*authz.Principal, error) {
 	// The headers that say on whose behalf a request acts may each appear
 	// once: with two values, a proxy or a node on the way could act on
 	// another one than the one checked here.
-	for _, k := range [...]string{api.CallerHeader, raftnode.ForwardedHeader, api.DelegateTenantHeader, api.DelegateUserHeader, api.DelegateTokenHeader} {
+	for _, k := range [...]string{api.CallerHeader, raftnode.ForwardedHeader, api.DelegateTenantHeader, api.DelegateUserHeader, api.DelegateTokenHeader, api.CallerTokenHeader} {
 		if len(r.Header.Values(k)) > 1 {
 			return nil, badRequest("header %s appears more than once", k)
 		}
@@ -305,7 +305,7 @@ func (s *Server) beginCaller(w http.ResponseWriter, r *http.Request, op string) 
 	}
 	rq := &request{s: s, w: w, r: r, caller: p, metalake: r.PathValue("tenant")}
 	target := catalog.Object{Type: catalog.ObjectMetalake, Name: rq.metalake}
-	forwarded := r.Header.Get(api.CallerHeader) != "" || r.Header.Get(raftnode.ForwardedHeader) != ""
+	forwarded := r.Header.Get(api.CallerHeader) != "" || r.Header.Get(raftnode.ForwardedHeader) != "" || r.Header.Get(api.CallerTokenHeader) != ""
 	switch {
 	case forwarded && p.Role() != authz.RoleMetadataPeer:
 		err := fmt.Errorf("%w: forwarding headers from a %s principal", ErrForbidden, p.Role())
@@ -318,6 +318,11 @@ func (s *Server) beginCaller(w http.ResponseWriter, r *http.Request, op string) 
 	case p.Role() == authz.RoleMetadataPeer:
 		id := r.Header.Get(api.CallerHeader)
 		c, ok := s.byID.get(id)
+		if tok := r.Header.Get(api.CallerTokenHeader); tok != "" {
+			// A caller signed in by JWT: this node verifies its token.
+			jc, _, err := s.authn.AuthenticateReason(r.Context(), tok)
+			c, ok = jc, err == nil && jc.AuthMethod() == authz.AuthJWT && jc.ID().String() == id
+		}
 		if !ok || c.Role() == authz.RoleMetadataPeer {
 			err := fmt.Errorf("%w: a peer request must name a known non-peer caller", ErrForbidden)
 			s.rejectEvent(r, rq.metalake, p.ID().String(), op, target, err)
@@ -584,7 +589,11 @@ func (s *Server) forward(rq *request) error {
 		return err
 	}
 	hdr.Set(api.CallerHeader, rq.caller.ID().String())
-	for _, k := range []string{"Content-Type", "Accept", api.DelegateTenantHeader, api.DelegateUserHeader} {
+	if rq.caller.AuthMethod() == authz.AuthJWT {
+		_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		hdr.Set(api.CallerTokenHeader, strings.TrimSpace(tok))
+	}
+	for _, k := range []string{"Content-Type", "Accept", api.DelegateTenantHeader, api.DelegateUserHeader, api.DelegateTokenHeader} {
 		if v := r.Header.Get(k); v != "" {
 			hdr.Set(k, v)
 		}

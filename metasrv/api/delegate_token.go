@@ -11,6 +11,12 @@ import "context"
 // request like a bad credential.
 const DelegateTokenHeader = "Lakegate-Delegate-Token"
 
+// CallerTokenHeader carries, on a request a follower forwards to the leader
+// for a caller signed in by JWT, that caller's JWT: the leader verifies it
+// itself (the caller is in no node's map by id). Like CallerHeader, only
+// metadata_peer principals may send it.
+const CallerTokenHeader = "Lakegate-Caller-Token"
+
 type delegateTokenKey struct{}
 
 // WithDelegateToken returns ctx carrying the delegated user's JWT, which
