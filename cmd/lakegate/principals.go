@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -63,6 +64,7 @@ func (pp *processPrincipals) reload(by string) error {
 		for _, ps := range pp.sets {
 			_ = ps.Replace(nil)
 		}
+		err = fmt.Errorf("authz: reload refused, the previous principal map stays in force: %w", err)
 	}
 	if err != nil {
 		pp.log.Warn("principal map reload refused; the previous map stays in force", "by", by, "path", pp.path, "err", err)
