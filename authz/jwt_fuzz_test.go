@@ -186,8 +186,8 @@ func TestJWTVerifiedCache(t *testing.T) {
 }
 
 // TestJWTBounds: a JWT of exactly the length limit is verified, one byte
-// more is not; the verified-token cache stays within its bound however many
-// distinct valid tokens are presented.
+// more is not; the verified-token cache stays within its bound (4,096)
+// however many distinct valid tokens are presented.
 func TestJWTBounds(t *testing.T) {
 	a := fuzzAuthenticator(t)
 	k := &oidctest.Key{Kid: "k1", Alg: jose.EdDSA, Private: fuzzKey}
@@ -196,7 +196,9 @@ func TestJWTBounds(t *testing.T) {
 	var exact, over string
 	// A base64url segment is never 1 more than a multiple of 4 long, so
 	// vary the header's length too.
-	for n := authz.MaxJWTLen * 3 / 4; n > 0 && (exact == "" || over == ""); n -= 3 {
+	n0 := authz.MaxJWTLen * 3 / 4
+	l0 := len(oidctest.Sign(t, k, with(claims, "pad", strings.Repeat("p", n0)), nil))
+	for n := n0 - (l0-authz.MaxJWTLen)*3/4 + 9; n > 0 && (exact == "" || over == ""); n -= 3 {
 		shortest := 0
 		for _, h := range []string{"", "h", "hh"} {
 			for _, q := range []string{"", "q", "qq"} {
@@ -226,7 +228,22 @@ func TestJWTBounds(t *testing.T) {
 		t.Errorf("token of %d bytes: %v", authz.MaxJWTLen+1, r)
 	}
 
-	for i := 0; i < 5000; i++ {
+	// The header segment's own limit: 2,048 characters.
+	var header2048 string
+	for n := 1400; n < 1600 && header2048 == ""; n++ {
+		tok := oidctest.Sign(t, k, claims, map[string]any{"h": strings.Repeat("h", n)})
+		if strings.IndexByte(tok, '.') == 2048 {
+			header2048 = tok
+		}
+	}
+	if header2048 == "" {
+		t.Fatal("no padding gives a header of 2,048 characters")
+	}
+	if _, r, err := a.AuthenticateReason(context.Background(), header2048); err != nil {
+		t.Errorf("header of 2,048 characters: %v", r)
+	}
+
+	for i := 0; i < 4200; i++ {
 		tok := oidctest.Sign(t, k, with(claims, "jti", strconv.Itoa(i)), nil)
 		if _, r, err := a.AuthenticateReason(context.Background(), tok); err != nil {
 			t.Fatalf("token %d: %v", i, r)

@@ -325,9 +325,15 @@ func TestJWTAmbiguousAudience(t *testing.T) {
 	iss := oidctest.NewIssuer(t)
 	doc := validMap + oidctest.OIDCSection(
 		iss.ProviderYAML("acme-idp", "tenant: acme", "audience: app-acme", "auto_create_users: true", "namespaces: {all: [public]}"),
+		iss.ProviderYAML("globex-strict", "tenant: globex", "audience: app-strict", "namespaces: {all: [public]}"),
 		iss.ProviderYAML("globex-idp", "tenant: globex", "audience: app-globex", "auto_create_users: true", "namespaces: {all: [public]}"),
 	)
 	a := newJWTAuth(t, iss, doc)
+	// Holds finds the principal's provider past others of its issuer: one
+	// serving another tenant, one serving its tenant but not creating users.
+	if p, err := a.Authenticate(iss.Token(t, with(iss.Claims("carol"), "aud", "app-globex"))); err != nil || !a.Holds(p, time.Now()) {
+		t.Errorf("globex principal: %v, %v, holds %v", p, err, p != nil && a.Holds(p, time.Now()))
+	}
 	for _, tt := range []struct {
 		aud    any
 		tenant string

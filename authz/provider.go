@@ -184,8 +184,8 @@ func CheckProviderURL(u string, allowHTTP bool) error {
 	return fmt.Errorf("must use https")
 }
 
-// parseProviders validates the oidc section. fail builds the error for
-// providers[i]; it is given the provider's name when printable.
+// parseProviders validates the oidc section: each provider, unique names,
+// and unique (issuer, audience) pairs.
 func parseProviders(o *mapOIDC) ([]*Provider, error) {
 	if o == nil {
 		return nil, nil

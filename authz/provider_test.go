@@ -164,3 +164,70 @@ func TestCheckProviderURL(t *testing.T) {
 		}
 	}
 }
+
+// TestProviderBounds: each limit of a provider's settings at its edge.
+func TestProviderBounds(t *testing.T) {
+	long := func(n int) string { return "https://idp.example/" + strings.Repeat("a", n-len("https://idp.example/")) }
+	many := func(n int) []string {
+		var es []string
+		for i := 0; i < n; i++ {
+			es = append(es, providerEntry(fmt.Sprintf("name: p%d", i), fmt.Sprintf("audience: a%d", i)))
+		}
+		return es
+	}
+	tests := []struct {
+		name string
+		doc  string
+		ok   bool
+	}{
+		{"issuer of 1024 bytes", oidcMap(providerEntry("issuer: " + long(1024))), true},
+		{"issuer of 1025 bytes", oidcMap(providerEntry("issuer: " + long(1025))), false},
+		{"audience of 256 bytes", oidcMap(providerEntry("audience: " + strings.Repeat("a", 256))), true},
+		{"audience of 257 bytes", oidcMap(providerEntry("audience: " + strings.Repeat("a", 257))), false},
+		{"audience with a space", oidcMap(providerEntry("audience: 'a b'")), false},
+		{"clock_skew 0s", oidcMap(providerEntry("clock_skew: 0s")), true},
+		{"clock_skew 5m", oidcMap(providerEntry("clock_skew: 5m")), true},
+		{"clock_skew 5m1s", oidcMap(providerEntry("clock_skew: 5m1s")), false},
+		{"refresh_interval 1s", oidcMap(providerEntry("refresh_interval: 1s")), true},
+		{"refresh_interval 999ms", oidcMap(providerEntry("refresh_interval: 999ms")), false},
+		{"refresh_interval 24h", oidcMap(providerEntry("refresh_interval: 24h")), true},
+		{"refresh_interval 24h1s", oidcMap(providerEntry("refresh_interval: 24h1s")), false},
+		{"64 providers", oidcMap(many(64)...), true},
+		{"65 providers", oidcMap(many(65)...), false},
+		{"jwks_file of 4096 bytes", oidcMap(providerEntry("jwks_url: -", "jwks_file: /"+strings.Repeat("k", 4095))), true},
+		{"jwks_file of 4097 bytes", oidcMap(providerEntry("jwks_url: -", "jwks_file: /"+strings.Repeat("k", 4096))), false},
+		{"jwks_file with NUL", oidcMap(providerEntry("jwks_url: -", `jwks_file: "/k\0.json"`)), false},
+		{"jwks_file provider with a non-URL issuer", oidcMap(providerEntry("jwks_url: -", "jwks_file: /k.json", "issuer: my-issuer")), true},
+		{"claim name of 256 bytes", oidcMap(providerEntry("groups_claim: " + strings.Repeat("g", 256))), true},
+		{"claim name of 257 bytes", oidcMap(providerEntry("groups_claim: " + strings.Repeat("g", 257))), false},
+		{"group name of 256 bytes", oidcMap(providerEntry("groups_claim: g", "namespaces: {groups: {"+strings.Repeat("g", 256)+": [s]}}")), true},
+		{"group name of 257 bytes", oidcMap(providerEntry("groups_claim: g", "namespaces: {groups: {"+strings.Repeat("g", 257)+": [s]}}")), false},
+		{"group name with a control character", oidcMap(providerEntry("groups_claim: g", `namespaces: {groups: {"a\tb": [s]}}`)), false},
+		{"group name with a C1 control character", oidcMap(providerEntry("groups_claim: g", `namespaces: {groups: {"a\u0085b": [s]}}`)), false},
+		{"group name in UTF-8", oidcMap(providerEntry("groups_claim: g", `namespaces: {groups: {"Équipe données": [s]}}`)), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := authz.ParsePrincipalMap([]byte(tt.doc))
+			if (err == nil) != tt.ok {
+				t.Fatalf("err = %v, want ok %v", err, tt.ok)
+			}
+		})
+	}
+	for _, tt := range []struct {
+		u     string
+		allow bool
+		ok    bool
+	}{
+		{"http://localhost:8080/x", false, false},
+		{"http://[::2]/x", true, false},
+		{"http://127.0.0.2/x", true, true},
+		{"ftp://idp.example/x", true, false},
+		{long(1024), false, true},
+		{long(1025), false, false},
+	} {
+		if err := authz.CheckProviderURL(tt.u, tt.allow); (err == nil) != tt.ok {
+			t.Errorf("CheckProviderURL(%.40q, %v) = %v, want ok %v", tt.u, tt.allow, err, tt.ok)
+		}
+	}
+}

@@ -28,15 +28,16 @@ const (
 	// ReasonBadAudience: the token's aud names no provider of its issuer,
 	// or more than one.
 	ReasonBadAudience
-	// ReasonExpired: exp is past (beyond the clock skew) or missing.
+	// ReasonExpired: exp is past, beyond the clock skew.
 	ReasonExpired
 	// ReasonNotYetValid: nbf or iat is in the future (beyond the clock skew).
 	ReasonNotYetValid
 	// ReasonBadAlgorithm: alg is not allowed for the provider, or does not
 	// fit the key's type or the key's own alg/use.
 	ReasonBadAlgorithm
-	// ReasonBadClaims: a claim has the wrong type, the user claim is not a
-	// valid principal id, or the groups claim is not a list of strings.
+	// ReasonBadClaims: a claim has the wrong type, exp or the user claim is
+	// missing, the user claim is not a valid principal id, an email user's
+	// email_verified is false, or the groups claim is not a list of strings.
 	ReasonBadClaims
 	// ReasonUnknownTenant: the tenant claim names a tenant the provider
 	// does not serve.
