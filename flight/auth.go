@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"lakegate/authz"
+	"lakegate/metasrv/api"
 )
 
 // handshakeMethod is the only RPC that accepts Basic credentials.
@@ -63,35 +64,46 @@ func credentialsFrom(ctx context.Context, allowBasic bool) (callCredentials, boo
 	return callCredentials{}, false
 }
 
-// authenticator wraps authz.Authenticator for gRPC. Its interceptors are the
-// Server's only ones; each runs inside metrics' (nil records nothing), so a
-// refused call is counted too.
+// authenticator wraps authz.Principals for gRPC: every call authenticates
+// against the principal map in force, so a reload applies from the next
+// call on. Its interceptors are the Server's only ones; each runs inside
+// metrics' (nil records nothing), so a refused call is counted too.
 type authenticator struct {
-	auth    *authz.Authenticator
+	auth    *authz.Principals
 	metrics *Metrics
 }
 
 // authenticate returns the context carrying the principal and the callCredentials
-// used, or an Unauthenticated status.
+// used, or an Unauthenticated status. A Basic password may be a static token
+// or a JWT (JDBC's user/password form); the user must then be the JWT's.
 func (a authenticator) authenticate(ctx context.Context, method string) (context.Context, callCredentials, error) {
 	creds, ok := credentialsFrom(ctx, method == handshakeMethod)
 	var (
-		p   *authz.Principal
-		err error
+		p      *authz.Principal
+		reason authz.FailureReason
+		err    error
 	)
 	switch {
 	case !ok:
 		// Hash something anyway so a missing header costs what a wrong one does.
-		_, err = a.auth.Authenticate("")
+		_, _, err = a.auth.AuthenticateReason(ctx, "")
+		reason = authz.ReasonUnknownToken
 	case creds.basic:
-		p, err = a.auth.AuthenticateBasic(creds.id, creds.token)
+		p, reason, err = a.auth.AuthenticateBasicReason(ctx, creds.id, creds.token)
 	default:
-		p, err = a.auth.Authenticate(creds.token)
+		p, reason, err = a.auth.AuthenticateReason(ctx, creds.token)
 	}
 	if err != nil || p == nil {
+		a.metrics.authnFailed(reason)
 		return nil, callCredentials{}, toStatus(authz.ErrUnauthenticated)
 	}
-	return authz.WithPrincipal(ctx, p), creds, nil
+	ctx = authz.WithPrincipal(ctx, p)
+	if p.AuthMethod() == authz.AuthJWT {
+		// metasrv verifies the user's own token on the calls the gateway
+		// makes for it, and takes the user's groups from it.
+		ctx = api.WithDelegateToken(ctx, creds.token)
+	}
+	return ctx, creds, nil
 }
 
 // unaryInterceptor authenticates every unary RPC (health included).

@@ -14,6 +14,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"lakegate/authz"
 )
 
 // Metric names. Every label value comes from a fixed set (see rpcNames,
@@ -28,6 +30,7 @@ const (
 	metricMetasrvTime   = "lakegate_metasrv_request_seconds"      // histogram {op, outcome}
 	metricDecisions     = "lakegate_decisions_total"              // counter {source}
 	metricSpeculations  = "lakegate_speculations_total"           // counter {outcome}
+	metricAuthnFailures = "lakegate_authn_failures_total"         // counter {reason}
 	otherRPC            = "other"                                 // rpc label of a method not in rpcNames
 	healthServicePrefix = "/grpc.health.v1.Health/"               // health RPCs
 	flightServicePrefix = "/arrow.flight.protocol.FlightService/" // Flight RPCs
@@ -142,6 +145,7 @@ type Metrics struct {
 	metasrv     *prometheus.HistogramVec
 	decisions   *prometheus.CounterVec
 	speculation *prometheus.CounterVec
+	authn       *prometheus.CounterVec
 }
 
 // NewMetrics returns instruments registered in reg (which must not already
@@ -184,6 +188,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: metricSpeculations,
 			Help: "Prepared queries opened when their parameters were bound, before their DoGet, by outcome: claimed (streamed), unopened (no free permit or an error), stale (re-authorization gave another plan), expired, yielded (a statement needed the permit), discarded (rebound, closed, shutdown).",
 		}, []string{"outcome"}),
+		authn: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: metricAuthnFailures,
+			Help: "Calls and requests refused authentication, by why the credential was refused (authz.FailureReason: unknown_token, malformed, bad_signature, unknown_key, bad_issuer, bad_audience, expired, not_yet_valid, bad_algorithm, bad_claims, unknown_tenant, unknown_user, key_fetch); clients get the same answer for every reason.",
+		}, []string{"reason"}),
 	}
 	// Finite label sets are created up front, so a zero is exported rather
 	// than nothing.
@@ -203,6 +211,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, o := range speculationOutcomes {
 		m.speculation.WithLabelValues(o)
 	}
+	for _, r := range authz.FailureReasons() {
+		m.authn.WithLabelValues(r.String())
+	}
 	for _, op := range metasrvOps {
 		for _, o := range metasrvOutcomes {
 			m.metasrv.WithLabelValues(op, o)
@@ -210,6 +221,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.requestTime, m.denials, m.admission, m.statement, m.metasrv, m.decisions, m.speculation)
+		// A process serving metasrv too (serve) has one registry and one
+		// count of authentication failures for both.
+		if err := reg.Register(m.authn); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			existing, ok := (*prometheus.CounterVec)(nil), false
+			if errors.As(err, &are) {
+				existing, ok = are.ExistingCollector.(*prometheus.CounterVec)
+			}
+			if !ok {
+				panic(err)
+			}
+			m.authn = existing
+		}
 	}
 	return m
 }
@@ -250,6 +274,14 @@ func (m *Metrics) ObserveDecision(reused bool) {
 	} else {
 		m.decisions.WithLabelValues(decisionAsked).Inc()
 	}
+}
+
+// authnFailed counts a credential refused for reason.
+func (m *Metrics) authnFailed(reason authz.FailureReason) {
+	if m == nil || reason == authz.ReasonNone {
+		return
+	}
+	m.authn.WithLabelValues(reason.String()).Inc()
 }
 
 // speculated records what became of a speculation.

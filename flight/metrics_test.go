@@ -537,7 +537,7 @@ func TestMetricLabelsAreFinite(t *testing.T) {
 	allowed := map[string]map[string]bool{
 		"source": setOf([]string{decisionReused, decisionAsked}),
 		"rpc":    rpcs, "code": codeNames,
-		"reason":  setOf(denialReasons[:]),
+		"reason":  setOf(slices.Concat(denialReasons[:], authnReasonNames())),
 		"kind":    setOf(statementKinds[:]),
 		"op":      setOf(metasrvOps[:]),
 		"work":    setOf(admissionWork[:]),
@@ -548,8 +548,8 @@ func TestMetricLabelsAreFinite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mfs) != 8 {
-		t.Errorf("gathered %d families, want 8", len(mfs))
+	if len(mfs) != 9 {
+		t.Errorf("gathered %d families, want 9", len(mfs))
 	}
 	for _, mf := range mfs {
 		if !strings.HasPrefix(mf.GetName(), "lakegate_") {
@@ -626,4 +626,14 @@ func TestNilMetrics(t *testing.T) {
 		t.Fatalf("wrong token: %v", err)
 	}
 	mustAcquire(t, s.admitExecute, "acme")()
+}
+
+// authnReasonNames are the reason label values of
+// lakegate_authn_failures_total.
+func authnReasonNames() []string {
+	var out []string
+	for _, r := range authz.FailureReasons() {
+		out = append(out, r.String())
+	}
+	return out
 }

@@ -237,12 +237,12 @@ func TestTicketOnlyForItsPrincipal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handle, err := s.cfg.Tickets.Seal(nil, ticket.Claims{Principal: "alice@acme", Tenant: "acme",
+	alice := testPrincipal(t, "alice@acme", authz.RoleUser, "sales")
+	handle, err := s.sealFor(alice, ticket.Claims{Principal: "alice@acme", Tenant: "acme",
 		Expiry: s.cfg.Now().Add(time.Minute), Payload: payload})
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice := testPrincipal(t, "alice@acme", authz.RoleUser, "sales")
 	forged := append([]byte(nil), handle...)
 	forged[len(forged)-1] ^= 1
 	_, _, forgedErr := s.DoGetStatement(authz.WithPrincipal(context.Background(), alice), stmtTicket(forged))

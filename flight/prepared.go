@@ -210,7 +210,7 @@ func (ps *preparedStore) len() int {
 
 // openPrepared unseals a handle and returns the caller's statement.
 func (s *Server) openPrepared(p *authz.Principal, handle []byte) (*prepared, string, error) {
-	claims, err := s.cfg.Tickets.Open(handle, s.cfg.Now(), p.ID().String(), p.Tenant().String())
+	claims, err := s.openFor(p, handle)
 	if err != nil {
 		return nil, "", err
 	}
@@ -245,7 +245,7 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 		a.undefer()
 		return zero, toStatus(err)
 	}
-	handle, err := s.cfg.Tickets.Seal(s.rand, ticket.Claims{
+	handle, err := s.sealFor(p, ticket.Claims{
 		Principal: p.ID().String(),
 		Tenant:    p.Tenant().String(),
 		Expiry:    s.cfg.Now().Add(preparedLifetime),
@@ -285,7 +285,7 @@ func (s *Server) ClosePreparedStatement(ctx context.Context, req flightsql.Actio
 	if err != nil {
 		return toStatus(err)
 	}
-	claims, err := s.cfg.Tickets.Open(req.GetPreparedStatementHandle(), s.cfg.Now(), p.ID().String(), p.Tenant().String())
+	claims, err := s.openFor(p, req.GetPreparedStatementHandle())
 	if err != nil {
 		return toStatus(err)
 	}

@@ -90,7 +90,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 		a.undefer()
 		return nil, s.fail(ctx, "ticket", err)
 	}
-	sealed, err := s.cfg.Tickets.Seal(s.rand, ticket.Claims{
+	sealed, err := s.sealFor(p, ticket.Claims{
 		Principal: p.ID().String(),
 		Tenant:    p.Tenant().String(),
 		Expiry:    s.cfg.Now().Add(s.cfg.TicketTTL),
@@ -145,7 +145,7 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd flightsql.StatementQuer
 	}
 	a := accessFrom(ctx)
 	handle := cmd.GetStatementHandle()
-	claims, err := s.cfg.Tickets.Open(handle, s.cfg.Now(), p.ID().String(), p.Tenant().String())
+	claims, err := s.openFor(p, handle)
 	if err != nil {
 		// A ticket that does not open is a denial of whatever it was.
 		a.statementIs(sqlgate.KindQuery.String(), "")
@@ -407,7 +407,7 @@ func (s *Server) CancelFlightInfo(ctx context.Context, req *flight.CancelFlightI
 		if err != nil {
 			return flight.CancelFlightInfoResult{}, toStatus(err)
 		}
-		if _, err := s.cfg.Tickets.Open(handle, s.cfg.Now(), p.ID().String(), p.Tenant().String()); err != nil {
+		if _, err := s.openFor(p, handle); err != nil {
 			return flight.CancelFlightInfoResult{}, toStatus(err)
 		}
 		s.running.cancel(ticketKey(handle))

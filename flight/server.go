@@ -50,8 +50,18 @@ const MaxHeaderBytes = 64 << 10
 // Config configures a Server. The zero value of every optional field is a safe
 // default; Validate reports what is missing.
 type Config struct {
-	// Principals is the immutable principal map; required.
+	// Principals is the immutable principal map; required unless Authn is
+	// set.
 	Principals *authz.PrincipalMap
+	// Authn, when set, authenticates every call against the principal map
+	// it holds in force, which its owner may reload (authz.Principals); it
+	// takes the place of Principals. Nil authenticates against Principals,
+	// without JWT key sources.
+	Authn *authz.Principals
+	// ReloadPrincipals, when set, reloads Authn from its file for a
+	// platform operator's ReloadPrincipalsActionType; by is the
+	// operator's id, for the log. Nil: the action is unknown.
+	ReloadPrincipals func(by string) error
 	// Backend executes authorized SQL; required.
 	Backend backend.Backend
 	// Upstreams runs SQL on the upstream engines of upstream catalogs.
@@ -195,8 +205,8 @@ func (c *Config) withDefaults() Config {
 // Validate reports configuration errors.
 func (c *Config) Validate() error {
 	var errs []error
-	if c.Principals == nil {
-		errs = append(errs, errors.New("flight: Config.Principals is required"))
+	if c.Principals == nil && c.Authn == nil {
+		errs = append(errs, errors.New("flight: Config.Principals or Config.Authn is required"))
 	}
 	if c.Backend == nil {
 		errs = append(errs, errors.New("flight: Config.Backend is required"))
@@ -279,11 +289,18 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	c := cfg.withDefaults()
+	if c.Authn == nil {
+		ps, err := authz.NewPrincipals(c.Principals, authz.PrincipalsConfig{})
+		if err != nil {
+			return nil, fmt.Errorf("flight: principal map: %w", err)
+		}
+		c.Authn = ps
+	}
 	s := &Server{
 		cfg:          c,
 		log:          c.Logger,
 		planner:      newPlanner(c),
-		auth:         authenticator{auth: authz.NewAuthenticator(c.Principals)},
+		auth:         authenticator{auth: c.Authn},
 		sessions:     newSessionStore(c.SessionTTL, c.Now),
 		running:      newRunningQueries(),
 		admitExecute: newAdmission(workExecute, c.MaxConcurrentPerTenant, c.MaxConcurrent, c.QueueTimeout),

@@ -23,8 +23,13 @@ const stageDescribeDescription = "Returns the caller's tenant stage descriptor (
 // DoAction answers lakegate's own actions and hands every other action to the
 // Flight SQL router.
 func (v *service) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
-	if a.GetType() == StageDescribeActionType {
+	switch a.GetType() {
+	case StageDescribeActionType:
 		return v.srv.describeStage(a, stream)
+	case ReloadPrincipalsActionType:
+		if ok, err := v.srv.reloadPrincipals(a, stream); ok {
+			return err
+		}
 	}
 	return v.FlightServer.DoAction(a, stream)
 }

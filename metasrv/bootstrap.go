@@ -115,7 +115,7 @@ func (s *Server) Bootstrap(ctx context.Context, seed Seed) error {
 // checkSeed applies REST's entry checks to the whole seed, before anything
 // is proposed.
 func (s *Server) checkSeed(seed Seed) error {
-	if p, ok := s.byID[seed.Operator]; !ok || p.Role() != authz.RoleOperator {
+	if p, ok := s.byID.get(seed.Operator); !ok || p.Role() != authz.RoleOperator {
 		// POST /api/metalakes is for operators only.
 		return fmt.Errorf("%w: %q is no operator of this node's principal map", ErrForbidden, seed.Operator)
 	}

@@ -90,7 +90,17 @@ func (s *Server) delegateFor(r *http.Request, p *authz.Principal, op string, ten
 				fmt.Errorf("%w: not a delegate for this tenant", ErrForbidden))
 		}
 	}
-	return s.inContact()
+	if err := s.inContact(); err != nil {
+		return err
+	}
+	if r.Header.Get(api.DelegateTokenHeader) != "" {
+		if len(tenants) != 1 || du == "" {
+			return s.rejectDelegation(tenants[0], p, du, op,
+				fmt.Errorf("%w: a delegated token needs one tenant and the delegated user", ErrForbidden))
+		}
+		return s.verifyDelegateToken(r, tenants[0], du)
+	}
+	return nil
 }
 
 // inContact refuses to answer from this node's state when it may be stale,

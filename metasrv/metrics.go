@@ -9,8 +9,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"lakegate/authz"
 	"lakegate/metasrv/raftnode"
 )
+
+// authnFailed counts a credential refused for reason.
+func (m *metrics) authnFailed(reason authz.FailureReason) {
+	if reason != authz.ReasonNone {
+		m.authn.WithLabelValues(reason.String()).Inc()
+	}
+}
 
 // Metric names (all in the Server's own registry, see MetricsHandler).
 // Label values are finite by construction: a route is the ServeMux pattern
@@ -33,6 +41,7 @@ const (
 	metricRaftServers      = "metasrv_raft_servers"             // gauge {suffrage}
 	metricMetalakes        = "metasrv_metalakes"                // gauge: number of metalakes
 	metricAuditWriteErrors = "metasrv_audit_write_errors_total" // counter: failed writes to audit.jsonl
+	metricAuthnFailures    = "lakegate_authn_failures_total"    // counter {reason}: authz.FailureReason
 )
 
 // Proposal outcomes (the outcome label of metasrv_proposal_duration_seconds).
@@ -59,6 +68,8 @@ type metrics struct {
 	batchSize     prometheus.Histogram
 	logWrite      prometheus.Histogram
 	leaderChanges prometheus.Counter
+	// authn is registered with the node's collectors (New).
+	authn *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -98,6 +109,15 @@ func newMetrics() *metrics {
 			Name: metricLeaderChanges,
 			Help: "Leadership changes this node observed (a new leader or a new term with a known leader).",
 		}),
+	}
+	// Name, help and labels are flight's (flight.NewMetrics) to the letter:
+	// under serve both register into one registry and share the counter.
+	m.authn = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: metricAuthnFailures,
+		Help: "Calls and requests refused authentication, by why the credential was refused (authz.FailureReason: unknown_token, malformed, bad_signature, unknown_key, bad_issuer, bad_audience, expired, not_yet_valid, bad_algorithm, bad_claims, unknown_tenant, unknown_user, key_fetch); clients get the same answer for every reason.",
+	}, []string{"reason"})
+	for _, r := range authz.FailureReasons() {
+		m.authn.WithLabelValues(r.String())
 	}
 	for _, v := range []string{outcomeCommitted, outcomeRejected, outcomeFailed} {
 		m.proposal.WithLabelValues(v)

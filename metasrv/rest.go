@@ -161,6 +161,7 @@ func (s *Server) routes() error {
 	s.accessRoutes()
 	s.explainRoutes()
 	s.whoamiRoutes()
+	s.reloadRoutes()
 	s.internalRoutes()
 	return nil
 }
@@ -223,7 +224,7 @@ func (s *Server) authenticate(r *http.Request) (*authz.Principal, error) {
 	// The headers that say on whose behalf a request acts may each appear
 	// once: with two values, a proxy or a node on the way could act on
 	// another one than the one checked here.
-	for _, k := range [...]string{api.CallerHeader, raftnode.ForwardedHeader, api.DelegateTenantHeader, api.DelegateUserHeader} {
+	for _, k := range [...]string{api.CallerHeader, raftnode.ForwardedHeader, api.DelegateTenantHeader, api.DelegateUserHeader, api.DelegateTokenHeader, api.CallerTokenHeader} {
 		if len(r.Header.Values(k)) > 1 {
 			return nil, badRequest("header %s appears more than once", k)
 		}
@@ -231,10 +232,12 @@ func (s *Server) authenticate(r *http.Request) (*authz.Principal, error) {
 	h := r.Header.Get("Authorization")
 	scheme, tok, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		s.metrics.authnFailed(authz.ReasonUnknownToken)
 		return nil, ErrUnauthenticated
 	}
-	p, err := s.auth.Authenticate(strings.TrimSpace(tok))
+	p, reason, err := s.authn.AuthenticateReason(r.Context(), strings.TrimSpace(tok))
 	if err != nil {
+		s.metrics.authnFailed(reason)
 		return nil, ErrUnauthenticated
 	}
 	return p, nil
@@ -279,6 +282,17 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*requ
 	if rq.metalake != "" && !rq.operator() && rq.delegator == nil && rq.caller.Tenant().String() != rq.metalake {
 		return nil, fmt.Errorf("%w: metalake %q", ErrNotFound, rq.metalake)
 	}
+	// A user signed in by JWT is a user of the metalake with the token's
+	// groups; a delegated one when its gateway forwarded its token.
+	switch {
+	case rq.delegator != nil:
+		err = s.verifyDelegateToken(r, rq.metalake, rq.subject)
+	case rq.metalake != "" && rq.peer == nil:
+		err = s.syncJWTUser(r.Context(), rq.metalake, rq.caller)
+	}
+	if err != nil {
+		return nil, err
+	}
 	return rq, nil
 }
 
@@ -291,7 +305,7 @@ func (s *Server) beginCaller(w http.ResponseWriter, r *http.Request, op string) 
 	}
 	rq := &request{s: s, w: w, r: r, caller: p, metalake: r.PathValue("tenant")}
 	target := catalog.Object{Type: catalog.ObjectMetalake, Name: rq.metalake}
-	forwarded := r.Header.Get(api.CallerHeader) != "" || r.Header.Get(raftnode.ForwardedHeader) != ""
+	forwarded := r.Header.Get(api.CallerHeader) != "" || r.Header.Get(raftnode.ForwardedHeader) != "" || r.Header.Get(api.CallerTokenHeader) != ""
 	switch {
 	case forwarded && p.Role() != authz.RoleMetadataPeer:
 		err := fmt.Errorf("%w: forwarding headers from a %s principal", ErrForbidden, p.Role())
@@ -303,7 +317,12 @@ func (s *Server) beginCaller(w http.ResponseWriter, r *http.Request, op string) 
 		return nil, err
 	case p.Role() == authz.RoleMetadataPeer:
 		id := r.Header.Get(api.CallerHeader)
-		c, ok := s.byID[id]
+		c, ok := s.byID.get(id)
+		if tok := r.Header.Get(api.CallerTokenHeader); tok != "" {
+			// A caller signed in by JWT: this node verifies its token.
+			jc, _, err := s.authn.AuthenticateReason(r.Context(), tok)
+			c, ok = jc, err == nil && jc.AuthMethod() == authz.AuthJWT && jc.ID().String() == id
+		}
 		if !ok || c.Role() == authz.RoleMetadataPeer {
 			err := fmt.Errorf("%w: a peer request must name a known non-peer caller", ErrForbidden)
 			s.rejectEvent(r, rq.metalake, p.ID().String(), op, target, err)
@@ -570,7 +589,11 @@ func (s *Server) forward(rq *request) error {
 		return err
 	}
 	hdr.Set(api.CallerHeader, rq.caller.ID().String())
-	for _, k := range []string{"Content-Type", "Accept", api.DelegateTenantHeader, api.DelegateUserHeader} {
+	if rq.caller.AuthMethod() == authz.AuthJWT {
+		_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		hdr.Set(api.CallerTokenHeader, strings.TrimSpace(tok))
+	}
+	for _, k := range []string{"Content-Type", "Accept", api.DelegateTenantHeader, api.DelegateUserHeader, api.DelegateTokenHeader} {
 		if v := r.Header.Get(k); v != "" {
 			hdr.Set(k, v)
 		}

@@ -125,7 +125,7 @@ func (s *Server) gatewayGate(metalake, user string, o catalog.Object, decided bo
 			g.Namespace = parts[1]
 		}
 	}
-	p, ok := s.byID[user]
+	p, ok := s.byID.get(user)
 	if !ok || p.Tenant().String() != metalake {
 		g.Note = "no principal of this tenant in the principal map has this id: no gateway session acts as this user"
 		return g

@@ -44,8 +44,18 @@ type Config struct {
 	// RaftTLS runs the Raft transport over mutual TLS (see
 	// raftnode.Config.TLS). Nil means plain TCP.
 	RaftTLS *tls.Config
-	// Principals authenticates every request. Required.
+	// Principals authenticates every request. Required unless Authn is
+	// set.
 	Principals *authz.PrincipalMap
+	// Authn, when set, authenticates every request against the map it
+	// holds in force (static tokens and OIDC JWTs), which the process
+	// reloads (ReloadPrincipals); its map in force stands for Principals,
+	// which must then be nil.
+	Authn *authz.Principals
+	// ReloadPrincipals, when set, reloads Authn from its file for an
+	// operator's POST /api/admin/principals/reload; its error (which names
+	// no secret) is the answer. Nil answers that route 404.
+	ReloadPrincipals func() error
 	// PeerToken is this node's metadata_peer bearer token, sent when it
 	// forwards a request to the leader or joins a cluster. It must
 	// authenticate as the metadata_peer principal whose id is NodeID (New
@@ -150,10 +160,17 @@ func (c Config) Validate() error {
 	if c.HTTPAddr == "" {
 		errs = append(errs, errors.New("metasrv: Config.HTTPAddr is empty"))
 	}
-	if c.Principals == nil {
+	pm := c.Principals
+	if c.Authn != nil {
+		pm = c.Authn.Current().Map()
+	}
+	switch {
+	case c.Principals != nil && c.Authn != nil:
+		errs = append(errs, errors.New("metasrv: Config.Principals and Config.Authn exclude each other"))
+	case pm == nil:
 		errs = append(errs, errors.New("metasrv: Config.Principals is nil: metasrv never runs without a principal map"))
-	} else if c.PeerToken != "" {
-		if err := checkPeerIdentity(c.Principals, c.PeerToken, c.NodeID); err != nil {
+	case c.PeerToken != "":
+		if err := checkPeerIdentity(pm, c.PeerToken, c.NodeID); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -189,10 +206,11 @@ func (c Config) Validate() error {
 // REST API. Safe for concurrent use. Serve blocks; Shutdown stops
 // everything and is idempotent.
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	auth   *authz.Authenticator
-	byID   map[string]*authz.Principal
+	cfg Config
+	log *slog.Logger
+	// authn holds the principal map in force; byID indexes it by id.
+	authn  *authz.Principals
+	byID   principalIndex
 	audit  *AuditLog
 	fsm    *FSM
 	node   *raftnode.Node
@@ -262,11 +280,18 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	authn := cfg.Authn
+	if authn == nil {
+		if authn, err = authz.NewPrincipals(cfg.Principals, authz.PrincipalsConfig{}); err != nil {
+			audit.Close()
+			return nil, fmt.Errorf("metasrv: principal map: %w", err)
+		}
+	}
 	s := &Server{
 		cfg:     cfg,
 		log:     log,
-		auth:    authz.NewAuthenticator(cfg.Principals),
-		byID:    map[string]*authz.Principal{},
+		authn:   authn,
+		byID:    principalIndex{ps: authn},
 		audit:   audit,
 		fsm:     NewFSM(audit),
 		now:     cfg.Now,
@@ -280,9 +305,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if s.client == nil {
 		s.client = http.DefaultClient
-	}
-	for _, p := range cfg.Principals.Principals() {
-		s.byID[p.ID().String()] = p
 	}
 	rc := cfg.Raft
 	rc.NodeID, rc.DataDir, rc.RaftAddr, rc.HTTPAddr = cfg.NodeID, filepath.Join(cfg.DataDir, "raft"), cfg.RaftAddr, cfg.HTTPAddr
@@ -310,7 +332,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.mux.Handle("/cluster/remove", s.clusterRemoveHandler())
 	s.handler = s.metrics.instrument(s.mux)
-	s.metrics.reg.MustRegister(newRaftCollector(node, s.fsm), prometheus.NewCounterFunc(prometheus.CounterOpts{
+	s.metrics.reg.MustRegister(newRaftCollector(node, s.fsm), s.metrics.authn, prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: metricAuditWriteErrors,
 		Help: "Failed writes to the node's audit.jsonl; the events of a failed write are missing from the file.",
 	}, func() float64 { return float64(audit.WriteErrors()) }))

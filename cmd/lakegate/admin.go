@@ -37,6 +37,9 @@ commands:
   cluster status
   cluster remove-node ID
   whoami           who the token belongs to: principal, tenant, role, default metalake
+  principals reload [--gateway ADDR]... [--tls] [--no-metasrv]
+                   (operator: the metasrv node at --server, and each gateway named, reload
+                    their principal map file; a refused map leaves the previous one in force)
   metalake create NAME [--comment C] [--owner O] [--property K=V]...
   metalake list | get NAME | drop NAME [--force]
   catalog create NAME [--type managed|upstream] [--comment C] [--property K=V]...
@@ -86,6 +89,7 @@ commands:
 // its implementation.
 var adminCommands = map[string]func(a *admin, args []string) error{
 	"whoami":              adminWhoami,
+	"principals reload":   adminPrincipalsReload,
 	"cluster status":      adminClusterStatus,
 	"cluster remove-node": adminClusterRemove,
 	"metalake create":     adminMetalakeCreate,

@@ -499,10 +499,12 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if cfg.GatewayID = c.gatewayID; cfg.GatewayID == "" {
 		cfg.GatewayID, _ = os.Hostname()
 	}
-	if cfg.Principals, err = authz.LoadPrincipalMap(c.principals); err != nil {
+	pp := newProcessPrincipals(c.principals, log)
+	if cfg.Authn, err = pp.load(nil); err != nil {
 		return err
 	}
-	if len(gateway.QueryTenants(cfg.Principals)) == 0 {
+	cfg.ReloadPrincipals = pp.reload
+	if len(gateway.QueryTenants(cfg.Authn.Current().Map())) == 0 {
 		return errors.New("the principal map has no principal that may query: nothing to serve")
 	}
 	if cfg.Tickets, err = ticket.LoadRing(c.ticketKeys); err != nil {
@@ -528,7 +530,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), pp)
 	cfg.DataDir, cfg.WaitMetasrv, cfg.Registry, cfg.Logger = c.dataDir, true, reg, log
 	cfg.Metasrv = client.Config{Addrs: c.metasrvAddrs, Token: token, HTTPClient: hc}
 	gw, err := gateway.New(ctx, cfg)
@@ -541,6 +543,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return abandon(err)
 	}
+	pp.watchSIGHUP(ctx)
 	defer func() { _ = stopMetrics(context.WithoutCancel(ctx)) }()
 	lis, err := net.Listen("tcp", c.flightAddr)
 	if err != nil {

@@ -427,6 +427,7 @@ var adminExamples = map[string]string{
 	"metalake create":     "lakegate admin metalake create acme --owner admin@acme --comment 'Acme Corp'",
 	"metalake list":       "lakegate admin metalake list",
 	"whoami":              "lakegate admin whoami",
+	"principals reload":   "lakegate admin principals reload --gateway 10.0.0.7:8815",
 	"metalake get":        "lakegate admin metalake get acme",
 	"metalake drop":       "lakegate admin metalake drop acme --force",
 	"catalog create": "lakegate admin catalog create warehouse --type upstream \\\n" +

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"lakegate/authz"
 	"lakegate/authz/sqlgate"
 	"lakegate/catalog"
 	"lakegate/metasrv"
@@ -121,14 +120,16 @@ func runMetasrv(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	principals, err := authz.LoadPrincipalMap(c.principals)
+	pp := newProcessPrincipals(c.principals, log)
+	principals, err := pp.load(nil)
 	if err != nil {
 		return err
 	}
 	cfg := metasrv.DefaultConfig()
 	cfg.NodeID, cfg.DataDir, cfg.RaftAddr, cfg.HTTPAddr = c.nodeID, c.dataDir, c.raftAddr, c.httpAddr
 	cfg.Raft.LogStore = c.raftLog
-	cfg.Bootstrap, cfg.Principals, cfg.Logger = c.bootstrap, principals, log.With("component", "metasrv")
+	cfg.Bootstrap, cfg.Authn, cfg.Logger = c.bootstrap, principals, log.With("component", "metasrv")
+	cfg.ReloadPrincipals = func() error { return pp.reload("operator") }
 	cfg.AllowJoins = true // a cluster node; admission is checked per join
 	cfg.CheckPolicy = policyChecker()
 	if c.peerTokenFile != "" {
@@ -161,6 +162,8 @@ func runMetasrv(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		ln.Close()
 		return err
 	}
+	srv.MetricsRegistry().MustRegister(pp)
+	pp.watchSIGHUP(ctx)
 	var metricsSrv *http.Server
 	var metricsLn net.Listener
 	if c.metricsAddr != "" {

@@ -144,7 +144,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (ret
 			return err
 		}
 	}
-	principals, err := authz.LoadPrincipalMap(principalsPath)
+	// One file, two maps in force: the embedded metasrv's adds the
+	// gateway's own identity (loaded first: it is the stricter of the two).
+	pp := newProcessPrincipals(principalsPath, log)
+	gwToken, withGateway, err := gatewayIdentity()
+	if err != nil {
+		return err
+	}
+	metaPrincipals, err := pp.load(withGateway)
+	if err != nil {
+		return err
+	}
+	principals, err := pp.load(nil)
 	if err != nil {
 		return err
 	}
@@ -166,12 +177,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (ret
 	// The gateway talks to the embedded metasrv as a query_service
 	// principal minted for this process only, over its own loopback
 	// listener, delegating for every tenant of the principal map.
-	gwToken, metaPrincipals, err := gatewayIdentity(principals)
-	if err != nil {
-		return err
-	}
 	demo := c.principals == ""
-	meta, metaURL, err := startServeMetasrv(ctx, c, metaPrincipals, tlsConfig, log, demo)
+	meta, metaURL, err := startServeMetasrv(ctx, c, metaPrincipals, pp, tlsConfig, log, demo)
 	if err != nil {
 		return err
 	}
@@ -186,7 +193,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (ret
 	if err != nil {
 		return errors.Join(err, stopMeta())
 	}
-	cfg.Principals, cfg.Tickets, cfg.TLS, cfg.Stage, cfg.DataDir = principals, ring, tlsConfig, stageDesc, c.dataDir
+	cfg.Authn, cfg.Tickets, cfg.TLS, cfg.Stage, cfg.DataDir = principals, ring, tlsConfig, stageDesc, c.dataDir
+	cfg.ReloadPrincipals = pp.reload
 	if cfg.AccessLog, err = c.accessLog.config(c.dataDir); err != nil {
 		return errors.Join(err, stopMeta())
 	}
@@ -215,6 +223,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (ret
 	if err != nil {
 		return abandon(err)
 	}
+	meta.srv.MetricsRegistry().MustRegister(pp)
+	pp.watchSIGHUP(ctx)
 	defer func() { _ = stopMetrics(context.WithoutCancel(ctx)) }()
 	if demo {
 		if err := ensureDemoTables(ctx, gw.Files(), gw.Governance()); err != nil {
@@ -275,14 +285,14 @@ func serveStage(c serveConfig) (stage.Descriptor, error) {
 const gatewayPrincipal = "lakegate-serve-gateway"
 
 // gatewayIdentity mints the gateway's query_service token and returns it
-// with the principal map the embedded metasrv uses: the operator's map plus
-// the gateway, which may delegate for every tenant of the map.
-func gatewayIdentity(m *authz.PrincipalMap) (string, *authz.PrincipalMap, error) {
+// with the Prepare of the embedded metasrv's maps: each map loaded (at start
+// and on every reload) plus the gateway, which may delegate for every
+// tenant of that map.
+func gatewayIdentity() (string, func(*authz.PrincipalMap) (*authz.PrincipalMap, error), error) {
 	tok, err := authz.NewToken(rand.Reader)
 	if err != nil {
 		return "", nil, err
 	}
-	tenants := gateway.QueryTenants(m)
 	id, err := authz.ParsePrincipalID(gatewayPrincipal)
 	if err != nil {
 		return "", nil, err
@@ -291,15 +301,19 @@ func gatewayIdentity(m *authz.PrincipalMap) (string, *authz.PrincipalMap, error)
 	if err != nil {
 		return "", nil, err
 	}
-	p, err := authz.NewPrincipal(id, home, authz.RoleQueryService, nil, tenants)
-	if err != nil {
-		return "", nil, err
+	hash := authz.HashToken(tok)
+	prepare := func(m *authz.PrincipalMap) (*authz.PrincipalMap, error) {
+		p, err := authz.NewPrincipal(id, home, authz.RoleQueryService, nil, gateway.QueryTenants(m))
+		if err != nil {
+			return nil, err
+		}
+		withGW, err := m.With(p, hash)
+		if err != nil {
+			return nil, fmt.Errorf("adding the gateway's identity to the principal map: %w", err)
+		}
+		return withGW, nil
 	}
-	withGW, err := m.With(p, authz.HashToken(tok))
-	if err != nil {
-		return "", nil, fmt.Errorf("adding the gateway's identity to the principal map: %w", err)
-	}
-	return tok, withGW, nil
+	return tok, prepare, nil
 }
 
 // serveMetasrv is the single-node metasrv embedded in `serve`.
@@ -316,7 +330,7 @@ const serveMetasrvNode = "serve"
 // startServeMetasrv opens (on first start: bootstraps) the single-node
 // metasrv under <data-dir>/metasrv, waits until it leads, and makes sure the
 // demo metalake exists. The caller serves meta.ln and shuts the node down.
-func startServeMetasrv(ctx context.Context, c serveConfig, principals *authz.PrincipalMap, serverTLS *tls.Config, log *slog.Logger, demo bool) (meta serveMetasrv, restURL string, err error) {
+func startServeMetasrv(ctx context.Context, c serveConfig, principals *authz.Principals, pp *processPrincipals, serverTLS *tls.Config, log *slog.Logger, demo bool) (meta serveMetasrv, restURL string, err error) {
 	ln, err := net.Listen("tcp", c.metasrvAddr)
 	if err != nil {
 		return meta, "", fmt.Errorf("listening on %s: %w", c.metasrvAddr, err)
@@ -327,7 +341,8 @@ func startServeMetasrv(ctx context.Context, c serveConfig, principals *authz.Pri
 	cfg.Raft.LogStore = c.raftLog
 	// Bootstrap is ignored once state exists. A single voter never forwards,
 	// so it needs no peer token.
-	cfg.Bootstrap, cfg.Principals, cfg.Logger = true, principals, log.With("component", "metasrv")
+	cfg.Bootstrap, cfg.Authn, cfg.Logger = true, principals, log.With("component", "metasrv")
+	cfg.ReloadPrincipals = func() error { return pp.reload("operator") }
 	cfg.CheckPolicy = policyChecker()
 	scheme := "http"
 	if serverTLS != nil {

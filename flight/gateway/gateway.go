@@ -46,8 +46,19 @@ const DefaultGCGrace = 24 * time.Hour
 // Config is what a gateway is assembled from. Zero values mean the
 // documented defaults; Validate names every invalid field.
 type Config struct {
-	// Principals authenticates the gateway's clients; required.
+	// Principals authenticates the gateway's clients; required unless
+	// Authn is set.
 	Principals *authz.PrincipalMap
+	// Authn, when set, authenticates the gateway's clients against the
+	// map it holds in force, which the caller reloads (SIGHUP, the reload
+	// action); its first map then stands for Principals, which must be
+	// nil. The tenants the gateway serves (collection, the metasrv wait)
+	// are those of the map at New.
+	Authn *authz.Principals
+	// ReloadPrincipals, when set, serves a platform operator's
+	// flight.ReloadPrincipalsActionType (reloading Authn); nil: the
+	// gateway has no such action.
+	ReloadPrincipals func(by string) error
 	// Tickets seals tickets and prepared statement handles; required. The
 	// replicas of one deployment share a ring.
 	Tickets *ticket.Ring
@@ -136,8 +147,13 @@ type Config struct {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if c.Principals == nil {
+	switch {
+	case c.Principals == nil && c.Authn == nil:
 		bad("Principals is required")
+	case c.Principals != nil && c.Authn != nil:
+		bad("Principals and Authn exclude each other")
+	case c.Authn != nil:
+		c.Principals = c.Authn.Current().Map()
 	}
 	if c.Tickets == nil {
 		bad("Tickets is required")
@@ -213,14 +229,25 @@ func EngineRoot(d stage.Descriptor, dataDir string) string {
 }
 
 // QueryTenants returns the tenants of the principals that may query, in
-// map order, each once: the tenants a gateway serves.
+// map order, then those of the map's OIDC providers (whose users may
+// query), each once: the tenants a gateway serves.
 func QueryTenants(m *authz.PrincipalMap) []authz.TenantID {
 	seen := map[authz.TenantID]bool{}
 	var tenants []authz.TenantID
+	add := func(t authz.TenantID) {
+		if !seen[t] {
+			seen[t] = true
+			tenants = append(tenants, t)
+		}
+	}
 	for _, p := range m.Principals() {
-		if p.MayQuery() && !seen[p.Tenant()] {
-			seen[p.Tenant()] = true
-			tenants = append(tenants, p.Tenant())
+		if p.MayQuery() {
+			add(p.Tenant())
+		}
+	}
+	for _, pr := range m.Providers() {
+		for _, t := range pr.Tenants() {
+			add(t)
 		}
 	}
 	return tenants
@@ -271,6 +298,10 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	}
 	if cfg.GCGrace == 0 {
 		cfg.GCGrace = DefaultGCGrace
+	}
+	authn := cfg.Authn
+	if authn != nil {
+		cfg.Principals = authn.Current().Map()
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -354,20 +385,23 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	}
 	stageDesc := cfg.Stage
 	g.srv, err = flight.New(flight.Config{
-		Principals:    cfg.Principals,
-		Backend:       g.engine,
-		Upstreams:     ups,
-		Governance:    g.cat,
-		Files:         g.files,
-		Tickets:       cfg.Tickets,
-		TLS:           cfg.TLS,
-		Stage:         &stageDesc,
-		Version:       cfg.Version,
-		Logger:        log.With("component", "flight"),
-		StartNotReady: cfg.WaitMetasrv,
-		Metrics:       metrics,
-		AccessLog:     g.accessLog,
-		GatewayID:     cfg.GatewayID,
+		Principals: cfg.Principals,
+		Authn:      authn,
+
+		ReloadPrincipals: cfg.ReloadPrincipals,
+		Backend:          g.engine,
+		Upstreams:        ups,
+		Governance:       g.cat,
+		Files:            g.files,
+		Tickets:          cfg.Tickets,
+		TLS:              cfg.TLS,
+		Stage:            &stageDesc,
+		Version:          cfg.Version,
+		Logger:           log.With("component", "flight"),
+		StartNotReady:    cfg.WaitMetasrv,
+		Metrics:          metrics,
+		AccessLog:        g.accessLog,
+		GatewayID:        cfg.GatewayID,
 
 		AccessLogFullText: fullText,
 

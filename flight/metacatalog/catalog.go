@@ -226,7 +226,7 @@ func clientFiles(fs []backend.DataFile) []client.DataFile {
 func (m *Governance) List(ctx context.Context, c backend.Caller) (backend.Listing, error) {
 	var key string
 	if m.cache != nil {
-		key = resolveKey(c, nil) // in its own map: no clash with a resolve of no table
+		key = tokenKey(ctx) + resolveKey(c, nil) // in its own map: no clash with a resolve of no table
 		l, ok := m.cache.lookupListing(c.Tenant, key, m.minGen(c.Tenant))
 		if m.reuse != nil {
 			m.reuse(ok)
@@ -271,7 +271,7 @@ func (m *Governance) list(ctx context.Context, c backend.Caller) (_ *listed, err
 func (m *Governance) Resolve(ctx context.Context, c backend.Caller, refs []backend.TableRef) ([]*backend.TableVersion, error) {
 	var key string
 	if m.cache != nil {
-		key = resolveKey(c, refs)
+		key = tokenKey(ctx) + resolveKey(c, refs)
 		r, ok := m.cache.lookup(c.Tenant, key, m.minGen(c.Tenant))
 		if m.reuse != nil {
 			m.reuse(ok)

@@ -2,11 +2,13 @@ package metacatalog
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"sync"
 	"time"
 
 	"lakegate/flight/backend"
+	"lakegate/metasrv/api"
 )
 
 // Bounds of the decision cache: past them nothing more is cached (answers
@@ -283,6 +285,21 @@ func (d *decisions) reported(sent time.Time, gens map[string]uint64) {
 			d.set(td, g, sent)
 		}
 	}
+}
+
+// tokenKey is the prefix of a decision's key that the JWT of a delegated
+// user adds (api.WithDelegateToken): metasrv takes the user's groups from
+// that token, so a decision is reused only for calls presenting the same
+// one. It is 0x01 and the token's SHA-256 (the cache never holds the
+// token), or 0x00 without a token: a fixed-length, tagged prefix, so no
+// two keys collide.
+func tokenKey(ctx context.Context) string {
+	tok := api.DelegateTokenFrom(ctx)
+	if tok == "" {
+		return "\x00"
+	}
+	h := sha256.Sum256([]byte(tok))
+	return "\x01" + string(h[:])
 }
 
 // resolveKey identifies a resolve request: caller and references, each

@@ -510,8 +510,14 @@ func (c *Client) once(ctx context.Context, base, method, path string, hdr [][2]s
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	delegated := false
 	for _, h := range hdr {
 		req.Header.Set(h[0], h[1])
+		delegated = delegated || h[0] == api.DelegateUserHeader
+	}
+	// The delegated user's own JWT, for metasrv to verify itself.
+	if tok := api.DelegateTokenFrom(ctx); delegated && tok != "" {
+		req.Header.Set(api.DelegateTokenHeader, tok)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
