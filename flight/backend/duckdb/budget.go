@@ -361,7 +361,13 @@ func (t *tenant) bufferBytes() (int64, error) {
 	if mapping.Query(c.c, "SELECT coalesce(sum(memory_usage_bytes), 0)::BIGINT FROM duckdb_memory()", &res) == mapping.StateError {
 		return 0, resultError(&res)
 	}
-	return mapping.ValueInt64(&res, 0, 0), nil
+	chunk := mapping.FetchChunk(res)
+	defer mapping.DestroyDataChunk(&chunk)
+	if mapping.DataChunkGetSize(chunk) != 1 {
+		return 0, fmt.Errorf("duckdb: duckdb_memory(): %d rows, want 1", mapping.DataChunkGetSize(chunk))
+	}
+	vec := mapping.DataChunkGetVector(chunk, 0)
+	return *(*int64)(mapping.VectorGetData(vec)), nil
 }
 
 // SettleBudget shrinks the reservation of every idle tenant to what it
