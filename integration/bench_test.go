@@ -60,7 +60,8 @@ const (
 	benchPrincipal = "bench@bench"
 	benchNamespace = "bench"
 	wideRows       = 10_000_000
-	wideQuery      = `SELECT i AS a, i*2 AS b, CAST(i AS DOUBLE)/3 AS c, i % 1000 AS d FROM range(10000000) t(i)`
+	// wideQuery makes the rows of the wide tables: %d of them.
+	wideQuery = `SELECT i AS a, i*2 AS b, CAST(i AS DOUBLE)/3 AS c, i %% 1000 AS d FROM range(%d) t(i)`
 )
 
 // benchEnv is the in-process lakegate server.
@@ -231,10 +232,17 @@ func benchWideTable(b *testing.B, env *benchEnv) backend.LocalTable {
 	return benchWideVal
 }
 
-// writeWide writes wideQuery's rows as the one data file of a new table
+// writeWide writes wideRows rows of wideQuery as the one data file of a new table
 // version and commits it in the bench catalog as bench.wide version 1.
 func writeWide(env *benchEnv) (backend.LocalTable, error) {
-	const storageID = "wide"
+	return writeWideShaped(env, "wide", wideRows)
+}
+
+// writeWideShaped writes n rows of wideQuery's shape as the one data file
+// of table bench.<name> version 1 (storage id name) and commits it in the
+// bench catalog.
+func writeWideShaped(env *benchEnv, name string, n int64) (backend.LocalTable, error) {
+	storageID := name
 	seg, err := stage.NewSegment()
 	if err != nil {
 		return backend.LocalTable{}, err
@@ -243,7 +251,7 @@ func writeWide(env *benchEnv) (backend.LocalTable, error) {
 	if err != nil {
 		return backend.LocalTable{}, err
 	}
-	path, err := env.engine.WriteFile(context.Background(), benchTenant, key, wideQuery)
+	path, err := env.engine.WriteFile(context.Background(), benchTenant, key, fmt.Sprintf(wideQuery, n))
 	if err != nil {
 		return backend.LocalTable{}, err
 	}
@@ -258,13 +266,13 @@ func writeWide(env *benchEnv) (backend.LocalTable, error) {
 		return backend.LocalTable{}, err
 	}
 	v := backend.TableVersion{
-		Name:      backend.TableName{Schema: benchNamespace, Name: "wide"},
+		Name:      backend.TableName{Schema: benchNamespace, Name: name},
 		StorageID: storageID,
 		Version:   1,
 		Columns: []backend.Column{
 			{Name: "a", Type: "int64"}, {Name: "b", Type: "int64"}, {Name: "c", Type: "float64"}, {Name: "d", Type: "int64"},
 		},
-		Files: []backend.DataFile{{Key: key, Size: size, Rows: wideRows, SHA256: hex.EncodeToString(h.Sum(nil))}},
+		Files: []backend.DataFile{{Key: key, Size: size, Rows: n, SHA256: hex.EncodeToString(h.Sum(nil))}},
 	}
 	env.catalog.add(v)
 	return backend.LocalTable{ID: v.ID(), Columns: v.Columns, Paths: []string{path}}, nil

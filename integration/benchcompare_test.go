@@ -2,13 +2,10 @@ package integration_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql/driver"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,7 +29,6 @@ import (
 
 	lgflight "lakegate/flight"
 	"lakegate/flight/backend"
-	"lakegate/stage"
 )
 
 // BenchmarkCompare (make bench-compare) runs lakegate and its baselines in
@@ -239,41 +235,7 @@ func compareHumanRows(n int64) string {
 // writeCompareTable writes n rows of wideQuery's shape as the one data file
 // of bench.cmp version 1 and commits it in the bench catalog.
 func writeCompareTable(env *benchEnv, n int64) (backend.LocalTable, error) {
-	const storageID = "cmp"
-	seg, err := stage.NewSegment()
-	if err != nil {
-		return backend.LocalTable{}, err
-	}
-	key, err := stage.TableFileKey(storageID, seg, 0)
-	if err != nil {
-		return backend.LocalTable{}, err
-	}
-	q := fmt.Sprintf(`SELECT i AS a, i*2 AS b, CAST(i AS DOUBLE)/3 AS c, i %% 1000 AS d FROM range(%d) t(i)`, n)
-	path, err := env.engine.WriteFile(context.Background(), benchTenant, key, q)
-	if err != nil {
-		return backend.LocalTable{}, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return backend.LocalTable{}, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	size, err := io.Copy(h, f)
-	if err != nil {
-		return backend.LocalTable{}, err
-	}
-	v := backend.TableVersion{
-		Name:      backend.TableName{Schema: benchNamespace, Name: "cmp"},
-		StorageID: storageID,
-		Version:   1,
-		Columns: []backend.Column{
-			{Name: "a", Type: "int64"}, {Name: "b", Type: "int64"}, {Name: "c", Type: "float64"}, {Name: "d", Type: "int64"},
-		},
-		Files: []backend.DataFile{{Key: key, Size: size, Rows: n, SHA256: hex.EncodeToString(h.Sum(nil))}},
-	}
-	env.catalog.add(v)
-	return backend.LocalTable{ID: v.ID(), Columns: v.Columns, Paths: []string{path}}, nil
+	return writeWideShaped(env, "cmp", n)
 }
 
 // startCompareBareFlight materialises SELECT * of tbl (n rows) through the
