@@ -398,6 +398,13 @@ func (mp *mapProvider) provider(i int) (*Provider, error) {
 	return p, nil
 }
 
+// Grants returns the namespaces the provider's rule (namespaces.all and
+// namespaces.groups) gives a user that is a member of groups.
+func (p *Provider) Grants(groups []string) []Namespace { return p.grants(groups) }
+
+// Serves reports whether the provider signs in users of tenant t.
+func (p *Provider) Serves(t TenantID) bool { return p.serves(t) }
+
 // grants returns the namespaces the provider's rule gives a member of groups.
 func (p *Provider) grants(groups []string) []Namespace {
 	out := slices.Clone(p.allNS)

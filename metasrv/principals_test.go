@@ -2,6 +2,7 @@ package metasrv_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -150,7 +151,7 @@ func TestJWTUsersAndGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc = append(doc, oidctest.OIDCSection(iss.ProviderYAML("idp", "tenant: acme", "groups_claim: groups",
-		"auto_create_users: true", "namespaces: {all: [sales]}"))...)
+		"auto_create_users: true", "namespaces: {all: [sales], groups: {auditors: [hr]}}"))...)
 	m, err := authz.ParsePrincipalMap(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -224,6 +225,17 @@ func TestJWTUsersAndGroups(t *testing.T) {
 	r := must(t, n, call{method: "GET", path: "/api/metalakes/acme/events", token: tokAlice})
 	if !strings.Contains(string(r.raw), "oidc-token") || !strings.Contains(string(r.raw), "erin@acme") {
 		t.Errorf("the syncs are not audited:\n%.2000s", r.raw)
+	}
+	// Explain gives a JWT user's gateway gate from the provider's rules for
+	// the groups metasrv holds it in: dave (auditors) is granted hr, erin
+	// (analysts) only sales.
+	for _, tc := range []struct{ user, granted string }{{"dave@acme", "true"}, {"erin@acme", "false"}} {
+		r := must(t, n, call{method: "GET", token: tokAdmin,
+			path: "/api/metalakes/acme/access/explain?user=" + tc.user + "&privilege=SELECT_TABLE&object=TABLE:lake.hr.t"})
+		gw, _ := r.body["gateway"].(map[string]any)
+		if got := fmt.Sprint(gw["providers"], gw["inPrincipalMap"], gw["mayQuery"], gw["namespaceGranted"]); got != "[idp] false true "+tc.granted {
+			t.Errorf("explain of %s: gateway %v, want providers [idp], not listed, may query, hr granted %s", tc.user, gw, tc.granted)
+		}
 	}
 }
 

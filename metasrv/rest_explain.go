@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
+	"lakegate/authz"
 	"lakegate/catalog"
 	"lakegate/metasrv/api"
 )
@@ -98,7 +100,7 @@ func (s *Server) explainAccess(rq *request, l *Metalake) (any, error) {
 		// The same refusal whether user exists or not.
 		return nil, fmt.Errorf("%w: explanations are for the tenant's admins, and for a user about its own access", ErrForbidden)
 	}
-	return api.ExplainResponse{Explanation: e, Gateway: s.gatewayGate(rq.metalake, user, obj, e.Allowed)}, nil
+	return api.ExplainResponse{Explanation: e, Gateway: s.gatewayGate(l, rq.metalake, user, obj, e.Allowed)}, nil
 }
 
 // parseObjectArg parses TYPE:NAME.
@@ -117,7 +119,7 @@ func parseObjectArg(arg string) (catalog.Object, error) {
 // gatewayGate is the principal map's part of a gateway's decision for
 // user on o, decided allows (metasrv's decision). It depends on the user
 // and the object's name only, never on whether the object exists.
-func (s *Server) gatewayGate(metalake, user string, o catalog.Object, decided bool) api.GatewayDTO {
+func (s *Server) gatewayGate(l *Metalake, metalake, user string, o catalog.Object, decided bool) api.GatewayDTO {
 	var g api.GatewayDTO
 	switch o.Type {
 	case catalog.ObjectSchema, catalog.ObjectTable, catalog.ObjectColumn:
@@ -125,17 +127,45 @@ func (s *Server) gatewayGate(metalake, user string, o catalog.Object, decided bo
 			g.Namespace = parts[1]
 		}
 	}
+	var nss []authz.Namespace
 	p, ok := s.byID.get(user)
-	if !ok || p.Tenant().String() != metalake {
+	switch {
+	case ok && p.Tenant().String() == metalake:
+		g.InPrincipalMap, g.Role, g.MayQuery = true, p.Role().String(), p.MayQuery()
+		nss = p.Namespaces()
+	case !ok:
+		// A user signing in with a JWT: its namespaces are its tenant's
+		// providers' rules for the groups metasrv holds it in (synced from
+		// its last token).
+		u, known := l.Snapshot.User(user)
+		tenant, err := authz.ParseTenantID(metalake)
+		if !known || err != nil {
+			break
+		}
+		for _, pv := range s.authn.Current().Map().Providers() {
+			if pv.Serves(tenant) {
+				g.Providers = append(g.Providers, pv.Name())
+				nss = append(nss, pv.Grants(u.Groups)...)
+			}
+		}
+		if len(g.Providers) > 0 {
+			g.Role, g.MayQuery = authz.RoleUser.String(), true
+		}
+	}
+	if !g.InPrincipalMap && len(g.Providers) == 0 {
 		g.Note = "no principal of this tenant in the principal map has this id: no gateway session acts as this user"
 		return g
 	}
-	g.InPrincipalMap, g.Role, g.MayQuery = true, p.Role().String(), p.MayQuery()
-	for _, ns := range p.Namespaces() {
-		g.Namespaces = append(g.Namespaces, ns.String())
+	for _, ns := range nss {
+		if !slices.Contains(g.Namespaces, ns.String()) {
+			g.Namespaces = append(g.Namespaces, ns.String())
+		}
 	}
 	if g.Namespace != "" {
-		granted := p.MayReadNamespace(g.Namespace)
+		granted := slices.Contains(g.Namespaces, g.Namespace)
+		if g.InPrincipalMap {
+			granted = p.MayReadNamespace(g.Namespace)
+		}
 		g.NamespaceGranted = &granted
 	}
 	g.Allowed = decided && g.MayQuery && (g.NamespaceGranted == nil || *g.NamespaceGranted)

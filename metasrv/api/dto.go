@@ -228,10 +228,14 @@ type WhoamiDTO struct {
 // gate (the principal may run SQL, and the object's schema is among its
 // namespaces) runs before metasrv is asked.
 type GatewayDTO struct {
-	InPrincipalMap bool     `json:"inPrincipalMap"`
-	Role           string   `json:"role,omitempty"`
-	Namespaces     []string `json:"namespaces,omitempty"`
-	MayQuery       bool     `json:"mayQuery"`
+	InPrincipalMap bool `json:"inPrincipalMap"`
+	// Providers names the identity providers a user not listed in the
+	// principal map signs in through (its tenant's); its namespaces are
+	// then their rules' for the groups metasrv holds it in.
+	Providers  []string `json:"providers,omitempty"`
+	Role       string   `json:"role,omitempty"`
+	Namespaces []string `json:"namespaces,omitempty"`
+	MayQuery   bool     `json:"mayQuery"`
 	// Namespace is the object's schema, the gateway's namespace ("" for
 	// objects outside a schema).
 	Namespace        string `json:"namespace,omitempty"`
