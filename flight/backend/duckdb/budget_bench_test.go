@@ -18,7 +18,11 @@ import (
 
 // idleTenants is how many tenants BenchmarkIdleTenants opens:
 // -idle.tenants=10000 shows the 10,000 of the target.
-var idleTenants = flag.Int("idle.tenants", 1000, "tenants BenchmarkIdleTenants opens")
+var (
+	idleTenants   = flag.Int("idle.tenants", 1000, "tenants BenchmarkIdleTenants opens")
+	budgetTenants = flag.Int("budget.tenants", 10000, "tenants BenchmarkTenantsUnderBudget serves")
+	budgetBytes   = flag.Int64("budget.bytes", 1<<30, "BenchmarkTenantsUnderBudget's memory budget")
+)
 
 // BenchmarkIdleTenants opens -idle.tenants tenant engines, each after one
 // statement (so each has run one query, then idles), and reports the
@@ -52,6 +56,54 @@ func BenchmarkIdleTenants(b *testing.B) {
 		b.ReportMetric(float64(open.Milliseconds())/float64(n), "ms/open")
 		b.ReportMetric(float64(after)/(1<<30), "GiB-RSS")
 		b.ReportMetric(float64(threads(b)), "threads")
+		b.StopTimer()
+		if err := e.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
+// BenchmarkTenantsUnderBudget serves -budget.tenants tenants in turn (each
+// runs one statement, then idles) under a memory budget of -budget.bytes:
+// idle engines are evicted least recently used first to make room, every
+// tenant answers, and the process's resident memory above what it held
+// before stays within the budget. It reports the evictions, the peak of
+// that resident memory (sampled every 100 tenants) and the time per
+// statement, opening and evicting included. 10,000 tenants take minutes.
+func BenchmarkTenantsUnderBudget(b *testing.B) {
+	n, budget := *budgetTenants, *budgetBytes
+	for b.Loop() {
+		e, _ := newEngine(b, func(c *duckdb.Config) {
+			c.MemoryBudget = budget
+			c.MemoryLimit = "64MB"
+		})
+		ctx := context.Background()
+		before, peak := rss(b), int64(0)
+		start := time.Now()
+		for i := range n {
+			r, err := query(ctx, e, fmt.Sprintf("t%05d", i), "SELECT 42 AS x")
+			if err != nil {
+				b.Fatalf("tenant %d: %v", i, err)
+			}
+			if fmt.Sprint(r.values[0]) != "[42]" {
+				b.Fatalf("tenant %d answered %v", i, r.values[0])
+			}
+			if i%100 == 99 {
+				peak = max(peak, statusKB(b, "VmRSS:")<<10-before)
+			}
+		}
+		elapsed := time.Since(start)
+		st := e.Budget()
+		if st.Reserved > st.Budget {
+			b.Fatalf("reserved %d of a budget of %d", st.Reserved, st.Budget)
+		}
+		b.ReportMetric(float64(n), "tenants")
+		b.ReportMetric(float64(st.Evicted), "evicted")
+		b.ReportMetric(float64(st.Open), "open-at-end")
+		b.ReportMetric(float64(peak)/(1<<20), "peak-MiB-above-start")
+		b.ReportMetric(float64(budget)/(1<<20), "budget-MiB")
+		b.ReportMetric(float64(elapsed.Milliseconds())/float64(n), "ms/tenant")
 		b.StopTimer()
 		if err := e.Close(); err != nil {
 			b.Fatal(err)
