@@ -150,7 +150,7 @@ func (s *Server) syncJWTUser(ctx context.Context, metalake string, p *authz.Prin
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ReadWaitTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ProposeTimeout)
 	defer cancel()
 	start := time.Now()
 	_, index, err := s.batch.propose(ctx, b)
