@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow"
 	"io/fs"
 	"net/http"
 	"os"
@@ -363,29 +364,37 @@ func TestAccessLogTenantIsolation(t *testing.T) {
 	checkAccessLogMCPIsolation(t, m[1], tokens["admin@b"])
 }
 
+// readParquetTable reads the Parquet file at path whole; the caller
+// releases the table.
+func readParquetTable(tb testing.TB, path string) arrow.Table {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	defer pf.Close()
+	rd, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	tbl, err := rd.ReadTable(context.Background())
+	if err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	return tbl
+}
+
 // accessLogFileTenants reads a Parquet file of the data directory: when
 // it is an access-log file (its columns are the access log's), it returns
 // the tenants of its events.
 func accessLogFileTenants(t *testing.T, path string) ([]string, bool) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	defer pf.Close()
-	rd, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	tbl, err := rd.ReadTable(context.Background())
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	tbl := readParquetTable(t, path)
 	defer tbl.Release()
 	idx := tbl.Schema().FieldIndices("tenant")
 	if len(idx) != 1 || len(tbl.Schema().FieldIndices("request_id")) != 1 || len(tbl.Schema().FieldIndices("deny_reason")) != 1 {

@@ -3,15 +3,11 @@ package integration_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	mclient "lakegate/metasrv/client"
 )
@@ -44,24 +40,7 @@ func committedAccessEvents(b testing.TB, msURL, gwTok, stageRoot, tenant, statem
 // statement is statement.
 func accessEventsWith(b testing.TB, path, statement string) int {
 	b.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		b.Fatalf("%s: %v", path, err)
-	}
-	defer pf.Close()
-	rd, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		b.Fatalf("%s: %v", path, err)
-	}
-	tbl, err := rd.ReadTable(context.Background())
-	if err != nil {
-		b.Fatalf("%s: %v", path, err)
-	}
+	tbl := readParquetTable(b, path)
 	defer tbl.Release()
 	idx := tbl.Schema().FieldIndices("statement")
 	if len(idx) != 1 {

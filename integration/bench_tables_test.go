@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-adbc/go/adbc"
-	drv "github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -115,23 +114,7 @@ func vmHWM(pid int) (float64, error) {
 // b's cleanup.
 func benchConn(b *testing.B, srv *server) *client {
 	b.Helper()
-	db, err := drv.NewDriver(memory.DefaultAllocator).NewDatabase(map[string]string{
-		adbc.OptionKeyURI:             srv.uri(),
-		drv.OptionAuthorizationHeader: "Bearer " + srv.token(b, "analyst@demo"),
-		drv.OptionCookieMiddleware:    adbc.OptionValueEnabled,
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	conn, err := db.Open(context.Background())
-	if err != nil {
-		db.Close()
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		conn.Close()
-		db.Close()
-	})
+	db, conn := benchOpen(b, srv.uri(), srv.token(b, "analyst@demo"))
 	return &client{db: db, conn: conn}
 }
 

@@ -283,11 +283,20 @@ func writeWideShaped(env *benchEnv, name string, n int64) (backend.LocalTable, e
 // bookkeeping is not what is being measured).
 func benchDial(b *testing.B, env *benchEnv) adbc.Connection {
 	b.Helper()
-	db, err := drv.NewDriver(memory.DefaultAllocator).NewDatabase(map[string]string{
-		adbc.OptionKeyURI:             "grpc://" + env.addr,
-		drv.OptionAuthorizationHeader: "Bearer " + env.token,
-		drv.OptionCookieMiddleware:    adbc.OptionValueEnabled,
-	})
+	_, conn := benchOpen(b, "grpc://"+env.addr, env.token)
+	return conn
+}
+
+// benchOpen opens an ADBC database and connection to the Flight SQL
+// server at uri with the plain Go allocator and session cookies, as the
+// bearer of token ("" for none), both closed at b's cleanup.
+func benchOpen(b testing.TB, uri, token string) (adbc.Database, adbc.Connection) {
+	b.Helper()
+	opts := map[string]string{adbc.OptionKeyURI: uri, drv.OptionCookieMiddleware: adbc.OptionValueEnabled}
+	if token != "" {
+		opts[drv.OptionAuthorizationHeader] = "Bearer " + token
+	}
+	db, err := drv.NewDriver(memory.DefaultAllocator).NewDatabase(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -300,7 +309,7 @@ func benchDial(b *testing.B, env *benchEnv) adbc.Connection {
 		conn.Close()
 		db.Close()
 	})
-	return conn
+	return db, conn
 }
 
 // adbcRun runs sql on conn and drains the result, returning rows and the

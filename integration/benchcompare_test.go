@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-adbc/go/adbc"
-	drv "github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -288,21 +287,7 @@ func startCompareBareFlight(b *testing.B, env *benchEnv, tbl backend.LocalTable,
 // server on addr, closed at b's cleanup.
 func compareDialPlain(b *testing.B, addr string) adbc.Connection {
 	b.Helper()
-	db, err := drv.NewDriver(memory.DefaultAllocator).NewDatabase(map[string]string{
-		adbc.OptionKeyURI: "grpc://" + addr,
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	conn, err := db.Open(context.Background())
-	if err != nil {
-		db.Close()
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		conn.Close()
-		db.Close()
-	})
+	_, conn := benchOpen(b, "grpc://"+addr, "")
 	return conn
 }
 

@@ -17,9 +17,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-adbc/go/adbc"
-	drv "github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -153,23 +151,7 @@ type latencyTarget struct {
 
 func newLatencyTarget(b *testing.B, name, uri, token, pointSQL string, pid int) *latencyTarget {
 	b.Helper()
-	opts := map[string]string{adbc.OptionKeyURI: uri, drv.OptionCookieMiddleware: adbc.OptionValueEnabled}
-	if token != "" {
-		opts[drv.OptionAuthorizationHeader] = "Bearer " + token
-	}
-	db, err := drv.NewDriver(memory.DefaultAllocator).NewDatabase(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	conn, err := db.Open(context.Background())
-	if err != nil {
-		db.Close()
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		conn.Close()
-		db.Close()
-	})
+	_, conn := benchOpen(b, uri, token)
 	return &latencyTarget{name: name, pid: pid, conn: conn, point: openPrepared(b, uri, token, pointSQL)}
 }
 

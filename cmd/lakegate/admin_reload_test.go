@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"lakegate/authz"
 	"lakegate/metasrv"
@@ -45,30 +43,10 @@ func TestAdminPrincipalsReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := metasrv.DefaultConfig()
-	cfg.NodeID, cfg.DataDir, cfg.RaftAddr, cfg.HTTPAddr = "n1", filepath.Join(t.TempDir(), "data"), "127.0.0.1:0", ln.Addr().String()
-	cfg.Bootstrap, cfg.Authn, cfg.PeerScheme = true, ps, "http"
-	cfg.ReloadPrincipals = func() error { return pp.reload("operator") }
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	srv, err := metasrv.New(ctx, cfg)
-	if err != nil {
-		ln.Close()
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-served
+	server := startMetasrvWith(t, func(c *metasrv.Config) {
+		c.Authn = ps
+		c.ReloadPrincipals = func() error { return pp.reload("operator") }
 	})
-	server := "http://" + ln.Addr().String()
 	admin := func(token string) (string, error) {
 		var out, errOut bytes.Buffer
 		err := run(context.Background(), []string{"admin", "--server", server, "--token", token, "principals", "reload"}, &out, &errOut)

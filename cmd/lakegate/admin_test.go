@@ -43,13 +43,22 @@ func startTestMetasrv(t *testing.T, specs []authz.PrincipalSpec) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startMetasrvWith(t, func(c *metasrv.Config) { c.Principals = pm })
+}
+
+// startMetasrvWith runs a single bootstrapped metasrv node in-process with
+// the configuration set gives (its principals), stopped at t's cleanup,
+// and returns its base URL once it leads.
+func startMetasrvWith(t *testing.T, set func(*metasrv.Config)) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := metasrv.DefaultConfig()
 	cfg.NodeID, cfg.DataDir, cfg.RaftAddr, cfg.HTTPAddr = "n1", filepath.Join(t.TempDir(), "data"), "127.0.0.1:0", ln.Addr().String()
-	cfg.Bootstrap, cfg.Principals, cfg.PeerScheme = true, pm, "http"
+	cfg.Bootstrap, cfg.PeerScheme = true, "http"
+	set(&cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	srv, err := metasrv.New(ctx, cfg)
