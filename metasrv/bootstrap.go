@@ -212,14 +212,30 @@ func (s *Server) refuseSeed(seed Seed, err error) error {
 // proposeSeed proposes p as REST's writes do: through the batcher, with the
 // proposal metrics.
 func (s *Server) proposeSeed(ctx context.Context, p Proposal) error {
+	_, _, err := s.propose(ctx, p, nil)
+	return err
+}
+
+// propose appends cmds to p's commands and proposes p through the batcher
+// until ctx ends, observing the proposal metrics: REST's writes, seeds and
+// membership syncs all go this one way. It returns the apply result and
+// the log index (0 when nothing was committed).
+func (s *Server) propose(ctx context.Context, p Proposal, cmds []catalog.Command) (any, uint64, error) {
+	for _, c := range cmds {
+		b, err := catalog.EncodeCommand(c)
+		if err != nil {
+			return nil, 0, err
+		}
+		p.Commands = append(p.Commands, b)
+	}
 	b, err := EncodeProposal(p)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	start := time.Now()
-	_, index, err := s.batch.propose(ctx, b)
+	out, index, err := s.batch.propose(ctx, b)
 	s.metrics.observeProposal(time.Since(start), index, err)
-	return err
+	return out, index, err
 }
 
 // AwaitLeadership waits until this node leads its cluster and has applied

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"sync/atomic"
-	"time"
 
 	"lakegate/authz"
 	"lakegate/catalog"
@@ -139,23 +138,9 @@ func (s *Server) syncJWTUser(ctx context.Context, metalake string, p *authz.Prin
 		return fmt.Errorf("%w: a membership sync needs the leader", ErrUnavailable)
 	}
 	prop := Proposal{Metalake: metalake, Actor: owner, Delegator: jwtSyncDelegator, Time: s.now()}
-	for _, c := range cmds {
-		b, err := catalog.EncodeCommand(c)
-		if err != nil {
-			return err
-		}
-		prop.Commands = append(prop.Commands, b)
-	}
-	b, err := EncodeProposal(prop)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ProposeTimeout)
 	defer cancel()
-	start := time.Now()
-	_, index, err := s.batch.propose(ctx, b)
-	s.metrics.observeProposal(time.Since(start), index, err)
-	if err != nil {
+	if _, _, err := s.propose(ctx, prop, cmds); err != nil {
 		return fmt.Errorf("metasrv: syncing the memberships of %s: %w", p.ID(), err)
 	}
 	return nil

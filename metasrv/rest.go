@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"lakegate/authz"
 	"lakegate/catalog"
@@ -521,23 +520,10 @@ func (s *Server) serveWrite(rq *request, op string, lakeOptional bool, fn writeF
 	if rq.delegator != nil {
 		prop.Delegator = rq.delegator.ID().String()
 	}
-	for _, c := range pl.cmds {
-		b, err := catalog.EncodeCommand(c)
-		if err != nil {
-			return err
-		}
-		prop.Commands = append(prop.Commands, b)
-	}
-	b, err := EncodeProposal(prop)
-	if err != nil {
-		return err
-	}
 	ctx := context.WithoutCancel(r.Context()) // a queued proposal is not withdrawn
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ProposeTimeout)
 	defer cancel()
-	start := time.Now()
-	out, index, err := s.batch.propose(ctx, b)
-	s.metrics.observeProposal(time.Since(start), index, err)
+	out, index, err := s.propose(ctx, prop, pl.cmds)
 	if index != 0 {
 		rq.w.Header().Set(api.IndexHeader, strconv.FormatUint(index, 10))
 	}
