@@ -293,16 +293,7 @@ func (c *Client) CommitAccessLog(ctx context.Context, tenant, catalog, storageID
 	if files == nil {
 		files = []DataFile{}
 	}
-	body, err := json.Marshal(api.CommitAccessLogRequest{Catalog: catalog, StorageID: storageID, Files: files, Expire: expire})
-	if err != nil {
-		return 0, 0, err
-	}
-	var out api.CommitAccessLogResponse
-	hdr := [][2]string{{"Accept", "application/vnd.gravitino.v1+json"}}
-	if _, err := c.do(ctx, http.MethodPost, "/internal/v1/metalakes/"+url.PathEscape(tenant)+"/access-log", hdr, body, true, &out); err != nil {
-		return 0, 0, err
-	}
-	return out.Version, out.Generation, nil
+	return c.commitAccessLog(ctx, tenant, api.CommitAccessLogRequest{Catalog: catalog, StorageID: storageID, Files: files, Expire: expire})
 }
 
 // CompactAccessLog commits merged, files the gateway wrote into tenant's
@@ -312,7 +303,12 @@ func (c *Client) CommitAccessLog(ctx context.Context, tenant, catalog, storageID
 // current, and (400) when merged and replaced hold different numbers of
 // events.
 func (c *Client) CompactAccessLog(ctx context.Context, tenant, catalog, storageID string, merged []DataFile, replaced []string) (version, generation uint64, err error) {
-	body, err := json.Marshal(api.CommitAccessLogRequest{Catalog: catalog, StorageID: storageID, Files: merged, Expire: replaced, Compact: true})
+	return c.commitAccessLog(ctx, tenant, api.CommitAccessLogRequest{Catalog: catalog, StorageID: storageID, Files: merged, Expire: replaced, Compact: true})
+}
+
+// commitAccessLog posts req to tenant's access-log commit.
+func (c *Client) commitAccessLog(ctx context.Context, tenant string, req api.CommitAccessLogRequest) (version, generation uint64, err error) {
+	body, err := json.Marshal(req)
 	if err != nil {
 		return 0, 0, err
 	}
