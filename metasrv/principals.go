@@ -3,9 +3,7 @@ package metasrv
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"sync/atomic"
 
 	"lakegate/authz"
@@ -83,8 +81,8 @@ func (s *Server) reloadRoutes() {
 }
 
 // jwtSyncDelegator is the delegator recorded on the audit events of a
-// membership sync: the metalake's owner applies it on behalf of the
-// identity provider's token.
+// membership sync: the user applies it on the strength of the identity
+// provider's token.
 const jwtSyncDelegator = "oidc-token"
 
 // verifyDelegateToken verifies the JWT a gateway forwarded for the
@@ -115,10 +113,11 @@ func (s *Server) verifyDelegateToken(r *http.Request, tenant, du string) error {
 // every other group. Groups the metalake does not have are ignored: an
 // administrator creates a group (and grants it roles) for the identity
 // provider's group of the same name. Nothing to change proposes nothing;
-// otherwise one proposal, applied by the metalake's owner with delegator
-// jwtSyncDelegator and audited like any write. A follower that would have
-// to change something answers Unavailable (a client fails over to the
-// leader): a membership removal is never skipped.
+// otherwise one catalog.SyncIdentityUser, proposed as the user itself with
+// Proposal.Identity (which no REST request sets) and delegator
+// jwtSyncDelegator, audited like any write — whoever owns the metalake. A
+// follower that would have to change something answers Unavailable (a
+// client fails over to the leader): a membership removal is never skipped.
 func (s *Server) syncJWTUser(ctx context.Context, metalake string, p *authz.Principal) error {
 	if p.AuthMethod() != authz.AuthJWT || p.Tenant().String() != metalake {
 		return nil
@@ -127,57 +126,18 @@ func (s *Server) syncJWTUser(ctx context.Context, metalake string, p *authz.Prin
 	if !ok {
 		return nil
 	}
-	cmds, owner := membershipChanges(l.Snapshot, metalake, p)
-	if len(cmds) == 0 {
+	cmd, changes := catalog.IdentitySync(l.Snapshot, p.ID().String(), p.Groups())
+	if !changes {
 		return nil
-	}
-	if owner == "" {
-		return fmt.Errorf("%w: the metalake's owner is not a user: memberships of identity-provider users cannot be synced", ErrForbidden)
 	}
 	if !s.node.IsLeader() {
 		return fmt.Errorf("%w: a membership sync needs the leader", ErrUnavailable)
 	}
-	prop := Proposal{Metalake: metalake, Actor: owner, Delegator: jwtSyncDelegator, Time: s.now()}
+	prop := Proposal{Metalake: metalake, Actor: cmd.Name, Identity: true, Delegator: jwtSyncDelegator, Time: s.now()}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ProposeTimeout)
 	defer cancel()
-	if _, _, err := s.propose(ctx, prop, cmds); err != nil {
+	if _, _, err := s.propose(ctx, prop, []catalog.Command{cmd}); err != nil {
 		return fmt.Errorf("metasrv: syncing the memberships of %s: %w", p.ID(), err)
 	}
 	return nil
-}
-
-// membershipChanges are the commands that make snap agree with p, and the
-// metalake owner's user name ("" when the owner is a group).
-func membershipChanges(snap *catalog.Snapshot, metalake string, p *authz.Principal) ([]catalog.Command, string) {
-	name := p.ID().String()
-	var cmds []catalog.Command
-	u, exists := snap.User(name)
-	if !exists {
-		cmds = append(cmds, catalog.CreateUser{Name: name})
-	}
-	want := map[string]bool{}
-	for _, g := range p.Groups() {
-		if _, ok := snap.Group(g); ok {
-			want[g] = true
-		}
-	}
-	have := map[string]bool{}
-	for _, g := range u.Groups {
-		have[g] = true
-	}
-	for _, g := range slices.Sorted(maps.Keys(want)) {
-		if !have[g] {
-			cmds = append(cmds, catalog.AddGroupMembers{Group: g, Users: []string{name}})
-		}
-	}
-	for _, g := range slices.Sorted(maps.Keys(have)) {
-		if !want[g] {
-			cmds = append(cmds, catalog.RemoveGroupMembers{Group: g, Users: []string{name}})
-		}
-	}
-	owner := ""
-	if o, ok := snap.Owner(catalog.Object{Type: catalog.ObjectMetalake, Name: metalake}); ok && o.Type == catalog.OwnerUser {
-		owner = o.Name
-	}
-	return cmds, owner
 }
