@@ -1,25 +1,33 @@
 package metasrv_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"lakegate/authz"
 	"lakegate/authz/oidc"
 	"lakegate/authz/oidctest"
 	"lakegate/catalog"
 	"lakegate/metasrv"
+	"lakegate/metasrv/api"
+	"lakegate/metasrv/raftnode"
 )
 
 // withOIDC makes the nodes started next trust iss as the provider "idp"
 // of tenant acme (groups claim "groups", users created on first sight),
-// beside the harness's principals; extra adjusts their Config further.
+// beside the harness's principals and the gateway gw; extra adjusts their
+// Config further.
 func withOIDC(t *testing.T, iss *oidctest.Issuer, extra func(*metasrv.Config)) {
 	t.Helper()
-	doc, err := authz.EncodePrincipalMap(harnessSpecs())
+	specs := append(harnessSpecs(), authz.PrincipalSpec{ID: "gw", Tenant: "platform", Role: "query_service",
+		DelegateTenants: []string{"acme"}, TokenHashes: tokenHashes(tokGW)})
+	doc, err := authz.EncodePrincipalMap(specs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,5 +197,138 @@ func TestSyncIdentityUserNotForgeable(t *testing.T) {
 	v1 := `{"v":1,"metalake":"acme","actor":"dave","identity":true,"time":"2026-03-01T12:00:00Z","commands":[{"v":1,"type":43,"body":{"name":"dave"}}]}`
 	if _, err := metasrv.DecodeProposal([]byte(v1)); !errors.Is(err, metasrv.ErrInvalidProposal) {
 		t.Errorf("a version 1 proposal with an identity mark: %v", err)
+	}
+}
+
+// TestJWTSyncOnFollower runs a three-node cluster over loopback TCP. A JWT
+// user's first call to a follower — its own, or a gateway's for it with
+// its token — succeeds and already sees what its group's role grants: the
+// follower forwards the sync to the leader and answers once it has applied
+// the result; a stale membership is removed the same way. The leader
+// verifies the token itself: a peer forwarding one that does not verify
+// gets 401 and changes nothing, and only a member forwarding as itself,
+// with the token alone, is heard. With no leader to reach, a follower
+// answers 503 rather than skip the sync. Before, a follower answered 503
+// whenever a membership needed syncing.
+func TestJWTSyncOnFollower(t *testing.T) {
+	iss := oidctest.NewIssuer(t)
+	withOIDC(t, iss, func(c *metasrv.Config) {
+		onTCP(c)
+		c.ProposeTimeout = 2 * time.Second // the unreachable leader's wait
+	})
+	n1 := startNode(t, "n1", "", "", "", true)
+	waitLeader(t, n1)
+	n2 := startNode(t, "n2", "", "", "", false)
+	n3 := startNode(t, "n3", "", "", "", false)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for _, n := range []*node{n2, n3} {
+		if err := n.Join(ctx, n1.addr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nodes := []*node{n1, n2, n3}
+	leader := waitLeader(t, nodes...)
+	var followers []*node
+	for _, n := range nodes {
+		if n != leader {
+			followers = append(followers, n)
+		}
+	}
+	withAcme(t, leader)
+	seedAnalysts(t, leader)
+	gen := must(t, leader, call{method: "GET", path: ml, token: tokAlice}).gen()
+	for _, f := range followers {
+		must(t, f, call{method: "GET", path: ml + "?minGeneration=" + strconv.FormatUint(gen, 10), token: tokAlice})
+	}
+	groupsOn := func(n *node, user string) string {
+		l, _ := n.FSM().Lake("acme")
+		u, ok := l.Snapshot.User(user)
+		if !ok {
+			return "missing"
+		}
+		return strings.Join(u.Groups, ",")
+	}
+	gateway := func(user, token string) call {
+		return call{method: "GET", path: ml + "/catalogs", token: tokGW, header: map[string]string{
+			api.DelegateTenantHeader: "acme", api.DelegateUserHeader: user, api.DelegateTokenHeader: token}}
+	}
+	cases := []struct {
+		name   string
+		on     *node
+		c      call
+		user   string
+		lists  []string // the catalogs the first call lists
+		groups string   // the user's groups on the leader after it
+	}{
+		{"own first call", followers[0], call{method: "GET", path: ml + "/catalogs", token: groupJWT(t, iss, "dave@acme", "analysts")},
+			"dave@acme", []string{"lake"}, "analysts"},
+		{"a gateway's first call for the user", followers[1], gateway("erin@acme", groupJWT(t, iss, "erin@acme", "analysts", "nosuchgroup")),
+			"erin@acme", []string{"lake"}, "analysts"},
+		{"a stale membership removed", followers[1], call{method: "GET", path: ml + "/catalogs", token: groupJWT(t, iss, "dave@acme")},
+			"dave@acme", nil, ""},
+	}
+	for _, tc := range cases {
+		r := do(t, tc.on, tc.c)
+		if r.status != http.StatusOK {
+			t.Fatalf("%s: HTTP %d %s", tc.name, r.status, r.raw)
+		}
+		if got := identifiers(r); !slices.Equal(got, tc.lists) {
+			t.Errorf("%s: lists %q, want %q", tc.name, got, tc.lists)
+		}
+		if got := groupsOn(leader, tc.user); got != tc.groups {
+			t.Errorf("%s: %s in %q on the leader, want %q", tc.name, tc.user, got, tc.groups)
+		}
+	}
+
+	// Straight to the leader's sync route: only a member forwarding as
+	// itself with a token that verifies there.
+	frank := groupJWT(t, iss, "frank@acme", "analysts")
+	follower := followers[0].id
+	route := "/internal/v1/metalakes/acme/identity-sync"
+	attacks := []struct {
+		name   string
+		c      call
+		status int
+	}{
+		{"a token that does not verify", call{token: peerToken(follower), header: map[string]string{
+			raftnode.ForwardedHeader: follower, api.CallerTokenHeader: frank + "x"}}, http.StatusUnauthorized},
+		{"no token", call{token: peerToken(follower), header: map[string]string{raftnode.ForwardedHeader: follower}}, http.StatusUnauthorized},
+		{"a token of another tenant's path", call{token: peerToken(follower), header: map[string]string{
+			raftnode.ForwardedHeader: follower, api.CallerTokenHeader: frank}}, http.StatusUnauthorized},
+		{"a peer forwarding as another node", call{token: peerToken(follower), header: map[string]string{
+			raftnode.ForwardedHeader: leader.id, api.CallerTokenHeader: frank}}, http.StatusForbidden},
+		{"a peer naming a caller", call{token: peerToken(follower), header: map[string]string{
+			raftnode.ForwardedHeader: follower, api.CallerTokenHeader: frank, api.CallerHeader: "alice@acme"}}, http.StatusForbidden},
+		{"the user itself", call{token: frank, header: map[string]string{raftnode.ForwardedHeader: follower, api.CallerTokenHeader: frank}}, http.StatusForbidden},
+		{"the user itself, unforwarded", call{token: frank, header: map[string]string{api.CallerTokenHeader: frank}}, http.StatusForbidden},
+		{"the operator", call{token: tokAdmin, header: map[string]string{api.CallerTokenHeader: frank}}, http.StatusForbidden},
+		{"a gateway", call{token: tokGW, header: map[string]string{api.CallerTokenHeader: frank}}, http.StatusForbidden},
+	}
+	for _, a := range attacks {
+		a.c.method, a.c.path = "POST", route
+		if a.name == "a token of another tenant's path" {
+			a.c.path = "/internal/v1/metalakes/other/identity-sync"
+		}
+		if r := do(t, leader, a.c); r.status != a.status {
+			t.Errorf("%s: HTTP %d %s, want %d", a.name, r.status, r.raw, a.status)
+		}
+	}
+	if got := groupsOn(leader, "frank@acme"); got != "missing" {
+		t.Errorf("the refused syncs made frank a user in %q", got)
+	}
+
+	// No leader to reach: the sync is not skipped.
+	last := followers[0]
+	for _, n := range nodes {
+		if n != last {
+			n.stop()
+		}
+	}
+	if r := do(t, last, call{method: "GET", path: ml + "/catalogs", token: frank}); r.status != http.StatusServiceUnavailable {
+		t.Errorf("with no leader: HTTP %d %s, want 503", r.status, r.raw)
+	}
+	if got := groupsOn(last, "frank@acme"); got != "missing" {
+		t.Errorf("with no leader, frank is a user in %q", got)
 	}
 }
