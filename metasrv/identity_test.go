@@ -23,7 +23,7 @@ import (
 // of tenant acme (groups claim "groups", users created on first sight),
 // beside the harness's principals and the gateway gw; extra adjusts their
 // Config further.
-func withOIDC(t *testing.T, iss *oidctest.Issuer, extra func(*metasrv.Config)) {
+func withOIDC(t testing.TB, iss *oidctest.Issuer, extra func(*metasrv.Config)) {
 	t.Helper()
 	specs := append(harnessSpecs(), authz.PrincipalSpec{ID: "gw", Tenant: "platform", Role: "query_service",
 		DelegateTenants: []string{"acme"}, TokenHashes: tokenHashes(tokGW)})
@@ -50,8 +50,16 @@ func withOIDC(t *testing.T, iss *oidctest.Issuer, extra func(*metasrv.Config)) {
 	t.Cleanup(func() { configHook = nil })
 }
 
+// raftTimeouts is a configHook part giving a node Raft's default
+// timeouts instead of the harness's 200 ms: on a loaded machine a leader
+// must not lose its lease while a cluster test sets up.
+func raftTimeouts(c *metasrv.Config) {
+	d := raftnode.DefaultConfig()
+	c.Raft.HeartbeatTimeout, c.Raft.ElectionTimeout, c.Raft.LeaderLeaseTimeout = d.HeartbeatTimeout, d.ElectionTimeout, d.LeaderLeaseTimeout
+}
+
 // groupJWT returns a token of iss for user with the groups claim groups.
-func groupJWT(t *testing.T, iss *oidctest.Issuer, user string, groups ...string) string {
+func groupJWT(t testing.TB, iss *oidctest.Issuer, user string, groups ...string) string {
 	t.Helper()
 	c := iss.Claims(user)
 	c["groups"] = append([]string{}, groups...)
@@ -72,7 +80,7 @@ func identifiers(r resp) []string {
 
 // seedAnalysts has alice create the catalog lake, the group analysts and
 // the role lake_user (USE_CATALOG on lake) granted to it, on n.
-func seedAnalysts(t *testing.T, n *node) {
+func seedAnalysts(t testing.TB, n *node) {
 	t.Helper()
 	for _, c := range []call{
 		{method: "POST", path: ml + "/catalogs", body: map[string]any{"name": "lake"}},
@@ -214,6 +222,7 @@ func TestJWTSyncOnFollower(t *testing.T) {
 	iss := oidctest.NewIssuer(t)
 	withOIDC(t, iss, func(c *metasrv.Config) {
 		onTCP(c)
+		raftTimeouts(c)
 		c.ProposeTimeout = 2 * time.Second // the unreachable leader's wait
 	})
 	n1 := startNode(t, "n1", "", "", "", true)
