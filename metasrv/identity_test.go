@@ -303,6 +303,8 @@ func TestJWTSyncOnFollower(t *testing.T) {
 		{"a token that does not verify", call{token: peerToken(follower), header: map[string]string{
 			raftnode.ForwardedHeader: follower, api.CallerTokenHeader: frank + "x"}}, http.StatusUnauthorized},
 		{"no token", call{token: peerToken(follower), header: map[string]string{raftnode.ForwardedHeader: follower}}, http.StatusUnauthorized},
+		{"a static token", call{token: peerToken(follower), header: map[string]string{
+			raftnode.ForwardedHeader: follower, api.CallerTokenHeader: tokBob}}, http.StatusUnauthorized},
 		{"a token of another tenant's path", call{token: peerToken(follower), header: map[string]string{
 			raftnode.ForwardedHeader: follower, api.CallerTokenHeader: frank}}, http.StatusUnauthorized},
 		{"a peer forwarding as another node", call{token: peerToken(follower), header: map[string]string{
