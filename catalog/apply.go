@@ -13,6 +13,10 @@ type Meta struct {
 	Actor string
 	Time  time.Time
 	Index uint64
+	// IdentityToken attests that the caller verified an identity
+	// provider's token of the user Actor: SyncIdentityUser runs only under
+	// it, and nothing else does.
+	IdentityToken bool
 }
 
 // Outcome is the result of a command in an event.
@@ -69,7 +73,7 @@ func Apply(s *Snapshot, cmd Command, m Meta) (*Snapshot, []Event, error) {
 	tx := &txn{m: m}
 	tx.who = s.who(m.Actor, tx.roleBuf[:])
 	tx.w = &tx.who
-	if err := s.permit(tx.w, cmd); err != nil {
+	if err := s.permitMeta(tx.w, cmd, m); err != nil {
 		return fail(err)
 	}
 	n := *s

@@ -203,6 +203,8 @@ func decodeBodyOf(t CommandType, b []byte, closing bool) (Command, error) {
 		return decodeBody[SetRules](b, closing)
 	case TypeCommitAccessLog:
 		return decodeBody[CommitAccessLog](b, closing)
+	case TypeSyncIdentityUser:
+		return decodeBody[SyncIdentityUser](b, closing)
 	}
 	return nil, errUnknownType
 }

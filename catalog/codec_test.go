@@ -62,6 +62,7 @@ func samples() map[int]Command {
 		42: CommitAccessLog{Catalog: "c", StorageID: "al1", Columns: []ColumnDef{{Name: "time", Type: "timestamp[us]", Nullable: true}},
 			Files:  []DataFile{{Path: "tables/al1/seg/part-0.parquet", Size: 10, Rows: 2, SHA256: strings.Repeat("ab", 32)}},
 			Expire: []string{"tables/al1/old/part-0.parquet"}},
+		43: SyncIdentityUser{Name: "u@acme", Groups: []string{"g", "h"}},
 	}
 }
 
@@ -86,7 +87,7 @@ func TestCommandTypeNumbersPinned(t *testing.T) {
 			t.Errorf("%T: round trip = %#v, %v", c, d, err)
 		}
 	}
-	if len(samples()) != 42 {
+	if len(samples()) != 43 {
 		t.Fatal("every command type needs a pinned sample")
 	}
 }

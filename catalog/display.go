@@ -195,6 +195,9 @@ func introducedNames(cmd Command) (names []string, known bool) {
 		return []string{c.Column.Name}, true
 	case CreateUser:
 		return []string{c.Name}, true
+	case SyncIdentityUser:
+		// The user it may create; the groups must exist already.
+		return []string{c.Name}, true
 	case CreateGroup:
 		return []string{c.Name}, true
 	case CreateRole:

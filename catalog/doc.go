@@ -68,6 +68,13 @@
 // only by their stewards); CheckDomainInvariants checks the hierarchy rules
 // C1–C6 that Apply enforces.
 //
+// Users signed in with an identity provider: SyncIdentityUser creates such
+// a user and makes its memberships among the metalake's groups those of
+// its token's groups claim. It needs no privilege but runs only under a
+// Meta with IdentityToken set and the user as Actor (the caller verified
+// the token), and nothing else runs under such a Meta; IdentitySync builds
+// it and says whether it would change anything.
+//
 // Commands serialize with EncodeCommand/DecodeCommand (a versioned JSON
 // envelope with explicit, append-only type numbers) and snapshots with
 // MarshalBinary/UnmarshalSnapshot (deterministic bytes, lossless).
@@ -79,6 +86,9 @@
 //     follower: the time is part of the state.
 //   - Keep the current snapshot behind an atomic pointer; a request loads it
 //     once and decides everything against that one snapshot.
+//   - Set Meta.IdentityToken only for a SyncIdentityUser built from an
+//     identity provider's token verified for Meta.Actor, never from what a
+//     client sends.
 //   - Run CheckEntry on every command a client sends before proposing it:
 //     it holds the rules Apply leaves out so that logged commands replay
 //     unchanged (who may make a role's initial grants, which privileges a

@@ -19,6 +19,8 @@ import "strings"
 //     policy lists only TagPrivileges.
 //   - CommitAccessLog is refused (ErrForbidden): metasrv builds it for a
 //     gateway, no client sends it.
+//   - SyncIdentityUser is refused (ErrForbidden): metasrv builds it from a
+//     verified identity-provider token, no client sends it.
 //
 // The error is an *Error as Apply returns it (the command's operation and
 // target, the cause wrapping a sentinel). Checked against s, the state the
@@ -38,6 +40,8 @@ func CheckEntry(s *Snapshot, actor string, cmd Command) error {
 	case CommitAccessLog:
 		// metasrv builds it for a gateway; no client sends it.
 		return wrap(errf(ErrForbidden, "the access log is committed by gateways only"))
+	case SyncIdentityUser:
+		return wrap(errf(ErrForbidden, identityOnly))
 	case CreateRole:
 		var buf [roleBufLen]uint64
 		w := s.who(actor, buf[:])

@@ -220,6 +220,9 @@ func (sc *scope) add(a, b *Snapshot, c Command) {
 	case CreateUser:
 		sc.all = true
 		sc.user(c.Name)
+	case SyncIdentityUser:
+		sc.all = true
+		sc.user(c.Name)
 	case DropUser:
 		sc.all = true
 		sc.user(c.Name)

@@ -424,7 +424,7 @@ func TestJWTGroupRoles(t *testing.T) {
 			}
 		})
 	}
-	// The syncs are audited, applied by the owner for the token.
+	// The syncs are audited, credited to the user, for the token.
 	code, events := s.rest(t, "GET", ml+"/events", admin)
 	if code != http.StatusOK || !strings.Contains(events, "ann@demo") || !strings.Contains(events, "oidc-token") {
 		t.Errorf("events: HTTP %d, no audited sync of ann@demo:\n%.2000s", code, events)

@@ -30,7 +30,8 @@ import (
 // rest of what applying needs is on the event: Index, Time and Actor are
 // the catalog.Meta the leader stamped (catalog.Apply(s, cmd,
 // catalog.Meta{Actor: e.Actor, Time: e.Time, Index: e.Index}) reproduces
-// the entry's effect; a CreateMetalake is catalog.New(e.Metalake,
+// the entry's effect, with IdentityToken set for a SyncIdentityUser, which
+// the leader logs only from a verified token; a CreateMetalake is catalog.New(e.Metalake,
 // e.Lake.Owner, e.Time)). Replay the events with Command or Lake in file
 // order (index order; within one index, event order). Failure events and
 // events with index 0 carry neither: they changed nothing.

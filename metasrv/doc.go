@@ -54,6 +54,14 @@
 // its storage id; every other write into a schema named system is refused
 // by name. The Go client is metasrv/client.
 //
+// Users signed in by JWT (principals.go): on a JWT user's calls, and on a
+// gateway's calls for one that carry its token, metasrv verifies the token
+// itself and makes the metalake's catalog agree with it — one
+// catalog.SyncIdentityUser, credited to the user with delegator
+// "oidc-token", proposed with Proposal.Identity, which no REST request
+// sets. A follower forwards the token to the leader, which verifies it
+// again and syncs, and answers once it has applied the leader's state.
+//
 // Table versions (versions.go) and domains (rest_domains.go) are REST
 // resources over the catalog's commands like every other.
 //

@@ -44,10 +44,12 @@ const (
 
 // Bits of a version 2 proposal's flags byte: proposalAdmin is Admin;
 // proposalDelegator says that the uvarint-length-prefixed Delegator follows
-// the flags byte (entries written before it existed never set it).
+// the flags byte (entries written before it existed never set it);
+// proposalIdentity is Identity.
 const (
 	proposalAdmin     = 1
 	proposalDelegator = 2
+	proposalIdentity  = 4
 )
 
 // Proposal is one replicated log entry of metasrv: a change to one metalake,
@@ -64,8 +66,15 @@ type Proposal struct {
 	Admin bool `json:"admin,omitempty"`
 	// Delegator is the query_service that acted for Actor (delegation),
 	// empty otherwise; it is recorded on the proposal's audit events.
-	Delegator string    `json:"delegator,omitempty"`
-	Time      time.Time `json:"time"`
+	Delegator string `json:"delegator,omitempty"`
+	// Identity records that the leader verified an identity provider's
+	// token of the user Actor and built the proposal's commands from it (a
+	// JWT user's membership sync): they are applied with
+	// catalog.Meta.IdentityToken, under which only
+	// catalog.SyncIdentityUser of Actor itself runs. Only the leader's
+	// membership sync sets it; the version 1 encoding cannot carry it.
+	Identity bool      `json:"-"`
+	Time     time.Time `json:"time"`
 	// Commands are catalog commands (catalog.EncodeCommand), applied in
 	// order, all or nothing.
 	Commands []json.RawMessage `json:"commands,omitempty"`
@@ -113,7 +122,7 @@ type Update struct {
 // EncodeProposal serializes p (deterministically) in the version 2
 // encoding: proposalMagic; the uvarint-length-prefixed metalake, actor and
 // time (time.Time.MarshalBinary of p.Time in UTC); a flags byte (bit 0:
-// Admin, bit 1: a Delegator follows); the uvarint-length-prefixed
+// Admin, bit 1: a Delegator follows, bit 2: Identity); the uvarint-length-prefixed
 // Delegator when set; a kind byte; then for proposalCommands a uvarint count and the
 // uvarint-length-prefixed commands as given (catalog.EncodeCommand bytes),
 // or for proposalLake the uvarint-length-prefixed JSON of p.Lake. Exactly
@@ -141,6 +150,9 @@ func EncodeProposal(p Proposal) ([]byte, error) {
 	}
 	if p.Delegator != "" {
 		flags |= proposalDelegator
+	}
+	if p.Identity {
+		flags |= proposalIdentity
 	}
 	b = append(b, flags)
 	if p.Delegator != "" {
@@ -197,10 +209,11 @@ func DecodeProposal(b []byte) (Proposal, error) {
 		}
 	}
 	flags := d.byte("flags")
-	if flags&^(proposalAdmin|proposalDelegator) != 0 && d.err == nil {
+	if flags&^(proposalAdmin|proposalDelegator|proposalIdentity) != 0 && d.err == nil {
 		d.fail("unknown flags %#x", flags)
 	}
 	p.Admin = flags&proposalAdmin != 0
+	p.Identity = flags&proposalIdentity != 0
 	if flags&proposalDelegator != 0 {
 		if p.Delegator = string(d.bytes("delegator")); d.err == nil && p.Delegator == "" {
 			d.fail("empty delegator")
@@ -480,7 +493,7 @@ func applyProposal(st, next *state, index uint64, cmd []byte) (*Result, error) {
 	if err != nil {
 		return &Result{Events: []Event{{Event: catalog.Event{Index: index, Operation: "Apply", Outcome: catalog.Failure, Detail: err.Error()}}}}, err
 	}
-	meta := catalog.Meta{Actor: p.Actor, Time: p.Time, Index: index}
+	meta := catalog.Meta{Actor: p.Actor, Time: p.Time, Index: index, IdentityToken: p.Identity}
 	var res *Result
 	if p.Lake != nil {
 		res, err = applyLake(st, p, meta)

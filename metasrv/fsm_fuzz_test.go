@@ -21,9 +21,12 @@ func FuzzFSMApply(f *testing.F) {
 		catalog.CreateCatalog{Name: "b"}, catalog.CreateSchema{Name: "b.s"})
 	drop := proposal(f, metasrv.Proposal{Metalake: "acme", Actor: "root", Admin: true, Time: t0,
 		Lake: &metasrv.LakeOp{Op: metasrv.LakeDrop}})
+	sync := proposal(f, metasrv.Proposal{Metalake: "acme", Actor: "dave", Identity: true, Delegator: "oidc-token", Time: t0},
+		catalog.SyncIdentityUser{Name: "dave", Groups: []string{"g"}})
 	for _, seed := range [][]byte{
-		catalogA, schema, drop, create,
+		catalogA, schema, drop, create, sync,
 		batchEntry(catalogA, schema),
+		batchEntry(sync, catalogA),
 		batchEntry(catalogA, catalogA, []byte("LGP\x09")),
 		[]byte(`{"v":1,"metalake":"acme","actor":"alice","time":"2026-03-01T12:00:01Z","commands":[{"op":"CreateCatalog","body":{"name":"v1"}}]}`),
 		[]byte("LGB\x01\x00"), []byte("LGP\x02"), nil,

@@ -193,7 +193,7 @@ func TestProposalEncodings(t *testing.T) {
 	off := 4 + 1 + len("acme") + 1 + len("alice")
 	off += 1 + int(v2[1][off])
 	flags := slices.Clone(v2[1])
-	flags[off] = 4
+	flags[off] = 8
 	bad["flags"] = flags
 	kind := slices.Clone(v2[1])
 	kind[off+1] = 9

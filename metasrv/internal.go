@@ -30,6 +30,10 @@ import (
 //	POST /internal/v1/metalakes/{m}/access-log (accesslog.go)
 //	GET  /internal/v1/metalakes/{m}/access-log
 //
+// Beside them, one route for the cluster's own nodes (principals.go): POST
+// /internal/v1/metalakes/{m}/identity-sync, by which a follower has the
+// leader sync a JWT user's memberships.
+//
 // See docs/rest.md ("Internal API for gateways").
 
 // unavailableResult answers a missing table and a forbidden one alike.

@@ -161,6 +161,7 @@ func (s *Server) routes() error {
 	s.explainRoutes()
 	s.whoamiRoutes()
 	s.reloadRoutes()
+	s.identitySyncRoutes()
 	s.internalRoutes()
 	return nil
 }
@@ -287,7 +288,8 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string) (*requ
 	case rq.delegator != nil:
 		err = s.verifyDelegateToken(r, rq.metalake, rq.subject)
 	case rq.metalake != "" && rq.peer == nil:
-		err = s.syncJWTUser(r.Context(), rq.metalake, rq.caller)
+		_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		err = s.syncJWTUser(r.Context(), rq.metalake, rq.caller, strings.TrimSpace(tok))
 	}
 	if err != nil {
 		return nil, err
