@@ -49,6 +49,9 @@ type planner struct {
 	fullText map[string]bool
 	// normalized remembers recent statements' normalised texts.
 	normalized normalizedTexts
+	// reused holds plain statements' plans for their next run
+	// (planner_reuse.go).
+	reused reusedPlans
 }
 
 // newPlanner returns the planner of a Server configured with c (defaults
@@ -145,6 +148,13 @@ type plan struct {
 // prepared write, run by DoPutPreparedStatementUpdate; a plain one is
 // refused (it runs with ExecuteUpdate).
 func (pn *planner) Plan(ctx context.Context, w who, text string, plain bool) (*plan, error) {
+	key, keep := keyFor(w, text)
+	keep = keep && plain
+	if keep {
+		if pl, err := pn.reuse(ctx, w, key); pl != nil || err != nil {
+			return pl, err
+		}
+	}
 	stmt, err := pn.Parse(text, w)
 	if err != nil {
 		return nil, err
@@ -157,6 +167,9 @@ func (pn *planner) Plan(ctx context.Context, w who, text string, plain bool) (*p
 	pl, err := pn.planStatement(ctx, w, stmt, text, plain)
 	if pl != nil {
 		pl.access = access
+	}
+	if err == nil && keep && reusable(pl) {
+		pn.reused.put(key, pl)
 	}
 	return pl, err
 }
