@@ -20,10 +20,13 @@ import (
 // SHOW, USE, writes, views, or statements over an upstream engine).
 
 // maxReusedPlans and maxReusedPlanBytes bound the plans the planner keeps:
-// when either would be exceeded, it forgets them all and starts again.
+// when either would be exceeded, it forgets them all and starts again. A
+// plan also keeps its parsed statement, several times the size of its
+// text, so only statements of at most maxReusedText bytes are kept.
 const (
-	maxReusedPlans     = 1024
-	maxReusedPlanBytes = 8 << 20 // statement texts and their rendered SQL
+	maxReusedPlans     = 256
+	maxReusedPlanBytes = 2 << 20 // statement texts and their rendered SQL
+	maxReusedText      = 4 << 10
 )
 
 // planKey is what a plan may be reused for.
@@ -41,7 +44,7 @@ type reusedPlans struct {
 // keyFor returns the key of text planned for w, and false when a plan for
 // it is never kept (a session with views of its own).
 func keyFor(w who, text string) (planKey, bool) {
-	if len(w.views) > 0 {
+	if len(w.views) > 0 || len(text) > maxReusedText {
 		return planKey{}, false
 	}
 	return planKey{tenant: w.caller.Tenant, subject: w.caller.Subject, catalog: w.caller.Catalog, schema: w.schema, text: text}, true
