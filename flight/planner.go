@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"lakegate/authz"
 	"lakegate/authz/sqlgate"
@@ -109,6 +111,9 @@ type plan struct {
 	kinds     []sqlgate.ParamKind
 	numParams int
 	schema    *arrow.Schema
+	// schemaIPC is schema serialized as FlightInfo and SchemaResult carry
+	// it, made once with the plan (Plan) rather than at every call.
+	schemaIPC []byte
 	// params has numParams fields, typed as the backend inferred them
 	// (arrow.Null where it could not).
 	params *arrow.Schema
@@ -167,6 +172,9 @@ func (pn *planner) Plan(ctx context.Context, w who, text string, plain bool) (*p
 	pl, err := pn.planStatement(ctx, w, stmt, text, plain)
 	if pl != nil {
 		pl.access = access
+		if pl.schema != nil {
+			pl.schemaIPC = flight.SerializeSchema(pl.schema, memory.DefaultAllocator)
+		}
 	}
 	if err == nil && keep && reusable(pl) {
 		pn.reused.put(key, pl)
