@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"lakegate/authz"
 	"lakegate/authz/sqlgate"
@@ -49,6 +51,9 @@ type planner struct {
 	fullText map[string]bool
 	// normalized remembers recent statements' normalised texts.
 	normalized normalizedTexts
+	// reused holds plain statements' plans for their next run
+	// (planner_reuse.go).
+	reused reusedPlans
 }
 
 // newPlanner returns the planner of a Server configured with c (defaults
@@ -106,6 +111,9 @@ type plan struct {
 	kinds     []sqlgate.ParamKind
 	numParams int
 	schema    *arrow.Schema
+	// schemaIPC is schema serialized as FlightInfo and SchemaResult carry
+	// it, made once with the plan (Plan) rather than at every call.
+	schemaIPC []byte
 	// params has numParams fields, typed as the backend inferred them
 	// (arrow.Null where it could not).
 	params *arrow.Schema
@@ -145,6 +153,13 @@ type plan struct {
 // prepared write, run by DoPutPreparedStatementUpdate; a plain one is
 // refused (it runs with ExecuteUpdate).
 func (pn *planner) Plan(ctx context.Context, w who, text string, plain bool) (*plan, error) {
+	key, keep := keyFor(w, text)
+	keep = keep && plain
+	if keep {
+		if pl, err := pn.reuse(ctx, w, key); pl != nil || err != nil {
+			return pl, err
+		}
+	}
 	stmt, err := pn.Parse(text, w)
 	if err != nil {
 		return nil, err
@@ -157,6 +172,12 @@ func (pn *planner) Plan(ctx context.Context, w who, text string, plain bool) (*p
 	pl, err := pn.planStatement(ctx, w, stmt, text, plain)
 	if pl != nil {
 		pl.access = access
+		if pl.schema != nil {
+			pl.schemaIPC = flight.SerializeSchema(pl.schema, memory.DefaultAllocator)
+		}
+	}
+	if err == nil && keep && reusable(pl) {
+		pn.reused.put(key, pl)
 	}
 	return pl, err
 }

@@ -350,7 +350,7 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flights
 	}
 	s.speculate(ctx, p, st, ticketKey(cmd.GetPreparedStatementHandle()), nil, false)
 	// The descriptor's command is the sealed handle itself; DoGet re-opens it.
-	return s.flightInfo(desc, st.plan.schema, desc.GetCmd()), nil
+	return s.flightInfoIPC(desc, st.plan.schemaIPC, desc.GetCmd()), nil
 }
 
 // GetSchemaPreparedStatement returns the statement's result schema.
@@ -363,7 +363,7 @@ func (s *Server) GetSchemaPreparedStatement(ctx context.Context, cmd flightsql.P
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &flight.SchemaResult{Schema: flight.SerializeSchema(st.plan.schema, s.mem)}, nil
+	return &flight.SchemaResult{Schema: st.plan.schemaIPC}, nil
 }
 
 // DoGetPreparedStatement executes a prepared statement.

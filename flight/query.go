@@ -108,12 +108,18 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	if planned != nil {
 		s.pending.add(ticketKey(sealed), planned)
 	}
-	return s.flightInfo(desc, pl.schema, tkt), nil
+	return s.flightInfoIPC(desc, pl.schemaIPC, tkt), nil
 }
 
 func (s *Server) flightInfo(desc *flight.FlightDescriptor, schema *arrow.Schema, tkt []byte) *flight.FlightInfo {
+	return s.flightInfoIPC(desc, flight.SerializeSchema(schema, s.mem), tkt)
+}
+
+// flightInfoIPC is flightInfo with the schema already serialized (a plan's,
+// made once with it).
+func (s *Server) flightInfoIPC(desc *flight.FlightDescriptor, schema []byte, tkt []byte) *flight.FlightInfo {
 	return &flight.FlightInfo{
-		Schema:           flight.SerializeSchema(schema, s.mem),
+		Schema:           schema,
 		FlightDescriptor: desc,
 		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: tkt}}},
 		TotalRecords:     -1,
@@ -131,7 +137,7 @@ func (s *Server) GetSchemaStatement(ctx context.Context, cmd flightsql.Statement
 	if err != nil {
 		return nil, s.fail(ctx, "plan", err)
 	}
-	return &flight.SchemaResult{Schema: flight.SerializeSchema(pl.schema, s.mem)}, nil
+	return &flight.SchemaResult{Schema: pl.schemaIPC}, nil
 }
 
 // DoGetStatement opens a sealed ticket and streams its result.

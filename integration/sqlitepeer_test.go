@@ -156,11 +156,12 @@ func newLatencyTarget(b *testing.B, name, uri, token, pointSQL string, pid int) 
 }
 
 // run answers n queries of kind ("select1" or "point") and returns their
-// latencies, sorted, and the target process's CPU seconds they took.
-func (lt *latencyTarget) run(b *testing.B, kind string, n int, next *int64) ([]time.Duration, float64) {
+// latencies, sorted, the target process's CPU seconds they took and the
+// context switches of its threads while they ran.
+func (lt *latencyTarget) run(b *testing.B, kind string, n int, next *int64) ([]time.Duration, float64, int64) {
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, n)
-	cpu0 := procCPUSeconds(b, lt.pid)
+	cpu0, sw0 := procCPUSeconds(b, lt.pid), procSwitches(b, lt.pid)
 	for range n {
 		start := time.Now()
 		var rows int64
@@ -177,13 +178,41 @@ func (lt *latencyTarget) run(b *testing.B, kind string, n int, next *int64) ([]t
 			b.Fatalf("%s %s: %d rows, %v", lt.name, kind, rows, err)
 		}
 	}
-	cpu := procCPUSeconds(b, lt.pid) - cpu0
+	cpu, sw := procCPUSeconds(b, lt.pid)-cpu0, procSwitches(b, lt.pid)-sw0
 	slices.Sort(lat)
-	return lat, cpu
+	return lat, cpu, sw
+}
+
+// procSwitches returns the context switches, voluntary and not, of the
+// threads of process pid so far (threads that exited are not counted).
+func procSwitches(b *testing.B, pid int) int64 {
+	b.Helper()
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, t := range tasks {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		if err != nil {
+			continue // the thread exited meanwhile
+		}
+		for line := range strings.Lines(string(data)) {
+			name, v, ok := strings.Cut(line, ":")
+			if ok && (name == "voluntary_ctxt_switches" || name == "nonvoluntary_ctxt_switches") {
+				k, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				if err != nil {
+					b.Fatalf("/proc/%d/task/%s/status: %v", pid, t.Name(), err)
+				}
+				n += k
+			}
+		}
+	}
+	return n
 }
 
 // roundStats is one target's figures for one kind in one round.
-type roundStats struct{ p50, p99, cpu float64 } // µs, µs, µs per query
+type roundStats struct{ p50, p99, cpu, sw float64 } // µs, µs, µs per query, switches per query
 
 // BenchmarkPeerLatency compares the per-query latency of `lakegate serve`
 // (a child process, with its demo data) with that of a bare Flight SQL peer
@@ -194,13 +223,15 @@ type roundStats struct{ p50, p99, cpu float64 } // µs, µs, µs per query
 // Each of LAKEGATE_PEER_ROUNDS rounds (default 5) runs LAKEGATE_PEER_QUERIES
 // (default 400) queries of each kind on each target, alternating the order
 // of the targets from round to round; each round gives p50, p99 and server
-// CPU per query of each target and their ratios (lakegate / peer), printed
-// per round, and the benchmark reports the min/median/max over the rounds
-// of the ratios (p50-x, p99-x, cpu-x; ≤ 1 is at or below the peer) and the
-// median p50s. With LAKEGATE_PEER_BASELINE_BIN naming another lakegate
+// CPU per query and context switches per query (of the server's threads)
+// of each target and their ratios (lakegate / peer), printed per round, and
+// the benchmark reports the min/median/max over the rounds of the ratios
+// (p50-x, p99-x, cpu-x, sw-x; ≤ 1 is at or below the peer) and the median
+// p50s. With LAKEGATE_PEER_BASELINE_BIN naming another lakegate
 // binary, a third target serves the same demo from it, and the ratios of
 // this build to it are reported too (base-p50-x, base-p99-x). The whole run
-// happens once whatever b.N is.
+// happens once whatever b.N is. LAKEGATE_PEER_KINDS (select1, point or
+// both, comma-separated) runs only those kinds, e.g. to profile one.
 func BenchmarkPeerLatency(b *testing.B) {
 	rounds := peerEnv(b, "LAKEGATE_PEER_ROUNDS", 5)
 	queries := peerEnv(b, "LAKEGATE_PEER_QUERIES", 400)
@@ -221,6 +252,14 @@ func BenchmarkPeerLatency(b *testing.B) {
 		targets = append(targets, newLatencyTarget(b, "baseline", base.uri(), base.token(b, "analyst@demo"), demoPointQuery, base.cmd.Process.Pid))
 	}
 	kinds := []string{"select1", "point"}
+	if k := os.Getenv("LAKEGATE_PEER_KINDS"); k != "" { // one kind alone, e.g. to profile it
+		kinds = strings.Split(k, ",")
+		for _, k := range kinds {
+			if k != "select1" && k != "point" {
+				b.Fatalf("LAKEGATE_PEER_KINDS=%q: want select1, point or both", os.Getenv("LAKEGATE_PEER_KINDS"))
+			}
+		}
+	}
 	// Warm-up outside the rounds: connections, the tenant's engine, plans.
 	next := int64(0)
 	for _, t := range targets {
@@ -240,15 +279,16 @@ func BenchmarkPeerLatency(b *testing.B) {
 		}
 		for _, k := range kinds {
 			for _, t := range order {
-				lat, cpu := t.run(b, k, queries, &next)
+				lat, cpu, sw := t.run(b, k, queries, &next)
 				stats[k][t.name] = append(stats[k][t.name], roundStats{
-					p50: micros(percentile(lat, 50)), p99: micros(percentile(lat, 99)), cpu: cpu * 1e6 / float64(queries)})
+					p50: micros(percentile(lat, 50)), p99: micros(percentile(lat, 99)), cpu: cpu * 1e6 / float64(queries),
+					sw: float64(sw) / float64(queries)})
 			}
 		}
 		for _, k := range kinds {
 			lg, pe := stats[k]["lakegate"][r], stats[k]["peer"][r]
-			line := fmt.Sprintf("round %d %-7s lakegate p50 %6.0f µs p99 %6.0f µs cpu %5.0f µs | peer p50 %6.0f p99 %6.0f cpu %5.0f | x p50 %.2f p99 %.2f cpu %.2f",
-				r+1, k, lg.p50, lg.p99, lg.cpu, pe.p50, pe.p99, pe.cpu, lg.p50/pe.p50, lg.p99/pe.p99, lg.cpu/pe.cpu)
+			line := fmt.Sprintf("round %d %-7s lakegate p50 %6.0f µs p99 %6.0f µs cpu %5.0f µs sw %4.1f | peer p50 %6.0f p99 %6.0f cpu %5.0f sw %4.1f | x p50 %.2f p99 %.2f cpu %.2f sw %.2f",
+				r+1, k, lg.p50, lg.p99, lg.cpu, lg.sw, pe.p50, pe.p99, pe.cpu, pe.sw, lg.p50/pe.p50, lg.p99/pe.p99, lg.cpu/pe.cpu, lg.sw/pe.sw)
 			if bs, ok := stats[k]["baseline"]; ok {
 				line += fmt.Sprintf(" | baseline p50 %6.0f p99 %6.0f cpu %5.0f, x %.2f", bs[r].p50, bs[r].p99, bs[r].cpu, lg.p50/bs[r].p50)
 			}
@@ -275,6 +315,7 @@ func BenchmarkPeerLatency(b *testing.B) {
 		report("p50-x", ratios("peer", p50))
 		report("p99-x", ratios("peer", p99))
 		report("cpu-x", ratios("peer", func(s roundStats) float64 { return s.cpu }))
+		report("sw-x", ratios("peer", func(s roundStats) float64 { return s.sw }))
 		if _, ok := stats[k]["baseline"]; ok {
 			report("base-p50-x", ratios("baseline", p50))
 			report("base-p99-x", ratios("baseline", p99))

@@ -19,8 +19,10 @@ import (
 // afresh). Each of 7 rounds runs 300 executions of each, in an order that
 // alternates; it reports the median over the rounds of each one's mean
 // (param-µs, cached-µs, fresh-µs) and the min/median/max of the ratios
-// param ÷ cached (replan-x) and param ÷ fresh (param-vs-fresh-x). The whole
-// run happens once whatever b.N is.
+// param ÷ cached (replan-x) and param ÷ fresh (param-vs-fresh-x). A fourth
+// way gives the parameter a resolved type (CAST(? AS BIGINT)): DuckDB
+// re-plans it all the same (cast-x, cast ÷ param). The whole run happens
+// once whatever b.N is.
 func BenchmarkPointLookupReplan(b *testing.B) {
 	ctx := context.Background()
 	e, _ := newEngine(b, func(c *duckdb.Config) { c.Threads = 2; c.NoVerify = false })
@@ -35,6 +37,11 @@ func BenchmarkPointLookupReplan(b *testing.B) {
 		{"param", func() error {
 			id++
 			_, err := query(ctx, e, "acme", base+"?", 1+id%5000)
+			return err
+		}},
+		{"cast", func() error {
+			id++
+			_, err := query(ctx, e, "acme", base+"CAST(? AS BIGINT)", 1+id%5000)
 			return err
 		}},
 		{"cached", func() error {
@@ -85,7 +92,7 @@ func BenchmarkPointLookupReplan(b *testing.B) {
 		xs := slices.Sorted(slices.Values(means[w.name]))
 		b.ReportMetric(xs[rounds/2], w.name+"-µs")
 	}
-	for _, rc := range []struct{ name, a, c string }{{"replan-x", "param", "cached"}, {"param-vs-fresh-x", "param", "fresh"}} {
+	for _, rc := range []struct{ name, a, c string }{{"replan-x", "param", "cached"}, {"param-vs-fresh-x", "param", "fresh"}, {"cast-x", "cast", "param"}} {
 		xs := ratios(rc.a, rc.c)
 		b.ReportMetric(xs[0], rc.name+"-min")
 		b.ReportMetric(xs[rounds/2], rc.name+"-med")
