@@ -29,6 +29,10 @@ type recordingLog struct {
 	events   []accesslog.Event
 	admitErr error
 	admitted []string
+	// recorded is closed (and replaced) at each Record: a call's event is
+	// recorded as the call ends, which a client may see after the reply
+	// (an update's result is sent before its handler returns).
+	recorded chan struct{}
 }
 
 func (r *recordingLog) Admit(tenant string) error {
@@ -42,6 +46,36 @@ func (r *recordingLog) Record(ev accesslog.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, ev)
+	if r.recorded != nil {
+		close(r.recorded)
+		r.recorded = nil
+	}
+}
+
+// takeWait returns the events recorded since the last take once there are
+// at least n, failing t if they are not recorded within a minute.
+func (r *recordingLog) takeWait(t *testing.T, n int) []accesslog.Event {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		r.mu.Lock()
+		if len(r.events) >= n {
+			out := r.events
+			r.events = nil
+			r.mu.Unlock()
+			return out
+		}
+		if r.recorded == nil {
+			r.recorded = make(chan struct{})
+		}
+		ch := r.recorded
+		r.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("%d access events recorded, want %d", len(r.take()), n)
+		}
+	}
 }
 
 // take returns the events recorded since the last take.
@@ -424,7 +458,7 @@ func TestAccessNoLiterals(t *testing.T) {
 		_, _ = runQuery(ctx, cl, sql)
 	}
 	_, _ = cl.ExecuteUpdate(ctx, "INSERT INTO sales.orders SELECT 9, 1.0 FROM sales.orders WHERE '"+ssn+"' <> ''")
-	got := rec.take()
+	got := rec.takeWait(t, 4)
 	if len(got) != 4 {
 		t.Fatalf("%d events, want 4: %+v", len(got), got)
 	}
@@ -464,7 +498,7 @@ func TestAccessFullTextOptIn(t *testing.T) {
 		if _, err := cl.ExecuteUpdate(bearerCtx(aliceToken), u); err != nil {
 			t.Fatal(err)
 		}
-		got = rec.take()
+		got = rec.takeWait(t, 1)
 		if len(got) != 1 {
 			t.Fatalf("%v: %d events for the update", tc.fullText, len(got))
 		}
