@@ -31,7 +31,7 @@ const benchRounds = 5
 //	GOFLAGS=-tags=duckdb_arrow go test ./metasrv -run '^$' -bench JWTFirstCall -benchtime 200x
 func BenchmarkJWTFirstCall(b *testing.B) {
 	iss := oidctest.NewIssuer(b)
-	withOIDC(b, iss, func(c *metasrv.Config) { onTCP(c); raftTimeouts(c) })
+	withOIDC(b, iss, "namespaces: {all: [sales]}", func(c *metasrv.Config) { onTCP(c); raftTimeouts(c) })
 	n1 := startNode(b, "n1", "", "", "", true)
 	waitLeader(b, n1)
 	n2 := startNode(b, "n2", "", "", "", false)

@@ -20,10 +20,10 @@ import (
 )
 
 // withOIDC makes the nodes started next trust iss as the provider "idp"
-// of tenant acme (groups claim "groups", users created on first sight),
-// beside the harness's principals and the gateway gw; extra adjusts their
-// Config further.
-func withOIDC(t testing.TB, iss *oidctest.Issuer, extra func(*metasrv.Config)) {
+// of tenant acme (groups claim "groups", users created on first sight,
+// namespace rule namespaces), beside the harness's principals and the
+// gateway gw; extra adjusts their Config further.
+func withOIDC(t testing.TB, iss *oidctest.Issuer, namespaces string, extra func(*metasrv.Config)) {
 	t.Helper()
 	specs := append(harnessSpecs(), authz.PrincipalSpec{ID: "gw", Tenant: "platform", Role: "query_service",
 		DelegateTenants: []string{"acme"}, TokenHashes: tokenHashes(tokGW)})
@@ -32,7 +32,7 @@ func withOIDC(t testing.TB, iss *oidctest.Issuer, extra func(*metasrv.Config)) {
 		t.Fatal(err)
 	}
 	doc = append(doc, oidctest.OIDCSection(iss.ProviderYAML("idp", "tenant: acme", "groups_claim: groups",
-		"auto_create_users: true", "namespaces: {all: [sales]}"))...)
+		"auto_create_users: true", namespaces))...)
 	m, err := authz.ParsePrincipalMap(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func seedAnalysts(t testing.TB, n *node) {
 // (403 "the metalake's owner is not a user").
 func TestJWTSyncGroupOwnedMetalake(t *testing.T) {
 	iss := oidctest.NewIssuer(t)
-	withOIDC(t, iss, nil)
+	withOIDC(t, iss, "namespaces: {all: [sales]}", nil)
 	n := withAcme(t, startSolo(t, principals(t), "n1"))
 	seedAnalysts(t, n)
 	// alice hands the metalake to a group she is not in.
@@ -220,7 +220,7 @@ func TestSyncIdentityUserNotForgeable(t *testing.T) {
 // whenever a membership needed syncing.
 func TestJWTSyncOnFollower(t *testing.T) {
 	iss := oidctest.NewIssuer(t)
-	withOIDC(t, iss, func(c *metasrv.Config) {
+	withOIDC(t, iss, "namespaces: {all: [sales]}", func(c *metasrv.Config) {
 		onTCP(c)
 		raftTimeouts(c)
 		c.ProposeTimeout = 2 * time.Second // the unreachable leader's wait

@@ -144,25 +144,7 @@ func authnFailures(t *testing.T, n *node, reason string) float64 {
 // token was not looked at, and a JWT user's groups never reached metasrv.
 func TestJWTUsersAndGroups(t *testing.T) {
 	iss := oidctest.NewIssuer(t)
-	const tokGW = "tok-gw"
-	specs := append(harnessSpecs(), authz.PrincipalSpec{ID: "gw", Tenant: "platform", Role: "query_service",
-		DelegateTenants: []string{"acme"}, TokenHashes: tokenHashes(tokGW)})
-	doc, err := authz.EncodePrincipalMap(specs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc = append(doc, oidctest.OIDCSection(iss.ProviderYAML("idp", "tenant: acme", "groups_claim: groups",
-		"auto_create_users: true", "namespaces: {all: [sales], groups: {auditors: [hr]}}"))...)
-	m, err := authz.ParsePrincipalMap(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps, err := authz.NewPrincipals(m, authz.PrincipalsConfig{Keys: oidc.NewRegistry(oidc.Options{Client: iss.Client()})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	configHook = func(c *metasrv.Config) { c.Principals, c.Authn = nil, ps }
-	t.Cleanup(func() { configHook = nil })
+	withOIDC(t, iss, "namespaces: {all: [sales], groups: {auditors: [hr]}}", nil)
 	n := withAcme(t, startSolo(t, principals(t), "n1"))
 	for _, g := range []string{"analysts", "auditors"} {
 		must(t, n, call{method: "POST", path: "/api/metalakes/acme/groups", token: tokAlice, body: map[string]any{"name": g}})
