@@ -1,27 +1,13 @@
 package metasrv_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"testing"
-	"time"
 )
 
 func TestClusterRemove(t *testing.T) {
-	n1 := startNode(t, "n1", "", "", "", true)
-	waitLeader(t, n1)
-	n2 := startNode(t, "n2", "", "", "", false)
-	n3 := startNode(t, "n3", "", "", "", false)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	for _, n := range []*node{n2, n3} {
-		if err := n.Join(ctx, n1.addr); err != nil {
-			t.Fatal(err)
-		}
-	}
-	nodes := []*node{n1, n2, n3}
-	leader := waitLeader(t, nodes...)
+	nodes, leader := startCluster(t, principals(t))
 	var follower, victim *node
 	for _, n := range nodes {
 		switch {

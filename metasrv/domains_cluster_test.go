@@ -190,19 +190,7 @@ func TestDomainConcurrency(t *testing.T) {
 	stewards := []string{"steward", "sam", "sue"}
 	owners := []string{"tom", "ann", "ray", "kim"}
 	pm := domainPrincipals(t, append(append([]string{}, stewards...), owners...)...)
-	n1 := startNodeWith(t, pm, "n1", "", "", "", true)
-	waitLeader(t, n1)
-	n2 := startNodeWith(t, pm, "n2", "", "", "", false)
-	n3 := startNodeWith(t, pm, "n3", "", "", "", false)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	for _, n := range []*node{n2, n3} {
-		if err := n.Join(ctx, n1.addr); err != nil {
-			t.Fatal(err)
-		}
-	}
-	nodes := []*node{n1, n2, n3}
-	leader := waitLeader(t, nodes...)
+	nodes, leader := startCluster(t, pm)
 
 	// Setup: catalog cat, schema sK and tables sK.t0..t3 per table owner,
 	// tags pool0..pool5 (alice's, APPLY_TAG for the owners), the stewards'
@@ -376,7 +364,7 @@ func TestDomainConcurrency(t *testing.T) {
 	// Every replica ends with byte-identical state.
 	leader = waitLeader(t, nodes...)
 	idx := leader.Node().AppliedIndex()
-	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var snaps [][]byte
 	for _, n := range nodes {
@@ -406,7 +394,7 @@ func TestDomainConcurrency(t *testing.T) {
 	}
 	fsm, whole := metasrv.NewFSM(nil), metasrv.NewFSM(audit)
 	applied, rejected, checks, props, batches := map[string]int{}, 0, 0, 0, 0
-	for _, e := range readLog(t, n2.dir) {
+	for _, e := range readLog(t, nodes[1].dir) {
 		whole.Apply(e.index, e.body)
 		if len(e.proposals) > 1 {
 			batches++
@@ -465,7 +453,7 @@ func TestDomainConcurrency(t *testing.T) {
 	if !bytes.Equal(persist(t, fsm), snaps[0]) || !bytes.Equal(persist(t, whole), snaps[0]) {
 		t.Fatal("the replayed state differs from the replicas'")
 	}
-	want, got := auditLines(t, filepath.Join(n2.dir, "audit.jsonl")), auditLines(t, auditPath)
+	want, got := auditLines(t, filepath.Join(nodes[1].dir, "audit.jsonl")), auditLines(t, auditPath)
 	if len(want) != len(got) {
 		t.Fatalf("replay produced %d events, the node's audit log has %d", len(got), len(want))
 	}

@@ -119,6 +119,25 @@ func startNodeWith(t testing.TB, pm *authz.PrincipalMap, id, dir, raftAddr, http
 	return launchNode(t, pm, id, dir, raftAddr, httpAddr, bootstrap, false)
 }
 
+// startCluster starts nodes n1, n2 and n3 with principal map pm, n2 and
+// n3 joining the cluster n1 bootstraps, and returns them and their leader.
+func startCluster(t testing.TB, pm *authz.PrincipalMap) ([]*node, *node) {
+	t.Helper()
+	n1 := startNodeWith(t, pm, "n1", "", "", "", true)
+	waitLeader(t, n1)
+	n2 := startNodeWith(t, pm, "n2", "", "", "", false)
+	n3 := startNodeWith(t, pm, "n3", "", "", "", false)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, n := range []*node{n2, n3} {
+		if err := n.Join(ctx, n1.addr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nodes := []*node{n1, n2, n3}
+	return nodes, waitLeader(t, nodes...)
+}
+
 // startSolo starts node id bootstrapping a cluster of its own that no
 // other node joins. A single voter cannot lose its lease (it is its own
 // quorum), so it runs with a 10 ms heartbeat: that only brings its first

@@ -1,12 +1,10 @@
 package metasrv_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"lakegate/authz/oidctest"
 	"lakegate/metasrv"
@@ -32,21 +30,10 @@ const benchRounds = 5
 func BenchmarkJWTFirstCall(b *testing.B) {
 	iss := oidctest.NewIssuer(b)
 	withOIDC(b, iss, "namespaces: {all: [sales]}", func(c *metasrv.Config) { onTCP(c); raftTimeouts(c) })
-	n1 := startNode(b, "n1", "", "", "", true)
-	waitLeader(b, n1)
-	n2 := startNode(b, "n2", "", "", "", false)
-	n3 := startNode(b, "n3", "", "", "", false)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for _, n := range []*node{n2, n3} {
-		if err := n.Join(ctx, n1.addr); err != nil {
-			b.Fatal(err)
-		}
-	}
-	leader := waitLeader(b, n1, n2, n3)
-	follower := n2
-	if leader == n2 {
-		follower = n3
+	nodes, leader := startCluster(b, principals(b))
+	follower := nodes[1]
+	if leader == follower {
+		follower = nodes[2]
 	}
 	withAcme(b, leader)
 	seedAnalysts(b, leader)

@@ -1,7 +1,6 @@
 package metasrv_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -225,19 +224,7 @@ func TestJWTSyncOnFollower(t *testing.T) {
 		raftTimeouts(c)
 		c.ProposeTimeout = 2 * time.Second // the unreachable leader's wait
 	})
-	n1 := startNode(t, "n1", "", "", "", true)
-	waitLeader(t, n1)
-	n2 := startNode(t, "n2", "", "", "", false)
-	n3 := startNode(t, "n3", "", "", "", false)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	for _, n := range []*node{n2, n3} {
-		if err := n.Join(ctx, n1.addr); err != nil {
-			t.Fatal(err)
-		}
-	}
-	nodes := []*node{n1, n2, n3}
-	leader := waitLeader(t, nodes...)
+	nodes, leader := startCluster(t, principals(t))
 	var followers []*node
 	for _, n := range nodes {
 		if n != leader {

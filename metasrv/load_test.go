@@ -3,7 +3,6 @@ package metasrv_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"math"
@@ -77,19 +76,7 @@ func BenchmarkTagAssignWrites3Nodes(b *testing.B) {
 }
 
 func benchTagAssignWrites(b *testing.B, raw bool) {
-	n1 := startNode(b, "n1", "", "", "", true)
-	waitLeader(b, n1)
-	n2 := startNode(b, "n2", "", "", "", false)
-	n3 := startNode(b, "n3", "", "", "", false)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for _, n := range []*node{n2, n3} {
-		if err := n.Join(ctx, n1.addr); err != nil {
-			b.Fatal(err)
-		}
-	}
-	nodes := []*node{n1, n2, n3}
-	leader := waitLeader(b, nodes...)
+	nodes, leader := startCluster(b, principals(b))
 	const writers = 64
 	must(b, leader, call{method: "POST", path: "/api/metalakes", token: tokAdmin, body: map[string]any{"name": "acme", "owner": "alice@acme"}})
 	must(b, leader, call{method: "POST", path: ml + "/tags", token: tokAlice, body: map[string]any{"name": "pii"}})
