@@ -203,8 +203,8 @@ func (n *likeExpr) Restore(ctx *format.RestoreCtx) error {
 	}
 	// A text column against an ASCII pattern: lower() copies every string
 	// it folds, so an ASCII value (strlen = length) is matched as it is by
-	// a form that ignores ASCII case without copying (TPC-H q13's
-	// o_comment NOT LIKE '%special%requests%': 1.8× → 1.4× the
+	// a form that ignores ASCII case without copying (a scan of TPC-H's
+	// o_comment with NOT LIKE '%special%requests%': 1.8× → 1.4× the
 	// case-sensitive LIKE); any other value is folded as above. For an
 	// ASCII value v the fold is v with A–Z lower-cased, so both forms
 	// answer alike; NULL goes to the ELSE branch and stays NULL.

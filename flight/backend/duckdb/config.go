@@ -40,7 +40,7 @@ type Config struct {
 	// instead of 1.2 ms. 0 means 1 MiB; negative never copies. A copy is
 	// uncompressed, and its scan evaluates a filter on every row where the
 	// Parquet reader evaluates it once per dictionary entry: TPC-H's part
-	// (4 MB of Parquet) answers q16 1.2× slower copied.
+	// (4 MB of Parquet) answers q16 1.2–1.3× slower copied.
 	MaterializeBytes int64
 	// MaterializeTotal bounds what one tenant keeps copied (file bytes).
 	// When a new version does not fit, copies no statement has bound for
