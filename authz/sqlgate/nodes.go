@@ -239,14 +239,15 @@ func (n *likeExpr) Restore(ctx *format.RestoreCtx) error {
 // nothing costlier) and n.pat an ASCII literal: the pattern itself (LIKE,
 // when it holds no letter, so that case cannot matter), or an RE2
 // expression with [xX] for each letter (regexp_matches, which copies
-// nothing). ok is false for anything else, and for a pattern ending in its
-// escape character, which the engine refuses.
+// nothing). ok is false for anything else, for a pattern longer than
+// maxASCIILikePattern, and for one ending in its escape character, which
+// the engine refuses.
 func (n *likeExpr) asciiForm(ctx *format.RestoreCtx) (_ ast.ExprNode, ok bool) {
 	if _, col := n.v.(*ast.ColumnNameExpr); !col || typeOfCtx(ctx.In, n.v).kind != tString {
 		return nil, false
 	}
 	l, lit := n.pat.(*litExpr)
-	if !lit || !l.isText || l.of != nil {
+	if !lit || !l.isText || l.of != nil || len(l.text) > maxASCIILikePattern {
 		return nil, false
 	}
 	re, letters, ok := likeRegexp(l.text, n.escape)
@@ -258,6 +259,12 @@ func (n *likeExpr) asciiForm(ctx *format.RestoreCtx) (_ ast.ExprNode, ok bool) {
 	}
 	return tx("regexp_matches(", n.v, ", ", &litExpr{text: re, isText: true}, ")"), true
 }
+
+// maxASCIILikePattern bounds the patterns asciiForm translates: a letter
+// becomes four bytes of RE2 that the engine compiles for the statement, so
+// a long pattern (up to the gate's literal limit) keeps the folded form,
+// whose size does not grow with the pattern's letters.
+const maxASCIILikePattern = 1 << 10
 
 // likeRegexp translates an ASCII LIKE pattern with escape character esc
 // ("" for none) to an RE2 expression matching what the pattern matches
