@@ -783,14 +783,17 @@ func tpchDataDir(b *testing.B, sf int64) string {
 
 // tpchOutcome is one query's check in BenchmarkTPCH.
 type tpchOutcome struct {
-	status   string // passed, failed, refused
-	detail   string
-	rows     int
-	gateway  []time.Duration
-	duck     []time.Duration
-	gateSQL  string          // the SQL gate's rendering, run on the reference ("" if it fails)
-	rendered []time.Duration // that rendering on the reference DuckDB
-	refCheck string          // DuckDB's own answer against the expected one ("" = same)
+	status  string // passed, failed, refused
+	detail  string
+	rows    int
+	gateway []time.Duration
+	duck    []time.Duration
+	// CPU seconds of each timed run: the serve process's and this
+	// process's (the client) for the gateway, this process's for DuckDB.
+	gatewayCPU, duckCPU []float64
+	gateSQL             string          // the SQL gate's rendering, run on the reference ("" if it fails)
+	rendered            []time.Duration // that rendering on the reference DuckDB
+	refCheck            string          // DuckDB's own answer against the expected one ("" = same)
 }
 
 // tpchRenderGate is text as the SQL gate renders it for the engine, over
@@ -821,6 +824,19 @@ func tpchRenderGate(gate *sqlgate.Gate, text string) string {
 		return ""
 	}
 	return out
+}
+
+// tpchMedianF is the median of xs (0 for none).
+func tpchMedianF(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // tpchMedian is the median of ds (0 for none).
@@ -910,18 +926,20 @@ func BenchmarkTPCH(b *testing.B) {
 			}
 			duckText := tpchDuckDB(texts[i])
 			timeGateway := func() {
-				t0 := time.Now()
+				t0, c0 := time.Now(), selfCPUSeconds(b)+procCPUSeconds(b, gw.srv.cmd.Process.Pid)
 				if _, err := tpchRunGateway(ctx, gw.client, qs[i]); err != nil {
 					b.Fatalf("%s through the gateway: %v", qs[i].name, err)
 				}
 				outcomes[i].gateway = append(outcomes[i].gateway, time.Since(t0))
+				outcomes[i].gatewayCPU = append(outcomes[i].gatewayCPU, selfCPUSeconds(b)+procCPUSeconds(b, gw.srv.cmd.Process.Pid)-c0)
 			}
 			timeDuck := func() {
-				t0 := time.Now()
+				t0, c0 := time.Now(), selfCPUSeconds(b)
 				if _, err := ref.run(ctx, duckText); err != nil {
 					b.Fatalf("%s on DuckDB: %v", qs[i].name, err)
 				}
 				outcomes[i].duck = append(outcomes[i].duck, time.Since(t0))
+				outcomes[i].duckCPU = append(outcomes[i].duckCPU, selfCPUSeconds(b)-c0)
 			}
 			timeRendered := func() {
 				if outcomes[i].gateSQL == "" {
@@ -949,9 +967,10 @@ func BenchmarkTPCH(b *testing.B) {
 
 	var passed, failed, refused int
 	var totalGW, totalDuck, totalRendered, totalDuckRendered time.Duration
+	var totalGWCPU, totalDuckCPU float64
 	worst := 0.0
 	fmt.Printf("\nTPC-H SF %d, go-tpc's texts, %d rounds, --threads %d --memory-limit %s\n", sf, *tpchRounds, *tpchThreads, *tpchMemory)
-	fmt.Printf("%-5s %-8s %6s %12s %12s %7s %12s %7s\n", "query", "check", "rows", "gateway ms", "duckdb ms", "ratio", "gate SQL ms", "ratio")
+	fmt.Printf("%-5s %-8s %6s %12s %12s %7s %12s %7s %9s\n", "query", "check", "rows", "gateway ms", "duckdb ms", "ratio", "gate SQL ms", "ratio", "CPU ratio")
 	for i, q := range qs {
 		o := outcomes[i]
 		switch o.status {
@@ -978,8 +997,23 @@ func BenchmarkTPCH(b *testing.B) {
 			rendered = fmt.Sprintf("%.1f", float64(rd.Microseconds())/1000)
 			rratio = fmt.Sprintf("%.2f", float64(rd)/float64(d))
 		}
-		fmt.Printf("%-5s %-8s %6d %12.1f %12.1f %7.2f %12s %7s\n", name, o.status, o.rows,
-			float64(g.Microseconds())/1000, float64(d.Microseconds())/1000, ratio, rendered, rratio)
+		// The CPU ratio is the median of the rounds' ratios: CPU time
+		// moves less with the machine's load than wall time.
+		var cpuRatios []float64
+		for r := range min(len(o.gatewayCPU), len(o.duckCPU)) {
+			if o.duckCPU[r] > 0 {
+				cpuRatios = append(cpuRatios, o.gatewayCPU[r]/o.duckCPU[r])
+			}
+		}
+		cpuRatio := "-"
+		if len(cpuRatios) > 0 {
+			slices.Sort(cpuRatios)
+			cpuRatio = fmt.Sprintf("%.2f", cpuRatios[len(cpuRatios)/2])
+		}
+		totalGWCPU += tpchMedianF(o.gatewayCPU)
+		totalDuckCPU += tpchMedianF(o.duckCPU)
+		fmt.Printf("%-5s %-8s %6d %12.1f %12.1f %7.2f %12s %7s %9s\n", name, o.status, o.rows,
+			float64(g.Microseconds())/1000, float64(d.Microseconds())/1000, ratio, rendered, rratio, cpuRatio)
 	}
 	totalRatio := 0.0
 	if totalDuck > 0 {
@@ -990,11 +1024,16 @@ func BenchmarkTPCH(b *testing.B) {
 		rendered = fmt.Sprintf("%.1f", float64(totalRendered.Microseconds())/1000)
 		rratio = fmt.Sprintf("%.2f", float64(totalRendered)/float64(totalDuckRendered))
 	}
-	fmt.Printf("%-5s %-8s %6s %12.1f %12.1f %7.2f %12s %7s\n", "total", "", "", float64(totalGW.Microseconds())/1000,
-		float64(totalDuck.Microseconds())/1000, totalRatio, rendered, rratio)
+	totalCPU := "-"
+	if totalDuckCPU > 0 {
+		totalCPU = fmt.Sprintf("%.2f", totalGWCPU/totalDuckCPU)
+	}
+	fmt.Printf("%-5s %-8s %6s %12.1f %12.1f %7.2f %12s %7s %9s\n", "total", "", "", float64(totalGW.Microseconds())/1000,
+		float64(totalDuck.Microseconds())/1000, totalRatio, rendered, rratio, totalCPU)
 	fmt.Printf("%d passed, %d failed, %d refused; worst ratio %.2f, total ratio %.2f (medians of %d rounds)\n",
 		passed, failed, refused, worst, totalRatio, *tpchRounds)
 	fmt.Println("gate SQL: the SQL gate's rendering of the text run on the same DuckDB (the gateway's cost without Flight and authorization)")
+	fmt.Println("CPU ratio: CPU seconds of the serve process and of this process (the client) ÷ this process's for DuckDB, median of the rounds' ratios (total: of the medians; /proc ticks of 10 ms)")
 	for i, q := range qs {
 		if o := outcomes[i]; o.detail != "" {
 			fmt.Printf("%s %s: %s\n", q.name, o.status, o.detail)

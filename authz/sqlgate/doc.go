@@ -93,8 +93,10 @@
 //
 // MySQL's default collation is case- and accent-insensitive; the engine
 // carries it with default_collation='nocase.noaccent', and the gate covers
-// what DuckDB does not collate: LIKE is printed as ILIKE (LIKE under an
-// explicit binary COLLATE), REGEXP and LOCATE/INSTR fold case, and DISTINCT
+// what DuckDB does not collate: LIKE compares both sides lower-cased and
+// without accents (an ASCII value of a text column against an ASCII pattern
+// is matched without folding it; LIKE itself under an explicit binary
+// COLLATE), REGEXP and LOCATE/INSTR fold case, and DISTINCT
 // aggregates compare folded text. A rewrite that needs an argument more
 // than once binds it once in a DuckDB lambda (letx), so output size stays
 // linear. Render infers MySQL result types from the relations' column
