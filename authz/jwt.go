@@ -80,8 +80,10 @@ type jwtAuth struct {
 
 // verifiedCache remembers successful verifications by the token's SHA-256:
 // clients present the same token on every call, and the signature check is
-// most of the cost. Failures are never cached. The cache belongs to one
-// Authenticator, so a reload starts empty.
+// most of the cost. Failures are never cached. An entry is used only while
+// the key that verified it is still published (keyRef.current), so a key
+// the issuer withdraws stops its tokens at the next refresh of its key set.
+// The cache belongs to one Authenticator, so a reload starts empty.
 type verifiedCache struct {
 	mu sync.Mutex
 	m  map[[sha256.Size]byte]verifiedEntry
@@ -90,23 +92,73 @@ type verifiedCache struct {
 type verifiedEntry struct {
 	p     *Principal
 	until time.Time
+	key   keyRef
 }
 
-func (c *verifiedCache) get(h *[sha256.Size]byte, now time.Time) *Principal {
+// keyRef names the key that verified a token: what was asked of which
+// source, for which algorithm, and the public key that answered.
+type keyRef struct {
+	provider int // index in jwtAuth.providers
+	src      KeySource
+	kid      string
+	alg      string
+	key      any // jose.JSONWebKey.Key
+}
+
+// current reports whether src still answers kid with exactly one key fit
+// for alg, and that it is the same public key: what verify would pick now.
+// It asks the source as verify does, so a withdrawn kid may start the
+// source's bounded refresh.
+func (k *keyRef) current(ctx context.Context) bool {
+	keys, err := k.src.Keys(ctx, k.kid)
+	if err != nil {
+		return false
+	}
+	found := false
+	for i := range keys {
+		if keyFits(k.alg, &keys[i]) {
+			if found || !samePublicKey(keys[i].Key, k.key) {
+				return false
+			}
+			found = true
+		}
+	}
+	return found
+}
+
+// samePublicKey compares two public keys of the types keyFits accepts.
+// Keys from one fetch are the same pointers; a refresh makes new ones with
+// the same values. Public keys are public: no constant time needed.
+func samePublicKey(a, b any) bool {
+	switch a := a.(type) {
+	case *rsa.PublicKey:
+		b, ok := b.(*rsa.PublicKey)
+		return ok && (a == b || (a.E == b.E && a.N.Cmp(b.N) == 0))
+	case *ecdsa.PublicKey:
+		b, ok := b.(*ecdsa.PublicKey)
+		return ok && (a == b || (a.Curve == b.Curve && a.X.Cmp(b.X) == 0 && a.Y.Cmp(b.Y) == 0))
+	case ed25519.PublicKey:
+		b, ok := b.(ed25519.PublicKey)
+		return ok && bytes.Equal(a, b)
+	}
+	return false
+}
+
+func (c *verifiedCache) get(h *[sha256.Size]byte, now time.Time) (verifiedEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[*h]
 	if !ok {
-		return nil
+		return verifiedEntry{}, false
 	}
 	if !now.Before(e.until) {
 		delete(c.m, *h)
-		return nil
+		return verifiedEntry{}, false
 	}
-	return e.p
+	return e, true
 }
 
-func (c *verifiedCache) put(h *[sha256.Size]byte, p *Principal, until time.Time) {
+func (c *verifiedCache) put(h *[sha256.Size]byte, e verifiedEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -117,7 +169,13 @@ func (c *verifiedCache) put(h *[sha256.Size]byte, p *Principal, until time.Time)
 		// re-verifications, and is no attacker's lever on memory.
 		clear(c.m)
 	}
-	c.m[*h] = verifiedEntry{p: p, until: until}
+	c.m[*h] = e
+}
+
+func (c *verifiedCache) drop(h *[sha256.Size]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, *h)
 }
 
 func newJWTAuth(m *PrincipalMap, cfg AuthConfig) (*jwtAuth, error) {
@@ -187,28 +245,33 @@ func (j *jwtAuth) authenticate(ctx context.Context, token string) (*Principal, F
 	now := j.now()
 	var buf [2048]byte // typical JWTs are hashed without allocating
 	h := sha256.Sum256(append(buf[:0], token...))
-	if p := j.verified.get(&h, now); p != nil {
-		return p, ReasonNone
+	if e, ok := j.verified.get(&h, now); ok {
+		if e.key.current(ctx) {
+			return e.p, ReasonNone
+		}
+		// The key is gone: verify again, which names the reason.
+		j.verified.drop(&h)
 	}
-	p, pv, r := j.verify(ctx, token, now)
+	p, key, r := j.verify(ctx, token, now)
 	if r != ReasonNone {
 		return nil, r
 	}
+	pv := j.providers[key.provider]
 	until := now.Add(min(maxVerifiedTTL, pv.refreshInterval))
 	if exp := p.expiry.Add(pv.clockSkew); exp.Before(until) {
 		until = exp
 	}
-	j.verified.put(&h, p, until)
+	j.verified.put(&h, verifiedEntry{p: p, until: until, key: key})
 	return p, ReasonNone
 }
 
-// verify checks token fully and returns its principal and provider, or a
-// failure reason.
-func (j *jwtAuth) verify(ctx context.Context, token string, now time.Time) (*Principal, *Provider, FailureReason) {
+// verify checks token fully and returns its principal and the key that
+// verified it, or a failure reason.
+func (j *jwtAuth) verify(ctx context.Context, token string, now time.Time) (*Principal, keyRef, FailureReason) {
 	hseg, rest, _ := strings.Cut(token, ".")
 	pseg, sseg, _ := strings.Cut(rest, ".")
 	if len(hseg) > maxHeaderSeg {
-		return nil, nil, ReasonMalformed
+		return nil, keyRef{}, ReasonMalformed
 	}
 	// One buffer holds the token's bytes and the decoded header and
 	// payload, which the members read below are slices of.
@@ -220,98 +283,98 @@ func (j *jwtAuth) verify(ctx context.Context, token string, now time.Time) (*Pri
 
 	n, err := b64url.Decode(hdr, hin)
 	if err != nil {
-		return nil, nil, ReasonMalformed
+		return nil, keyRef{}, ReasonMalformed
 	}
 	var hm [16]jsonMember
 	h, r := decodeHeader(hdr[:n], hm[:0])
 	if r != ReasonNone {
-		return nil, nil, r // alg none is refused here, whatever its (empty) signature
+		return nil, keyRef{}, r // alg none is refused here, whatever its (empty) signature
 	}
 	if pseg == "" || sseg == "" {
-		return nil, nil, ReasonMalformed
+		return nil, keyRef{}, ReasonMalformed
 	}
 	if n, err = b64url.Decode(payload, pin); err != nil {
-		return nil, nil, ReasonMalformed
+		return nil, keyRef{}, ReasonMalformed
 	}
 	payload = payload[:n]
 	var cm [24]jsonMember
 	var aud [4][]byte
 	c, r := decodeClaims(payload, cm[:0], aud[:0])
 	if r != ReasonNone {
-		return nil, nil, r
+		return nil, keyRef{}, r
 	}
 
 	// The provider: by issuer, then audience (the map makes the pair unique;
 	// a token naming several audiences of one issuer matches none).
 	cands, ok := j.byIssuer[string(c.iss)]
 	if !ok {
-		return nil, nil, ReasonBadIssuer
+		return nil, keyRef{}, ReasonBadIssuer
 	}
 	pi := -1
 	for _, i := range cands {
 		if c.hasAudience(j.providers[i].audience) {
 			if pi >= 0 {
-				return nil, nil, ReasonBadAudience
+				return nil, keyRef{}, ReasonBadAudience
 			}
 			pi = i
 		}
 	}
 	if pi < 0 {
-		return nil, nil, ReasonBadAudience
+		return nil, keyRef{}, ReasonBadAudience
 	}
 	p := j.providers[pi]
 	if !slices.Contains(p.algorithms, h.alg) {
-		return nil, nil, ReasonBadAlgorithm
+		return nil, keyRef{}, ReasonBadAlgorithm
 	}
 
 	// The key: named by kid, of the type the algorithm needs.
 	src := j.sources[pi]
 	if src == nil {
-		return nil, nil, ReasonKeyFetch
+		return nil, keyRef{}, ReasonKeyFetch
 	}
 	keys, err := src.Keys(ctx, h.kid)
 	if err != nil {
 		if errors.Is(err, ErrUnknownKey) {
-			return nil, nil, ReasonUnknownKey
+			return nil, keyRef{}, ReasonUnknownKey
 		}
-		return nil, nil, ReasonKeyFetch
+		return nil, keyRef{}, ReasonKeyFetch
 	}
 	var key *jose.JSONWebKey
 	for k := range keys {
 		if keyFits(h.alg, &keys[k]) {
 			if key != nil {
-				return nil, nil, ReasonUnknownKey // ambiguous: no kid and several keys fit
+				return nil, keyRef{}, ReasonUnknownKey // ambiguous: no kid and several keys fit
 			}
 			key = &keys[k]
 		}
 	}
 	if key == nil {
 		if len(keys) == 0 {
-			return nil, nil, ReasonUnknownKey
+			return nil, keyRef{}, ReasonUnknownKey
 		}
-		return nil, nil, ReasonBadAlgorithm
+		return nil, keyRef{}, ReasonBadAlgorithm
 	}
 
 	// The signature, verified by go-jose with exactly this algorithm and
 	// exactly this public key (never a key embedded in the header).
 	jws, err := jose.ParseSignedCompact(token, joseAlgorithms[h.alg])
 	if err != nil {
-		return nil, nil, ReasonMalformed
+		return nil, keyRef{}, ReasonMalformed
 	}
 	verified, err := jws.Verify(key.Key)
 	if err != nil {
-		return nil, nil, ReasonBadSignature
+		return nil, keyRef{}, ReasonBadSignature
 	}
 	if !bytes.Equal(verified, payload) {
 		// The claims were decoded from the payload segment; they must be
 		// what the signature covers.
-		return nil, nil, ReasonBadSignature
+		return nil, keyRef{}, ReasonBadSignature
 	}
 	pr, r := j.principal(p, &c, now)
 	if r != ReasonNone {
-		return nil, nil, r
+		return nil, keyRef{}, r
 	}
-	return pr, p, ReasonNone
+	return pr, keyRef{provider: pi, src: src, kid: h.kid, alg: h.alg, key: key.Key}, ReasonNone
 }
 
 // decodeHeader reads alg and kid from the decoded header, refusing what

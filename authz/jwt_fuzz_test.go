@@ -128,8 +128,10 @@ func (k *mutableKeys) Keys(ctx context.Context, kid string) ([]jose.JSONWebKey, 
 func (k *mutableKeys) set(keys fixedKeys) { k.mu.Lock(); k.keys = keys; k.mu.Unlock() }
 
 // TestJWTVerifiedCache: a verification is reused for at most a minute (the
-// refresh interval when shorter) and never past the token's expiry; a
-// withdrawn key's cached tokens lapse with it; failures are not cached.
+// refresh interval when shorter), never past the token's expiry, and only
+// while the key source still answers its kid with the same key (a key
+// withdrawn or replaced under its kid takes its cached tokens with it);
+// failures are not cached.
 func TestJWTVerifiedCache(t *testing.T) {
 	doc := validMap + `oidc:
   providers:
@@ -162,20 +164,52 @@ func TestJWTVerifiedCache(t *testing.T) {
 		t.Errorf("cached token under another id: %v", r)
 	}
 
+	// The same kid now names another key: the cached tokens are not its.
+	otherKey := ed25519.NewKeyFromSeed([]byte("another key of the fuzz issuer 32"[:32]))
+	keys.set(fixedKeys{{Key: otherKey.Public(), KeyID: "k1", Algorithm: "EdDSA"}})
+	if r := auth(long); r != authz.ReasonBadSignature {
+		t.Errorf("cached token, its kid now another key: %v", r)
+	}
+	keys.set(fixedKeys{{Key: fuzzKey.Public(), KeyID: "k1", Algorithm: "EdDSA"}})
+	if auth(long) != authz.ReasonNone || auth(short) != authz.ReasonNone {
+		t.Fatal("valid tokens refused after the key's return")
+	}
+	// The same key under the same kid, but for another algorithm only.
+	keys.set(fixedKeys{{Key: fuzzKey.Public(), KeyID: "k1", Algorithm: "RS256"}})
+	if r := auth(long); r != authz.ReasonBadAlgorithm {
+		t.Errorf("cached token, its key now for another algorithm: %v", r)
+	}
+	keys.set(fixedKeys{{Key: fuzzKey.Public(), KeyID: "k1", Algorithm: "EdDSA"}})
+	if auth(long) != authz.ReasonNone || auth(short) != authz.ReasonNone {
+		t.Fatal("valid tokens refused after the key's return")
+	}
+
 	keys.set(nil) // the issuer withdraws its key
 	if r := auth(other); r != authz.ReasonUnknownKey {
 		t.Errorf("uncached token after withdrawal: %v", r)
 	}
-	if r := auth(long); r != authz.ReasonNone {
-		t.Errorf("cached token within the minute: %v", r)
+	if r := auth(long); r != authz.ReasonUnknownKey {
+		t.Errorf("cached token after withdrawal: %v", r)
 	}
-	now = now.Add(10 * time.Second)
-	if r := auth(short); r != authz.ReasonExpired && r != authz.ReasonUnknownKey {
-		t.Errorf("cached token at its expiry: %v", r)
+	keys.set(fixedKeys{{Key: fuzzKey.Public(), KeyID: "k1", Algorithm: "EdDSA"}})
+	if auth(long) != authz.ReasonNone || auth(short) != authz.ReasonNone {
+		t.Fatal("valid tokens refused after the key's return")
+	}
+	now = now.Add(11 * time.Second)
+	if r := auth(short); r != authz.ReasonExpired {
+		t.Errorf("cached token past its expiry: %v", r)
 	}
 	now = now.Add(50 * time.Second)
+	if n := authz.VerifiedLen(a); n != 1 {
+		t.Errorf("%d cached tokens, want 1 (long)", n)
+	}
+	if r := auth(long); r != authz.ReasonNone || authz.VerifiedLen(a) != 1 {
+		t.Errorf("token after a minute: %v (verified again, cached again)", r)
+	}
+	keys.set(nil)
+	now = now.Add(time.Minute)
 	if r := auth(long); r != authz.ReasonUnknownKey {
-		t.Errorf("cached token after a minute, key withdrawn: %v", r)
+		t.Errorf("token after a minute, key withdrawn: %v", r)
 	}
 
 	// A failure is not remembered: the key's return makes the token good.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -339,5 +340,103 @@ func TestFailureReasons(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("reasons %v, want %v", got, want)
+	}
+}
+
+// testClock is a settable clock shared by an authenticator and its key sets.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *testClock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// TestAuthenticateJWTWithdrawnKey: a token verified, and remembered, under
+// a key the issuer then withdraws is refused as soon as the key set is
+// refreshed without that key, not when its verification would have lapsed;
+// a key that stays published through a refresh keeps its tokens good.
+func TestAuthenticateJWTWithdrawnKey(t *testing.T) {
+	iss := oidctest.NewIssuer(t)
+	m, err := authz.ParsePrincipalMap([]byte(jwtMap(iss, "refresh_interval: 1m")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &testClock{t: time.Now()}
+	a, err := authz.NewAuthenticatorWith(m, authz.AuthConfig{Keys: oidc.NewRegistry(oidc.Options{Client: iss.Client(), Now: clk.Now}), Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := func(tok string) authz.FailureReason {
+		_, r, _ := a.AuthenticateReason(context.Background(), tok)
+		return r
+	}
+	if r := auth(iss.Token(t, acmeClaims(iss, "bob@acme"))); r != authz.ReasonNone { // the first fetch
+		t.Fatalf("first token: %v", r)
+	}
+	// Verified late in the key set's interval, so remembered past its end.
+	clk.Advance(50 * time.Second)
+	old := iss.Token(t, acmeClaims(iss, "alice"))
+	if r := auth(old); r != authz.ReasonNone {
+		t.Fatalf("token of the first key: %v", r)
+	}
+	oldKid := iss.Current().Kid
+
+	// Rotation that keeps the old key published: a refresh (forced by the
+	// new kid) makes new key objects of the same key; the old token stays.
+	iss.Rotate(t)
+	clk.Advance(10 * time.Second)
+	if r := auth(iss.Token(t, acmeClaims(iss, "alice"))); r != authz.ReasonNone {
+		t.Fatalf("token of the second key: %v", r)
+	}
+	if r := auth(old); r != authz.ReasonNone {
+		t.Fatalf("old key still published: %v", r)
+	}
+
+	// The issuer withdraws the old key; the next refresh (forced by the
+	// third kid) drops it, and the remembered token goes with it.
+	clk.Advance(50 * time.Second)
+	if r := auth(old); r != authz.ReasonNone { // remembered again, until after the refresh below
+		t.Fatalf("old key before the withdrawal: %v", r)
+	}
+	iss.Retire(oldKid)
+	iss.Rotate(t)
+	clk.Advance(10 * time.Second)
+	if r := auth(iss.Token(t, acmeClaims(iss, "alice"))); r != authz.ReasonNone {
+		t.Fatalf("token of the third key: %v", r)
+	}
+	if got := iss.JWKSRequests(); got != 3 {
+		t.Fatalf("%d JWKS requests, want 3", got)
+	}
+	if r := auth(old); r != authz.ReasonUnknownKey {
+		t.Errorf("token of the withdrawn key: reason %v, want %v", r, authz.ReasonUnknownKey)
+	}
+	if _, err := a.AuthenticateBasic("alice", old); err != authz.ErrUnauthenticated {
+		t.Errorf("token of the withdrawn key, user/password form: %v", err)
+	}
+}
+
+// TestAuthenticateJWTCachedAllocs: a token presented again is answered
+// from the verified-token cache, key recheck included, without allocating.
+func TestAuthenticateJWTCachedAllocs(t *testing.T) {
+	for _, alg := range []string{"RS256", "ES256", "EdDSA"} {
+		t.Run(alg, func(t *testing.T) {
+			iss := oidctest.NewIssuer(t, oidctest.WithAlgorithm(alg))
+			a := newJWTAuth(t, iss, jwtMap(iss))
+			tok := iss.Token(t, with(acmeClaims(iss, "alice"), "groups", []string{"analysts"}))
+			p, err := a.Authenticate(tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := testing.AllocsPerRun(100, func() {
+				if q, err := a.Authenticate(tok); err != nil || q != p {
+					t.Fatalf("cached token = %v, %v", q, err)
+				}
+			})
+			if n != 0 {
+				t.Errorf("%v allocations per cached authentication", n)
+			}
+		})
 	}
 }
