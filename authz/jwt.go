@@ -49,7 +49,9 @@ type KeySource interface {
 	// kid is "". When there is none it may refresh its keys, at most once
 	// per the provider's RefreshInterval, and then returns an error
 	// wrapping ErrUnknownKey; any other error means the keys could not be
-	// fetched or read. The returned slice must not be modified.
+	// fetched or read. The returned slice must not be modified. The
+	// verified-token cache asks again on every hit, so answering a kid
+	// that is known must be cheap (no I/O).
 	Keys(ctx context.Context, kid string) ([]jose.JSONWebKey, error)
 }
 

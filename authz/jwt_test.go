@@ -440,3 +440,51 @@ func TestAuthenticateJWTCachedAllocs(t *testing.T) {
 		})
 	}
 }
+
+// TestAuthenticateJWTSameIDTwoTenants: users created on sign-in in two
+// tenants may carry the same id (static ids are unique map-wide, JWT users'
+// are the user claim). Everything authz keys a JWT principal by keeps them
+// apart: the verified-token cache is keyed by the token, Holds by issuer,
+// tenant and grants, and each principal says its own tenant.
+func TestAuthenticateJWTSameIDTwoTenants(t *testing.T) {
+	iss := oidctest.NewIssuer(t)
+	a := newJWTAuth(t, iss, validMap+oidctest.OIDCSection(iss.ProviderYAML("shared",
+		"tenant_claim: tid", "tenants: [acme, globex]", "auto_create_users: true",
+		"groups_claim: groups", "namespaces: {all: [public], groups: {analysts: [sales]}}")))
+	tokens := map[string]string{
+		"acme":   iss.Token(t, with(iss.Claims("dana"), "tid", "acme", "groups", []string{"analysts"})),
+		"globex": iss.Token(t, with(iss.Claims("dana"), "tid", "globex")),
+	}
+	got := map[string]*authz.Principal{}
+	for round := 0; round < 2; round++ { // verified, then from the cache
+		for tenant, tok := range tokens {
+			p, err := a.Authenticate(tok)
+			if err != nil {
+				t.Fatalf("%s: %v", tenant, err)
+			}
+			if p.ID().String() != "dana" || p.Tenant().String() != tenant {
+				t.Fatalf("%s token (round %d): principal %v of %v", tenant, round, p.ID(), p.Tenant())
+			}
+			if q, err := a.AuthenticateBasic("dana", tok); err != nil || q.Tenant().String() != tenant {
+				t.Fatalf("%s token, user/password form: %v, %v", tenant, q, err)
+			}
+			if round == 1 && p != got[tenant] {
+				t.Errorf("%s: the cache answered another principal", tenant)
+			}
+			got[tenant] = p
+		}
+	}
+	acme, globex := got["acme"], got["globex"]
+	if acme.ID() != globex.ID() {
+		t.Fatal("expected the two tenants' users to share the id")
+	}
+	if fmt.Sprint(acme.Namespaces()) != "[public sales]" || fmt.Sprint(globex.Namespaces()) != "[public]" {
+		t.Errorf("grants %v and %v", acme.Namespaces(), globex.Namespaces())
+	}
+	if !a.Holds(acme, time.Now()) || !a.Holds(globex, time.Now()) {
+		t.Error("Holds refuses one of them")
+	}
+	if authz.VerifiedLen(a) != 2 {
+		t.Errorf("%d cached verifications, want 2", authz.VerifiedLen(a))
+	}
+}
