@@ -3,6 +3,7 @@ package authz_test
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,10 +112,12 @@ func FuzzAuthenticateJWT(f *testing.F) {
 	})
 }
 
-// mutableKeys is a key source whose keys a test replaces.
+// mutableKeys is a key source whose keys a test replaces; it counts the
+// lookups.
 type mutableKeys struct {
-	mu   sync.Mutex
-	keys fixedKeys
+	mu    sync.Mutex
+	keys  fixedKeys
+	calls int
 }
 
 func (k *mutableKeys) KeySource(*authz.Provider) (authz.KeySource, error) { return k, nil }
@@ -122,10 +125,92 @@ func (k *mutableKeys) KeySource(*authz.Provider) (authz.KeySource, error) { retu
 func (k *mutableKeys) Keys(ctx context.Context, kid string) ([]jose.JSONWebKey, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.calls++
 	return k.keys.Keys(ctx, kid)
 }
 
 func (k *mutableKeys) set(keys fixedKeys) { k.mu.Lock(); k.keys = keys; k.mu.Unlock() }
+
+// lookups returns the lookups since the last call.
+func (k *mutableKeys) lookups() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := k.calls
+	k.calls = 0
+	return n
+}
+
+// TestJWTVerifiedCacheKeyRecheck: per key type, a cached verification is
+// reused (one key lookup, no verification) while the source answers the
+// token's kid with the same public key — new key objects of the same key
+// after a refresh included — and never when the kid names another key of
+// the same type, a key of another type, or two keys fit for the algorithm.
+func TestJWTVerifiedCacheKeyRecheck(t *testing.T) {
+	for _, alg := range []string{"RS256", "ES256", "EdDSA"} {
+		t.Run(alg, func(t *testing.T) {
+			doc := validMap + `oidc:
+  providers:
+    - {name: idp, issuer: "` + fuzzIssuer + `", audience: lakegate, jwks_url: "https://idp.example/jwks", algorithms: [RS256, ES256, EdDSA],
+       tenant: acme, auto_create_users: true, namespaces: {all: [public]}}
+`
+			m, err := authz.ParsePrincipalMap([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			signer := oidctest.NewKey(t, alg)
+			signer.Kid = "k1"
+			jwk := func(k *oidctest.Key, kid string) jose.JSONWebKey {
+				// Through JSON, as a refresh makes them: new objects.
+				data, err := json.Marshal(jose.JSONWebKey{Key: k.Public(), KeyID: kid, Algorithm: string(k.Alg)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out jose.JSONWebKey
+				if err := out.UnmarshalJSON(data); err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			same := jwk(signer, "k1")
+			keys := &mutableKeys{keys: fixedKeys{same}}
+			a, err := authz.NewAuthenticatorWith(m, authz.AuthConfig{Keys: keys, Now: func() time.Time { return time.Unix(fuzzNow, 0) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok := oidctest.Sign(t, signer, oidctest.Claims{"iss": fuzzIssuer, "aud": "lakegate", "sub": "alice", "exp": fuzzNow + 3600}, nil)
+			other := oidctest.NewKey(t, alg)
+			otherType := oidctest.NewKey(t, map[string]string{"RS256": "ES256", "ES256": "EdDSA", "EdDSA": "RS256"}[alg])
+			tests := []struct {
+				name    string
+				keys    fixedKeys
+				want    authz.FailureReason
+				lookups int // 1: the cache answered, or nothing cached and verified; 2: the cache's recheck refused, verified again
+			}{
+				{"first presentation", fixedKeys{same}, authz.ReasonNone, 1},
+				{"again", fixedKeys{same}, authz.ReasonNone, 1},
+				{"the same key, fetched again", fixedKeys{jwk(signer, "k1")}, authz.ReasonNone, 1},
+				{"another key under the kid", fixedKeys{jwk(other, "k1")}, authz.ReasonBadSignature, 2},
+				{"the key back", fixedKeys{same}, authz.ReasonNone, 1},
+				{"a key of another type under the kid", fixedKeys{jwk(otherType, "k1")}, authz.ReasonBadAlgorithm, 2},
+				{"the key back again", fixedKeys{same}, authz.ReasonNone, 1},
+				{"two keys fit under the kid", fixedKeys{same, jwk(other, "k1")}, authz.ReasonUnknownKey, 2},
+				{"the key and one of another type", fixedKeys{jwk(otherType, "k1"), same}, authz.ReasonNone, 1},
+				{"then from the cache", fixedKeys{jwk(otherType, "k1"), same}, authz.ReasonNone, 1},
+				{"the kid withdrawn", nil, authz.ReasonUnknownKey, 2},
+			}
+			for _, tt := range tests {
+				keys.set(tt.keys)
+				keys.lookups()
+				if _, r, _ := a.AuthenticateReason(context.Background(), tok); r != tt.want {
+					t.Errorf("%s: reason %v, want %v", tt.name, r, tt.want)
+				}
+				if n := keys.lookups(); n != tt.lookups {
+					t.Errorf("%s: %d key lookups, want %d", tt.name, n, tt.lookups)
+				}
+			}
+		})
+	}
+}
 
 // TestJWTVerifiedCache: a verification is reused for at most a minute (the
 // refresh interval when shorter), never past the token's expiry, and only

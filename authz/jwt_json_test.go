@@ -207,3 +207,26 @@ func TestTypAllowed(t *testing.T) {
 		}
 	}
 }
+
+// TestParseArrayLimit: the limit counts the elements of this array, not
+// what dst already holds.
+func TestParseArrayLimit(t *testing.T) {
+	dst := [][]byte{[]byte(`"x"`), []byte(`"y"`)}
+	for _, tt := range []struct {
+		in    string
+		limit int
+		n     int
+		ok    bool
+	}{
+		{`[]`, 0, 0, true},
+		{`[1]`, 0, 0, false},
+		{`[1, "a", [2]]`, 3, 3, true},
+		{`[1, "a", [2]]`, 2, 0, false},
+		{` [1, {"b": [3, "]"]}] `[1:], -1, 2, true},
+	} {
+		got, err := parseArray([]byte(tt.in), dst[:2:2], tt.limit)
+		if (err == nil) != tt.ok || (err == nil && len(got) != 2+tt.n) {
+			t.Errorf("parseArray(%s, limit %d) = %q, %v", tt.in, tt.limit, got, err)
+		}
+	}
+}
