@@ -372,3 +372,44 @@ func TestJWTBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestJWTKeyTypeFitsAlgorithm: a published key without alg or use verifies
+// only the algorithms of its type and size: a token naming its kid with
+// another algorithm is refused bad_algorithm before any signature check.
+func TestJWTKeyTypeFitsAlgorithm(t *testing.T) {
+	doc := validMap + `oidc:
+  providers:
+    - {name: idp, issuer: "` + fuzzIssuer + `", audience: lakegate, jwks_url: "https://idp.example/jwks", algorithms: [RS256, PS256, ES256, ES384, ES512, EdDSA],
+       tenant: acme, auto_create_users: true, namespaces: {all: [public]}}
+`
+	m, err := authz.ParsePrincipalMap([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := oidctest.Claims{"iss": fuzzIssuer, "aud": "lakegate", "sub": "alice", "exp": fuzzNow + 3600}
+	signers := map[string]*oidctest.Key{}
+	for _, alg := range []string{"RS256", "PS256", "ES256", "ES384", "ES512", "EdDSA"} {
+		signers[alg] = oidctest.NewKey(t, alg)
+		signers[alg].Kid = "k1"
+	}
+	for _, published := range []string{"RS256", "ES256", "ES384", "ES512", "EdDSA"} {
+		// The key alone: no alg, no use.
+		keys := fixedKeys{{Key: signers[published].Public(), KeyID: "k1"}}
+		a, err := authz.NewAuthenticatorWith(m, authz.AuthConfig{Keys: keys, Now: func() time.Time { return time.Unix(fuzzNow, 0) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for alg, signer := range signers {
+			want := authz.ReasonBadAlgorithm
+			switch {
+			case alg == published:
+				want = authz.ReasonNone
+			case published == "RS256" && alg == "PS256":
+				want = authz.ReasonBadSignature // an RSA key fits PS256 too; this one did not sign
+			}
+			if _, r, _ := a.AuthenticateReason(context.Background(), oidctest.Sign(t, signer, claims, nil)); r != want {
+				t.Errorf("%s key, %s token: reason %v, want %v", published, alg, r, want)
+			}
+		}
+	}
+}

@@ -488,3 +488,33 @@ func TestAuthenticateJWTSameIDTwoTenants(t *testing.T) {
 		t.Errorf("%d cached verifications, want 2", authz.VerifiedLen(a))
 	}
 }
+
+// TestHoldsJWTListedElsewhere: a JWT principal whose id a later map lists
+// as another tenant's user, or as an operator, no longer holds, even where
+// the grants would come out the same.
+func TestHoldsJWTListedElsewhere(t *testing.T) {
+	iss := oidctest.NewIssuer(t)
+	mapWith := func(entry string) string {
+		return validMap + entry + oidctest.OIDCSection(iss.ProviderYAML("acme-idp",
+			"tenant: acme", "auto_create_users: true", "namespaces: {all: [public]}"))
+	}
+	a := newJWTAuth(t, iss, mapWith("  - {id: bob@acme, tenant: acme, role: user, namespaces: [public]}\n"))
+	bob, err := a.Authenticate(iss.Token(t, iss.Claims("bob@acme")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for _, tt := range []struct {
+		name, entry string
+		holds       bool
+	}{
+		{"listed as before", "  - {id: bob@acme, tenant: acme, role: user, namespaces: [public]}\n", true},
+		{"unlisted, created on sign-in", "", true},
+		{"listed in another tenant", "  - {id: bob@acme, tenant: globex, role: user, namespaces: [public], tokens: [{sha256: " + strings.Repeat("5", 64) + "}]}\n", false},
+		{"listed as an operator", "  - {id: bob@acme, tenant: acme, role: operator, tokens: [{sha256: " + strings.Repeat("6", 64) + "}]}\n", false},
+	} {
+		if got := newJWTAuth(t, iss, mapWith(tt.entry)).Holds(bob, now); got != tt.holds {
+			t.Errorf("%s: Holds = %v, want %v", tt.name, got, tt.holds)
+		}
+	}
+}
