@@ -275,8 +275,8 @@ func (j *jwtAuth) verify(ctx context.Context, token string, now time.Time) (*Pri
 	if len(hseg) > maxHeaderSeg {
 		return nil, keyRef{}, ReasonMalformed
 	}
-	// One buffer holds the token's bytes and the decoded header and
-	// payload, which the members read below are slices of.
+	// One buffer holds the header and payload segments and their
+	// decodings, which the members read below are slices of.
 	hlen, plen := b64url.DecodedLen(len(hseg)), b64url.DecodedLen(len(pseg))
 	buf := make([]byte, len(hseg)+len(pseg)+hlen+plen)
 	hin := buf[:copy(buf, hseg)]
