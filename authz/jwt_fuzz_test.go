@@ -2,8 +2,13 @@ package authz_test
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
+	"io"
+	"math/big"
 	"strconv"
 	"strings"
 	"sync"
@@ -179,6 +184,13 @@ func TestJWTVerifiedCacheKeyRecheck(t *testing.T) {
 			}
 			tok := oidctest.Sign(t, signer, oidctest.Claims{"iss": fuzzIssuer, "aud": "lakegate", "sub": "alice", "exp": fuzzNow + 3600}, nil)
 			other := oidctest.NewKey(t, alg)
+			if alg == "ES256" {
+				// The point's mirror image (x, p−y): another key with the
+				// same x, which must not pass for this one.
+				pub := signer.Public().(*ecdsa.PublicKey)
+				mirror := &ecdsa.PublicKey{Curve: pub.Curve, X: pub.X, Y: new(big.Int).Sub(pub.Curve.Params().P, pub.Y)}
+				other = &oidctest.Key{Alg: jose.ES256, Private: mirrorSigner{mirror}}
+			}
 			otherType := oidctest.NewKey(t, map[string]string{"RS256": "ES256", "ES256": "EdDSA", "EdDSA": "RS256"}[alg])
 			tests := []struct {
 				name    string
@@ -412,4 +424,14 @@ func TestJWTKeyTypeFitsAlgorithm(t *testing.T) {
 			}
 		}
 	}
+}
+
+// mirrorSigner is a public key without its private half: published, never
+// signing.
+type mirrorSigner struct{ pub crypto.PublicKey }
+
+func (m mirrorSigner) Public() crypto.PublicKey { return m.pub }
+
+func (m mirrorSigner) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
+	return nil, errors.New("mirrorSigner: no private key")
 }

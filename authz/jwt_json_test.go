@@ -150,6 +150,7 @@ func TestParseObject(t *testing.T) {
 		{`{"a":1,"a":2}`, false},
 		{`{"\ufffd":1,"` + "\xff" + `":2}`, false}, // invalid UTF-8 decodes to U+FFFD
 		{`{"a":"` + "\xff\xfe" + `"}`, true},
+		{`{"a":"` + "\x80" + `","b":"` + "\x7f" + `"}`, true},
 		{`{"a":1} {}`, false},
 		{`{"a":1}x`, false},
 		{`[1]`, false},
@@ -165,6 +166,7 @@ func TestParseObject(t *testing.T) {
 		{`{"a":01}`, false},
 		{`{"d":1e400}`, true},
 		{`{"d":1700000000.25,"e":-0,"f":1099511627777,"g":"7"}`, true},
+		{`{"d":1099511627776,"e":1099511627775.5,"f":-1e-400,"g":1e-400}`, true},
 		{many(32, false), true},
 		{many(33, false), true},
 		{many(500, false), true},
