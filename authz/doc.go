@@ -72,6 +72,7 @@
 // Principal, PrincipalMap and Provider are immutable after construction.
 // Authenticator is immutable but for its verified-token cache (a JWT
 // verified once is remembered by its SHA-256 for at most a minute, never
-// past its expiry); Principals swaps its Snapshot atomically. All are safe
-// for use from multiple goroutines.
+// past its expiry, and only while its provider's key source still publishes
+// the key that verified it); Principals swaps its Snapshot atomically. All
+// are safe for use from multiple goroutines.
 package authz

@@ -2,7 +2,13 @@ package authz_test
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"io"
+	"math/big"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,10 +117,12 @@ func FuzzAuthenticateJWT(f *testing.F) {
 	})
 }
 
-// mutableKeys is a key source whose keys a test replaces.
+// mutableKeys is a key source whose keys a test replaces; it counts the
+// lookups.
 type mutableKeys struct {
-	mu   sync.Mutex
-	keys fixedKeys
+	mu    sync.Mutex
+	keys  fixedKeys
+	calls int
 }
 
 func (k *mutableKeys) KeySource(*authz.Provider) (authz.KeySource, error) { return k, nil }
@@ -122,14 +130,105 @@ func (k *mutableKeys) KeySource(*authz.Provider) (authz.KeySource, error) { retu
 func (k *mutableKeys) Keys(ctx context.Context, kid string) ([]jose.JSONWebKey, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.calls++
 	return k.keys.Keys(ctx, kid)
 }
 
 func (k *mutableKeys) set(keys fixedKeys) { k.mu.Lock(); k.keys = keys; k.mu.Unlock() }
 
+// lookups returns the lookups since the last call.
+func (k *mutableKeys) lookups() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := k.calls
+	k.calls = 0
+	return n
+}
+
+// TestJWTVerifiedCacheKeyRecheck: per key type, a cached verification is
+// reused (one key lookup, no verification) while the source answers the
+// token's kid with the same public key — new key objects of the same key
+// after a refresh included — and never when the kid names another key of
+// the same type, a key of another type, or two keys fit for the algorithm.
+func TestJWTVerifiedCacheKeyRecheck(t *testing.T) {
+	for _, alg := range []string{"RS256", "ES256", "EdDSA"} {
+		t.Run(alg, func(t *testing.T) {
+			doc := validMap + `oidc:
+  providers:
+    - {name: idp, issuer: "` + fuzzIssuer + `", audience: lakegate, jwks_url: "https://idp.example/jwks", algorithms: [RS256, ES256, EdDSA],
+       tenant: acme, auto_create_users: true, namespaces: {all: [public]}}
+`
+			m, err := authz.ParsePrincipalMap([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			signer := oidctest.NewKey(t, alg)
+			signer.Kid = "k1"
+			jwk := func(k *oidctest.Key, kid string) jose.JSONWebKey {
+				// Through JSON, as a refresh makes them: new objects.
+				data, err := json.Marshal(jose.JSONWebKey{Key: k.Public(), KeyID: kid, Algorithm: string(k.Alg)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out jose.JSONWebKey
+				if err := out.UnmarshalJSON(data); err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			same := jwk(signer, "k1")
+			keys := &mutableKeys{keys: fixedKeys{same}}
+			a, err := authz.NewAuthenticatorWith(m, authz.AuthConfig{Keys: keys, Now: func() time.Time { return time.Unix(fuzzNow, 0) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok := oidctest.Sign(t, signer, oidctest.Claims{"iss": fuzzIssuer, "aud": "lakegate", "sub": "alice", "exp": fuzzNow + 3600}, nil)
+			other := oidctest.NewKey(t, alg)
+			if alg == "ES256" {
+				// The point's mirror image (x, p−y): another key with the
+				// same x, which must not pass for this one.
+				pub := signer.Public().(*ecdsa.PublicKey)
+				mirror := &ecdsa.PublicKey{Curve: pub.Curve, X: pub.X, Y: new(big.Int).Sub(pub.Curve.Params().P, pub.Y)}
+				other = &oidctest.Key{Alg: jose.ES256, Private: mirrorSigner{mirror}}
+			}
+			otherType := oidctest.NewKey(t, map[string]string{"RS256": "ES256", "ES256": "EdDSA", "EdDSA": "RS256"}[alg])
+			tests := []struct {
+				name    string
+				keys    fixedKeys
+				want    authz.FailureReason
+				lookups int // 1: the cache answered, or nothing cached and verified; 2: the cache's recheck refused, verified again
+			}{
+				{"first presentation", fixedKeys{same}, authz.ReasonNone, 1},
+				{"again", fixedKeys{same}, authz.ReasonNone, 1},
+				{"the same key, fetched again", fixedKeys{jwk(signer, "k1")}, authz.ReasonNone, 1},
+				{"another key under the kid", fixedKeys{jwk(other, "k1")}, authz.ReasonBadSignature, 2},
+				{"the key back", fixedKeys{same}, authz.ReasonNone, 1},
+				{"a key of another type under the kid", fixedKeys{jwk(otherType, "k1")}, authz.ReasonBadAlgorithm, 2},
+				{"the key back again", fixedKeys{same}, authz.ReasonNone, 1},
+				{"two keys fit under the kid", fixedKeys{same, jwk(other, "k1")}, authz.ReasonUnknownKey, 2},
+				{"the key and one of another type", fixedKeys{jwk(otherType, "k1"), same}, authz.ReasonNone, 1},
+				{"then from the cache", fixedKeys{jwk(otherType, "k1"), same}, authz.ReasonNone, 1},
+				{"the kid withdrawn", nil, authz.ReasonUnknownKey, 2},
+			}
+			for _, tt := range tests {
+				keys.set(tt.keys)
+				keys.lookups()
+				if _, r, _ := a.AuthenticateReason(context.Background(), tok); r != tt.want {
+					t.Errorf("%s: reason %v, want %v", tt.name, r, tt.want)
+				}
+				if n := keys.lookups(); n != tt.lookups {
+					t.Errorf("%s: %d key lookups, want %d", tt.name, n, tt.lookups)
+				}
+			}
+		})
+	}
+}
+
 // TestJWTVerifiedCache: a verification is reused for at most a minute (the
-// refresh interval when shorter) and never past the token's expiry; a
-// withdrawn key's cached tokens lapse with it; failures are not cached.
+// refresh interval when shorter), never past the token's expiry, and only
+// while the key source still answers its kid with the same key (a key
+// withdrawn or replaced under its kid takes its cached tokens with it);
+// failures are not cached.
 func TestJWTVerifiedCache(t *testing.T) {
 	doc := validMap + `oidc:
   providers:
@@ -162,20 +261,52 @@ func TestJWTVerifiedCache(t *testing.T) {
 		t.Errorf("cached token under another id: %v", r)
 	}
 
+	// The same kid now names another key: the cached tokens are not its.
+	otherKey := ed25519.NewKeyFromSeed([]byte("another key of the fuzz issuer 32"[:32]))
+	keys.set(fixedKeys{{Key: otherKey.Public(), KeyID: "k1", Algorithm: "EdDSA"}})
+	if r := auth(long); r != authz.ReasonBadSignature {
+		t.Errorf("cached token, its kid now another key: %v", r)
+	}
+	keys.set(fixedKeys{{Key: fuzzKey.Public(), KeyID: "k1", Algorithm: "EdDSA"}})
+	if auth(long) != authz.ReasonNone || auth(short) != authz.ReasonNone {
+		t.Fatal("valid tokens refused after the key's return")
+	}
+	// The same key under the same kid, but for another algorithm only.
+	keys.set(fixedKeys{{Key: fuzzKey.Public(), KeyID: "k1", Algorithm: "RS256"}})
+	if r := auth(long); r != authz.ReasonBadAlgorithm {
+		t.Errorf("cached token, its key now for another algorithm: %v", r)
+	}
+	keys.set(fixedKeys{{Key: fuzzKey.Public(), KeyID: "k1", Algorithm: "EdDSA"}})
+	if auth(long) != authz.ReasonNone || auth(short) != authz.ReasonNone {
+		t.Fatal("valid tokens refused after the key's return")
+	}
+
 	keys.set(nil) // the issuer withdraws its key
 	if r := auth(other); r != authz.ReasonUnknownKey {
 		t.Errorf("uncached token after withdrawal: %v", r)
 	}
-	if r := auth(long); r != authz.ReasonNone {
-		t.Errorf("cached token within the minute: %v", r)
+	if r := auth(long); r != authz.ReasonUnknownKey {
+		t.Errorf("cached token after withdrawal: %v", r)
 	}
-	now = now.Add(10 * time.Second)
-	if r := auth(short); r != authz.ReasonExpired && r != authz.ReasonUnknownKey {
-		t.Errorf("cached token at its expiry: %v", r)
+	keys.set(fixedKeys{{Key: fuzzKey.Public(), KeyID: "k1", Algorithm: "EdDSA"}})
+	if auth(long) != authz.ReasonNone || auth(short) != authz.ReasonNone {
+		t.Fatal("valid tokens refused after the key's return")
+	}
+	now = now.Add(11 * time.Second)
+	if r := auth(short); r != authz.ReasonExpired {
+		t.Errorf("cached token past its expiry: %v", r)
 	}
 	now = now.Add(50 * time.Second)
+	if n := authz.VerifiedLen(a); n != 1 {
+		t.Errorf("%d cached tokens, want 1 (long)", n)
+	}
+	if r := auth(long); r != authz.ReasonNone || authz.VerifiedLen(a) != 1 {
+		t.Errorf("token after a minute: %v (verified again, cached again)", r)
+	}
+	keys.set(nil)
+	now = now.Add(time.Minute)
 	if r := auth(long); r != authz.ReasonUnknownKey {
-		t.Errorf("cached token after a minute, key withdrawn: %v", r)
+		t.Errorf("token after a minute, key withdrawn: %v", r)
 	}
 
 	// A failure is not remembered: the key's return makes the token good.
@@ -252,4 +383,55 @@ func TestJWTBounds(t *testing.T) {
 			t.Fatalf("verified-token cache holds %d entries after %d tokens", n, i+1)
 		}
 	}
+}
+
+// TestJWTKeyTypeFitsAlgorithm: a published key without alg or use verifies
+// only the algorithms of its type and size: a token naming its kid with
+// another algorithm is refused bad_algorithm before any signature check.
+func TestJWTKeyTypeFitsAlgorithm(t *testing.T) {
+	doc := validMap + `oidc:
+  providers:
+    - {name: idp, issuer: "` + fuzzIssuer + `", audience: lakegate, jwks_url: "https://idp.example/jwks", algorithms: [RS256, PS256, ES256, ES384, ES512, EdDSA],
+       tenant: acme, auto_create_users: true, namespaces: {all: [public]}}
+`
+	m, err := authz.ParsePrincipalMap([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := oidctest.Claims{"iss": fuzzIssuer, "aud": "lakegate", "sub": "alice", "exp": fuzzNow + 3600}
+	signers := map[string]*oidctest.Key{}
+	for _, alg := range []string{"RS256", "PS256", "ES256", "ES384", "ES512", "EdDSA"} {
+		signers[alg] = oidctest.NewKey(t, alg)
+		signers[alg].Kid = "k1"
+	}
+	for _, published := range []string{"RS256", "ES256", "ES384", "ES512", "EdDSA"} {
+		// The key alone: no alg, no use.
+		keys := fixedKeys{{Key: signers[published].Public(), KeyID: "k1"}}
+		a, err := authz.NewAuthenticatorWith(m, authz.AuthConfig{Keys: keys, Now: func() time.Time { return time.Unix(fuzzNow, 0) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for alg, signer := range signers {
+			want := authz.ReasonBadAlgorithm
+			switch {
+			case alg == published:
+				want = authz.ReasonNone
+			case published == "RS256" && alg == "PS256":
+				want = authz.ReasonBadSignature // an RSA key fits PS256 too; this one did not sign
+			}
+			if _, r, _ := a.AuthenticateReason(context.Background(), oidctest.Sign(t, signer, claims, nil)); r != want {
+				t.Errorf("%s key, %s token: reason %v, want %v", published, alg, r, want)
+			}
+		}
+	}
+}
+
+// mirrorSigner is a public key without its private half: published, never
+// signing.
+type mirrorSigner struct{ pub crypto.PublicKey }
+
+func (m mirrorSigner) Public() crypto.PublicKey { return m.pub }
+
+func (m mirrorSigner) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
+	return nil, errors.New("mirrorSigner: no private key")
 }

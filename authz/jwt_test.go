@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -339,5 +340,181 @@ func TestFailureReasons(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("reasons %v, want %v", got, want)
+	}
+}
+
+// testClock is a settable clock shared by an authenticator and its key sets.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *testClock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// TestAuthenticateJWTWithdrawnKey: a token verified, and remembered, under
+// a key the issuer then withdraws is refused as soon as the key set is
+// refreshed without that key, not when its verification would have lapsed;
+// a key that stays published through a refresh keeps its tokens good.
+func TestAuthenticateJWTWithdrawnKey(t *testing.T) {
+	iss := oidctest.NewIssuer(t)
+	m, err := authz.ParsePrincipalMap([]byte(jwtMap(iss, "refresh_interval: 1m")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &testClock{t: time.Now()}
+	a, err := authz.NewAuthenticatorWith(m, authz.AuthConfig{Keys: oidc.NewRegistry(oidc.Options{Client: iss.Client(), Now: clk.Now}), Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := func(tok string) authz.FailureReason {
+		_, r, _ := a.AuthenticateReason(context.Background(), tok)
+		return r
+	}
+	if r := auth(iss.Token(t, acmeClaims(iss, "bob@acme"))); r != authz.ReasonNone { // the first fetch
+		t.Fatalf("first token: %v", r)
+	}
+	// Verified late in the key set's interval, so remembered past its end.
+	clk.Advance(50 * time.Second)
+	old := iss.Token(t, acmeClaims(iss, "alice"))
+	if r := auth(old); r != authz.ReasonNone {
+		t.Fatalf("token of the first key: %v", r)
+	}
+	oldKid := iss.Current().Kid
+
+	// Rotation that keeps the old key published: a refresh (forced by the
+	// new kid) makes new key objects of the same key; the old token stays.
+	iss.Rotate(t)
+	clk.Advance(10 * time.Second)
+	if r := auth(iss.Token(t, acmeClaims(iss, "alice"))); r != authz.ReasonNone {
+		t.Fatalf("token of the second key: %v", r)
+	}
+	if r := auth(old); r != authz.ReasonNone {
+		t.Fatalf("old key still published: %v", r)
+	}
+
+	// The issuer withdraws the old key; the next refresh (forced by the
+	// third kid) drops it, and the remembered token goes with it.
+	clk.Advance(50 * time.Second)
+	if r := auth(old); r != authz.ReasonNone { // remembered again, until after the refresh below
+		t.Fatalf("old key before the withdrawal: %v", r)
+	}
+	iss.Retire(oldKid)
+	iss.Rotate(t)
+	clk.Advance(10 * time.Second)
+	if r := auth(iss.Token(t, acmeClaims(iss, "alice"))); r != authz.ReasonNone {
+		t.Fatalf("token of the third key: %v", r)
+	}
+	if got := iss.JWKSRequests(); got != 3 {
+		t.Fatalf("%d JWKS requests, want 3", got)
+	}
+	if r := auth(old); r != authz.ReasonUnknownKey {
+		t.Errorf("token of the withdrawn key: reason %v, want %v", r, authz.ReasonUnknownKey)
+	}
+	if _, err := a.AuthenticateBasic("alice", old); err != authz.ErrUnauthenticated {
+		t.Errorf("token of the withdrawn key, user/password form: %v", err)
+	}
+}
+
+// TestAuthenticateJWTCachedAllocs: a token presented again is answered
+// from the verified-token cache, key recheck included, without allocating.
+func TestAuthenticateJWTCachedAllocs(t *testing.T) {
+	for _, alg := range []string{"RS256", "ES256", "EdDSA"} {
+		t.Run(alg, func(t *testing.T) {
+			iss := oidctest.NewIssuer(t, oidctest.WithAlgorithm(alg))
+			a := newJWTAuth(t, iss, jwtMap(iss))
+			tok := iss.Token(t, with(acmeClaims(iss, "alice"), "groups", []string{"analysts"}))
+			p, err := a.Authenticate(tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := testing.AllocsPerRun(100, func() {
+				if q, err := a.Authenticate(tok); err != nil || q != p {
+					t.Fatalf("cached token = %v, %v", q, err)
+				}
+			})
+			if n != 0 {
+				t.Errorf("%v allocations per cached authentication", n)
+			}
+		})
+	}
+}
+
+// TestAuthenticateJWTSameIDTwoTenants: users created on sign-in in two
+// tenants may carry the same id (static ids are unique map-wide, JWT users'
+// are the user claim). Everything authz keys a JWT principal by keeps them
+// apart: the verified-token cache is keyed by the token, Holds by issuer,
+// tenant and grants, and each principal says its own tenant.
+func TestAuthenticateJWTSameIDTwoTenants(t *testing.T) {
+	iss := oidctest.NewIssuer(t)
+	a := newJWTAuth(t, iss, validMap+oidctest.OIDCSection(iss.ProviderYAML("shared",
+		"tenant_claim: tid", "tenants: [acme, globex]", "auto_create_users: true",
+		"groups_claim: groups", "namespaces: {all: [public], groups: {analysts: [sales]}}")))
+	tokens := map[string]string{
+		"acme":   iss.Token(t, with(iss.Claims("dana"), "tid", "acme", "groups", []string{"analysts"})),
+		"globex": iss.Token(t, with(iss.Claims("dana"), "tid", "globex")),
+	}
+	got := map[string]*authz.Principal{}
+	for round := 0; round < 2; round++ { // verified, then from the cache
+		for tenant, tok := range tokens {
+			p, err := a.Authenticate(tok)
+			if err != nil {
+				t.Fatalf("%s: %v", tenant, err)
+			}
+			if p.ID().String() != "dana" || p.Tenant().String() != tenant {
+				t.Fatalf("%s token (round %d): principal %v of %v", tenant, round, p.ID(), p.Tenant())
+			}
+			if q, err := a.AuthenticateBasic("dana", tok); err != nil || q.Tenant().String() != tenant {
+				t.Fatalf("%s token, user/password form: %v, %v", tenant, q, err)
+			}
+			if round == 1 && p != got[tenant] {
+				t.Errorf("%s: the cache answered another principal", tenant)
+			}
+			got[tenant] = p
+		}
+	}
+	acme, globex := got["acme"], got["globex"]
+	if acme.ID() != globex.ID() {
+		t.Fatal("expected the two tenants' users to share the id")
+	}
+	if fmt.Sprint(acme.Namespaces()) != "[public sales]" || fmt.Sprint(globex.Namespaces()) != "[public]" {
+		t.Errorf("grants %v and %v", acme.Namespaces(), globex.Namespaces())
+	}
+	if !a.Holds(acme, time.Now()) || !a.Holds(globex, time.Now()) {
+		t.Error("Holds refuses one of them")
+	}
+	if authz.VerifiedLen(a) != 2 {
+		t.Errorf("%d cached verifications, want 2", authz.VerifiedLen(a))
+	}
+}
+
+// TestHoldsJWTListedElsewhere: a JWT principal whose id a later map lists
+// as another tenant's user, or as an operator, no longer holds, even where
+// the grants would come out the same.
+func TestHoldsJWTListedElsewhere(t *testing.T) {
+	iss := oidctest.NewIssuer(t)
+	mapWith := func(entry string) string {
+		return validMap + entry + oidctest.OIDCSection(iss.ProviderYAML("acme-idp",
+			"tenant: acme", "auto_create_users: true", "namespaces: {all: [public]}"))
+	}
+	a := newJWTAuth(t, iss, mapWith("  - {id: bob@acme, tenant: acme, role: user, namespaces: [public]}\n"))
+	bob, err := a.Authenticate(iss.Token(t, iss.Claims("bob@acme")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for _, tt := range []struct {
+		name, entry string
+		holds       bool
+	}{
+		{"listed as before", "  - {id: bob@acme, tenant: acme, role: user, namespaces: [public]}\n", true},
+		{"unlisted, created on sign-in", "", true},
+		{"listed in another tenant", "  - {id: bob@acme, tenant: globex, role: user, namespaces: [public], tokens: [{sha256: " + strings.Repeat("5", 64) + "}]}\n", false},
+		{"listed as an operator", "  - {id: bob@acme, tenant: acme, role: operator, tokens: [{sha256: " + strings.Repeat("6", 64) + "}]}\n", false},
+	} {
+		if got := newJWTAuth(t, iss, mapWith(tt.entry)).Holds(bob, now); got != tt.holds {
+			t.Errorf("%s: Holds = %v, want %v", tt.name, got, tt.holds)
+		}
 	}
 }

@@ -27,7 +27,7 @@ const maxPreparedPerPrincipal = 1024
 const preparedLifetime = 24 * time.Hour
 
 type prepared struct {
-	principal authz.PrincipalID
+	principal owner
 	// plan is the statement as prepared: its kind, parameters, announced
 	// schema and access record never change. Executions start from
 	// current().
@@ -100,13 +100,23 @@ type preparedStore struct {
 
 	mu        sync.Mutex
 	byID      map[string]*prepared
-	count     map[authz.PrincipalID]int
+	count     map[owner]int
 	lastSweep time.Time
 }
 
 func newPreparedStore(ttl time.Duration, now func() time.Time, specs *speculations) *preparedStore {
-	return &preparedStore{ttl: ttl, now: now, specs: specs, byID: map[string]*prepared{}, count: map[authz.PrincipalID]int{}}
+	return &preparedStore{ttl: ttl, now: now, specs: specs, byID: map[string]*prepared{}, count: map[owner]int{}}
 }
+
+// owner is who may use a prepared statement and whose bound it counts
+// against: an id and its tenant, as JWT users of two tenants may share an
+// id.
+type owner struct {
+	id     authz.PrincipalID
+	tenant authz.TenantID
+}
+
+func ownerOf(p *authz.Principal) owner { return owner{p.ID(), p.Tenant()} }
 
 func (ps *preparedStore) add(p *authz.Principal, pl *plan, planned *accesslog.Event) (string, error) {
 	var raw [16]byte
@@ -117,11 +127,11 @@ func (ps *preparedStore) add(p *authz.Principal, pl *plan, planned *accesslog.Ev
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.sweepLocked()
-	if ps.count[p.ID()] >= maxPreparedPerPrincipal {
+	if ps.count[ownerOf(p)] >= maxPreparedPerPrincipal {
 		return "", errTooManyPrepared
 	}
-	ps.byID[id] = &prepared{principal: p.ID(), plan: pl, lastUsed: ps.now(), planned: planned}
-	ps.count[p.ID()]++
+	ps.byID[id] = &prepared{principal: ownerOf(p), plan: pl, lastUsed: ps.now(), planned: planned}
+	ps.count[ownerOf(p)]++
 	return id, nil
 }
 
@@ -129,7 +139,7 @@ func (ps *preparedStore) get(p *authz.Principal, id string) (*prepared, bool) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	st, ok := ps.byID[id]
-	if !ok || st.principal != p.ID() {
+	if !ok || st.principal != ownerOf(p) {
 		return nil, false
 	}
 	st.mu.Lock()
@@ -141,7 +151,7 @@ func (ps *preparedStore) get(p *authz.Principal, id string) (*prepared, bool) {
 func (ps *preparedStore) remove(p *authz.Principal, id string) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	if st, ok := ps.byID[id]; ok && st.principal == p.ID() {
+	if st, ok := ps.byID[id]; ok && st.principal == ownerOf(p) {
 		ps.removeLocked(id, st)
 	}
 }

@@ -14,10 +14,13 @@
 //
 // # Guarantees
 //
-//   - Keys are cached by kid. A token naming an unknown kid triggers at most
-//     one refresh per the provider's refresh_interval, whatever the number
-//     of such tokens and goroutines: a flood of forged kids cannot make the
-//     gateway hammer the provider. Concurrent callers share one fetch; a
+//   - Keys are cached by kid and a known kid is answered from memory,
+//     without I/O, locking or allocation: authz asks again on every reuse of
+//     a verified token, so a key dropped by a refresh stops its tokens at once.
+//   - A token naming an unknown kid triggers at most one refresh per the
+//     provider's refresh_interval, whatever the number of such tokens and
+//     goroutines: a flood of forged kids cannot make the gateway hammer the
+//     provider. Concurrent callers share one fetch; a
 //     caller's cancellation does not abort it (each fetch has its own
 //     timeout).
 //   - Only https URLs are fetched, redirects included; plain http only to

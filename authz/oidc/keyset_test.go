@@ -129,8 +129,7 @@ func TestForgedKidFlood(t *testing.T) {
 
 // TestKeyRotation: a new kid published by the issuer is accepted after one
 // refresh, without a new authenticator; a retired kid stops verifying after
-// the next refresh (and its tokens' cached verifications have lapsed: they
-// last at most one refresh interval).
+// the next refresh, its tokens' cached verifications included.
 func TestKeyRotation(t *testing.T) {
 	iss := oidctest.NewIssuer(t)
 	m, _ := provider(t, iss)
