@@ -135,13 +135,12 @@ func samePublicKey(a, b any) bool {
 	switch a := a.(type) {
 	case *rsa.PublicKey:
 		b, ok := b.(*rsa.PublicKey)
-		return ok && (a == b || (a.E == b.E && a.N.Cmp(b.N) == 0))
+		return ok && (a == b || a.Equal(b))
 	case *ecdsa.PublicKey:
 		b, ok := b.(*ecdsa.PublicKey)
-		return ok && (a == b || (a.Curve == b.Curve && a.X.Cmp(b.X) == 0 && a.Y.Cmp(b.Y) == 0))
+		return ok && (a == b || a.Equal(b))
 	case ed25519.PublicKey:
-		b, ok := b.(ed25519.PublicKey)
-		return ok && bytes.Equal(a, b)
+		return a.Equal(b)
 	}
 	return false
 }

@@ -188,7 +188,17 @@ func TestJWTVerifiedCacheKeyRecheck(t *testing.T) {
 				// The point's mirror image (x, p−y): another key with the
 				// same x, which must not pass for this one.
 				pub := signer.Public().(*ecdsa.PublicKey)
-				mirror := &ecdsa.PublicKey{Curve: pub.Curve, X: pub.X, Y: new(big.Int).Sub(pub.Curve.Params().P, pub.Y)}
+				raw, err := pub.Bytes() // 0x04 ‖ x ‖ y
+				if err != nil {
+					t.Fatal(err)
+				}
+				half := (len(raw) - 1) / 2
+				y := new(big.Int).Sub(pub.Curve.Params().P, new(big.Int).SetBytes(raw[1+half:]))
+				y.FillBytes(raw[1+half:])
+				mirror, err := ecdsa.ParseUncompressedPublicKey(pub.Curve, raw)
+				if err != nil {
+					t.Fatal(err)
+				}
 				other = &oidctest.Key{Alg: jose.ES256, Private: mirrorSigner{mirror}}
 			}
 			otherType := oidctest.NewKey(t, map[string]string{"RS256": "ES256", "ES256": "EdDSA", "EdDSA": "RS256"}[alg])
