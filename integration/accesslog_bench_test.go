@@ -30,8 +30,8 @@ func committedAccessEvents(b testing.TB, msURL, gwTok, stageRoot, tenant, statem
 		b.Fatalf("listing the access log's files: %v", err)
 	}
 	n := 0
-	for _, key := range files {
-		n += accessEventsWith(b, filepath.Join(stageRoot, "tenants", tenant, filepath.FromSlash(key)), statement)
+	for _, f := range files {
+		n += accessEventsWith(b, filepath.Join(stageRoot, "tenants", tenant, filepath.FromSlash(f.Path)), statement)
 	}
 	return n
 }

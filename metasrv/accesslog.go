@@ -142,9 +142,9 @@ func (s *Server) handleAccessLogTable(w http.ResponseWriter, r *http.Request) {
 	if ok {
 		out.StorageID, out.Version = sid, v.Version
 		if withFiles, _ := strconv.ParseBool(r.URL.Query().Get("files")); withFiles {
-			out.Files = make([]string, len(v.Files))
+			out.Files, out.Sizes = make([]string, len(v.Files)), make([]int64, len(v.Files))
 			for i, f := range v.Files {
-				out.Files[i] = f.Path
+				out.Files[i], out.Sizes[i] = f.Path, f.Size
 			}
 		}
 	}

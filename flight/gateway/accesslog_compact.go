@@ -133,11 +133,11 @@ type compactInput struct {
 // compactTenant runs one compaction of tenant's log: it returns the
 // number of files merged (0: none was due).
 func (s *accessLogSink) compactTenant(ctx context.Context, tenant string) (int, error) {
-	sid, paths, err := s.meta.AccessLogFiles(ctx, tenant, s.catalog)
+	sid, listed, err := s.meta.AccessLogFiles(ctx, tenant, s.catalog)
 	if err != nil {
 		return 0, fmt.Errorf("access log: tenant %s: listing the files: %w", tenant, err)
 	}
-	if sid == "" || len(paths) < s.compact.at {
+	if sid == "" || len(listed) < s.compact.at {
 		return 0, nil
 	}
 	if err := stage.CheckStorageID(sid); err != nil {
@@ -147,7 +147,7 @@ func (s *accessLogSink) compactTenant(ctx context.Context, tenant string) (int, 
 	if err != nil {
 		return 0, fmt.Errorf("access log: tenant %s: opening the stage: %w", tenant, err)
 	}
-	inputs, err := s.compactInputs(ctx, store, sid, paths)
+	inputs, err := s.compactInputs(ctx, store, sid, listed)
 	if err != nil || len(inputs) < 2 {
 		return 0, err
 	}
@@ -186,33 +186,37 @@ func (s *accessLogSink) compactTenant(ctx context.Context, tenant string) (int, 
 
 // compactInputs picks the files to merge: the table's own (written by a
 // sink, under sid), oldest first, skipping large ones (merged already),
-// up to the target's bytes and maxFiles files.
-func (s *accessLogSink) compactInputs(ctx context.Context, store stage.Store, sid string, paths []string) ([]compactInput, error) {
+// up to the target's bytes and maxFiles files. Sizes come from the
+// listing, as committed (reading a file checks it still has that size);
+// only a file listed without one is looked up in the stage.
+func (s *accessLogSink) compactInputs(ctx context.Context, store stage.Store, sid string, listed []client.AccessLogFile) ([]compactInput, error) {
 	var cands []compactInput
-	for _, p := range paths {
+	for _, f := range listed {
 		// A file whose time cannot be read is left alone, as retention
 		// leaves it.
-		if t, ok := segmentTime(p, sid); ok {
-			cands = append(cands, compactInput{path: p, written: t})
+		if t, ok := segmentTime(f.Path, sid); ok {
+			cands = append(cands, compactInput{path: f.Path, written: t, size: f.Size})
 		}
 	}
 	slices.SortStableFunc(cands, func(a, b compactInput) int { return a.written.Compare(b.written) })
 	var picked []compactInput
 	var total int64
 	for _, c := range cands {
-		info, err := store.Stat(ctx, c.path)
-		if err != nil {
-			return nil, fmt.Errorf("access log: %s: %w", stage.SafeKey(c.path), err)
+		if c.size < 0 {
+			info, err := store.Stat(ctx, c.path)
+			if err != nil {
+				return nil, fmt.Errorf("access log: %s: %w", stage.SafeKey(c.path), err)
+			}
+			c.size = info.Size
 		}
-		if info.Size >= s.compact.large {
+		if c.size >= s.compact.large {
 			continue
 		}
-		if len(picked) >= 2 && total+info.Size > s.compact.target {
+		if len(picked) >= 2 && total+c.size > s.compact.target {
 			break
 		}
-		c.size = info.Size
 		picked = append(picked, c)
-		total += info.Size
+		total += c.size
 		if len(picked) == s.compact.maxFiles {
 			break
 		}

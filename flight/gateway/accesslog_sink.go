@@ -27,7 +27,7 @@ import (
 // files as its next version.
 type accessLogMetasrv interface {
 	AccessLogTable(ctx context.Context, tenant, catalog string) (storageID string, version uint64, err error)
-	AccessLogFiles(ctx context.Context, tenant, catalog string) (storageID string, files []string, err error)
+	AccessLogFiles(ctx context.Context, tenant, catalog string) (storageID string, files []client.AccessLogFile, err error)
 	CommitAccessLog(ctx context.Context, tenant, catalog, storageID string, files []client.DataFile, expire ...string) (version, generation uint64, err error)
 	CompactAccessLog(ctx context.Context, tenant, catalog, storageID string, merged []client.DataFile, replaced []string) (version, generation uint64, err error)
 }
@@ -265,15 +265,15 @@ func (s *accessLogSink) expired(ctx context.Context, tenant, sid string, now tim
 	if ok && now.Sub(last) < s.sweepEvery {
 		return nil, false
 	}
-	cur, paths, err := s.meta.AccessLogFiles(ctx, tenant, s.catalog)
+	cur, listed, err := s.meta.AccessLogFiles(ctx, tenant, s.catalog)
 	if err != nil || cur != sid {
 		return nil, false
 	}
-	files := make([]accesslog.FileInfo, 0, len(paths))
-	for _, p := range paths {
+	files := make([]accesslog.FileInfo, 0, len(listed))
+	for _, f := range listed {
 		// A file whose time cannot be read is never expired.
-		if t, ok := segmentTime(p, sid); ok {
-			files = append(files, accesslog.FileInfo{Path: p, Newest: t})
+		if t, ok := segmentTime(f.Path, sid); ok {
+			files = append(files, accesslog.FileInfo{Path: f.Path, Newest: t})
 		}
 	}
 	for _, f := range accesslog.Expired(files, now, s.retention) {

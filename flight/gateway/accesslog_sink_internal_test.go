@@ -248,7 +248,7 @@ func (f *fakeAccessLogMetasrv) AccessLogTable(context.Context, string, string) (
 	return f.sid, 0, nil
 }
 
-func (f *fakeAccessLogMetasrv) AccessLogFiles(context.Context, string, string) (string, []string, error) {
+func (f *fakeAccessLogMetasrv) AccessLogFiles(context.Context, string, string) (string, []client.AccessLogFile, error) {
 	return f.sid, nil, nil
 }
 
@@ -429,7 +429,11 @@ func TestAccessLogSinkRetention(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return fs
+		paths := make([]string, len(fs))
+		for i, f := range fs {
+			paths[i] = f.Path
+		}
+		return paths
 	}
 	var written []string
 	for _, at := range []time.Duration{0, 30 * time.Minute, 80 * time.Minute} {

@@ -306,6 +306,9 @@ type AccessLogResponse struct {
 	StorageID  string   `json:"storageId"`
 	Version    uint64   `json:"version"`
 	Files      []string `json:"files,omitempty"`
+	// Sizes are the sizes in bytes of Files, in the same order, as they
+	// were committed.
+	Sizes []int64 `json:"sizes,omitempty"`
 }
 
 // AccessLogColumns returns the columns of system.access_events as metasrv

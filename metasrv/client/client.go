@@ -267,16 +267,30 @@ func (c *Client) AccessLogTable(ctx context.Context, tenant, catalog string) (st
 	return out.StorageID, out.Version, nil
 }
 
-// AccessLogFiles is AccessLogTable with the paths of the current
-// version's files, for retention.
-func (c *Client) AccessLogFiles(ctx context.Context, tenant, catalog string) (storageID string, files []string, err error) {
+// AccessLogFile is one file of the access log table's current version:
+// its path and its size as committed (-1 when the node did not say).
+type AccessLogFile struct {
+	Path string
+	Size int64
+}
+
+// AccessLogFiles is AccessLogTable with the current version's files, for
+// retention and compaction.
+func (c *Client) AccessLogFiles(ctx context.Context, tenant, catalog string) (storageID string, files []AccessLogFile, err error) {
 	var out api.AccessLogResponse
 	hdr := [][2]string{{api.DelegateTenantHeader, tenant}}
 	path := "/internal/v1/metalakes/" + url.PathEscape(tenant) + "/access-log?files=true&catalog=" + url.QueryEscape(catalog)
 	if _, err := c.do(ctx, http.MethodGet, path, hdr, nil, false, &out); err != nil {
 		return "", nil, err
 	}
-	return out.StorageID, out.Files, nil
+	files = make([]AccessLogFile, len(out.Files))
+	for i, p := range out.Files {
+		files[i] = AccessLogFile{Path: p, Size: -1}
+		if len(out.Sizes) == len(out.Files) && out.Sizes[i] >= 0 {
+			files[i].Size = out.Sizes[i]
+		}
+	}
+	return out.StorageID, files, nil
 }
 
 // CommitAccessLog commits files, which the gateway wrote into tenant's
