@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"google.golang.org/grpc/codes"
+
+	"lakegate/flight/ingest/ingesttest"
 )
 
 // TestWriteTableCodec: the codec of a table (its parquet.compression
@@ -88,23 +89,9 @@ func fileCodecs(t *testing.T, path string) []compress.Compression {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	pr, err := file.NewParquetReader(f)
+	got, err := ingesttest.Codecs(f)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer pr.Close()
-	var got []compress.Compression
-	md := pr.MetaData()
-	for rg := range md.NumRowGroups() {
-		for c := range md.Schema.NumColumns() {
-			cc, err := md.RowGroup(rg).ColumnChunk(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Contains(got, cc.Compression()) {
-				got = append(got, cc.Compression())
-			}
-		}
 	}
 	return got
 }

@@ -13,7 +13,8 @@ import (
 
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"lakegate/flight/ingest/ingesttest"
 )
 
 // TestTableCodec: a table whose parquet.compression property is set
@@ -109,23 +110,9 @@ func footerCodecs(t *testing.T, path string) []compress.Compression {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	pr, err := file.NewParquetReader(f)
+	got, err := ingesttest.Codecs(f)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer pr.Close()
-	var got []compress.Compression
-	md := pr.MetaData()
-	for rg := range md.NumRowGroups() {
-		for c := range md.Schema.NumColumns() {
-			cc, err := md.RowGroup(rg).ColumnChunk(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Contains(got, cc.Compression()) {
-				got = append(got, cc.Compression())
-			}
-		}
 	}
 	return got
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"math/big"
 	mrand "math/rand/v2"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"lakegate/flight/ingest"
+	"lakegate/flight/ingest/ingesttest"
 	"lakegate/stage"
 	"lakegate/stage/stagetest"
 )
@@ -287,32 +287,9 @@ func TestCodec(t *testing.T) {
 // codecsOf returns the distinct codecs of f's column chunks.
 func codecsOf(t *testing.T, st stage.Store, f ingest.File) []compress.Compression {
 	t.Helper()
-	rc, _, err := st.Get(t.Context(), f.Key)
+	got, err := ingesttest.Codecs(bytes.NewReader(storedBytes(t, st, f.Key)))
 	if err != nil {
 		t.Fatal(err)
-	}
-	data, err := io.ReadAll(rc)
-	rc.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr, err := file.NewParquetReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	var got []compress.Compression
-	md := pr.MetaData()
-	for rg := range md.NumRowGroups() {
-		for c := range md.Schema.NumColumns() {
-			cc, err := md.RowGroup(rg).ColumnChunk(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Contains(got, cc.Compression()) {
-				got = append(got, cc.Compression())
-			}
-		}
 	}
 	return got
 }
@@ -374,12 +351,7 @@ func TestEncodingChoice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rc, _, err := st.Get(t.Context(), files[0].Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(rc)
-		rc.Close()
+		data := storedBytes(t, st, files[0].Key)
 		pr, err := file.NewParquetReader(bytes.NewReader(data))
 		if err != nil {
 			t.Fatal(err)

@@ -115,20 +115,27 @@ func mixedBatch(t testing.TB, mem memory.Allocator, start, n int) arrow.RecordBa
 	return rec
 }
 
+// storedBytes returns the bytes stored under key in st.
+func storedBytes(t *testing.T, st stage.Store, key string) []byte {
+	t.Helper()
+	rc, _, err := st.Get(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // readFile reads a stored file back with pqarrow, checks its size and hash
 // against f and that it is zstd-compressed with statistics, and returns it
 // as a table of its stored Arrow schema.
 func readFile(t *testing.T, st stage.Store, f ingest.File) arrow.Table {
 	t.Helper()
-	rc, _, err := st.Get(t.Context(), f.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(rc)
-	rc.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := storedBytes(t, st, f.Key)
 	if sum := sha256.Sum256(data); int64(len(data)) != f.Size || hex.EncodeToString(sum[:]) != f.SHA256 {
 		t.Fatalf("%s: stored %d bytes sha256 %x, File says %d bytes %s", f.Key, len(data), sum, f.Size, f.SHA256)
 	}
@@ -396,12 +403,7 @@ func TestRowGroups(t *testing.T) {
 	if err != nil || rows != 2100 || len(files) != 1 {
 		t.Fatalf("%v %d %v", files, rows, err)
 	}
-	rc, _, err := st.Get(t.Context(), files[0].Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := io.ReadAll(rc)
-	rc.Close()
+	data := storedBytes(t, st, files[0].Key)
 	pr, err := file.NewParquetReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
