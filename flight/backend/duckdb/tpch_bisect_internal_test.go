@@ -6,15 +6,10 @@ import (
 	"database/sql/driver"
 	"flag"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,6 +24,7 @@ import (
 	"lakegate/authz/sqlgate"
 	"lakegate/flight/backend"
 	"lakegate/flight/ingest"
+	"lakegate/integration/gotpc"
 	"lakegate/stage"
 )
 
@@ -67,40 +63,16 @@ var (
 // bisectTables are the TPC-H tables by name; a query reads those it names.
 var bisectTables = []string{"nation", "region", "part", "supplier", "partsupp", "customer", "orders", "lineitem"}
 
-// bisectQueryTexts reads go-tpc's query texts (the constants q1 … q22 of
-// tpch/query.go) from the module cache.
+// bisectQueryTexts reads go-tpc's query texts by name (q1 … q22).
 func bisectQueryTexts(b *testing.B) map[string]string {
 	b.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/pingcap/go-tpc").Output()
-	if err != nil {
-		b.Fatalf("locating github.com/pingcap/go-tpc: %v", err)
-	}
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(strings.TrimSpace(string(out)), "tpch", "query.go"), nil, 0)
+	qs, err := gotpc.Load()
 	if err != nil {
 		b.Fatal(err)
 	}
-	texts := map[string]string{}
-	for _, d := range f.Decls {
-		g, ok := d.(*ast.GenDecl)
-		if !ok {
-			continue
-		}
-		for _, s := range g.Specs {
-			vs, ok := s.(*ast.ValueSpec)
-			if !ok {
-				continue
-			}
-			for i, n := range vs.Names {
-				if i >= len(vs.Values) {
-					continue
-				}
-				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					if s, err := strconv.Unquote(lit.Value); err == nil {
-						texts[n.Name] = s
-					}
-				}
-			}
-		}
+	texts := make(map[string]string, len(qs))
+	for _, q := range qs {
+		texts[q.Name] = q.Text
 	}
 	return texts
 }
