@@ -7,7 +7,7 @@ import (
 )
 
 func TestClusterRemove(t *testing.T) {
-	nodes, leader := startCluster(t, principals(t))
+	nodes, leader := startCluster(t, principals(t), 3)
 	var follower, victim *node
 	for _, n := range nodes {
 		switch {

@@ -190,7 +190,7 @@ func TestDomainConcurrency(t *testing.T) {
 	stewards := []string{"steward", "sam", "sue"}
 	owners := []string{"tom", "ann", "ray", "kim"}
 	pm := domainPrincipals(t, append(append([]string{}, stewards...), owners...)...)
-	nodes, leader := startCluster(t, pm)
+	nodes, leader := startCluster(t, pm, 3)
 
 	// Setup: catalog cat, schema sK and tables sK.t0..t3 per table owner,
 	// tags pool0..pool5 (alice's, APPLY_TAG for the owners), the stewards'

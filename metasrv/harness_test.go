@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -119,22 +120,23 @@ func startNodeWith(t testing.TB, pm *authz.PrincipalMap, id, dir, raftAddr, http
 	return launchNode(t, pm, id, dir, raftAddr, httpAddr, bootstrap, false)
 }
 
-// startCluster starts nodes n1, n2 and n3 with principal map pm, n2 and
-// n3 joining the cluster n1 bootstraps, and returns them and their leader.
-func startCluster(t testing.TB, pm *authz.PrincipalMap) ([]*node, *node) {
+// startCluster starts size nodes n1, n2, … with principal map pm, the
+// others joining the cluster n1 bootstraps, and returns them and their
+// leader.
+func startCluster(t testing.TB, pm *authz.PrincipalMap, size int) ([]*node, *node) {
 	t.Helper()
-	n1 := startNodeWith(t, pm, "n1", "", "", "", true)
-	waitLeader(t, n1)
-	n2 := startNodeWith(t, pm, "n2", "", "", "", false)
-	n3 := startNodeWith(t, pm, "n3", "", "", "", false)
+	nodes := []*node{startNodeWith(t, pm, "n1", "", "", "", true)}
+	waitLeader(t, nodes[0])
+	for i := 2; i <= size; i++ {
+		nodes = append(nodes, startNodeWith(t, pm, fmt.Sprintf("n%d", i), "", "", "", false))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for _, n := range []*node{n2, n3} {
-		if err := n.Join(ctx, n1.addr); err != nil {
+	for _, n := range nodes[1:] {
+		if err := n.Join(ctx, nodes[0].addr); err != nil {
 			t.Fatal(err)
 		}
 	}
-	nodes := []*node{n1, n2, n3}
 	return nodes, waitLeader(t, nodes...)
 }
 

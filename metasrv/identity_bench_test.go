@@ -30,7 +30,7 @@ const benchRounds = 5
 func BenchmarkJWTFirstCall(b *testing.B) {
 	iss := oidctest.NewIssuer(b)
 	withOIDC(b, iss, "namespaces: {all: [sales]}", func(c *metasrv.Config) { onTCP(c); raftTimeouts(c) })
-	nodes, leader := startCluster(b, principals(b))
+	nodes, leader := startCluster(b, principals(b), 3)
 	follower := nodes[1]
 	if leader == follower {
 		follower = nodes[2]

@@ -224,7 +224,7 @@ func TestJWTSyncOnFollower(t *testing.T) {
 		raftTimeouts(c)
 		c.ProposeTimeout = 2 * time.Second // the unreachable leader's wait
 	})
-	nodes, leader := startCluster(t, principals(t))
+	nodes, leader := startCluster(t, principals(t), 3)
 	var followers []*node
 	for _, n := range nodes {
 		if n != leader {

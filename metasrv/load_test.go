@@ -76,7 +76,7 @@ func BenchmarkTagAssignWrites3Nodes(b *testing.B) {
 }
 
 func benchTagAssignWrites(b *testing.B, raw bool) {
-	nodes, leader := startCluster(b, principals(b))
+	nodes, leader := startCluster(b, principals(b), 3)
 	const writers = 64
 	must(b, leader, call{method: "POST", path: "/api/metalakes", token: tokAdmin, body: map[string]any{"name": "acme", "owner": "alice@acme"}})
 	must(b, leader, call{method: "POST", path: ml + "/tags", token: tokAlice, body: map[string]any{"name": "pii"}})

@@ -1,7 +1,6 @@
 package metasrv_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"lakegate/authz"
 	"lakegate/authz/oidc"
@@ -245,18 +243,10 @@ func TestJWTCallerForwarded(t *testing.T) {
 	}
 	configHook = func(c *metasrv.Config) { c.Principals, c.Authn = nil, ps }
 	t.Cleanup(func() { configHook = nil })
-	n1 := startNode(t, "n1", "", "", "", true)
-	waitLeader(t, n1)
-	n2 := startNode(t, "n2", "", "", "", false)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	if err := n2.Join(ctx, n1.addr); err != nil {
-		t.Fatal(err)
-	}
-	leader := waitLeader(t, n1, n2)
-	follower := n2
-	if leader == n2 {
-		follower = n1
+	nodes, leader := startCluster(t, principals(t), 2)
+	follower := nodes[1]
+	if leader == follower {
+		follower = nodes[0]
 	}
 	withAcme(t, leader)
 	for _, c := range []call{

@@ -1,13 +1,11 @@
 package metasrv_test
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"lakegate/authz"
 )
@@ -450,18 +448,10 @@ func TestDomainDraftAndOwners(t *testing.T) {
 // the leader and answered with the leader's domain or typed error; reads on
 // the follower see them with minGeneration.
 func TestDomainViaFollower(t *testing.T) {
-	n1 := startNode(t, "n1", "", "", "", true)
-	waitLeader(t, n1)
-	n2 := startNode(t, "n2", "", "", "", false)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	if err := n2.Join(ctx, n1.addr); err != nil {
-		t.Fatal(err)
-	}
-	leader := waitLeader(t, n1, n2)
-	follower := n1
-	if leader == n1 {
-		follower = n2
+	nodes, leader := startCluster(t, principals(t), 2)
+	follower := nodes[0]
+	if leader == follower {
+		follower = nodes[1]
 	}
 	must(t, follower, call{method: "POST", path: "/api/metalakes", token: tokAdmin, body: map[string]any{"name": "acme", "owner": "alice@acme"}})
 	must(t, follower, as(tokAlice, "POST", "/domains", `{"name":"P","backingTag":{"name":"p","create":true}}`))
