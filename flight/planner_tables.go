@@ -151,6 +151,7 @@ func (pn *planner) Render(ctx context.Context, w who, stmt *sqlgate.Statement, t
 	if err != nil {
 		return r, nil, err
 	}
+	pn.foldFacts(ctx, w, stmt, rel, tables)
 	if r.sql, err = stmt.Render(rel); err == nil {
 		r.pushed, r.kinds, err = stmt.RenderPushed(rel)
 	}
@@ -159,6 +160,61 @@ func (pn *planner) Render(ctx context.Context, w who, stmt *sqlgate.Statement, t
 		return rendered{}, nil, err
 	}
 	return r, release, nil
+}
+
+// foldUnique is implemented by engines that can tell whether a text column
+// of a bound version holds no two values equal under their collation
+// (duckdb.Engine): the gate then groups by the column's bytes.
+type foldUnique interface {
+	FoldUnique(ctx context.Context, tenant, id, column string) (bool, error)
+}
+
+// foldFactRows bounds the versions whose columns foldFacts asks about, by
+// their rows: the first question about a column scans it (twice).
+const foldFactRows = 4 << 20
+
+// foldFacts sets Relation.FoldUnique in rel for the text columns stmt
+// groups by (sqlgate.Statement.GroupKeys), versions[i] being the version
+// of stmt.Tables()[i], bound. A column the engine cannot answer for, or of
+// a version of more than foldFactRows rows, stays unknown: the statement
+// then groups under the collation, as it would without the answer.
+func (pn *planner) foldFacts(ctx context.Context, w who, stmt *sqlgate.Statement, rel map[sqlgate.TableRef]sqlgate.Relation, versions []backend.TableVersion) {
+	fu, ok := pn.engine.(foldUnique)
+	if !ok {
+		return
+	}
+	keys := stmt.GroupKeys(rel)
+	if len(keys) == 0 {
+		return
+	}
+	refs := stmt.Tables()
+	for _, k := range keys {
+		i := slices.Index(refs, k.Table)
+		if i < 0 || i >= len(versions) || versions[i].Upstream != nil {
+			continue
+		}
+		var rows int64
+		for _, f := range versions[i].Files {
+			rows += f.Rows
+		}
+		if rows == 0 || rows > foldFactRows { // nothing to group, or too much to scan
+			continue
+		}
+		v, err := fu.FoldUnique(ctx, w.tenant(), versions[i].ID(), k.Column)
+		if err != nil || !v {
+			continue
+		}
+		r := rel[k.Table]
+		c := slices.Index(r.Columns, k.Column)
+		if c < 0 {
+			continue
+		}
+		if r.FoldUnique == nil {
+			r.FoldUnique = make([]bool, len(r.Columns))
+		}
+		r.FoldUnique[c] = true
+		rel[k.Table] = r
+	}
 }
 
 // bind localizes and binds versions on the caller's engine and returns the

@@ -133,6 +133,20 @@ func FuzzGate(f *testing.F) {
 		if numberedParams(outsideQuotes(out)) != st.NumParams() {
 			t.Fatalf("NumParams %d, output %s", st.NumParams(), out)
 		}
+		// Grouping text by bytes (groupkeys.go) keeps every invariant, and
+		// changes nothing where no key is offered.
+		folded := foldRels(st, "a", "b", "c", "id", "name", "x")
+		fout, err := st.Render(folded)
+		if err == nil {
+			if err := sqlgate.CheckLexical(fout); err != nil || strings.Contains(outsideQuotes(fout), ";") || numberedParams(outsideQuotes(fout)) != st.NumParams() {
+				t.Fatalf("with FoldUnique: %v\n%s", err, fout)
+			}
+			if len(st.GroupKeys(folded)) == 0 {
+				if plain, _ := st.Render(foldRels(st)); plain != fout {
+					t.Fatalf("no group keys, yet FoldUnique changes the output:\n%s\n%s", plain, fout)
+				}
+			}
+		}
 		// DuckDB's own parser: one statement, gate-issued relations only.
 		p, err := dc.check(out)
 		if err != nil {

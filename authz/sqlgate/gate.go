@@ -136,6 +136,14 @@ type Relation struct {
 	// Policy, when set, is applied wherever the table is read (see
 	// policy.go).
 	Policy *Policy
+	// FoldUnique, when set, has one entry per column: true when no two
+	// distinct values of the column, as stored (before any mask), are
+	// equal under the engine's collation, so that grouping by their bytes
+	// forms the collation's groups (groupkeys.go). It is not used for a
+	// masked column or a table read through a row filter (the fact covers
+	// rows the caller may not read). Statement.GroupKeys names the columns
+	// worth finding it for.
+	FoldUnique []bool
 }
 
 // Statement is one accepted statement. It is immutable after Parse; Tables,
@@ -157,9 +165,10 @@ type Statement struct {
 	showSchema  string     // KindShowTables
 	pattern     string     // KindShowDatabases, KindShowTables: LIKE pattern
 	hasPattern  bool
-	cols        *colInfo // column references, for CheckColumns (columns.go)
-	dialect     Dialect  // the dialect Render prints (ParseFor)
-	gate        *Gate    // set with an upstream dialect: checks the output
+	cols        *colInfo    // column references, for CheckColumns (columns.go)
+	dialect     Dialect     // the dialect Render prints (ParseFor)
+	gate        *Gate       // set with an upstream dialect: checks the output
+	groupKeys   []*groupKey // GROUP BY items that may group by bytes (groupkeys.go)
 }
 
 // colCheck is a bare column reference whose name is also a table alias
@@ -237,7 +246,7 @@ func (g *Gate) parse(stmt ast.StmtNode, def string, ck checked, sql string) (*St
 		return &Statement{kind: KindUse, useSchema: name}, nil
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		w := newWalker(def)
-		w.checked = ck
+		w.checked, w.root = ck, n
 		if err := w.resultSet(n.(ast.ResultSetNode)); err != nil {
 			return nil, err
 		}

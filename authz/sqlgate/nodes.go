@@ -549,6 +549,10 @@ type renderBuf struct {
 	pushed bool
 	info   *typeInfo // the statement's type information (types.go)
 	ty     *typer    // the type pass, made when first needed
+	// rawGroups allows grouping text keys by bytes (groupkeys.go); raw
+	// holds the decision per key once made.
+	rawGroups bool
+	raw       map[*groupKey]bool
 }
 
 func (b *renderBuf) fail(err error) {

@@ -94,7 +94,7 @@ func (s *Statement) render(rel map[TableRef]Relation, pushParams bool) (string, 
 			return "", nil, unsupported("column %q has the same name as a table alias and is not a column of a table in its FROM clause; qualify it", c.name)
 		}
 	}
-	buf := &renderBuf{rel: rel, dialect: s.dialect, info: s.types}
+	buf := &renderBuf{rel: rel, dialect: s.dialect, info: s.types, rawGroups: s.kind == KindQuery}
 	if pushParams {
 		buf.kinds = make([]ParamKind, s.numParams)
 	}

@@ -694,7 +694,7 @@ func collation(name string) (string, error) {
 		return "c", nil
 	case n == "utf8mb4_0900_ai_ci" || n == "utf8mb4_general_ci" || n == "utf8mb4_unicode_ci" ||
 		n == "utf8_general_ci" || n == "utf8mb3_general_ci" || n == "utf8_unicode_ci":
-		return "nocase.noaccent", nil
+		return engineCollation, nil
 	case strings.HasSuffix(n, "_as_ci"):
 		return "nocase", nil
 	}

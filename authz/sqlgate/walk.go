@@ -42,6 +42,15 @@ type selScope struct {
 	aggs     int        // aggregate calls (not window calls) in this SELECT
 	using    bool       // a join of its FROM has USING or is NATURAL (types.go)
 	anyValue bool       // ANY_VALUE is used in this SELECT
+	// What markGroupKeys needs (groupkeys.go): the clause being walked,
+	// the column references outside aggregates in the output clauses, the
+	// names referenced from nested SELECTs, and the keys and references
+	// marked.
+	clause  uint8
+	outside []*ast.ColumnName
+	nested  map[string]bool
+	keys    []*groupKey
+	refs    []*keyRef
 }
 
 // binding is one FROM source: its alias and, for a real table, its reference.
@@ -74,6 +83,8 @@ type walker struct {
 	types     typeInfo           // for the type pass at Render (types.go)
 	aggArg    int                // walking the arguments of an aggregate (of this query block)
 	winArg    int                // walking the arguments of a window function
+	groupKeys []*groupKey        // GROUP BY items that may group by bytes (groupkeys.go)
+	root      ast.Node           // the statement's own query
 }
 
 func newWalker(defSchema string) *walker {
@@ -124,7 +135,7 @@ func (w *walker) statement(kind Kind, root ast.Node) *Statement {
 			f.AsName = ast.CIStr{}
 		}
 	}
-	st := &Statement{kind: kind, numParams: w.numberParams(), root: root, types: &w.types}
+	st := &Statement{kind: kind, numParams: w.numberParams(), root: root, types: &w.types, groupKeys: w.groupKeys}
 	st.tables = make([]TableRef, 0, len(w.tables))
 	for t := range w.tables {
 		st.tables = append(st.tables, t)
@@ -251,11 +262,13 @@ func (w *walker) selectStmt(n *ast.SelectStmt) error {
 			n.From.TableRefs = &ast.Join{Left: item}
 		}
 	}
+	w.sel.clause = clauseOutput
 	for _, f := range n.Fields.Fields {
 		if err := w.field(f); err != nil {
 			return err
 		}
 	}
+	w.sel.clause = clauseInput
 	var err error
 	if n.Where != nil {
 		if n.Where, err = w.expr(n.Where); err != nil {
@@ -287,6 +300,7 @@ func (w *walker) selectStmt(n *ast.SelectStmt) error {
 			n.GroupBy = &ast.GroupByClause{Items: []*ast.ByItem{{Expr: tx(append(parts, ")")...), NullOrder: true}}}
 		}
 	}
+	w.sel.clause = clauseOutput
 	if n.Having != nil {
 		if n.Having.Expr, err = w.expr(n.Having.Expr); err != nil {
 			return err
@@ -306,6 +320,8 @@ func (w *walker) selectStmt(n *ast.SelectStmt) error {
 		}
 		n.OrderBy = dropNullOrder(n.OrderBy)
 	}
+	w.markGroupKeys(n)
+	w.sel.clause = clauseInput
 	if err := w.limit(n.Limit); err != nil {
 		return err
 	}
@@ -941,6 +957,7 @@ func (w *walker) column(cn *ast.ColumnName) error {
 	}
 	*cn = ast.ColumnName{Table: cistr(table), Name: cistr(name)}
 	w.types.cols[cn] = w.sel
+	w.noteColumn(cn)
 	if table == "" && w.aliasVisible(name) {
 		real := w.sel.real
 		w.pending = append(w.pending, colCheck{name: name, scope: real[:len(real):len(real)]})

@@ -1,0 +1,354 @@
+package sqlgate
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+)
+
+// Grouping by text under MySQL's collation. The engine groups a text column
+// by its folded value (default_collation) and carries one original value
+// per group along: for every row it lower-cases and strips accents. When
+// no two values of the column fold to the same text (Relation.FoldUnique),
+// grouping by the bytes forms exactly the same groups, each with its one
+// value, and costs what a case-sensitive engine pays. So a SELECT whose
+// GROUP BY names such a column prints the key as (col COLLATE c), and each
+// reference to the column outside aggregates — which the engine would
+// otherwise refuse as not grouped — as ((col COLLATE c) COLLATE
+// nocase.noaccent): the same value, ordered under MySQL's collation again
+// (by ORDER BY, by name, alias or position).
+//
+// That value carries the collation explicitly, where the column carried
+// the default: the engine refuses to compare it with a value of another
+// explicit collation, and passes the collation on through functions, set
+// operations and enclosing queries. So the walker marks keys only where
+// neither can happen (markGroupKeys): in the statement's own SELECT (not a
+// derived table, CTE, subquery or member of a set operation), where the
+// key is a plain column reference, the query has no ROLLUP, and every
+// reference to a column of that name outside aggregates is a whole select
+// field or a whole ORDER BY item (not inside an expression, a window or a
+// nested query). Render then
+// prints the raw form only where the key and all those references resolve
+// to the same column of a real table that FoldUnique marks, read without a
+// row filter or mask (factUsable); in any other case both print as
+// written.
+
+// engineCollation is the engine's name for MySQL's default collation, the
+// engine's default_collation.
+const engineCollation = "nocase.noaccent"
+
+// Clauses of a SELECT, for the references markGroupKeys looks at.
+const (
+	clauseInput  uint8 = iota // FROM, WHERE, GROUP BY: before grouping
+	clauseOutput              // select list, HAVING, WINDOW, ORDER BY
+)
+
+// groupKey is a GROUP BY item that may group by the column's bytes.
+type groupKey struct {
+	gateExpr
+	col *ast.ColumnNameExpr
+	sc  *selScope
+}
+
+func (n *groupKey) Restore(ctx *format.RestoreCtx) error {
+	if rb, ok := ctx.In.(*renderBuf); ok && rb.rawKey(n) {
+		ctx.WritePlain("(")
+		if err := n.col.Restore(ctx); err != nil {
+			return err
+		}
+		ctx.WritePlain(" COLLATE c)")
+		return nil
+	}
+	return n.col.Restore(ctx)
+}
+func (n *groupKey) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+func (n *groupKey) mysqlType(t *typer) mtype              { return t.typeOf(n.col) }
+
+// keyRef is a whole select field or ORDER BY item naming a column that is
+// also a groupKey of its SELECT.
+type keyRef struct {
+	gateExpr
+	col *ast.ColumnNameExpr
+	sc  *selScope
+	// name is set for a select field without an alias: the name the
+	// engine gives the bare column, which the raw form prints as its
+	// alias.
+	name string
+}
+
+func (n *keyRef) Restore(ctx *format.RestoreCtx) error {
+	if rb, ok := ctx.In.(*renderBuf); ok && rb.rawRef(n) {
+		ctx.WritePlain("((")
+		if err := n.col.Restore(ctx); err != nil {
+			return err
+		}
+		ctx.WritePlain(" COLLATE c) COLLATE " + engineCollation + ")")
+		if n.name != "" {
+			ctx.WritePlain(" AS ")
+			ctx.WriteName(n.name)
+		}
+		return nil
+	}
+	return n.col.Restore(ctx)
+}
+func (n *keyRef) Accept(v ast.Visitor) (ast.Node, bool) { return acceptLeaf(n, v) }
+func (n *keyRef) mysqlType(t *typer) mtype              { return t.typeOf(n.col) }
+
+// noteColumn records, for markGroupKeys, a column reference of the SELECT
+// being walked: outside aggregates in its output clauses, and by name in
+// every enclosing SELECT.
+func (w *walker) noteColumn(cn *ast.ColumnName) {
+	sc := w.sel
+	if sc.clause == clauseOutput && w.aggArg == 0 {
+		sc.outside = append(sc.outside, cn)
+	}
+	for p := sc.parent; p != nil; p = p.parent {
+		if p.nested == nil {
+			p.nested = make(map[string]bool)
+		}
+		p.nested[cn.Name.L] = true
+	}
+}
+
+// markGroupKeys replaces the GROUP BY items of n that may group by bytes
+// with groupKey, and the references that must follow them with keyRef (see
+// above). It runs once every clause of n is walked.
+func (w *walker) markGroupKeys(n *ast.SelectStmt) {
+	sc := w.sel
+	if n != w.root || n.GroupBy == nil || n.GroupBy.Rollup || w.dialect != DialectDuckDB || w.pol != nil {
+		return
+	}
+	// slots counts, per name, the references that are a whole select field
+	// with an alias or a whole ORDER BY item.
+	slots := map[string]int{}
+	for _, f := range n.Fields.Fields {
+		if c, ok := f.Expr.(*ast.ColumnNameExpr); ok {
+			slots[c.Name.Name.L]++
+		}
+	}
+	if n.OrderBy != nil {
+		for _, it := range n.OrderBy.Items {
+			if c, ok := it.Expr.(*ast.ColumnNameExpr); ok {
+				slots[c.Name.Name.L]++
+			}
+		}
+	}
+	outside := map[string]int{}
+	for _, cn := range sc.outside {
+		outside[cn.Name.L]++
+	}
+	eligible := map[string]bool{}
+	for _, it := range n.GroupBy.Items {
+		c, ok := it.Expr.(*ast.ColumnNameExpr)
+		if !ok {
+			continue
+		}
+		name := c.Name.Name.L
+		if sc.nested[name] || outside[name] != slots[name] {
+			continue
+		}
+		eligible[name] = true
+		k := &groupKey{col: c, sc: sc}
+		sc.keys = append(sc.keys, k)
+		w.groupKeys = append(w.groupKeys, k)
+		it.Expr = k
+	}
+	if len(eligible) == 0 {
+		return
+	}
+	ref := func(e ast.ExprNode) ast.ExprNode {
+		if c, ok := e.(*ast.ColumnNameExpr); ok && eligible[c.Name.Name.L] {
+			r := &keyRef{col: c, sc: sc}
+			sc.refs = append(sc.refs, r)
+			return r
+		}
+		return e
+	}
+	for _, f := range n.Fields.Fields {
+		if c, ok := f.Expr.(*ast.ColumnNameExpr); ok && eligible[c.Name.Name.L] {
+			f.Expr = ref(f.Expr)
+			if r, ok := f.Expr.(*keyRef); ok && f.AsName.L == "" {
+				r.name = c.Name.Name.L
+			}
+		}
+	}
+	if n.OrderBy != nil {
+		for _, it := range n.OrderBy.Items {
+			it.Expr = ref(it.Expr)
+		}
+	}
+}
+
+// realColumn resolves a column reference of SELECT scope sc to a column
+// of a real table: its reference and index. It fails where the engine might
+// bind the name otherwise: an unqualified name matching no source column,
+// more than one, or a select-list alias for another expression.
+func (rb *renderBuf) realColumn(cn *ast.ColumnName, sc *selScope) (TableRef, int, bool) {
+	name, table := cn.Name.L, cn.Table.L
+	ref, idx, found := TableRef{}, -1, false
+	for _, b := range sc.bindings {
+		if table != "" && b.alias != table {
+			continue
+		}
+		if !b.real {
+			// A derived table or CTE: the name is not a real table's
+			// column if the source is named, and may not be if the source
+			// may have it.
+			if table != "" || rb.sourceHas(b, name) {
+				return TableRef{}, 0, false
+			}
+			continue
+		}
+		r, ok := rb.rel[b.ref]
+		if !ok {
+			return TableRef{}, 0, false
+		}
+		for i, c := range r.Columns {
+			if strings.EqualFold(c, name) {
+				if found {
+					return TableRef{}, 0, false // ambiguous, or a USING join
+				}
+				ref, idx, found = b.ref, i, true
+			}
+		}
+	}
+	if !found {
+		return TableRef{}, 0, false
+	}
+	if sc.stmt != nil && sc.stmt.Fields != nil {
+		for _, f := range sc.stmt.Fields.Fields {
+			if f.AsName.L != name {
+				continue
+			}
+			var fc *ast.ColumnName
+			switch e := f.Expr.(type) {
+			case *ast.ColumnNameExpr:
+				fc = e.Name
+			case *keyRef:
+				fc = e.col.Name
+			}
+			if fc == nil || fc.Name.L != name || fc.Table.L != "" && table != "" && fc.Table.L != table {
+				return TableRef{}, 0, false // the alias of another expression
+			}
+		}
+	}
+	return ref, idx, true
+}
+
+// sourceHas reports whether a derived table or CTE source may have a column
+// named name (when its columns are not known, it may).
+func (rb *renderBuf) sourceHas(b binding, name string) bool {
+	if rb.ty == nil {
+		rb.ty = &typer{info: rb.info, rel: rb.rel, memo: make(map[ast.Node]mtype)}
+	}
+	cols := rb.ty.sourceCols(b)
+	if cols == nil {
+		return true
+	}
+	for _, c := range cols {
+		if c.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// rawKey reports whether k prints as a grouping by the column's bytes.
+func (rb *renderBuf) rawKey(k *groupKey) bool {
+	if !rb.rawGroups {
+		return false
+	}
+	if v, ok := rb.raw[k]; ok {
+		return v
+	}
+	v := rb.foldUniqueKey(k)
+	if rb.raw == nil {
+		rb.raw = make(map[*groupKey]bool)
+	}
+	rb.raw[k] = v
+	return v
+}
+
+// foldUniqueKey reports whether k and every reference of its name in its
+// SELECT resolve to one unmasked text column of a real table that
+// Relation.FoldUnique marks.
+func (rb *renderBuf) foldUniqueKey(k *groupKey) bool {
+	ref, i, ok := rb.realColumn(k.col.Name, k.sc)
+	if !ok {
+		return false
+	}
+	r := rb.rel[ref]
+	if i >= len(r.FoldUnique) || !r.FoldUnique[i] || i >= len(r.Types) || !strings.EqualFold(r.Types[i], "VARCHAR") {
+		return false
+	}
+	if !factUsable(r, i) {
+		return false
+	}
+	for _, x := range k.sc.refs {
+		if x.col.Name.Name.L != k.col.Name.Name.L {
+			continue
+		}
+		if xr, xi, ok := rb.realColumn(x.col.Name, x.sc); !ok || xr != ref || xi != i {
+			return false
+		}
+	}
+	return true
+}
+
+// factUsable reports whether FoldUnique of column i of r may be used: not
+// when a mask replaces the values grouped (it may make them collide), nor
+// when a row filter hides rows, since the fact covers every row of the
+// version and the form a statement takes must not depend on rows its
+// caller cannot read.
+func factUsable(r Relation, i int) bool {
+	if r.Policy == nil {
+		return true
+	}
+	return r.Policy.Filter == nil && (i >= len(r.Policy.Masks) || r.Policy.Masks[i] == nil)
+}
+
+// rawRef reports whether x names a key of its SELECT grouped by bytes.
+func (rb *renderBuf) rawRef(x *keyRef) bool {
+	for _, k := range x.sc.keys {
+		if k.col.Name.Name.L == x.col.Name.Name.L && rb.rawKey(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// ColumnRef names a column of a table of a statement.
+type ColumnRef struct {
+	Table  TableRef
+	Column string // as in Relation.Columns
+}
+
+// GroupKeys returns the text columns of rel's tables that the statement
+// groups by and that Render would group by their bytes if
+// Relation.FoldUnique marked them (of a table without a row filter, not
+// masked, used only where the rewrite covers), each once. The caller learns FoldUnique for these
+// alone: finding it costs a scan of the column.
+func (s *Statement) GroupKeys(rel map[TableRef]Relation) []ColumnRef {
+	if s.kind != KindQuery || len(s.groupKeys) == 0 {
+		return nil
+	}
+	rb := &renderBuf{rel: rel, dialect: s.dialect, info: s.types}
+	var out []ColumnRef
+	for _, k := range s.groupKeys {
+		ref, i, ok := rb.realColumn(k.col.Name, k.sc)
+		if !ok {
+			continue
+		}
+		r := rel[ref]
+		if i >= len(r.Types) || !strings.EqualFold(r.Types[i], "VARCHAR") || !factUsable(r, i) {
+			continue
+		}
+		c := ColumnRef{Table: ref, Column: r.Columns[i]}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+package sqlgate_test
+
+import (
+	"strings"
+	"testing"
+
+	"lakegate/authz/sqlgate"
+)
+
+// foldRels is rels with every column text, and FoldUnique set for the
+// columns in unique (by name).
+func foldRels(st *sqlgate.Statement, unique ...string) map[sqlgate.TableRef]sqlgate.Relation {
+	m := rels(st)
+	for ref, r := range m {
+		r.Types = make([]string, len(r.Columns))
+		r.FoldUnique = make([]bool, len(r.Columns))
+		for i, c := range r.Columns {
+			r.Types[i] = "VARCHAR"
+			for _, u := range unique {
+				r.FoldUnique[i] = r.FoldUnique[i] || u == c
+			}
+		}
+		m[ref] = r
+	}
+	return m
+}
+
+// TestGroupKeys: which GROUP BY keys may group by bytes, and how Render
+// prints them with and without Relation.FoldUnique. Where the raw form
+// could not cover every use of the column, the key is not offered, and the
+// statement prints as it does without the fact.
+func TestGroupKeys(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	cases := []struct {
+		sql  string
+		keys []string // GroupKeys, as "table.column"
+		raw  string   // a fragment of the output with FoldUnique (when keys)
+	}{
+		{sql: "SELECT name, count(*) FROM t GROUP BY name ORDER BY name", keys: []string{"t.name"},
+			raw: `SELECT (("name" COLLATE c) COLLATE nocase.noaccent) AS "name",count(1) AS "count(*)" FROM "lg_rel"."t_0" AS "t" GROUP BY ("name" COLLATE c) ORDER BY (("name" COLLATE c) COLLATE nocase.noaccent)`},
+		{sql: "SELECT t.name AS n, count(*) AS c FROM t GROUP BY t.name ORDER BY n", keys: []string{"t.name"},
+			raw: `SELECT (("t"."name" COLLATE c) COLLATE nocase.noaccent) AS "n",count(1) AS "c" FROM "lg_rel"."t_0" AS "t" GROUP BY ("t"."name" COLLATE c) ORDER BY "n"`},
+		{sql: "SELECT count(*) FROM t GROUP BY name, a", keys: []string{"t.name", "t.a"},
+			raw: `GROUP BY ("name" COLLATE c),("a" COLLATE c)`},
+		{sql: "SELECT name, sum(b) FROM t, u WHERE t.id = u.x GROUP BY name"}, // ambiguous
+		{sql: "SELECT t.name, count(DISTINCT u.name) FROM t JOIN u ON t.id = u.id GROUP BY t.name", keys: []string{"t.name"},
+			raw: `GROUP BY ("t"."name" COLLATE c)`},
+		{sql: "SELECT upper(name), count(*) FROM t GROUP BY name"},
+		{sql: "SELECT name, count(*) FROM t GROUP BY name HAVING name <> 'x'"},
+		{sql: "SELECT name, rank() OVER (ORDER BY name) FROM t GROUP BY name"},
+		{sql: "SELECT name, (SELECT count(*) FROM u WHERE u.name = t.name) FROM t GROUP BY name"},
+		{sql: "SELECT name, count(*) FROM t GROUP BY name WITH ROLLUP"},
+		{sql: "SELECT * FROM (SELECT name, count(*) AS c FROM t GROUP BY name) AS d"},
+		{sql: "WITH d AS (SELECT name FROM t GROUP BY name) SELECT * FROM d"},
+		{sql: "SELECT name FROM t GROUP BY name UNION SELECT name FROM u"},
+		{sql: "SELECT name FROM t WHERE id IN (SELECT id FROM u GROUP BY name)"},
+		{sql: "SELECT a AS name, count(*) FROM t GROUP BY name"},
+		{sql: "SELECT n AS name FROM (SELECT name AS n FROM t) AS d GROUP BY n"},
+		{sql: "SELECT name, count(*) FROM t GROUP BY name ORDER BY name COLLATE utf8mb4_bin"},
+		{sql: "INSERT INTO u (name) SELECT name FROM t GROUP BY name"},
+	}
+	for _, c := range cases {
+		t.Run(c.sql, func(t *testing.T) {
+			st, err := g.Parse(c.sql, "sales")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for _, k := range st.GroupKeys(foldRels(st)) {
+				keys = append(keys, k.Table.Name+"."+k.Column)
+			}
+			if strings.Join(keys, ",") != strings.Join(c.keys, ",") {
+				t.Fatalf("GroupKeys = %v, want %v", keys, c.keys)
+			}
+			// Unknown (nil) or false, and a column of another type:
+			// printed as without the fact.
+			plain, err := st.Render(foldRels(st))
+			if err != nil {
+				t.Fatal(err)
+			}
+			known := foldRels(st)
+			for ref, r := range known {
+				r.FoldUnique = nil
+				known[ref] = r
+			}
+			if out, err := st.Render(known); err != nil || out != plain {
+				t.Fatalf("FoldUnique nil: %v\n%s\nwant\n%s", err, out, plain)
+			}
+			intPlain, _ := st.Render(typed(foldRels(st), "INTEGER"))
+			if out, err := st.Render(typed(foldRels(st, "name", "a"), "INTEGER")); err != nil || out != intPlain {
+				t.Fatalf("an INTEGER column: %v\n%s\nwant\n%s", err, out, intPlain)
+			}
+			out, err := st.Render(foldRels(st, "name", "a"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.raw == "" {
+				if out != plain {
+					t.Fatalf("with FoldUnique but no key:\n%s\nwant\n%s", out, plain)
+				}
+				return
+			}
+			if !strings.Contains(out, c.raw) || sqlgate.CheckLexical(out) != nil {
+				t.Fatalf("with FoldUnique:\n%s\nwant it to contain\n%s", out, c.raw)
+			}
+			// Not for a table read through a row filter, nor for a masked
+			// column.
+			for _, policy := range []string{"filter", "mask"} {
+				rel := foldRels(st, "name", "a")
+				for ref, r := range rel {
+					r.Policy = &sqlgate.Policy{}
+					if policy == "filter" {
+						f, err := g.PrepareRowFilter("id > 0", r.Columns, sqlgate.DialectDuckDB)
+						if err != nil {
+							t.Fatal(err)
+						}
+						r.Policy.Filter = f
+					} else {
+						r.Policy.Masks = make([]*sqlgate.Mask, len(r.Columns))
+						for i, col := range r.Columns {
+							if r.Policy.Masks[i], err = g.PrepareMask("concat('x', {column})", col, r.Columns, sqlgate.DialectDuckDB); err != nil {
+								t.Fatal(err)
+							}
+						}
+					}
+					rel[ref] = r
+				}
+				if keys := st.GroupKeys(rel); len(keys) != 0 {
+					t.Errorf("with a %s: GroupKeys = %v", policy, keys)
+				}
+				if out, err := st.Render(rel); err != nil || strings.Contains(out, "COLLATE c)") {
+					t.Errorf("with a %s: %v\n%s", policy, err, out)
+				}
+			}
+		})
+	}
+}
+
+// typed sets every column's type to typ.
+func typed(m map[sqlgate.TableRef]sqlgate.Relation, typ string) map[sqlgate.TableRef]sqlgate.Relation {
+	for ref, r := range m {
+		for i := range r.Types {
+			r.Types[i] = typ
+		}
+		m[ref] = r
+	}
+	return m
+}
