@@ -151,7 +151,7 @@ func (pn *planner) Render(ctx context.Context, w who, stmt *sqlgate.Statement, t
 	if err != nil {
 		return r, nil, err
 	}
-	pn.foldFacts(ctx, w, stmt, rel, tables)
+	pn.columnFacts(ctx, w, stmt, rel, tables)
 	if r.sql, err = stmt.Render(rel); err == nil {
 		r.pushed, r.kinds, err = stmt.RenderPushed(rel)
 	}
@@ -162,59 +162,68 @@ func (pn *planner) Render(ctx context.Context, w who, stmt *sqlgate.Statement, t
 	return r, release, nil
 }
 
-// foldUnique is implemented by engines that can tell whether a text column
-// of a bound version holds no two values equal under their collation
-// (duckdb.Engine): the gate then groups by the column's bytes.
-type foldUnique interface {
-	FoldUnique(ctx context.Context, tenant, id, column string) (bool, error)
+// columnFacts is implemented by engines that can tell facts about the
+// values of a text column of a bound version (duckdb.Engine), which let the
+// gate print cheaper forms of MySQL's collation (sqlgate.Relation).
+type columnFacts interface {
+	ColumnFact(ctx context.Context, tenant, id, column string, fact backend.ColumnFact) (bool, error)
 }
 
-// foldFactRows bounds the versions whose columns foldFacts asks about, by
-// their rows: the first question about a column scans it (twice).
-const foldFactRows = 4 << 20
+// factRows bounds the versions whose columns columnFacts asks about, by
+// their rows: the first question about a column scans it.
+const factRows = 4 << 20
 
-// foldFacts sets Relation.FoldUnique in rel for the text columns stmt
-// groups by (sqlgate.Statement.GroupKeys), versions[i] being the version
-// of stmt.Tables()[i], bound. A column the engine cannot answer for, or of
-// a version of more than foldFactRows rows, stays unknown: the statement
-// then groups under the collation, as it would without the answer.
-func (pn *planner) foldFacts(ctx context.Context, w who, stmt *sqlgate.Statement, rel map[sqlgate.TableRef]sqlgate.Relation, versions []backend.TableVersion) {
-	fu, ok := pn.engine.(foldUnique)
+// columnFacts sets Relation.FoldUnique, Folded and ASCII in rel for the
+// text columns stmt groups by (sqlgate.Statement.GroupKeys) and compares
+// with LIKE (LikeColumns), versions[i] being the version of
+// stmt.Tables()[i], bound. A fact the engine cannot answer, or of a
+// version of more than factRows rows, stays unknown: the statement then
+// takes the form it takes without it.
+func (pn *planner) columnFacts(ctx context.Context, w who, stmt *sqlgate.Statement, rel map[sqlgate.TableRef]sqlgate.Relation, versions []backend.TableVersion) {
+	cf, ok := pn.engine.(columnFacts)
 	if !ok {
 		return
 	}
-	keys := stmt.GroupKeys(rel)
-	if len(keys) == 0 {
-		return
-	}
 	refs := stmt.Tables()
-	for _, k := range keys {
-		i := slices.Index(refs, k.Table)
-		if i < 0 || i >= len(versions) || versions[i].Upstream != nil {
-			continue
+	learn := func(cols []sqlgate.ColumnRef, fact backend.ColumnFact) {
+		for _, k := range cols {
+			i := slices.Index(refs, k.Table)
+			if i < 0 || i >= len(versions) || versions[i].Upstream != nil {
+				continue
+			}
+			var rows int64
+			for _, f := range versions[i].Files {
+				rows += f.Rows
+			}
+			if rows == 0 || rows > factRows { // nothing to gain, or too much to scan
+				continue
+			}
+			r := rel[k.Table]
+			c := slices.Index(r.Columns, k.Column)
+			if c < 0 {
+				continue
+			}
+			if v, err := cf.ColumnFact(ctx, w.tenant(), versions[i].ID(), k.Column, fact); err != nil || !v {
+				continue
+			}
+			set := &r.FoldUnique
+			switch fact {
+			case backend.FactFolded:
+				set = &r.Folded
+			case backend.FactASCII:
+				set = &r.ASCII
+			}
+			if *set == nil {
+				*set = make([]bool, len(r.Columns))
+			}
+			(*set)[c] = true
+			rel[k.Table] = r
 		}
-		var rows int64
-		for _, f := range versions[i].Files {
-			rows += f.Rows
-		}
-		if rows == 0 || rows > foldFactRows { // nothing to group, or too much to scan
-			continue
-		}
-		v, err := fu.FoldUnique(ctx, w.tenant(), versions[i].ID(), k.Column)
-		if err != nil || !v {
-			continue
-		}
-		r := rel[k.Table]
-		c := slices.Index(r.Columns, k.Column)
-		if c < 0 {
-			continue
-		}
-		if r.FoldUnique == nil {
-			r.FoldUnique = make([]bool, len(r.Columns))
-		}
-		r.FoldUnique[c] = true
-		rel[k.Table] = r
 	}
+	learn(stmt.GroupKeys(rel), backend.FactFoldUnique)
+	like := stmt.LikeColumns(rel)
+	learn(like, backend.FactFolded)
+	learn(like, backend.FactASCII)
 }
 
 // bind localizes and binds versions on the caller's engine and returns the

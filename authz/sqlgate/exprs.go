@@ -351,6 +351,9 @@ func (w *walker) like(x *ast.PatternLikeOrIlikeExpr) (ast.ExprNode, error) {
 		return nil, err
 	}
 	n.cs = binaryColl(n.v) || binaryColl(n.pat)
+	if _, col := n.v.(*ast.ColumnNameExpr); col && !n.cs && w.pol == nil {
+		w.likes = append(w.likes, n) // LikeColumns (facts.go)
+	}
 	if !n.cs && strings.ToLower(n.escape) != strings.ToUpper(n.escape) {
 		// The comparison ignores case (likeExpr), so a letter could not
 		// stand apart from its other case as the escape character.

@@ -133,7 +133,7 @@ func FuzzGate(f *testing.F) {
 		if numberedParams(outsideQuotes(out)) != st.NumParams() {
 			t.Fatalf("NumParams %d, output %s", st.NumParams(), out)
 		}
-		// Grouping text by bytes (groupkeys.go) keeps every invariant, and
+		// Grouping text by bytes (facts.go) keeps every invariant, and
 		// changes nothing where no key is offered.
 		folded := foldRels(st, "a", "b", "c", "id", "name", "x")
 		fout, err := st.Render(folded)

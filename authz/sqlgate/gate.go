@@ -139,11 +139,22 @@ type Relation struct {
 	// FoldUnique, when set, has one entry per column: true when no two
 	// distinct values of the column, as stored (before any mask), are
 	// equal under the engine's collation, so that grouping by their bytes
-	// forms the collation's groups (groupkeys.go). It is not used for a
+	// forms the collation's groups (facts.go). It is not used for a
 	// masked column or a table read through a row filter (the fact covers
 	// rows the caller may not read). Statement.GroupKeys names the columns
 	// worth finding it for.
 	FoldUnique []bool
+	// Folded, when set, has one entry per column: true when every value of
+	// the column, as stored, is its own fold (lower(strip_accents(v))), so
+	// that LIKE compares the column as it is (facts.go); used and not
+	// used as FoldUnique. Statement.LikeColumns names the columns worth
+	// finding it for.
+	Folded []bool
+	// ASCII, when set, has one entry per column: true when every value of
+	// the column is ASCII, so that LIKE with an ASCII pattern needs no
+	// test of each value for it (likeExpr); used and not used as
+	// FoldUnique, for the columns Statement.LikeColumns names.
+	ASCII []bool
 }
 
 // Statement is one accepted statement. It is immutable after Parse; Tables,
@@ -168,7 +179,8 @@ type Statement struct {
 	cols        *colInfo    // column references, for CheckColumns (columns.go)
 	dialect     Dialect     // the dialect Render prints (ParseFor)
 	gate        *Gate       // set with an upstream dialect: checks the output
-	groupKeys   []*groupKey // GROUP BY items that may group by bytes (groupkeys.go)
+	groupKeys   []*groupKey // GROUP BY items that may group by bytes (facts.go)
+	likes       []*likeExpr // LIKEs of a column under the collation (facts.go)
 }
 
 // colCheck is a bare column reference whose name is also a table alias

@@ -190,16 +190,35 @@ func (n *likeExpr) Restore(ctx *format.RestoreCtx) error {
 	if n.cs {
 		return n.print(ctx, n.v, op, n.pat)
 	}
+	rb, _ := ctx.In.(*renderBuf)
+	if rb != nil && rb.hasFact(n.v, factFolded) {
+		// Every value is its own fold (facts.go): only the pattern is
+		// folded.
+		return n.print(ctx, n.v, op, tx("lower(strip_accents(", n.pat, "))"))
+	}
 	// MySQL's default collation ignores case and accents: both sides are
 	// compared lower-cased and without accents (strip_accents, as the
 	// engine's collation). Lower-case LIKE rather than ILIKE: the engine
 	// turns LIKE 'p%' and '%p%' into prefix and substring searches, and its
 	// ILIKE measured twice as slow. (The walker refuses an escape character
 	// that is a letter: it would be lower-cased with the pattern.)
-	folded := &likeExpr{v: tx("lower(strip_accents(", n.v, "))"), pat: tx("lower(strip_accents(", n.pat, "))"), escape: n.escape, cs: true}
-	ascii, ok := n.asciiForm(ctx)
+	foldedForm := &likeExpr{v: tx("lower(strip_accents(", n.v, "))"), pat: tx("lower(strip_accents(", n.pat, "))"), escape: n.escape, cs: true}
+	asciiForm, ok := n.asciiForm(ctx)
 	if !ok {
-		return n.print(ctx, folded.v, op, folded.pat)
+		return n.print(ctx, foldedForm.v, op, foldedForm.pat)
+	}
+	if rb != nil && rb.hasFact(n.v, factASCII) {
+		// Every value is ASCII (facts.go).
+		if n.not {
+			ctx.WritePlain("(NOT ")
+		}
+		if err := asciiForm.Restore(ctx); err != nil {
+			return err
+		}
+		if n.not {
+			ctx.WritePlain(")")
+		}
+		return nil
 	}
 	// A text column against an ASCII pattern: lower() copies every string
 	// it folds, so an ASCII value (strlen = length) is matched as it is by
@@ -220,11 +239,11 @@ func (n *likeExpr) Restore(ctx *format.RestoreCtx) error {
 		return err
 	}
 	ctx.WritePlain(")) THEN ")
-	if err := ascii.Restore(ctx); err != nil {
+	if err := asciiForm.Restore(ctx); err != nil {
 		return err
 	}
 	ctx.WritePlain(" ELSE ")
-	if err := folded.Restore(ctx); err != nil {
+	if err := foldedForm.Restore(ctx); err != nil {
 		return err
 	}
 	ctx.WritePlain(" END")
@@ -549,7 +568,7 @@ type renderBuf struct {
 	pushed bool
 	info   *typeInfo // the statement's type information (types.go)
 	ty     *typer    // the type pass, made when first needed
-	// rawGroups allows grouping text keys by bytes (groupkeys.go); raw
+	// rawGroups allows grouping text keys by bytes (facts.go); raw
 	// holds the decision per key once made.
 	rawGroups bool
 	raw       map[*groupKey]bool

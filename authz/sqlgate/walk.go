@@ -42,7 +42,7 @@ type selScope struct {
 	aggs     int        // aggregate calls (not window calls) in this SELECT
 	using    bool       // a join of its FROM has USING or is NATURAL (types.go)
 	anyValue bool       // ANY_VALUE is used in this SELECT
-	// What markGroupKeys needs (groupkeys.go): the clause being walked,
+	// What markGroupKeys needs (facts.go): the clause being walked,
 	// the column references outside aggregates in the output clauses, the
 	// names referenced from nested SELECTs, and the keys and references
 	// marked.
@@ -83,8 +83,9 @@ type walker struct {
 	types     typeInfo           // for the type pass at Render (types.go)
 	aggArg    int                // walking the arguments of an aggregate (of this query block)
 	winArg    int                // walking the arguments of a window function
-	groupKeys []*groupKey        // GROUP BY items that may group by bytes (groupkeys.go)
+	groupKeys []*groupKey        // GROUP BY items that may group by bytes (facts.go)
 	root      ast.Node           // the statement's own query
+	likes     []*likeExpr        // LIKEs of a column under the collation (facts.go)
 }
 
 func newWalker(defSchema string) *walker {
@@ -135,7 +136,7 @@ func (w *walker) statement(kind Kind, root ast.Node) *Statement {
 			f.AsName = ast.CIStr{}
 		}
 	}
-	st := &Statement{kind: kind, numParams: w.numberParams(), root: root, types: &w.types, groupKeys: w.groupKeys}
+	st := &Statement{kind: kind, numParams: w.numberParams(), root: root, types: &w.types, groupKeys: w.groupKeys, likes: w.likes}
 	st.tables = make([]TableRef, 0, len(w.tables))
 	for t := range w.tables {
 		st.tables = append(st.tables, t)

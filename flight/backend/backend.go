@@ -63,6 +63,23 @@ type Relation struct {
 	Types []string
 }
 
+// ColumnFact is a property of every value of a text column of a table
+// version that lets the SQL gate print a cheaper form with the same answer
+// under MySQL's collation (sqlgate.Relation).
+type ColumnFact uint8
+
+const (
+	// FactFoldUnique: no two distinct values are equal under the
+	// collation, so grouping by their bytes forms the collation's groups.
+	FactFoldUnique ColumnFact = iota + 1
+	// FactFolded: every value is its own fold (lower-cased, without
+	// accents), so LIKE needs to fold only its pattern.
+	FactFolded
+	// FactASCII: every value is ASCII, so LIKE with an ASCII pattern
+	// needs no test of each value for it.
+	FactASCII
+)
+
 // Table describes one table of a tenant.
 type Table struct {
 	Name     TableName

@@ -145,7 +145,7 @@ func (t *tenant) forget(id string) {
 		delete(t.inMemory, id)
 	}
 	delete(t.bound, id)
-	delete(t.folds, id)
+	delete(t.facts, id)
 	if storage, _, ok := splitVersionID(id); ok {
 		delete(t.use.tables[storage], id)
 		if len(t.use.tables[storage]) == 0 {

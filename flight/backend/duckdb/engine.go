@@ -236,12 +236,12 @@ type tenant struct {
 	eng  *Engine
 	log  *slog.Logger
 
-	mu           sync.Mutex                 // serializes view DDL; guards bound, inMemory and materialized
-	bound        map[string][]string        // table versions with a view (Bind): id → column types
-	inMemory     map[string]*copied         // the bound versions copied into memory
-	materialized int64                      // file bytes of the versions copied into memory
-	use          versionUse                 // who holds the bound versions (bind_release.go)
-	folds        map[string]map[string]bool // FoldUnique's answers: version id → column → answer (folds.go)
+	mu           sync.Mutex                  // serializes view DDL; guards bound, inMemory and materialized
+	bound        map[string][]string         // table versions with a view (Bind): id → column types
+	inMemory     map[string]*copied          // the bound versions copied into memory
+	materialized int64                       // file bytes of the versions copied into memory
+	use          versionUse                  // who holds the bound versions (bind_release.go)
+	facts        map[string]map[factKey]bool // ColumnFact's answers by version id (facts.go)
 
 	verified verifyCache // statements that passed verify
 }

@@ -146,3 +146,126 @@ func typed(m map[sqlgate.TableRef]sqlgate.Relation, typ string) map[sqlgate.Tabl
 	}
 	return m
 }
+
+// TestLikeColumns: which LIKEs may compare the column as it is, and how
+// Render prints them with and without Relation.Folded.
+func TestLikeColumns(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	cases := []struct {
+		sql    string
+		cols   []string // LikeColumns, as "table.column"
+		folded string   // a fragment of the output with Folded (when cols)
+	}{
+		{sql: "SELECT id FROM t WHERE name LIKE '%Ab%'", cols: []string{"t.name"}, folded: `("name" LIKE lower(strip_accents('%Ab%')))`},
+		{sql: "SELECT id FROM t WHERE t.name NOT LIKE 'x|%%' ESCAPE '|'", cols: []string{"t.name"},
+			folded: `("t"."name" NOT LIKE lower(strip_accents('x|%%')) ESCAPE '|')`},
+		{sql: "SELECT id FROM t WHERE name LIKE ?", cols: []string{"t.name"}, folded: `("name" LIKE lower(strip_accents($1)) ESCAPE '\')`},
+		{sql: "SELECT * FROM (SELECT name FROM t WHERE a LIKE 'p%') AS d WHERE d.name LIKE 'q%'", cols: []string{"t.a"},
+			folded: `("a" LIKE lower(strip_accents('p%')))`},
+		{sql: "SELECT id FROM t WHERE name LIKE 'x' COLLATE utf8mb4_bin"},
+		{sql: "SELECT id FROM t WHERE upper(name) LIKE 'X%'"},
+		{sql: "SELECT id FROM t WHERE 'abc' LIKE name"},
+		{sql: "SELECT id FROM t, u WHERE name LIKE 'x%'"}, // ambiguous
+	}
+	for _, c := range cases {
+		t.Run(c.sql, func(t *testing.T) {
+			st, err := g.Parse(c.sql, "sales")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cols []string
+			for _, k := range st.LikeColumns(foldRels(st)) {
+				cols = append(cols, k.Table.Name+"."+k.Column)
+			}
+			if strings.Join(cols, ",") != strings.Join(c.cols, ",") {
+				t.Fatalf("LikeColumns = %v, want %v", cols, c.cols)
+			}
+			plain, err := st.Render(foldRels(st))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel := foldedRels(foldRels(st), nil)
+			out, err := st.Render(rel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.folded == "" {
+				if out != plain {
+					t.Fatalf("with Folded but no column:\n%s\nwant\n%s", out, plain)
+				}
+				return
+			}
+			if !strings.Contains(out, c.folded) || sqlgate.CheckLexical(out) != nil {
+				t.Fatalf("with Folded:\n%s\nwant it to contain\n%s", out, c.folded)
+			}
+			if strings.Contains(plain, c.folded) {
+				t.Fatalf("without Folded:\n%s", plain)
+			}
+			filter, err := g.PrepareRowFilter("id > 0", cols0(rel), sqlgate.DialectDuckDB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			filtered := foldedRels(foldRels(st), &sqlgate.Policy{Filter: filter})
+			if got := st.LikeColumns(filtered); len(got) != 0 {
+				t.Errorf("with a row filter: LikeColumns = %v", got)
+			}
+			if out, err := st.Render(filtered); err != nil || strings.Contains(out, c.folded) {
+				t.Errorf("with a row filter: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestLikeASCIIColumn: with Relation.ASCII (and not Folded), a LIKE of a
+// column against an ASCII pattern prints its ASCII form alone; a pattern
+// that is not an ASCII literal keeps the folded form.
+func TestLikeASCIIColumn(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	cases := []struct{ sql, want string }{
+		{"SELECT id FROM t WHERE name LIKE '%Ab%'", `WHERE regexp_matches("name", '(?s)[aA][bB]')`},
+		{"SELECT id FROM t WHERE name NOT LIKE 'a%b'", `WHERE (NOT regexp_matches("name", '(?s)\A[aA].*[bB]\z'))`},
+		{"SELECT id FROM t WHERE name NOT LIKE '%1%'", `WHERE (NOT ("name" LIKE '%1%'))`},
+		{"SELECT id FROM t WHERE name LIKE '%é%'", `WHERE (lower(strip_accents("name")) LIKE lower(strip_accents('%é%')))`},
+		{"SELECT id FROM t WHERE name LIKE ?", `WHERE (lower(strip_accents("name")) LIKE lower(strip_accents($1)) ESCAPE '\')`},
+	}
+	for _, c := range cases {
+		st, err := g.Parse(c.sql, "sales")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel := foldRels(st)
+		for ref, r := range rel {
+			r.ASCII = make([]bool, len(r.Columns))
+			for i := range r.ASCII {
+				r.ASCII[i] = true
+			}
+			rel[ref] = r
+		}
+		out, err := st.Render(rel)
+		if err != nil || !strings.HasSuffix(out, c.want) || sqlgate.CheckLexical(out) != nil {
+			t.Errorf("%s: %v\n%s\nwant it to end in\n%s", c.sql, err, out, c.want)
+		}
+	}
+}
+
+// foldedRels marks every column of m Folded, under policy.
+func foldedRels(m map[sqlgate.TableRef]sqlgate.Relation, policy *sqlgate.Policy) map[sqlgate.TableRef]sqlgate.Relation {
+	for ref, r := range m {
+		r.Folded = make([]bool, len(r.Columns))
+		for i := range r.Folded {
+			r.Folded[i] = true
+		}
+		r.Policy = policy
+		m[ref] = r
+	}
+	return m
+}
+
+// cols0 is the columns of some relation of m (the test tables have the
+// same).
+func cols0(m map[sqlgate.TableRef]sqlgate.Relation) []string {
+	for _, r := range m {
+		return r.Columns
+	}
+	return nil
+}

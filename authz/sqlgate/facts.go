@@ -8,6 +8,21 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/format"
 )
 
+// Facts about a column's values that make MySQL's collation cheaper to
+// carry, with the same answers (Relation.FoldUnique, Relation.Folded). The
+// engine finds them, exactly, per table version and column; the gate uses
+// them only for a table read without a row filter (they cover every row,
+// and the form a statement takes must not depend on rows its caller cannot
+// read) and a column without a mask (a mask changes the values).
+//
+// LIKE on a folded column. The gate compares lower(strip_accents(v)) with
+// the pattern folded alike (likeExpr). When every value of the column is
+// its own fold, lower(strip_accents(v)) is v, and the column is compared
+// as it is: the engine then runs a literal pattern as a substring or
+// prefix search over the stored values. When every value is ASCII, an
+// ASCII pattern is matched by its ASCII form alone, without the test of
+// each value that chooses between it and the fold.
+//
 // Grouping by text under MySQL's collation. The engine groups a text column
 // by its folded value (default_collation) and carries one original value
 // per group along: for every row it lower-cases and strips accents. When
@@ -186,6 +201,9 @@ func (w *walker) markGroupKeys(n *ast.SelectStmt) {
 // bind the name otherwise: an unqualified name matching no source column,
 // more than one, or a select-list alias for another expression.
 func (rb *renderBuf) realColumn(cn *ast.ColumnName, sc *selScope) (TableRef, int, bool) {
+	if sc == nil {
+		return TableRef{}, 0, false
+	}
 	name, table := cn.Name.L, cn.Table.L
 	ref, idx, found := TableRef{}, -1, false
 	for _, b := range sc.bindings {
@@ -317,6 +335,55 @@ func (rb *renderBuf) rawRef(x *keyRef) bool {
 		}
 	}
 	return false
+}
+
+// hasFact reports whether e is a column reference to an unmasked text
+// column of a real table read without a row filter that fact (a field of
+// Relation) marks.
+func (rb *renderBuf) hasFact(e ast.ExprNode, fact func(*Relation) []bool) bool {
+	c, ok := e.(*ast.ColumnNameExpr)
+	if !ok || rb.info == nil || rb.dialect != DialectDuckDB {
+		return false
+	}
+	ref, i, ok := rb.realColumn(c.Name, rb.info.cols[c.Name])
+	if !ok {
+		return false
+	}
+	r := rb.rel[ref]
+	marks := fact(&r)
+	return i < len(marks) && marks[i] && i < len(r.Types) && strings.EqualFold(r.Types[i], "VARCHAR") && factUsable(r, i)
+}
+
+// factFolded and factASCII select a fact for hasFact.
+func factFolded(r *Relation) []bool { return r.Folded }
+func factASCII(r *Relation) []bool  { return r.ASCII }
+
+// LikeColumns returns the text columns of rel's tables that the statement
+// compares with LIKE under the collation and whose LIKE Render would print
+// without folding the column if Relation.Folded marked them (of a table
+// without a row filter, not masked), each once. The caller learns Folded
+// for these alone: finding it may scan the column.
+func (s *Statement) LikeColumns(rel map[TableRef]Relation) []ColumnRef {
+	if len(s.likes) == 0 || s.types == nil {
+		return nil
+	}
+	rb := &renderBuf{rel: rel, dialect: s.dialect, info: s.types}
+	var out []ColumnRef
+	for _, n := range s.likes {
+		c := n.v.(*ast.ColumnNameExpr)
+		ref, i, ok := rb.realColumn(c.Name, s.types.cols[c.Name])
+		if !ok {
+			continue
+		}
+		r := rel[ref]
+		if i >= len(r.Types) || !strings.EqualFold(r.Types[i], "VARCHAR") || !factUsable(r, i) {
+			continue
+		}
+		if cr := (ColumnRef{Table: ref, Column: r.Columns[i]}); !slices.Contains(out, cr) {
+			out = append(out, cr)
+		}
+	}
+	return out
 }
 
 // ColumnRef names a column of a table of a statement.

@@ -27,6 +27,16 @@ func (r *sqlRecorder) Execute(ctx context.Context, tenant, sql string, args []an
 	return r.Engine.Execute(ctx, tenant, sql, args)
 }
 
+// recordingLake is newLake with its engine recording the SQL it runs.
+func recordingLake(t *testing.T) (*lake, *sqlRecorder) {
+	var rec *sqlRecorder
+	l := newLake(t, func(c *Config) {
+		rec = &sqlRecorder{Engine: c.Backend.(*duckdb.Engine)}
+		c.Backend = rec
+	})
+	return l, rec
+}
+
 // take returns the SQL run since the last call.
 func (r *sqlRecorder) take() []string {
 	r.mu.Lock()
@@ -39,16 +49,13 @@ func (r *sqlRecorder) take() []string {
 // TestGroupByTextFoldUnique: a GROUP BY of a text column groups by the
 // column's bytes exactly when that forms the collation's groups (the
 // statement's own SELECT, the column's values apart under the collation,
-// no row filter or mask, not used in an expression), and the answer is MySQL's either
-// way: ordered under the collation by name, alias or position, and with
+// no row filter or mask, not used in an expression), and the answer is
+// MySQL's either way: ordered under the collation by name, alias or
+// position, and with
 // the values that differ only by case or accents in one group where they
 // exist or a mask makes them.
 func TestGroupByTextFoldUnique(t *testing.T) {
-	var rec *sqlRecorder
-	l := newLake(t, func(c *Config) {
-		rec = &sqlRecorder{Engine: c.Backend.(*duckdb.Engine)}
-		c.Backend = rec
-	})
+	l, rec := recordingLake(t)
 	cl := l.client(t)
 	ctx := bearerCtx(aliceToken)
 	create := func(name string, values ...string) {
@@ -134,5 +141,66 @@ func TestGroupByTextFoldUnique(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLikeFoldedColumn: LIKE compares a column as it is exactly when every
+// value of its version is its own fold, and answers under MySQL's
+// collation either way (the column folded, or matched by its ASCII form
+// when every value is ASCII): case and accents of the pattern and of the
+// values ignored, NULL not matched by LIKE or NOT LIKE.
+func TestLikeFoldedColumn(t *testing.T) {
+	l, rec := recordingLake(t)
+	cl := l.client(t)
+	ctx := bearerCtx(aliceToken)
+	for _, u := range []string{
+		"CREATE TABLE sales.notes AS SELECT 'pending deposits' AS note, 1 AS n UNION ALL SELECT 'special requests', 2 UNION ALL SELECT NULL, 3",
+		"CREATE TABLE sales.mixed AS SELECT 'Pending deposits' AS note, 1 AS n UNION ALL SELECT 'café pending', 2 UNION ALL SELECT 'special requests', 3",
+		"CREATE TABLE sales.cased AS SELECT 'Pending deposits' AS note, 1 AS n UNION ALL SELECT 'special REQUESTS', 2 UNION ALL SELECT NULL, 3",
+	} {
+		if _, err := cl.ExecuteUpdate(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.take()
+	cases := []struct {
+		sql    string
+		want   string // the n of the rows, in order
+		folded bool   // the column compared as it is
+		ascii  bool   // the column matched by the ASCII form alone
+	}{
+		{"SELECT n FROM sales.notes WHERE note LIKE '%PENDING%' ORDER BY n", "1", true, false},
+		{"SELECT n FROM sales.notes WHERE note LIKE '%pÉnding%' ORDER BY n", "1", true, false},
+		{"SELECT n FROM sales.notes WHERE note NOT LIKE '%Deposits' ORDER BY n", "2", true, false},
+		{"SELECT n FROM sales.notes WHERE note LIKE 'special%' ORDER BY n", "2", true, false},
+		{"SELECT n FROM sales.mixed WHERE note LIKE '%PENDING%' ORDER BY n", "1,2", false, false},
+		{"SELECT n FROM sales.mixed WHERE note LIKE '%cafe%' ORDER BY n", "2", false, false},
+		{"SELECT n FROM sales.mixed WHERE note NOT LIKE 'pending%' ORDER BY n", "2,3", false, false},
+		{"SELECT n FROM sales.cased WHERE note LIKE '%requests' ORDER BY n", "2", false, true},
+		{"SELECT n FROM sales.cased WHERE note NOT LIKE 'PENDING%' ORDER BY n", "2", false, true},
+		{"SELECT n FROM sales.cased WHERE note LIKE '%pÉnding%' ORDER BY n", "1", false, false},
+	}
+	for _, c := range cases {
+		for run := range 2 {
+			rows := mustQuery(t, ctx, cl, c.sql)
+			var got []string
+			for _, r := range rows {
+				got = append(got, r[0])
+			}
+			if strings.Join(got, ",") != c.want {
+				t.Fatalf("%s (run %d): %v, want %s", c.sql, run, got, c.want)
+			}
+			sqls := rec.take()
+			folded := slices.ContainsFunc(sqls, func(s string) bool {
+				return strings.Contains(s, `"note" LIKE lower(`) || strings.Contains(s, `"note" NOT LIKE lower(`)
+			})
+			if folded != c.folded {
+				t.Fatalf("%s (run %d): column compared as it is %v, want %v: %q", c.sql, run, folded, c.folded, sqls)
+			}
+			ascii := slices.ContainsFunc(sqls, func(s string) bool { return strings.Contains(s, "regexp_matches") && !strings.Contains(s, "strlen(") })
+			if ascii != c.ascii {
+				t.Fatalf("%s (run %d): ASCII form alone %v, want %v: %q", c.sql, run, ascii, c.ascii, sqls)
+			}
+		}
 	}
 }

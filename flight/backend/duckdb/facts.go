@@ -1,0 +1,114 @@
+package duckdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"lakegate/flight/backend"
+)
+
+// ColumnFact reports whether fact holds for the text column column of the
+// table version id: backend.FactFoldUnique, that no two distinct values
+// are equal under the engine's collation (default_collation), so grouping
+// by their bytes forms the collation's groups; backend.FactFolded, that
+// every value is its own fold (lower(strip_accents(v)), the gate's fold for
+// LIKE), so a LIKE needs to fold only its pattern; backend.FactASCII, that
+// every value is ASCII. The answer is exact: the engine groups the column
+// both ways and compares the counts, or looks for a value that folds to
+// other bytes or is not ASCII. A version's data never
+// changes, so the first call for a version, column and fact scans the
+// column and later ones answer from memory, until the version is dropped.
+//
+// The caller must hold the version bound (Bind) for the tenant while the
+// call runs. The answer covers every row of the version: the gate uses it
+// only for callers who read the table without a row filter.
+func (e *Engine) ColumnFact(ctx context.Context, tenantID, id, column string, fact backend.ColumnFact) (bool, error) {
+	rel, col := relSchema+"."+quoteIdent("v_"+id), quoteIdent(column)
+	var sql string
+	switch fact {
+	case backend.FactFoldUnique:
+		sql = "SELECT (SELECT count(*) FROM (SELECT 1 FROM " + rel + " GROUP BY (" + col + " COLLATE c))) = " +
+			"(SELECT count(*) FROM (SELECT 1 FROM " + rel + " GROUP BY " + col + "))"
+	case backend.FactFolded:
+		sql = "SELECT count(*) = 0 FROM (SELECT 1 FROM " + rel + " WHERE (" + col + " COLLATE c) <> " +
+			"(lower(strip_accents(" + col + ")) COLLATE c) LIMIT 1)"
+	case backend.FactASCII:
+		sql = "SELECT count(*) = 0 FROM (SELECT 1 FROM " + rel + " WHERE strlen(" + col + ") <> length(" + col + ") LIMIT 1)"
+	default:
+		return false, fmt.Errorf("duckdb: column facts: unknown fact %d", fact)
+	}
+	t, err := e.tenant(ctx, tenantID)
+	if err != nil {
+		return false, err
+	}
+	key := factKey{column: column, fact: fact}
+	t.mu.Lock()
+	_, bound := t.bound[id]
+	v, known := t.facts[id][key]
+	t.mu.Unlock()
+	switch {
+	case !bound:
+		return false, fmt.Errorf("duckdb: column facts: table version %q is not bound", id)
+	case known:
+		return v, nil
+	}
+	if v, err = t.queryBool(ctx, sql); err != nil {
+		return false, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.bound[id]; ok { // not dropped meanwhile: forget would not see it
+		if t.facts == nil {
+			t.facts = make(map[string]map[factKey]bool)
+		}
+		if t.facts[id] == nil {
+			t.facts[id] = make(map[factKey]bool)
+		}
+		t.facts[id][key] = v
+	}
+	return v, nil
+}
+
+// factKey names a column fact of a version.
+type factKey struct {
+	column string
+	fact   backend.ColumnFact
+}
+
+// queryBool runs sql, a query of one BOOLEAN value, and returns it (NULL
+// is false).
+func (t *tenant) queryBool(ctx context.Context, sql string) (bool, error) {
+	s, err := t.begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer s.end()
+	schema, err := s.start(sql, nil, false)
+	if err != nil {
+		return false, s.err(err)
+	}
+	var v, seen bool
+	for {
+		rec, err := s.fetch(schema)
+		if err != nil {
+			return false, s.err(err)
+		}
+		if rec == nil {
+			if !seen {
+				return false, errors.New("duckdb: column facts: no row")
+			}
+			return v, nil
+		}
+		col, ok := rec.Column(0).(*array.Boolean)
+		if ok && rec.NumRows() > 0 && !seen {
+			v, seen = col.IsValid(0) && col.Value(0), true
+		}
+		rec.Release()
+		if !ok {
+			return false, fmt.Errorf("duckdb: column facts: unexpected %s", schema.Field(0).Type)
+		}
+	}
+}

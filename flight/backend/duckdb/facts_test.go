@@ -1,0 +1,64 @@
+package duckdb_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"lakegate/flight/backend"
+)
+
+// TestColumnFact: the answers are the collation's, exactly. Values that
+// differ only by case, by accents (precomposed or not), or by a letter
+// the collation folds to another (the Kelvin sign) are equal under it; a
+// column of values that stay apart, NULLs and empty strings included, is
+// fold-unique. Trailing spaces and punctuation keep values apart. A column
+// is folded when no value changes under lower(strip_accents(…)), and ASCII
+// when every value is.
+func TestColumnFact(t *testing.T) {
+	ctx := context.Background()
+	e, _ := newEngine(t)
+	cases := []struct {
+		name                  string
+		values                string // a SQL list of VARCHAR values
+		unique, folded, ascii bool
+	}{
+		{"distinct ascii", `'Brand#1', 'Brand#2', 'brand#3', 'Brand#1', NULL, ''`, true, false, true},
+		{"lower case", `'pending deposits', 'x', 'x', '', NULL, '123 #-_.'`, true, true, true},
+		{"case", `'Brand#1', 'brand#1'`, false, false, true},
+		{"case upper", `'ABC', 'abc', 'x'`, false, false, true},
+		{"accent", `'ärger', 'arger'`, false, false, false},
+		{"accent alone", `'ärger', 'b'`, true, false, false},
+		{"decomposed accent", `'e' || chr(769), 'e'`, false, false, false},
+		{"kelvin sign", `chr(8490), 'k'`, false, false, false},
+		{"trailing space", `'a', 'a '`, true, true, true},
+		{"punctuation", `'a-b', 'a_b', 'a.b'`, true, true, true},
+		{"only nulls", `NULL, NULL`, true, true, true},
+		{"one value repeated", `'Same', 'Same', 'Same'`, true, false, true},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			id := fmt.Sprintf("facts@%d", i+1)
+			bindTable(t, e, "acme", id, "SELECT CAST(v AS VARCHAR) AS s, 1 AS n FROM (SELECT unnest(["+c.values+"]) AS v)")
+			for range 2 { // the second answers come from memory
+				for fact, want := range map[backend.ColumnFact]bool{backend.FactFoldUnique: c.unique, backend.FactFolded: c.folded, backend.FactASCII: c.ascii} {
+					got, err := e.ColumnFact(ctx, "acme", id, "s", fact)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got != want {
+						t.Fatalf("ColumnFact(%s, %d) = %v, want %v", c.values, fact, got, want)
+					}
+				}
+			}
+		})
+	}
+	for _, bad := range []struct{ id, column string }{{"unbound@1", "s"}, {"facts@1", "no_such_column"}} {
+		if _, err := e.ColumnFact(ctx, "acme", bad.id, bad.column, backend.FactFolded); err == nil {
+			t.Errorf("ColumnFact(%s, %s): no error", bad.id, bad.column)
+		}
+	}
+	if _, err := e.ColumnFact(ctx, "acme", "facts@1", "s", 0); err == nil {
+		t.Error("ColumnFact of an unknown fact: no error")
+	}
+}
