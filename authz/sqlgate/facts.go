@@ -9,7 +9,7 @@ import (
 )
 
 // Facts about a column's values that make MySQL's collation cheaper to
-// carry, with the same answers (Relation.FoldUnique, Relation.Folded). The
+// carry, with the same answers (Relation.FoldUnique, Folded, ASCII). The
 // engine finds them, exactly, per table version and column; the gate uses
 // them only for a table read without a row filter (they cover every row,
 // and the form a statement takes must not depend on rows its caller cannot
@@ -44,11 +44,10 @@ import (
 // key is a plain column reference, the query has no ROLLUP, and every
 // reference to a column of that name outside aggregates is a whole select
 // field or a whole ORDER BY item (not inside an expression, a window or a
-// nested query). Render then
-// prints the raw form only where the key and all those references resolve
-// to the same column of a real table that FoldUnique marks, read without a
-// row filter or mask (factUsable); in any other case both print as
-// written.
+// nested query). Render then prints the raw form only where the key and
+// all those references resolve to the same column of a real table that
+// FoldUnique marks, read without a row filter or mask (factUsable); in any
+// other case both print as written.
 
 // engineCollation is the engine's name for MySQL's default collation, the
 // engine's default_collation.
@@ -136,7 +135,7 @@ func (w *walker) markGroupKeys(n *ast.SelectStmt) {
 		return
 	}
 	// slots counts, per name, the references that are a whole select field
-	// with an alias or a whole ORDER BY item.
+	// or a whole ORDER BY item.
 	slots := map[string]int{}
 	for _, f := range n.Fields.Fields {
 		if c, ok := f.Expr.(*ast.ColumnNameExpr); ok {

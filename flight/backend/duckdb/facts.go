@@ -18,9 +18,9 @@ import (
 // LIKE), so a LIKE needs to fold only its pattern; backend.FactASCII, that
 // every value is ASCII. The answer is exact: the engine groups the column
 // both ways and compares the counts, or looks for a value that folds to
-// other bytes or is not ASCII. A version's data never
-// changes, so the first call for a version, column and fact scans the
-// column and later ones answer from memory, until the version is dropped.
+// other bytes or is not ASCII. A version's data never changes, so the
+// first call for a version, column and fact scans the column and later
+// ones answer from memory, until the version is dropped.
 //
 // The caller must hold the version bound (Bind) for the tenant while the
 // call runs. The answer covers every row of the version: the gate uses it
