@@ -156,12 +156,13 @@ func newLatencyTarget(b *testing.B, name, uri, token, pointSQL string, pid int) 
 }
 
 // run answers n queries of kind ("select1" or "point") and returns their
-// latencies, sorted, the target process's CPU seconds they took and the
-// context switches of its threads while they ran.
-func (lt *latencyTarget) run(b *testing.B, kind string, n int, next *int64) ([]time.Duration, float64, int64) {
+// latencies, sorted, the target process's CPU seconds they took, the
+// client's (this process's), and the context switches of the target's
+// threads while they ran.
+func (lt *latencyTarget) run(b *testing.B, kind string, n int, next *int64) ([]time.Duration, float64, float64, int64) {
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, n)
-	cpu0, sw0 := procCPUSeconds(b, lt.pid), procSwitches(b, lt.pid)
+	cpu0, sw0, client0 := procCPUSeconds(b, lt.pid), procSwitches(b, lt.pid), procCPUSeconds(b, os.Getpid())
 	for range n {
 		start := time.Now()
 		var rows int64
@@ -178,9 +179,10 @@ func (lt *latencyTarget) run(b *testing.B, kind string, n int, next *int64) ([]t
 			b.Fatalf("%s %s: %d rows, %v", lt.name, kind, rows, err)
 		}
 	}
+	client := procCPUSeconds(b, os.Getpid()) - client0
 	cpu, sw := procCPUSeconds(b, lt.pid)-cpu0, procSwitches(b, lt.pid)-sw0
 	slices.Sort(lat)
-	return lat, cpu, sw
+	return lat, cpu, client, sw
 }
 
 // procSwitches returns the context switches, voluntary and not, of the
@@ -212,7 +214,7 @@ func procSwitches(b *testing.B, pid int) int64 {
 }
 
 // roundStats is one target's figures for one kind in one round.
-type roundStats struct{ p50, p99, cpu, sw float64 } // µs, µs, µs per query, switches per query
+type roundStats struct{ p50, p99, cpu, client, sw float64 } // µs, µs, µs per query (server, client), switches per query
 
 // BenchmarkPeerLatency compares the per-query latency of `lakegate serve`
 // (a child process, with its demo data) with that of a bare Flight SQL peer
@@ -222,12 +224,12 @@ type roundStats struct{ p50, p99, cpu, sw float64 } // µs, µs, µs per query, 
 // point query (demoPointQuery: DoPut of the id, GetFlightInfo, DoGet).
 // Each of LAKEGATE_PEER_ROUNDS rounds (default 5) runs LAKEGATE_PEER_QUERIES
 // (default 400) queries of each kind on each target, alternating the order
-// of the targets from round to round; each round gives p50, p99 and server
-// CPU per query and context switches per query (of the server's threads)
-// of each target and their ratios (lakegate / peer), printed per round, and
-// the benchmark reports the min/median/max over the rounds of the ratios
-// (p50-x, p99-x, cpu-x, sw-x; ≤ 1 is at or below the peer) and the median
-// p50s. With LAKEGATE_PEER_BASELINE_BIN naming another lakegate
+// of the targets from round to round; each round gives p50, p99, server
+// CPU per query, the client's CPU per query (this process's) and context
+// switches per query (of the server's threads) of each target and their
+// ratios (lakegate / peer), printed per round, and the benchmark reports
+// the min/median/max over the rounds of the ratios (p50-x, p99-x, cpu-x,
+// client-cpu-x, sw-x; ≤ 1 is at or below the peer) and the median p50s. With LAKEGATE_PEER_BASELINE_BIN naming another lakegate
 // binary, a third target serves the same demo from it, and the ratios of
 // this build to it are reported too (base-p50-x, base-p99-x). The whole run
 // happens once whatever b.N is. LAKEGATE_PEER_KINDS (select1, point or
@@ -279,16 +281,16 @@ func BenchmarkPeerLatency(b *testing.B) {
 		}
 		for _, k := range kinds {
 			for _, t := range order {
-				lat, cpu, sw := t.run(b, k, queries, &next)
+				lat, cpu, client, sw := t.run(b, k, queries, &next)
 				stats[k][t.name] = append(stats[k][t.name], roundStats{
 					p50: micros(percentile(lat, 50)), p99: micros(percentile(lat, 99)), cpu: cpu * 1e6 / float64(queries),
-					sw: float64(sw) / float64(queries)})
+					client: client * 1e6 / float64(queries), sw: float64(sw) / float64(queries)})
 			}
 		}
 		for _, k := range kinds {
 			lg, pe := stats[k]["lakegate"][r], stats[k]["peer"][r]
-			line := fmt.Sprintf("round %d %-7s lakegate p50 %6.0f µs p99 %6.0f µs cpu %5.0f µs sw %4.1f | peer p50 %6.0f p99 %6.0f cpu %5.0f sw %4.1f | x p50 %.2f p99 %.2f cpu %.2f sw %.2f",
-				r+1, k, lg.p50, lg.p99, lg.cpu, lg.sw, pe.p50, pe.p99, pe.cpu, pe.sw, lg.p50/pe.p50, lg.p99/pe.p99, lg.cpu/pe.cpu, lg.sw/pe.sw)
+			line := fmt.Sprintf("round %d %-7s lakegate p50 %6.0f µs p99 %6.0f µs cpu %5.0f µs client %5.0f µs sw %4.1f | peer p50 %6.0f p99 %6.0f cpu %5.0f client %5.0f sw %4.1f | x p50 %.2f p99 %.2f cpu %.2f client %.2f sw %.2f",
+				r+1, k, lg.p50, lg.p99, lg.cpu, lg.client, lg.sw, pe.p50, pe.p99, pe.cpu, pe.client, pe.sw, lg.p50/pe.p50, lg.p99/pe.p99, lg.cpu/pe.cpu, lg.client/pe.client, lg.sw/pe.sw)
 			if bs, ok := stats[k]["baseline"]; ok {
 				line += fmt.Sprintf(" | baseline p50 %6.0f p99 %6.0f cpu %5.0f, x %.2f", bs[r].p50, bs[r].p99, bs[r].cpu, lg.p50/bs[r].p50)
 			}
@@ -315,6 +317,7 @@ func BenchmarkPeerLatency(b *testing.B) {
 		report("p50-x", ratios("peer", p50))
 		report("p99-x", ratios("peer", p99))
 		report("cpu-x", ratios("peer", func(s roundStats) float64 { return s.cpu }))
+		report("client-cpu-x", ratios("peer", func(s roundStats) float64 { return s.client }))
 		report("sw-x", ratios("peer", func(s roundStats) float64 { return s.sw }))
 		if _, ok := stats[k]["baseline"]; ok {
 			report("base-p50-x", ratios("baseline", p50))
