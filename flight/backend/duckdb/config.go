@@ -48,6 +48,12 @@ type Config struct {
 	// dropped, least recently bound first; if that is not enough the new
 	// version is read from its files. 0 means 64 MiB.
 	MaterializeTotal int64
+	// FoldUniqueValues bounds the distinct values (estimated) of a text
+	// column whose backend.FactFoldUnique ColumnFact checks by grouping
+	// it: above it the fact is answered false at the cost of the estimate
+	// (4M distinct values: ≈ 1 s to group twice, ≈ 60 ms to estimate).
+	// 0 means 1,048,576.
+	FoldUniqueValues int
 	// Now is the clock that decides when a copy is idle; nil means
 	// time.Now.
 	Now func() time.Time
@@ -91,6 +97,8 @@ const (
 	DefaultMaterializeBytes = 1 << 20
 	DefaultMaterializeTotal = 64 << 20
 
+	DefaultFoldUniqueValues = 1 << 20
+
 	DefaultMaxTempSize = "10GB"
 
 	// DefaultMemoryWait is the Flight server's default queue timeout: a
@@ -123,6 +131,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxTempSize != "" && !memoryLimitRE.MatchString(c.MaxTempSize) {
 		errs = append(errs, fmt.Errorf("duckdb: MaxTempSize %q is not a size like \"10GB\" or \"512MiB\"", c.MaxTempSize))
+	}
+	if c.FoldUniqueValues < 0 {
+		errs = append(errs, fmt.Errorf("duckdb: FoldUniqueValues %d is negative", c.FoldUniqueValues))
 	}
 	if c.MaxParamBytes < 0 {
 		errs = append(errs, fmt.Errorf("duckdb: MaxParamBytes %d is negative", c.MaxParamBytes))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -20,7 +21,9 @@ import (
 // both ways and compares the counts, or looks for a value that folds to
 // other bytes or is not ASCII. A version's data never changes, so the
 // first call for a version, column and fact scans the column and later
-// ones answer from memory, until the version is dropped.
+// ones answer from memory, until the version is dropped. FactFoldUnique
+// is answered false, without grouping, for a column of more distinct
+// values (estimated) than Config.FoldUniqueValues.
 //
 // The caller must hold the version bound (Bind) for the tenant while the
 // call runs. The answer covers every row of the version: the gate uses it
@@ -55,7 +58,7 @@ func (e *Engine) ColumnFact(ctx context.Context, tenantID, id, column string, fa
 	case known:
 		return v, nil
 	}
-	if v, err = t.queryBool(ctx, sql); err != nil {
+	if v, err = t.checkFact(ctx, fact, sql, rel, col); err != nil {
 		return false, err
 	}
 	t.mu.Lock()
@@ -70,6 +73,23 @@ func (e *Engine) ColumnFact(ctx context.Context, tenantID, id, column string, fa
 		t.facts[id][key] = v
 	}
 	return v, nil
+}
+
+// checkFact runs sql, the query that answers fact for column col of
+// relation rel; a FactFoldUnique of a column of more distinct values than
+// Config.FoldUniqueValues (estimated) is false without it.
+func (t *tenant) checkFact(ctx context.Context, fact backend.ColumnFact, sql, rel, col string) (bool, error) {
+	if fact == backend.FactFoldUnique {
+		limit := t.eng.cfg.FoldUniqueValues
+		if limit == 0 {
+			limit = DefaultFoldUniqueValues
+		}
+		few, err := t.queryBool(ctx, "SELECT approx_count_distinct("+col+") <= "+strconv.Itoa(limit)+" FROM "+rel)
+		if err != nil || !few {
+			return false, err
+		}
+	}
+	return t.queryBool(ctx, sql)
 }
 
 // factKey names a column fact of a version.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"lakegate/flight/backend"
+	"lakegate/flight/backend/duckdb"
 )
 
 // TestColumnFact: the answers are the collation's, exactly. Values that
@@ -60,5 +61,26 @@ func TestColumnFact(t *testing.T) {
 	}
 	if _, err := e.ColumnFact(ctx, "acme", "facts@1", "s", 0); err == nil {
 		t.Error("ColumnFact of an unknown fact: no error")
+	}
+}
+
+// TestColumnFactFoldUniqueBound: a column of more distinct values than
+// Config.FoldUniqueValues is not grouped to check FactFoldUnique: the fact
+// is answered false; the other facts are checked whatever the count.
+func TestColumnFactFoldUniqueBound(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		limit int
+		want  bool
+	}{{4, false}, {5, true}, {0, true}} {
+		e, _ := newEngine(t, func(cfg *duckdb.Config) { cfg.FoldUniqueValues = c.limit })
+		bindTable(t, e, "acme", "bound@1", "SELECT ['a', 'b', 'c', 'd', 'e'][range % 5 + 1] AS s FROM range(100)")
+		got, err := e.ColumnFact(ctx, "acme", "bound@1", "s", backend.FactFoldUnique)
+		if err != nil || got != c.want {
+			t.Errorf("FoldUniqueValues %d: FoldUnique of 5 values = %v, %v; want %v", c.limit, got, err, c.want)
+		}
+		if folded, err := e.ColumnFact(ctx, "acme", "bound@1", "s", backend.FactFolded); err != nil || !folded {
+			t.Errorf("FoldUniqueValues %d: Folded = %v, %v; want true", c.limit, folded, err)
+		}
 	}
 }
