@@ -51,8 +51,8 @@ type Config struct {
 	// FoldUniqueValues bounds the distinct values (estimated) of a text
 	// column whose backend.FactFoldUnique ColumnFact checks by grouping
 	// it: above it the fact is answered false at the cost of the estimate
-	// (4M distinct values: ≈ 1 s to group twice, ≈ 60 ms to estimate).
-	// 0 means 1,048,576.
+	// (a one-pass sketch, where grouping millions of values twice takes
+	// seconds). 0 means 1,048,576.
 	FoldUniqueValues int
 	// Now is the clock that decides when a copy is idle; nil means
 	// time.Now.
