@@ -353,37 +353,10 @@ func (rb *renderBuf) hasFact(e ast.ExprNode, fact func(*Relation) []bool) bool {
 	return i < len(marks) && marks[i] && i < len(r.Types) && strings.EqualFold(r.Types[i], "VARCHAR") && factUsable(r, i)
 }
 
-// factFolded and factASCII select a fact for hasFact.
-func factFolded(r *Relation) []bool { return r.Folded }
-func factASCII(r *Relation) []bool  { return r.ASCII }
-
-// LikeColumns returns the text columns of rel's tables that the statement
-// compares with LIKE under the collation and whose LIKE Render would print
-// without folding the column if Relation.Folded marked them (of a table
-// without a row filter, not masked), each once. The caller learns Folded
-// for these alone: finding it may scan the column.
-func (s *Statement) LikeColumns(rel map[TableRef]Relation) []ColumnRef {
-	if len(s.likes) == 0 || s.types == nil {
-		return nil
-	}
-	rb := &renderBuf{rel: rel, dialect: s.dialect, info: s.types}
-	var out []ColumnRef
-	for _, n := range s.likes {
-		c := n.v.(*ast.ColumnNameExpr)
-		ref, i, ok := rb.realColumn(c.Name, s.types.cols[c.Name])
-		if !ok {
-			continue
-		}
-		r := rel[ref]
-		if i >= len(r.Types) || !strings.EqualFold(r.Types[i], "VARCHAR") || !factUsable(r, i) {
-			continue
-		}
-		if cr := (ColumnRef{Table: ref, Column: r.Columns[i]}); !slices.Contains(out, cr) {
-			out = append(out, cr)
-		}
-	}
-	return out
-}
+// factFoldUnique, factFolded and factASCII select a fact for hasFact.
+func factFoldUnique(r *Relation) []bool { return r.FoldUnique }
+func factFolded(r *Relation) []bool     { return r.Folded }
+func factASCII(r *Relation) []bool      { return r.ASCII }
 
 // ColumnRef names a column of a table of a statement.
 type ColumnRef struct {
@@ -392,18 +365,60 @@ type ColumnRef struct {
 }
 
 // GroupKeys returns the text columns of rel's tables that the statement
-// groups by and that Render would group by their bytes if
-// Relation.FoldUnique marked them (of a table without a row filter, not
-// masked, used only where the rewrite covers), each once. The caller learns FoldUnique for these
-// alone: finding it costs a scan of the column.
+// groups by, or counts the distinct values of, and that Render would group
+// or count by their bytes if Relation.FoldUnique marked them (of a table
+// without a row filter, not masked, used only where the rewrite covers),
+// each once. The caller learns FoldUnique for these alone: finding it
+// costs a scan of the column.
 func (s *Statement) GroupKeys(rel map[TableRef]Relation) []ColumnRef {
-	if s.kind != KindQuery || len(s.groupKeys) == 0 {
-		return nil
+	var cols []scopedColumn
+	if s.kind == KindQuery {
+		for _, k := range s.groupKeys {
+			cols = append(cols, scopedColumn{k.col.Name, k.sc})
+		}
 	}
+	for _, d := range s.distincts {
+		cols = append(cols, s.scoped(d.v))
+	}
+	return s.factColumns(rel, cols)
+}
+
+// LikeColumns returns the text columns of rel's tables that the statement
+// compares with LIKE under the collation and whose LIKE Render would print
+// without folding the column if Relation.Folded (or ASCII) marked them (of
+// a table without a row filter, not masked), each once. The caller learns
+// those facts for these alone: finding them may scan the column.
+func (s *Statement) LikeColumns(rel map[TableRef]Relation) []ColumnRef {
+	var cols []scopedColumn
+	for _, n := range s.likes {
+		cols = append(cols, s.scoped(n.v))
+	}
+	return s.factColumns(rel, cols)
+}
+
+// scopedColumn is a column reference and the SELECT scope it was written in.
+type scopedColumn struct {
+	name *ast.ColumnName
+	sc   *selScope
+}
+
+// scoped is the column reference e (a *ast.ColumnNameExpr) with its scope.
+func (s *Statement) scoped(e ast.ExprNode) scopedColumn {
+	c := e.(*ast.ColumnNameExpr)
+	var sc *selScope
+	if s.types != nil {
+		sc = s.types.cols[c.Name]
+	}
+	return scopedColumn{c.Name, sc}
+}
+
+// factColumns resolves cols to the unmasked text columns of real tables
+// read without a row filter, each once.
+func (s *Statement) factColumns(rel map[TableRef]Relation, cols []scopedColumn) []ColumnRef {
 	rb := &renderBuf{rel: rel, dialect: s.dialect, info: s.types}
 	var out []ColumnRef
-	for _, k := range s.groupKeys {
-		ref, i, ok := rb.realColumn(k.col.Name, k.sc)
+	for _, col := range cols {
+		ref, i, ok := rb.realColumn(col.name, col.sc)
 		if !ok {
 			continue
 		}
@@ -411,8 +426,7 @@ func (s *Statement) GroupKeys(rel map[TableRef]Relation) []ColumnRef {
 		if i >= len(r.Types) || !strings.EqualFold(r.Types[i], "VARCHAR") || !factUsable(r, i) {
 			continue
 		}
-		c := ColumnRef{Table: ref, Column: r.Columns[i]}
-		if !slices.Contains(out, c) {
+		if c := (ColumnRef{Table: ref, Column: r.Columns[i]}); !slices.Contains(out, c) {
 			out = append(out, c)
 		}
 	}

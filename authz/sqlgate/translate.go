@@ -97,7 +97,7 @@ func mysqlStr(e ast.ExprNode) ast.ExprNode {
 // foldKey is the value a DISTINCT aggregate compares: MySQL's default
 // collation ignores case and accents, which DuckDB's DISTINCT aggregates do
 // not (they ignore the default collation).
-func foldKey(e ast.ExprNode) ast.ExprNode { return &foldKeyExpr{v: e} }
+func foldKey(e ast.ExprNode) *foldKeyExpr { return &foldKeyExpr{v: e} }
 
 // foldKeyExpr prints foldKey's value: e itself where the type pass knows e
 // is a number or a temporal value (equal values print alike, and folding
@@ -109,6 +109,11 @@ type foldKeyExpr struct {
 }
 
 func (n *foldKeyExpr) Restore(ctx *format.RestoreCtx) error {
+	if rb, ok := ctx.In.(*renderBuf); ok && rb.hasFact(n.v, factFoldUnique) {
+		// No two values are equal under the collation (facts.go): the
+		// distinct values are the distinct folded values.
+		return n.v.Restore(ctx)
+	}
 	switch typeOfCtx(ctx.In, n.v).kind {
 	case tInt, tBool, tDecimal, tDate, tDatetime, tTime:
 		return n.v.Restore(ctx)

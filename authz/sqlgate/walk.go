@@ -86,6 +86,7 @@ type walker struct {
 	groupKeys []*groupKey        // GROUP BY items that may group by bytes (facts.go)
 	root      ast.Node           // the statement's own query
 	likes     []*likeExpr        // LIKEs of a column under the collation (facts.go)
+	distincts []*foldKeyExpr     // COUNT(DISTINCT column)s (facts.go)
 }
 
 func newWalker(defSchema string) *walker {
@@ -136,7 +137,7 @@ func (w *walker) statement(kind Kind, root ast.Node) *Statement {
 			f.AsName = ast.CIStr{}
 		}
 	}
-	st := &Statement{kind: kind, numParams: w.numberParams(), root: root, types: &w.types, groupKeys: w.groupKeys, likes: w.likes}
+	st := &Statement{kind: kind, numParams: w.numberParams(), root: root, types: &w.types, groupKeys: w.groupKeys, likes: w.likes, distincts: w.distincts}
 	st.tables = make([]TableRef, 0, len(w.tables))
 	for t := range w.tables {
 		st.tables = append(st.tables, t)
@@ -1113,7 +1114,11 @@ func (w *walker) aggregate(name string, n *callExpr, x *ast.AggregateFuncExpr) (
 		// compare case- and accent-insensitively. COUNT(DISTINCT a, b)
 		// skips rows where any is NULL.
 		if len(n.args) == 1 {
-			n.args = []ast.ExprNode{foldKey(n.args[0])}
+			fk := foldKey(n.args[0])
+			if _, col := n.args[0].(*ast.ColumnNameExpr); col && w.pol == nil {
+				w.distincts = append(w.distincts, fk) // GroupKeys (facts.go)
+			}
+			n.args = []ast.ExprNode{fk}
 			return n, nil
 		}
 		n.args = []ast.ExprNode{letx(n.args, func(r []ast.ExprNode) *tmplExpr {
