@@ -174,8 +174,8 @@ type columnFacts interface {
 const factRows = 4 << 20
 
 // columnFacts sets Relation.FoldUnique, Folded and ASCII in rel for the
-// text columns stmt groups by (sqlgate.Statement.GroupKeys) and compares
-// with LIKE (LikeColumns), versions[i] being the version of
+// text columns stmt groups by or counts distinct (sqlgate.Statement.GroupKeys)
+// and compares with LIKE (LikeColumns), versions[i] being the version of
 // stmt.Tables()[i], bound. A fact the engine cannot answer, or of a
 // version of more than factRows rows, stays unknown: the statement then
 // takes the form it takes without it.
