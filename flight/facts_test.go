@@ -205,16 +205,6 @@ func TestLikeFoldedColumn(t *testing.T) {
 	}
 }
 
-// factless is the engine without its column facts: the gate prints every
-// statement as it does when no fact holds.
-type factless struct{ backend.Backend }
-
-// InMemory passes the engine's answer through (planner_tables.go asks it).
-func (f factless) InMemory(tenant string, ids []string) bool {
-	m, ok := f.Backend.(inMemory)
-	return ok && m.InMemory(tenant, ids)
-}
-
 // TestColumnFactsAnswerAlike runs grouped, COUNT(DISTINCT …) and LIKE
 // statements of many shapes on two servers over the same data, one whose
 // engine answers column facts (they hold for some text columns of the
@@ -224,7 +214,7 @@ func (f factless) InMemory(tenant string, ids []string) bool {
 // them, and the same refusals.
 func TestColumnFactsAnswerAlike(t *testing.T) {
 	with, rec := recordingLake(t)
-	without := newLake(t, func(c *Config) { c.Backend = factless{c.Backend} })
+	without, _ := countingLake(t) // no column facts through the counter
 	ctx := bearerCtx(aliceToken)
 	setup := []string{
 		`CREATE TABLE sales.p AS SELECT 1 AS id, 'apple' AS brand, 'Red' AS color, 'pending deposits' AS note, 10 AS qty

@@ -17,11 +17,7 @@ import (
 // answered again from its plan; once the grant on the table is withdrawn,
 // alice's kept plan is refused as for a missing table.
 func TestStatementPlanReuseIsPerCaller(t *testing.T) {
-	var counter *describeCounter
-	l := newLake(t, func(c *Config) {
-		counter = &describeCounter{Backend: c.Backend}
-		c.Backend = counter
-	})
+	l, counter := countingLake(t)
 	cl := l.client(t)
 	seedOrders(t, cl)
 	const text = "SELECT id, amount FROM sales.orders ORDER BY id"

@@ -16,6 +16,8 @@ import (
 
 // describeCounter is a Backend that counts Describe calls: each one is a
 // statement planned (or taken from the engine's cache) for a result schema.
+// Of the engine's other interfaces it passes InMemory through, not
+// ColumnFact: statements take the form they take without column facts.
 type describeCounter struct {
 	backend.Backend
 	describes atomic.Int64
@@ -32,6 +34,16 @@ func (d *describeCounter) InMemory(tenant string, ids []string) bool {
 	return ok && m.InMemory(tenant, ids)
 }
 
+// countingLake is newLake with its engine behind a describeCounter.
+func countingLake(t *testing.T) (*lake, *describeCounter) {
+	var counter *describeCounter
+	l := newLake(t, func(c *Config) {
+		counter = &describeCounter{Backend: c.Backend}
+		c.Backend = counter
+	})
+	return l, counter
+}
+
 // TestReuseAcrossChanges runs one statement again and again — prepared
 // (DoPut, GetFlightInfo, DoGet) and plain (GetFlightInfo, DoGet) — while its
 // table and policies change under it: its plan is reused (no Describe)
@@ -42,11 +54,7 @@ func (d *describeCounter) InMemory(tenant string, ids []string) bool {
 func TestReuseAcrossChanges(t *testing.T) {
 	for _, way := range []string{"prepared", "plain"} {
 		t.Run(way, func(t *testing.T) {
-			var counter *describeCounter
-			l := newLake(t, func(c *Config) {
-				counter = &describeCounter{Backend: c.Backend}
-				c.Backend = counter
-			})
+			l, counter := countingLake(t)
 			cl := l.client(t)
 			seedOrders(t, cl)
 			ctx := bearerCtx(aliceToken)

@@ -719,25 +719,12 @@ func tpchRenderGate(gate *sqlgate.Gate, text string) string {
 	return out
 }
 
-// tpchMedianF is the median of xs (0 for none).
-func tpchMedianF(xs []float64) float64 {
+// tpchMedian is the median of xs (0 for none).
+func tpchMedian[T ~int64 | ~float64](xs []T) T {
 	if len(xs) == 0 {
 		return 0
 	}
 	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// tpchMedian is the median of ds (0 for none).
-func tpchMedian(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
 	slices.Sort(s)
 	if len(s)%2 == 1 {
 		return s[len(s)/2]
@@ -903,8 +890,8 @@ func BenchmarkTPCH(b *testing.B) {
 			slices.Sort(cpuRatios)
 			cpuRatio = fmt.Sprintf("%.2f", cpuRatios[len(cpuRatios)/2])
 		}
-		totalGWCPU += tpchMedianF(o.gatewayCPU)
-		totalDuckCPU += tpchMedianF(o.duckCPU)
+		totalGWCPU += tpchMedian(o.gatewayCPU)
+		totalDuckCPU += tpchMedian(o.duckCPU)
 		fmt.Printf("%-5s %-8s %6d %12.1f %12.1f %7.2f %12s %7s %9s\n", name, o.status, o.rows,
 			float64(g.Microseconds())/1000, float64(d.Microseconds())/1000, ratio, rendered, rratio, cpuRatio)
 	}

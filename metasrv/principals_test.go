@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"lakegate/authz"
-	"lakegate/authz/oidc"
 	"lakegate/authz/oidctest"
 	"lakegate/metasrv"
 	"lakegate/metasrv/api"
@@ -227,22 +226,7 @@ func TestJWTUsersAndGroups(t *testing.T) {
 // forwarded, the leader refused the write as from an unknown caller.
 func TestJWTCallerForwarded(t *testing.T) {
 	iss := oidctest.NewIssuer(t)
-	doc, err := authz.EncodePrincipalMap(harnessSpecs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc = append(doc, oidctest.OIDCSection(iss.ProviderYAML("idp", "tenant: acme", "groups_claim: groups",
-		"auto_create_users: true", "namespaces: {all: [sales]}"))...)
-	m, err := authz.ParsePrincipalMap(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps, err := authz.NewPrincipals(m, authz.PrincipalsConfig{Keys: oidc.NewRegistry(oidc.Options{Client: iss.Client()})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	configHook = func(c *metasrv.Config) { c.Principals, c.Authn = nil, ps }
-	t.Cleanup(func() { configHook = nil })
+	withOIDC(t, iss, "namespaces: {all: [sales]}", nil)
 	nodes, leader := startCluster(t, principals(t), 2)
 	follower := nodes[1]
 	if leader == follower {

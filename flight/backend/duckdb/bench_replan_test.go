@@ -62,42 +62,60 @@ func BenchmarkPointLookupReplan(b *testing.B) {
 			}
 		}
 	}
-	means := map[string][]float64{}
+	names := make([]string, len(ways))
+	byName := map[string]func() error{}
+	for i, w := range ways {
+		names[i], byName[w.name] = w.name, w.run
+	}
 	b.ResetTimer()
-	for r := range rounds {
-		order := slices.Clone(ways)
-		if r%2 == 1 {
-			slices.Reverse(order)
-		}
-		for _, w := range order {
-			start := time.Now()
-			for range perRound {
-				if err := w.run(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			means[w.name] = append(means[w.name], micros(time.Since(start))/perRound)
-		}
-	}
+	means := alternate(b, rounds, perRound, names, func(name string) error { return byName[name]() })
 	b.StopTimer()
-	ratios := func(a, c string) []float64 {
-		var out []float64
-		for r := range rounds {
-			out = append(out, means[a][r]/means[c][r])
-		}
-		slices.Sort(out)
-		return out
-	}
 	for _, w := range ways {
 		xs := slices.Sorted(slices.Values(means[w.name]))
 		b.ReportMetric(xs[rounds/2], w.name+"-µs")
 	}
 	for _, rc := range []struct{ name, a, c string }{{"replan-x", "param", "cached"}, {"param-vs-fresh-x", "param", "fresh"}, {"cast-x", "cast", "param"}} {
-		xs := ratios(rc.a, rc.c)
-		b.ReportMetric(xs[0], rc.name+"-min")
-		b.ReportMetric(xs[rounds/2], rc.name+"-med")
-		b.ReportMetric(xs[rounds-1], rc.name+"-max")
+		reportRatios(b, rc.name, means[rc.a], means[rc.c])
 	}
+}
+
+// alternate runs each of names perRound times a round (run(name)), for
+// rounds rounds, in an order reversed every other round so that a drift
+// of the machine's load falls on every name alike, and returns each
+// name's mean µs per run, by round.
+func alternate(b *testing.B, rounds, perRound int, names []string, run func(name string) error) map[string][]float64 {
+	b.Helper()
+	means := map[string][]float64{}
+	for r := range rounds {
+		order := slices.Clone(names)
+		if r%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, name := range order {
+			start := time.Now()
+			for range perRound {
+				if err := run(name); err != nil {
+					b.Fatalf("%s: %v", name, err)
+				}
+			}
+			means[name] = append(means[name], micros(time.Since(start))/float64(perRound))
+		}
+	}
+	return means
+}
+
+// reportRatios reports the min, median and max over the rounds of
+// num[r] ÷ den[r] as name-min, name-med and name-max.
+func reportRatios(b *testing.B, name string, num, den []float64) {
+	b.Helper()
+	xs := make([]float64, len(num))
+	for r := range num {
+		xs[r] = num[r] / den[r]
+	}
+	slices.Sort(xs)
+	b.ReportMetric(xs[0], name+"-min")
+	b.ReportMetric(xs[len(xs)/2], name+"-med")
+	b.ReportMetric(xs[len(xs)-1], name+"-max")
 }
 
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

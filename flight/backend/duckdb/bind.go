@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"lakegate/flight/backend"
@@ -211,33 +212,46 @@ func (e *Engine) DropIdleCopies(ctx context.Context, idle time.Duration) int64 {
 // before filtering, so binding a new version would cost more the more
 // versions the tenant has bound.
 func (t *tenant) viewTypes(ctx context.Context, name string) ([]string, error) {
-	s, err := t.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer s.end()
-	schema, err := s.start("SELECT column_type FROM (DESCRIBE "+relSchema+"."+quoteIdent(name)+")", nil, false)
-	if err != nil {
-		return nil, s.err(err)
-	}
 	var types []string
-	for {
-		rec, err := s.fetch(schema)
-		if err != nil {
-			return nil, s.err(err)
-		}
-		if rec == nil {
-			return types, nil
-		}
+	err := t.readAll(ctx, "SELECT column_type FROM (DESCRIBE "+relSchema+"."+quoteIdent(name)+")", func(rec arrow.RecordBatch) error {
 		col, ok := rec.Column(0).(*array.String)
 		if !ok {
-			rec.Release()
-			return nil, fmt.Errorf("duckdb: view column types: unexpected %s", rec.Column(0).DataType())
+			return fmt.Errorf("duckdb: view column types: unexpected %s", rec.Column(0).DataType())
 		}
 		for i := range col.Len() {
 			types = append(types, strings.Clone(col.Value(i))) // the batch's memory goes with it
 		}
+		return nil
+	})
+	return types, err
+}
+
+// readAll runs sql on one of the tenant's connections and passes each
+// batch of its result to each, which must not keep it; it stops at the
+// first error.
+func (t *tenant) readAll(ctx context.Context, sql string, each func(arrow.RecordBatch) error) error {
+	s, err := t.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.end()
+	schema, err := s.start(sql, nil, false)
+	if err != nil {
+		return s.err(err)
+	}
+	for {
+		rec, err := s.fetch(schema)
+		if err != nil {
+			return s.err(err)
+		}
+		if rec == nil {
+			return nil
+		}
+		err = each(rec)
 		rec.Release()
+		if err != nil {
+			return err
+		}
 	}
 }
 

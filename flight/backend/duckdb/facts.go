@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"lakegate/flight/backend"
@@ -101,34 +102,22 @@ type factKey struct {
 // queryBool runs sql, a query of one BOOLEAN value, and returns it (NULL
 // is false).
 func (t *tenant) queryBool(ctx context.Context, sql string) (bool, error) {
-	s, err := t.begin(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer s.end()
-	schema, err := s.start(sql, nil, false)
-	if err != nil {
-		return false, s.err(err)
-	}
 	var v, seen bool
-	for {
-		rec, err := s.fetch(schema)
-		if err != nil {
-			return false, s.err(err)
-		}
-		if rec == nil {
-			if !seen {
-				return false, errors.New("duckdb: column facts: no row")
-			}
-			return v, nil
-		}
+	err := t.readAll(ctx, sql, func(rec arrow.RecordBatch) error {
 		col, ok := rec.Column(0).(*array.Boolean)
-		if ok && rec.NumRows() > 0 && !seen {
+		if !ok {
+			return fmt.Errorf("duckdb: column facts: unexpected %s", rec.Column(0).DataType())
+		}
+		if rec.NumRows() > 0 && !seen {
 			v, seen = col.IsValid(0) && col.Value(0), true
 		}
-		rec.Release()
-		if !ok {
-			return false, fmt.Errorf("duckdb: column facts: unexpected %s", schema.Field(0).Type)
-		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return false, err
+	case !seen:
+		return false, errors.New("duckdb: column facts: no row")
 	}
+	return v, nil
 }

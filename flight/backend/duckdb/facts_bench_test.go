@@ -3,10 +3,8 @@ package duckdb_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"lakegate/authz/sqlgate"
 	"lakegate/flight/backend/duckdb"
@@ -82,34 +80,20 @@ func BenchmarkColumnFactForms(b *testing.B) {
 		answers[kind] = got
 	}
 	const rounds, perRound = 7, 5
-	times := map[string][]float64{}
-	b.ResetTimer()
-	for r := range rounds {
-		order := slices.Clone(forms)
-		if r%2 == 1 {
-			slices.Reverse(order)
-		}
-		for _, f := range order {
-			start := time.Now()
-			for range perRound {
-				if _, err := query(ctx, e, "acme", f.sql); err != nil {
-					b.Fatal(err)
-				}
-			}
-			times[f.name] = append(times[f.name], micros(time.Since(start))/perRound)
-		}
+	names := make([]string, len(forms))
+	sqls := map[string]string{}
+	for i, f := range forms {
+		names[i], sqls[f.name] = f.name, f.sql
 	}
+	b.ResetTimer()
+	times := alternate(b, rounds, perRound, names, func(name string) error {
+		_, err := query(ctx, e, "acme", sqls[name])
+		return err
+	})
 	b.StopTimer()
 	for _, kind := range []string{"group", "like"} {
 		for _, form := range []string{"plain", "facts"} {
-			var xs []float64
-			for r := range rounds {
-				xs = append(xs, times[kind+"-"+form][r]/times[kind+"-binary"][r])
-			}
-			slices.Sort(xs)
-			b.ReportMetric(xs[0], kind+"-"+form+"-x-min")
-			b.ReportMetric(xs[rounds/2], kind+"-"+form+"-x-med")
-			b.ReportMetric(xs[rounds-1], kind+"-"+form+"-x-max")
+			reportRatios(b, kind+"-"+form+"-x", times[kind+"-"+form], times[kind+"-binary"])
 		}
 	}
 }
