@@ -11,6 +11,7 @@ BENCH    ?= .
 COUNT    ?= 1
 FUZZTIME ?= 30s
 SF       ?= 1
+TPCH_ROUNDS ?= 7
 ROUNDS   ?= 5
 ROWS     ?= 10000000
 POINTS   ?= 1000
@@ -36,7 +37,8 @@ help:
 	@echo 'lint   gofmt check, go vet, staticcheck $(STATICCHECK_VERSION) (installed into bin/)'
 	@echo 'bench  benchmarks matching BENCH (default .), COUNT times (default 1)'
 	@echo 'bench-tpch  TPC-H at scale factor SF (default 1): go-tpc'"'"'s 22 queries through lakegate serve,'
-	@echo '       checked against go-tpc'"'"'s SF 1 answers, timed against DuckDB on the same Parquet (data cached in bin/tpch-sf$$(SF))'
+	@echo '       checked against go-tpc'"'"'s SF 1 answers, timed against DuckDB on the same Parquet in TPCH_ROUNDS'
+	@echo '       (default 7) alternating rounds (data cached in bin/tpch-sf$(SF))'
 	@echo 'bench-compare  lakegate against its baselines in ROUNDS (default 5) alternating rounds: SELECT * of ROWS'
 	@echo '       (default 10000000) rows against a minimal DuckDB-to-Flight pipe and a bare Flight server, SELECT 1 and a'
 	@echo '       point query (POINTS a round, default 1000) against arrow-go'"'"'s SQLite server, ingest of ROWS rows'
@@ -80,7 +82,7 @@ bench:
 # ratios against DuckDB on the same Parquet files. SF 1 takes minutes.
 bench-tpch:
 	$(GO) test -run '^$$' -bench '^BenchmarkTPCH$$' -benchtime 1x -timeout 3h ./integration/ \
-		-args -tpch.sf=$(SF) -tpch.memory=4GB
+		-args -tpch.sf=$(SF) -tpch.memory=4GB -tpch.rounds=$(TPCH_ROUNDS)
 
 # lakegate against its baselines (integration/benchcompare_test.go), in
 # alternating rounds; prints one markdown table of min/median/max and of the
