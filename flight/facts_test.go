@@ -226,6 +226,8 @@ func TestColumnFactsAnswerAlike(t *testing.T) {
 		 UNION ALL SELECT 7, 'Brand#1', 'Green', 'final', 70`,
 		`CREATE TABLE sales.s AS SELECT 1 AS id, 'Acme' AS name UNION ALL SELECT 2, 'acme co' UNION ALL SELECT 3, 'Bolt' UNION ALL SELECT 5, 'bolt inc'`,
 		`CREATE TABLE sales.notes AS SELECT 1 AS id, 'pending deposits' AS note UNION ALL SELECT 2, 'special requests' UNION ALL SELECT 3, NULL`,
+		`CREATE TABLE sales.k AS SELECT 1 AS id, 'MEDIUM POLISHED TIN' AS kind UNION ALL SELECT 2, 'PROMO BRUSHED' UNION ALL SELECT 3, NULL
+		 UNION ALL SELECT 4, 'SMALL PLATEd' UNION ALL SELECT 5, 'LARGE ANODIZED' UNION ALL SELECT 6, 'MEDIUM POLISHED'`,
 	}
 	for _, l := range []*lake{with, without} {
 		cl := l.client(t)
@@ -274,6 +276,15 @@ func TestColumnFactsAnswerAlike(t *testing.T) {
 		"SELECT id FROM sales.notes WHERE note NOT LIKE 'special%' ORDER BY id",
 		"SELECT count(*) FROM sales.p JOIN sales.notes ON p.id = notes.id AND notes.note NOT LIKE '%DEPOSITS%'",
 		"SELECT brand, count(*) FROM sales.p WHERE note LIKE '%e%' GROUP BY brand ORDER BY brand",
+		"SELECT id FROM sales.p WHERE note NOT LIKE '%pending%deposits%' ORDER BY id",
+		"SELECT id FROM sales.p WHERE note LIKE '%SLEEP%' ORDER BY id",
+		"SELECT id FROM sales.p WHERE note LIKE '%ti%' ORDER BY id",
+		"SELECT id FROM sales.p WHERE note LIKE 'tiresias%' OR note LIKE '_ending_deposits' ORDER BY id",
+		"SELECT id, note LIKE '%DEPOSIT%', note NOT LIKE 'f%l' FROM sales.p ORDER BY id",
+		"SELECT id FROM sales.k WHERE kind NOT LIKE 'medium polished%' ORDER BY id",
+		"SELECT id FROM sales.k WHERE kind LIKE 'Promo%' OR kind LIKE '%anodized' ORDER BY id",
+		"SELECT id FROM sales.k WHERE kind LIKE '%plated' ORDER BY id",
+		"SELECT id, kind LIKE '%ed' FROM sales.k ORDER BY id",
 	}
 	ordered := func(q string) bool { return strings.Contains(q, "ORDER BY") }
 	clW, clWo := with.client(t), without.client(t)
@@ -295,7 +306,8 @@ func TestColumnFactsAnswerAlike(t *testing.T) {
 		for _, s := range rec.take() {
 			if strings.Contains(s, "COLLATE c)") || strings.Contains(s, `count(DISTINCT "brand")`) ||
 				strings.Contains(s, "regexp_matches") && !strings.Contains(s, "strlen(") ||
-				strings.Contains(s, `"note" LIKE lower(`) || strings.Contains(s, `"note" NOT LIKE lower(`) {
+				strings.Contains(s, `"note" LIKE lower(`) || strings.Contains(s, `"note" NOT LIKE lower(`) ||
+				strings.Contains(s, `contains("`) || strings.Contains(s, `("note" LIKE '`) || strings.Contains(s, `("kind" LIKE '`) {
 				rawSeen++
 			}
 		}

@@ -3,6 +3,7 @@ package flight
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 
 	"lakegate/authz/sqlgate"
@@ -173,19 +174,22 @@ type columnFacts interface {
 // their rows: the first question about a column scans it.
 const factRows = 4 << 20
 
-// columnFacts sets Relation.FoldUnique, Folded and ASCII in rel for the
-// text columns stmt groups by or counts distinct (sqlgate.Statement.GroupKeys)
-// and compares with LIKE (LikeColumns), versions[i] being the version of
-// stmt.Tables()[i], bound. A fact the engine cannot answer, or of a
-// version of more than factRows rows, stays unknown: the statement then
-// takes the form it takes without it.
+// columnFacts sets Relation.FoldUnique, Folded, ASCII, NoUpper and NoLower
+// in rel for the text columns stmt groups by or counts distinct
+// (sqlgate.Statement.GroupKeys) and compares with LIKE (LikeColumns,
+// LikeLetters), versions[i] being the version of stmt.Tables()[i], bound.
+// A fact the engine cannot answer, or of a version of more than factRows
+// rows, stays unknown: the statement then takes the form it takes without
+// it.
 func (pn *planner) columnFacts(ctx context.Context, w who, stmt *sqlgate.Statement, rel map[sqlgate.TableRef]sqlgate.Relation, versions []backend.TableVersion) {
 	cf, ok := pn.engine.(columnFacts)
 	if !ok {
 		return
 	}
 	refs := stmt.Tables()
-	learn := func(cols []sqlgate.ColumnRef, fact backend.ColumnFact) {
+	// learn asks for each fact of facts(column) about the columns of cols
+	// worth asking about, and records a fact that holds with set.
+	learn := func(cols []sqlgate.ColumnRef, facts func(sqlgate.ColumnRef, sqlgate.Relation, int) []backend.ColumnFact, set func(*sqlgate.Relation, int, backend.ColumnFact)) {
 		for _, k := range cols {
 			i := slices.Index(refs, k.Table)
 			if i < 0 || i >= len(versions) || versions[i].Upstream != nil {
@@ -203,27 +207,72 @@ func (pn *planner) columnFacts(ctx context.Context, w who, stmt *sqlgate.Stateme
 			if c < 0 {
 				continue
 			}
-			if v, err := cf.ColumnFact(ctx, w.tenant(), versions[i].ID(), k.Column, fact); err != nil || !v {
-				continue
+			for _, fact := range facts(k, r, c) {
+				if v, err := cf.ColumnFact(ctx, w.tenant(), versions[i].ID(), k.Column, fact); err == nil && v {
+					set(&r, c, fact)
+				}
 			}
-			set := &r.FoldUnique
-			switch fact {
-			case backend.FactFolded:
-				set = &r.Folded
-			case backend.FactASCII:
-				set = &r.ASCII
-			}
-			if *set == nil {
-				*set = make([]bool, len(r.Columns))
-			}
-			(*set)[c] = true
 			rel[k.Table] = r
 		}
 	}
-	learn(stmt.GroupKeys(rel), backend.FactFoldUnique)
+	one := func(fact backend.ColumnFact) func(sqlgate.ColumnRef, sqlgate.Relation, int) []backend.ColumnFact {
+		return func(sqlgate.ColumnRef, sqlgate.Relation, int) []backend.ColumnFact { return []backend.ColumnFact{fact} }
+	}
+	mark := func(r *sqlgate.Relation, c int, fact backend.ColumnFact) {
+		marks := &r.FoldUnique
+		switch fact {
+		case backend.FactFolded:
+			marks = &r.Folded
+		case backend.FactASCII:
+			marks = &r.ASCII
+		}
+		if *marks == nil {
+			*marks = make([]bool, len(r.Columns))
+		}
+		(*marks)[c] = true
+	}
+	learn(stmt.GroupKeys(rel), one(backend.FactFoldUnique), mark)
 	like := stmt.LikeColumns(rel)
-	learn(like, backend.FactFolded)
-	learn(like, backend.FactASCII)
+	learn(like, one(backend.FactFolded), mark)
+	learn(like, one(backend.FactASCII), mark)
+
+	// The letters of the patterns an ASCII column that is not folded is
+	// compared with: in upper case first, and in lower case only when some
+	// occurs in upper case (otherwise the gate needs no more).
+	letters := stmt.LikeLetters(rel)
+	lacks := func(upper bool) func(sqlgate.ColumnRef, sqlgate.Relation, int) []backend.ColumnFact {
+		return func(k sqlgate.ColumnRef, r sqlgate.Relation, c int) []backend.ColumnFact {
+			if c >= len(r.ASCII) || !r.ASCII[c] || c < len(r.Folded) && r.Folded[c] ||
+				!upper && c < len(r.NoUpper) && letters[k]&^r.NoUpper[c] == 0 {
+				return nil
+			}
+			var facts []backend.ColumnFact
+			for l := range 26 {
+				if letters[k]&(1<<l) != 0 {
+					if upper {
+						facts = append(facts, backend.FactLacks(byte('A'+l)))
+					} else {
+						facts = append(facts, backend.FactLacks(byte('a'+l)))
+					}
+				}
+			}
+			return facts
+		}
+	}
+	setLacks := func(r *sqlgate.Relation, c int, fact backend.ColumnFact) {
+		l, _ := fact.Letter()
+		marks, bit := &r.NoLower, uint32(1)<<(l-'a')
+		if l <= 'Z' {
+			marks, bit = &r.NoUpper, 1<<(l-'A')
+		}
+		if *marks == nil {
+			*marks = make([]uint32, len(r.Columns))
+		}
+		(*marks)[c] |= bit
+	}
+	cols := slices.Collect(maps.Keys(letters))
+	learn(cols, lacks(true), setLacks)
+	learn(cols, lacks(false), setLacks)
 }
 
 // bind localizes and binds versions on the caller's engine and returns the

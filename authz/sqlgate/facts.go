@@ -292,15 +292,8 @@ func (rb *renderBuf) rawKey(k *groupKey) bool {
 // SELECT resolve to one unmasked text column of a real table that
 // Relation.FoldUnique marks.
 func (rb *renderBuf) foldUniqueKey(k *groupKey) bool {
-	ref, i, ok := rb.realColumn(k.col.Name, k.sc)
-	if !ok {
-		return false
-	}
-	r := rb.rel[ref]
-	if i >= len(r.FoldUnique) || !r.FoldUnique[i] || i >= len(r.Types) || !strings.EqualFold(r.Types[i], "VARCHAR") {
-		return false
-	}
-	if !factUsable(r, i) {
+	ref, r, i, ok := rb.textColumn(k.col.Name, k.sc)
+	if !ok || i >= len(r.FoldUnique) || !r.FoldUnique[i] {
 		return false
 	}
 	for _, x := range k.sc.refs {
@@ -340,17 +333,56 @@ func (rb *renderBuf) rawRef(x *keyRef) bool {
 // column of a real table read without a row filter that fact (a field of
 // Relation) marks.
 func (rb *renderBuf) hasFact(e ast.ExprNode, fact func(*Relation) []bool) bool {
-	c, ok := e.(*ast.ColumnNameExpr)
-	if !ok || rb.info == nil || rb.dialect != DialectDuckDB {
-		return false
-	}
-	ref, i, ok := rb.realColumn(c.Name, rb.info.cols[c.Name])
+	r, i, ok := rb.factColumn(e)
 	if !ok {
 		return false
 	}
-	r := rb.rel[ref]
 	marks := fact(&r)
-	return i < len(marks) && marks[i] && i < len(r.Types) && strings.EqualFold(r.Types[i], "VARCHAR") && factUsable(r, i)
+	return i < len(marks) && marks[i]
+}
+
+// noCase returns Relation.NoUpper (upper) or NoLower of e's column when
+// hasFact would use a fact of it, and 0 (nothing known) otherwise.
+func (rb *renderBuf) noCase(e ast.ExprNode, upper bool) uint32 {
+	r, i, ok := rb.factColumn(e)
+	marks := r.NoLower
+	if upper {
+		marks = r.NoUpper
+	}
+	if !ok || i >= len(marks) {
+		return 0
+	}
+	return marks[i] & allLetters
+}
+
+// allLetters is the set of the 26 letters, as Relation.NoUpper holds them.
+const allLetters = 1<<26 - 1
+
+// factColumn resolves e, when it is a column reference to an unmasked text
+// column of a real table read without a row filter, to its relation and
+// the column's index in it.
+func (rb *renderBuf) factColumn(e ast.ExprNode) (Relation, int, bool) {
+	c, ok := e.(*ast.ColumnNameExpr)
+	if !ok || rb.info == nil || rb.dialect != DialectDuckDB {
+		return Relation{}, 0, false
+	}
+	_, r, i, ok := rb.textColumn(c.Name, rb.info.cols[c.Name])
+	return r, i, ok
+}
+
+// textColumn resolves col, written in scope sc, when it names an unmasked
+// text column of a real table read without a row filter (the columns facts
+// are used for), to the table, its relation and the column's index in it.
+func (rb *renderBuf) textColumn(col *ast.ColumnName, sc *selScope) (TableRef, Relation, int, bool) {
+	ref, i, ok := rb.realColumn(col, sc)
+	if !ok {
+		return TableRef{}, Relation{}, 0, false
+	}
+	r := rb.rel[ref]
+	if i >= len(r.Types) || !strings.EqualFold(r.Types[i], "VARCHAR") || !factUsable(r, i) {
+		return TableRef{}, Relation{}, 0, false
+	}
+	return ref, r, i, true
 }
 
 // factFoldUnique, factFolded and factASCII select a fact for hasFact.
@@ -396,6 +428,30 @@ func (s *Statement) LikeColumns(rel map[TableRef]Relation) []ColumnRef {
 	return s.factColumns(rel, cols)
 }
 
+// LikeLetters returns, for the columns LikeColumns names, the letters of
+// the ASCII literal patterns the statement compares them with (bit i for
+// the i-th letter of the alphabet, in either case; columns compared with
+// no such pattern are left out). The caller learns Relation.NoUpper and
+// NoLower for these letters alone, for the columns it knows to be ASCII.
+func (s *Statement) LikeLetters(rel map[TableRef]Relation) map[ColumnRef]uint32 {
+	rb := &renderBuf{rel: rel, dialect: s.dialect, info: s.types}
+	out := map[ColumnRef]uint32{}
+	for _, n := range s.likes {
+		l, lit := n.pat.(*litExpr)
+		if !lit || !l.isText || l.of != nil || len(l.text) > maxASCIILikePattern {
+			continue
+		}
+		_, letters, ok := likeRegexp(l.text, n.escape)
+		col := s.scoped(n.v)
+		ref, r, i, found := rb.textColumn(col.name, col.sc)
+		if !ok || letters == 0 || !found {
+			continue
+		}
+		out[ColumnRef{Table: ref, Column: r.Columns[i]}] |= letters
+	}
+	return out
+}
+
 // scopedColumn is a column reference and the SELECT scope it was written in.
 type scopedColumn struct {
 	name *ast.ColumnName
@@ -418,12 +474,8 @@ func (s *Statement) factColumns(rel map[TableRef]Relation, cols []scopedColumn) 
 	rb := &renderBuf{rel: rel, dialect: s.dialect, info: s.types}
 	var out []ColumnRef
 	for _, col := range cols {
-		ref, i, ok := rb.realColumn(col.name, col.sc)
+		ref, r, i, ok := rb.textColumn(col.name, col.sc)
 		if !ok {
-			continue
-		}
-		r := rel[ref]
-		if i >= len(r.Types) || !strings.EqualFold(r.Types[i], "VARCHAR") || !factUsable(r, i) {
 			continue
 		}
 		if c := (ColumnRef{Table: ref, Column: r.Columns[i]}); !slices.Contains(out, c) {

@@ -1,6 +1,7 @@
 package sqlgate_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,16 +157,20 @@ func typed(m map[sqlgate.TableRef]sqlgate.Relation, typ string) map[sqlgate.Tabl
 func TestLikeColumns(t *testing.T) {
 	g := sqlgate.New(sqlgate.Config{})
 	cases := []struct {
-		sql    string
-		cols   []string // LikeColumns, as "table.column"
-		folded string   // a fragment of the output with Folded (when cols)
+		sql     string
+		cols    []string // LikeColumns, as "table.column"
+		folded  string   // a fragment of the output with Folded (when cols)
+		letters string   // LikeLetters, as "table.column=letters" separated by spaces
 	}{
-		{sql: "SELECT id FROM t WHERE name LIKE '%Ab%'", cols: []string{"t.name"}, folded: `("name" LIKE lower(strip_accents('%Ab%')))`},
+		{sql: "SELECT id FROM t WHERE name LIKE '%Ab%'", cols: []string{"t.name"}, folded: `("name" LIKE lower(strip_accents('%Ab%')))`,
+			letters: "t.name=ab"},
 		{sql: "SELECT id FROM t WHERE t.name NOT LIKE 'x|%%' ESCAPE '|'", cols: []string{"t.name"},
-			folded: `("t"."name" NOT LIKE lower(strip_accents('x|%%')) ESCAPE '|')`},
+			folded: `("t"."name" NOT LIKE lower(strip_accents('x|%%')) ESCAPE '|')`, letters: "t.name=x"},
 		{sql: "SELECT id FROM t WHERE name LIKE ?", cols: []string{"t.name"}, folded: `("name" LIKE lower(strip_accents($1)) ESCAPE '\')`},
 		{sql: "SELECT * FROM (SELECT name FROM t WHERE a LIKE 'p%') AS d WHERE d.name LIKE 'q%'", cols: []string{"t.a"},
-			folded: `("a" LIKE lower(strip_accents('p%')))`},
+			folded: `("a" LIKE lower(strip_accents('p%')))`, letters: "t.a=p"},
+		{sql: "SELECT id FROM t WHERE name LIKE 'Zy%' OR name NOT LIKE '%zz%' OR a LIKE '%1%' OR a LIKE '%é%'", cols: []string{"t.name", "t.a"},
+			folded: `("name" LIKE lower(strip_accents('Zy%')))`, letters: "t.name=yz"},
 		{sql: "SELECT id FROM t WHERE name LIKE 'x' COLLATE utf8mb4_bin"},
 		{sql: "SELECT id FROM t WHERE upper(name) LIKE 'X%'"},
 		{sql: "SELECT id FROM t WHERE 'abc' LIKE name"},
@@ -183,6 +188,20 @@ func TestLikeColumns(t *testing.T) {
 			}
 			if strings.Join(cols, ",") != strings.Join(c.cols, ",") {
 				t.Fatalf("LikeColumns = %v, want %v", cols, c.cols)
+			}
+			var letters []string
+			for k, set := range st.LikeLetters(foldRels(st)) {
+				l := k.Table.Name + "." + k.Column + "="
+				for i := range 26 {
+					if set&(1<<i) != 0 {
+						l += string(rune('a' + i))
+					}
+				}
+				letters = append(letters, l)
+			}
+			slices.Sort(letters)
+			if strings.Join(letters, " ") != c.letters {
+				t.Fatalf("LikeLetters = %v, want %s", letters, c.letters)
 			}
 			plain, err := st.Render(foldRels(st))
 			if err != nil {
@@ -222,32 +241,76 @@ func TestLikeColumns(t *testing.T) {
 
 // TestLikeASCIIColumn: with Relation.ASCII (and not Folded), a LIKE of a
 // column against an ASCII pattern prints its ASCII form alone; a pattern
-// that is not an ASCII literal keeps the folded form.
+// that is not an ASCII literal keeps the folded form. With NoUpper, a
+// pattern none of whose letters occurs in upper case in the column is
+// matched exactly, lower-cased; one or two that occur are looked for first;
+// more keep the ASCII form. Under a row filter none of it applies.
 func TestLikeASCIIColumn(t *testing.T) {
 	g := sqlgate.New(sqlgate.Config{})
-	cases := []struct{ sql, want string }{
-		{"SELECT id FROM t WHERE name LIKE '%Ab%'", `WHERE regexp_matches("name", '(?s)[aA][bB]')`},
-		{"SELECT id FROM t WHERE name NOT LIKE 'a%b'", `WHERE (NOT regexp_matches("name", '(?s)\A[aA].*[bB]\z'))`},
-		{"SELECT id FROM t WHERE name NOT LIKE '%1%'", `WHERE (NOT ("name" LIKE '%1%'))`},
-		{"SELECT id FROM t WHERE name LIKE '%é%'", `WHERE (lower(strip_accents("name")) LIKE lower(strip_accents('%é%')))`},
-		{"SELECT id FROM t WHERE name LIKE ?", `WHERE (lower(strip_accents("name")) LIKE lower(strip_accents($1)) ESCAPE '\')`},
+	const unknown = "?"
+	cases := []struct {
+		sql   string
+		letters string // the letters the column holds, or unknown
+		want  string
+	}{
+		{"SELECT id FROM t WHERE name LIKE '%Abc%'", unknown, `WHERE regexp_matches("name", '(?s)[aA][bB][cC]')`},
+		{"SELECT id FROM t WHERE name NOT LIKE 'a%b'", unknown,
+			`WHERE (NOT CASE WHEN (contains("name", 'A') OR contains("name", 'B')) THEN regexp_matches("name", '(?s)\A[aA].*[bB]\z') ELSE ("name" LIKE 'a%b') END)`},
+		{"SELECT id FROM t WHERE name NOT LIKE '%1%'", unknown, `WHERE (NOT ("name" LIKE '%1%'))`},
+		{"SELECT id FROM t WHERE name LIKE '%é%'", unknown, `WHERE (lower(strip_accents("name")) LIKE lower(strip_accents('%é%')))`},
+		{"SELECT id FROM t WHERE name LIKE ?", unknown, `WHERE (lower(strip_accents("name")) LIKE lower(strip_accents($1)) ESCAPE '\')`},
+		{"SELECT id FROM t WHERE name LIKE '%Ab%'", "", `WHERE ("name" LIKE '%ab%')`},
+		{"SELECT id FROM t WHERE name LIKE '%Ab%'", "CXYZ", `WHERE ("name" LIKE '%ab%')`},
+		{"SELECT id FROM t WHERE name NOT LIKE 'A!%_%' ESCAPE '!'", "B", `WHERE (NOT ("name" LIKE 'a!%_%' ESCAPE '!'))`},
+		{"SELECT id FROM t WHERE name NOT LIKE '%pending%deposits%'", "Tpendigos",
+			`WHERE (NOT CASE WHEN (contains("name", 'T')) THEN regexp_matches("name", '(?s)[pP][eE][nN][dD][iI][nN][gG].*[dD][eE][pP][oO][sS][iI][tT][sS]') ELSE ("name" LIKE '%pending%deposits%') END)`},
+		{"SELECT id FROM t WHERE name LIKE 'Ab%'", "BAZab",
+			`WHERE CASE WHEN (contains("name", 'A') OR contains("name", 'B')) THEN regexp_matches("name", '(?s)\A[aA][bB]') ELSE ("name" LIKE 'ab%') END`},
+		{"SELECT id FROM t WHERE name LIKE 'Abc%'", "ABCabc", `WHERE regexp_matches("name", '(?s)\A[aA][bB][cC]')`},
+		{"SELECT id FROM t WHERE name NOT LIKE 'medium polished%'", "MEDIUPOLISHTN", `WHERE (NOT ("name" LIKE 'MEDIUM POLISHED%'))`},
+		{"SELECT id FROM t WHERE name LIKE 'abc%'", "ABCDEFc",
+			`WHERE CASE WHEN (contains("name", 'c')) THEN regexp_matches("name", '(?s)\A[aA][bB][cC]') ELSE ("name" LIKE 'ABC%') END`},
+		{"SELECT id FROM t WHERE name LIKE '%é%'", "", `WHERE (lower(strip_accents("name")) LIKE lower(strip_accents('%é%')))`},
 	}
 	for _, c := range cases {
 		st, err := g.Parse(c.sql, "sales")
 		if err != nil {
 			t.Fatal(err)
 		}
-		rel := foldRels(st)
-		for ref, r := range rel {
-			r.ASCII = make([]bool, len(r.Columns))
-			for i := range r.ASCII {
-				r.ASCII[i] = true
+		facts := func(policy *sqlgate.Policy) map[sqlgate.TableRef]sqlgate.Relation {
+			rel := foldRels(st)
+			for ref, r := range rel {
+				r.ASCII = make([]bool, len(r.Columns))
+				for i := range r.ASCII {
+					r.ASCII[i] = true
+				}
+				if c.letters != unknown {
+					noUpper, noLower := lacking(c.letters)
+					r.NoUpper, r.NoLower = make([]uint32, len(r.Columns)), make([]uint32, len(r.Columns))
+					for i := range r.Columns {
+						r.NoUpper[i], r.NoLower[i] = noUpper, noLower
+					}
+				}
+				r.Policy = policy
+				rel[ref] = r
 			}
-			rel[ref] = r
+			return rel
 		}
-		out, err := st.Render(rel)
+		out, err := st.Render(facts(nil))
 		if err != nil || !strings.HasSuffix(out, c.want) || sqlgate.CheckLexical(out) != nil {
-			t.Errorf("%s: %v\n%s\nwant it to end in\n%s", c.sql, err, out, c.want)
+			t.Errorf("%s (%s): %v\n%s\nwant it to end in\n%s", c.sql, c.letters, err, out, c.want)
+		}
+		filter, err := g.PrepareRowFilter("id > 0", cols0(foldRels(st)), sqlgate.DialectDuckDB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := st.Render(foldRels(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		filtered, err := st.Render(facts(&sqlgate.Policy{Filter: filter}))
+		if err != nil || !strings.Contains(filtered, plain[strings.Index(plain, " WHERE "):]) {
+			t.Errorf("%s (%s) under a row filter: %v\n%s\nwant the form without facts\n%s", c.sql, c.letters, err, filtered, plain)
 		}
 	}
 }

@@ -155,6 +155,16 @@ type Relation struct {
 	// test of each value for it (likeExpr); used and not used as
 	// FoldUnique, for the columns Statement.LikeColumns names.
 	ASCII []bool
+	// NoUpper and NoLower, when set, have one entry per column: the
+	// letters that no value of the column holds in upper case, and in
+	// lower case, as sets (bit i for the i-th letter of the alphabet; zero
+	// when nothing is known). For a column that ASCII marks, a LIKE whose
+	// pattern's letters occur in one case only matches as the
+	// case-sensitive LIKE of the pattern put in that case, which the
+	// engine runs as a substring or prefix search (likeExpr); used and not
+	// used as FoldUnique. Statement.LikeLetters names the letters worth
+	// finding them for.
+	NoUpper, NoLower []uint32
 }
 
 // Statement is one accepted statement. It is immutable after Parse; Tables,

@@ -219,7 +219,8 @@ func likeFolded(t testing.TB, db *sql.DB, not, pat, esc string) []string {
 
 // FuzzLikeASCIIForm: whatever the value and the pattern, LIKE answers as
 // its folded form lower(strip_accents(v)) LIKE lower(strip_accents(p))
-// run on the engine directly (the escape character is MySQL's default \,
+// run on the engine directly, also with the facts the engine finds for an
+// ASCII value (Relation.ASCII, NoUpper) (the escape character is MySQL's default \,
 // or | or ! when escape names one).
 func FuzzLikeASCIIForm(f *testing.F) {
 	for _, s := range []struct {
@@ -254,26 +255,141 @@ func FuzzLikeASCIIForm(f *testing.F) {
 			t.Fatal(err)
 		}
 		lit := "'" + strings.NewReplacer(`\`, `\\`, "'", "''", "\n", `\n`, "\r", `\r`, "\t", `\t`, "\x1a", `\Z`).Replace(pat) + "'"
+		rels := []sqlgate.Relation{rel}
+		if isASCII(value) { // and the facts the engine would find for it
+			facts := rel
+			noUpper, noLower := lacking(value)
+			facts.ASCII, facts.NoUpper, facts.NoLower = []bool{false, true}, []uint32{0, noUpper}, []uint32{0, noLower}
+			rels = append(rels, facts)
+		}
 		for _, not := range []string{"", "NOT "} {
 			st, err := g.Parse("SELECT id FROM w WHERE s "+not+"LIKE "+lit+escClause, "s")
 			if err != nil {
 				return // refused (a limit), which is not this fuzzer's concern
 			}
-			m := map[sqlgate.TableRef]sqlgate.Relation{}
-			for _, r := range st.Tables() {
-				m[r] = rel
-			}
-			out, err := st.Render(m)
-			if err != nil {
-				return
-			}
-			got, err := queryStrings(db, out)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			if want := likeFolded(t, db, not, pat, esc); !slices.Equal(got, want) {
-				t.Fatalf("%q %sLIKE %q: got %v, the folded form %v\n%s", value, not, pat, got, want, out)
+			for _, rel := range rels {
+				m := map[sqlgate.TableRef]sqlgate.Relation{}
+				for _, r := range st.Tables() {
+					m[r] = rel
+				}
+				out, err := st.Render(m)
+				if err != nil {
+					return
+				}
+				got, err := queryStrings(db, out)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				if want := likeFolded(t, db, not, pat, esc); !slices.Equal(got, want) {
+					t.Fatalf("%q %sLIKE %q: got %v, the folded form %v\n%s", value, not, pat, got, want, out)
+				}
 			}
 		}
 	})
+}
+
+// TestLikeCaseLetters: over a column whose values are ASCII and whose
+// letters Relation.NoUpper and NoLower tell truthfully, LIKE answers as its
+// folded form for every listed and generated pattern, NOT LIKE included,
+// whether the pattern's letters occur in one case only (an exact form), a
+// few in the other case (looked for first) or many (the ASCII form).
+func TestLikeCaseLetters(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	var ascii []string
+	for _, v := range likeASCIIValues {
+		if isASCII(v) {
+			ascii = append(ascii, v)
+		}
+	}
+	sets := map[string][]string{
+		"all":           ascii,
+		"lower case":    slices.DeleteFunc(slices.Clone(ascii), func(v string) bool { return v != strings.ToLower(v) }),
+		"few upper":     {"Special requests", "special Requests", "pending deposits", "a.c", "x_y", "%", "Tiresias", "abc"},
+		"one upper":     {"pending deposits", "Tiresias sleeps", "deposiTs pending", "final", ""},
+		"upper case":    {"ABC", "PROMO", "SPECIAL REQUESTS", "X%Y", "A*C", "MEDIUM POLISHED TIN"},
+		"few lower":     {"ABC", "PROMO", "SPECIAL REQUESTs", "X%Y", "A*c", "MEDIUM POLISHED TIN"},
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "aAbBcCeEpPrRsStT%%__|.*#\\ "
+	pats := slices.Clone(likeASCIIPatterns)
+	for range 150 {
+		var b strings.Builder
+		for range rng.IntN(7) {
+			b.WriteByte(alphabet[rng.IntN(len(alphabet))])
+		}
+		pat := b.String()
+		if n := len(pat) - len(strings.TrimRight(pat, `\`)); n%2 == 1 {
+			pat += `\`
+		}
+		pats = append(pats, struct{ pat, escape string }{pat, `\`})
+	}
+	pats = append(pats, struct{ pat, escape string }{"%pending%deposits%", ""}, struct{ pat, escape string }{"%TIRESIAS%", ""})
+	for name, values := range sets {
+		t.Run(name, func(t *testing.T) {
+			db := openTestDB(t, "duckdb", "", `CREATE SCHEMA lg_rel`, `CREATE TABLE lg_rel.w (id INTEGER, s VARCHAR)`, `INSERT INTO lg_rel.w VALUES (99, NULL)`)
+			for i, v := range values {
+				if _, err := db.Exec(`INSERT INTO lg_rel.w VALUES (?, ?)`, i, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			noUpper, noLower := lacking(values...)
+			rel := sqlgate.Relation{Schema: "lg_rel", Name: "w", Columns: []string{"id", "s"}, Types: []string{"INTEGER", "VARCHAR"},
+				ASCII: []bool{false, true}, NoUpper: []uint32{0, noUpper}, NoLower: []uint32{0, noLower}}
+			forms := map[string]int{}
+			for _, p := range pats {
+				for _, not := range []string{"", "NOT "} {
+					lit := "'" + strings.ReplaceAll(strings.ReplaceAll(p.pat, `\`, `\\`), "\n", `\n`) + "'"
+					esc := ""
+					if p.escape != "" && p.escape != `\` {
+						esc = " ESCAPE '" + p.escape + "'"
+					}
+					cond := "s " + not + "LIKE " + lit + esc
+					got, out := runOver(t, g, db, rel, "SELECT id FROM w WHERE "+cond+" ORDER BY id")
+					switch {
+					case strings.Contains(out, "contains("):
+						forms["looked for"]++
+					case strings.Contains(out, "regexp_matches"):
+						forms["ASCII"]++
+					default:
+						forms["exact"]++
+					}
+					escape := p.escape
+					if escape == "" {
+						escape = `\`
+					}
+					if want := likeFolded(t, db, not, p.pat, escape); !slices.Equal(got, want) {
+						t.Errorf("%s: got %v, the folded form %v\n%s", cond, got, want, out)
+					}
+				}
+			}
+			t.Logf("%v", forms)
+		})
+	}
+}
+
+// lacking returns the letters that none of values holds in upper case,
+// and in lower case, as Relation.NoUpper and NoLower hold them.
+func lacking(values ...string) (noUpper, noLower uint32) {
+	noUpper, noLower = 1<<26-1, 1<<26-1
+	for _, v := range values {
+		for _, c := range []byte(v) {
+			switch {
+			case 'A' <= c && c <= 'Z':
+				noUpper &^= 1 << (c - 'A')
+			case 'a' <= c && c <= 'z':
+				noLower &^= 1 << (c - 'a')
+			}
+		}
+	}
+	return noUpper, noLower
+}
+
+// isASCII reports whether s holds ASCII only.
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package sqlgate
 import (
 	"fmt"
 	"io"
+	"math/bits"
 	"regexp"
 	"strconv"
 	"strings"
@@ -203,12 +204,45 @@ func (n *likeExpr) Restore(ctx *format.RestoreCtx) error {
 	// ILIKE measured twice as slow. (The walker refuses an escape character
 	// that is a letter: it would be lower-cased with the pattern.)
 	foldedForm := &likeExpr{v: tx("lower(strip_accents(", n.v, "))"), pat: tx("lower(strip_accents(", n.pat, "))"), escape: n.escape, cs: true}
-	asciiForm, ok := n.asciiForm(ctx)
+	ascii, ok := n.asciiForms(ctx)
 	if !ok {
 		return n.print(ctx, foldedForm.v, op, foldedForm.pat)
 	}
+	asciiForm := ascii.fold
 	if rb != nil && rb.hasFact(n.v, factASCII) {
-		// Every value is ASCII (facts.go).
+		// Every value is ASCII (facts.go). A value without an upper-case
+		// letter of the pattern is matched alike by the case-sensitive
+		// LIKE of the lower-cased pattern (its other upper-case letters
+		// meet only % and _, which take either case), and one without a
+		// lower-case letter of it by the LIKE of the upper-cased pattern.
+		// The letters a column lacks in a case (NoUpper, NoLower) need no
+		// look; a value holding one of at most maxCaseProbes others is
+		// matched by the ASCII form.
+		upper := ascii.letters &^ rb.noCase(n.v, true)
+		lower := ascii.letters &^ rb.noCase(n.v, false)
+		probe, toLower := upper, true
+		if bits.OnesCount32(lower) < bits.OnesCount32(upper) {
+			probe, toLower = lower, false
+		}
+		switch exact := ascii.exact(toLower); {
+		case probe == 0:
+			asciiForm = exact
+		case bits.OnesCount32(probe) <= maxCaseProbes:
+			var look []any
+			for i := range 26 {
+				if probe&(1<<i) != 0 {
+					if len(look) > 0 {
+						look = append(look, " OR ")
+					}
+					c := byte('a' + i)
+					if toLower {
+						c = byte('A' + i)
+					}
+					look = append(look, "contains(", n.v, ", '"+string(c)+"')")
+				}
+			}
+			asciiForm = tx("CASE WHEN (", tx(look...), ") THEN ", ascii.fold, " ELSE ", exact, " END")
+		}
 		if n.not {
 			ctx.WritePlain("(NOT ")
 		}
@@ -253,31 +287,72 @@ func (n *likeExpr) Restore(ctx *format.RestoreCtx) error {
 	return nil
 }
 
-// asciiForm is the match of an ASCII value of n.v against n.pat that
-// ignores ASCII case, when n.v is a text column (printed three times, so
-// nothing costlier) and n.pat an ASCII literal: the pattern itself (LIKE,
-// when it holds no letter, so that case cannot matter), or an RE2
-// expression with [xX] for each letter (regexp_matches, which copies
-// nothing). ok is false for anything else, for a pattern longer than
+// asciiLike holds matches of an ASCII value of a text column against an
+// ASCII pattern that ignore ASCII case (likeExpr.asciiForms).
+type asciiLike struct {
+	// fold matches any ASCII value: the pattern itself (LIKE) when it
+	// holds no letter, so that case cannot matter, or an RE2 expression
+	// with [xX] for each letter (regexp_matches, which copies nothing).
+	fold ast.ExprNode
+	// v, pat and escape are the column, the pattern and the escape
+	// character, for exact.
+	v      ast.ExprNode
+	pat    string
+	escape string
+	// letters is the set of letters of the pattern, bit i for the i-th
+	// letter of the alphabet in either case.
+	letters uint32
+}
+
+// exact is the case-sensitive LIKE of the pattern lower-cased (toLower)
+// or upper-cased: it matches as fold does a value that holds none of the
+// pattern's letters in the other case.
+func (a asciiLike) exact(toLower bool) ast.ExprNode {
+	// The walker refuses an escape character that is a letter, so changing
+	// the pattern's case keeps its escapes.
+	b := []byte(a.pat)
+	for i, c := range b {
+		if 'a' <= c|0x20 && c|0x20 <= 'z' {
+			if toLower {
+				b[i] = c | 0x20
+			} else {
+				b[i] = c &^ 0x20
+			}
+		}
+	}
+	return &likeExpr{v: a.v, pat: &litExpr{text: string(b), isText: true}, escape: a.escape, cs: true}
+}
+
+// asciiForms returns the ASCII forms of the match when n.v is a text
+// column (printed several times, so nothing costlier) and n.pat an ASCII
+// literal. ok is false for anything else, for a pattern longer than
 // maxASCIILikePattern, and for one ending in its escape character, which
 // the engine refuses.
-func (n *likeExpr) asciiForm(ctx *format.RestoreCtx) (_ ast.ExprNode, ok bool) {
+func (n *likeExpr) asciiForms(ctx *format.RestoreCtx) (_ asciiLike, ok bool) {
 	if _, col := n.v.(*ast.ColumnNameExpr); !col || typeOfCtx(ctx.In, n.v).kind != tString {
-		return nil, false
+		return asciiLike{}, false
 	}
 	l, lit := n.pat.(*litExpr)
 	if !lit || !l.isText || l.of != nil || len(l.text) > maxASCIILikePattern {
-		return nil, false
+		return asciiLike{}, false
 	}
 	re, letters, ok := likeRegexp(l.text, n.escape)
 	if !ok {
-		return nil, false
+		return asciiLike{}, false
 	}
-	if !letters {
-		return &likeExpr{v: n.v, pat: n.pat, escape: n.escape, cs: true}, true
+	a := asciiLike{v: n.v, pat: l.text, escape: n.escape, letters: letters}
+	if letters == 0 {
+		a.fold = a.exact(true)
+	} else {
+		a.fold = tx("regexp_matches(", n.v, ", ", &litExpr{text: re, isText: true}, ")")
 	}
-	return tx("regexp_matches(", n.v, ", ", &litExpr{text: re, isText: true}, ")"), true
+	return a, true
 }
+
+// maxCaseProbes bounds the letters likeExpr looks for in a value before
+// choosing between the ASCII form and the exact match: each is a substring
+// search of every value.
+const maxCaseProbes = 2
 
 // maxASCIILikePattern bounds the patterns asciiForm translates: a letter
 // becomes four bytes of RE2 that the engine compiles for the statement, so
@@ -289,9 +364,10 @@ const maxASCIILikePattern = 1 << 10
 // ("" for none) to an RE2 expression matching what the pattern matches
 // once A–Z are lower-cased on both sides: % is .*, _ is ., a letter x is
 // [xX], anything else itself; anchored where the pattern does not start or
-// end with %. letters reports whether the pattern holds a letter. ok is
-// false for a non-ASCII pattern or one ending in its escape character.
-func likeRegexp(pat, esc string) (re string, letters, ok bool) {
+// end with %. letters is the set of the pattern's letters (bit i for 'a'+i,
+// in either case). ok is false for a non-ASCII pattern or one ending in its
+// escape character.
+func likeRegexp(pat, esc string) (re string, letters uint32, ok bool) {
 	type token struct {
 		any bool   // %
 		re  string // otherwise
@@ -300,12 +376,12 @@ func likeRegexp(pat, esc string) (re string, letters, ok bool) {
 	for i := 0; i < len(pat); i++ {
 		c := pat[i]
 		if c >= 0x80 {
-			return "", false, false
+			return "", 0, false
 		}
 		literal := false
 		if esc != "" && c == esc[0] {
 			if i+1 == len(pat) || pat[i+1] >= 0x80 {
-				return "", false, false
+				return "", 0, false
 			}
 			i++
 			c, literal = pat[i], true
@@ -318,7 +394,7 @@ func likeRegexp(pat, esc string) (re string, letters, ok bool) {
 		case !literal && c == '_':
 			toks = append(toks, token{re: "."})
 		case 'a' <= c|0x20 && c|0x20 <= 'z':
-			letters = true
+			letters |= 1 << (c | 0x20 - 'a')
 			toks = append(toks, token{re: "[" + string(c|0x20) + string(c&^0x20) + "]"})
 		default:
 			toks = append(toks, token{re: regexp.QuoteMeta(string(c))})

@@ -66,7 +66,7 @@ type Relation struct {
 // ColumnFact is a property of every value of a text column of a table
 // version that lets the SQL gate print a cheaper form with the same answer
 // under MySQL's collation (sqlgate.Relation).
-type ColumnFact uint8
+type ColumnFact uint16
 
 const (
 	// FactFoldUnique: no two distinct values are equal under the
@@ -79,6 +79,26 @@ const (
 	// needs no test of each value for it.
 	FactASCII
 )
+
+// FactLacks is the fact that no value holds the ASCII letter l ('A'–'Z'
+// or 'a'–'z', case counting), so that a LIKE of an ASCII column needs no
+// folding for a pattern's letter that occurs in one case only.
+// FactLacks of anything but a letter is no fact (Letter reports false).
+func FactLacks(l byte) ColumnFact {
+	if 'a' <= l|0x20 && l|0x20 <= 'z' {
+		return factLacks | ColumnFact(l)
+	}
+	return 0
+}
+
+// factLacks marks the FactLacks facts; the letter is the low byte.
+const factLacks ColumnFact = 0x100
+
+// Letter returns the letter of a FactLacks fact.
+func (f ColumnFact) Letter() (byte, bool) {
+	l := byte(f)
+	return l, f&^0xff == factLacks && 'a' <= l|0x20 && l|0x20 <= 'z'
+}
 
 // Table describes one table of a tenant.
 type Table struct {

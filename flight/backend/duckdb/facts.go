@@ -18,9 +18,10 @@ import (
 // by their bytes forms the collation's groups; backend.FactFolded, that
 // every value is its own fold (lower(strip_accents(v)), the gate's fold for
 // LIKE), so a LIKE needs to fold only its pattern; backend.FactASCII, that
-// every value is ASCII. The answer is exact: the engine groups the column
-// both ways and compares the counts, or looks for a value that folds to
-// other bytes or is not ASCII. A version's data never changes, so the
+// every value is ASCII; backend.FactLacks(l), that no value holds the
+// letter l. The answer is exact: the engine groups the column both ways and
+// compares the counts, or looks for a value that folds to other bytes, is
+// not ASCII or holds the letter. A version's data never changes, so the
 // first call for a version, column and fact scans the column and later
 // ones answer from memory, until the version is dropped. FactFoldUnique
 // is answered false, without grouping, for a column of more distinct
@@ -42,7 +43,13 @@ func (e *Engine) ColumnFact(ctx context.Context, tenantID, id, column string, fa
 	case backend.FactASCII:
 		sql = "SELECT count(*) = 0 FROM (SELECT 1 FROM " + rel + " WHERE strlen(" + col + ") <> length(" + col + ") LIMIT 1)"
 	default:
-		return false, fmt.Errorf("duckdb: column facts: unknown fact %d", fact)
+		l, ok := fact.Letter()
+		if !ok {
+			return false, fmt.Errorf("duckdb: column facts: unknown fact %d", fact)
+		}
+		// contains of one byte is a memchr: a scan at memory speed that
+		// stops at the first value holding it.
+		sql = "SELECT count(*) = 0 FROM (SELECT 1 FROM " + rel + " WHERE contains(" + col + ", '" + string(l) + "') LIMIT 1)"
 	}
 	t, err := e.tenant(ctx, tenantID)
 	if err != nil {

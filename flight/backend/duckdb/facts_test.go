@@ -3,6 +3,7 @@ package duckdb_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"lakegate/flight/backend"
@@ -23,19 +24,22 @@ func TestColumnFact(t *testing.T) {
 		name                  string
 		values                string // a SQL list of VARCHAR values
 		unique, folded, ascii bool
+		letters               string // the letters the values hold
 	}{
-		{"distinct ascii", `'Brand#1', 'Brand#2', 'brand#3', 'Brand#1', NULL, ''`, true, false, true},
-		{"lower case", `'pending deposits', 'x', 'x', '', NULL, '123 #-_.'`, true, true, true},
-		{"case", `'Brand#1', 'brand#1'`, false, false, true},
-		{"case upper", `'ABC', 'abc', 'x'`, false, false, true},
-		{"accent", `'ärger', 'arger'`, false, false, false},
-		{"accent alone", `'ärger', 'b'`, true, false, false},
-		{"decomposed accent", `'e' || chr(769), 'e'`, false, false, false},
-		{"kelvin sign", `chr(8490), 'k'`, false, false, false},
-		{"trailing space", `'a', 'a '`, true, true, true},
-		{"punctuation", `'a-b', 'a_b', 'a.b'`, true, true, true},
-		{"only nulls", `NULL, NULL`, true, true, true},
-		{"one value repeated", `'Same', 'Same', 'Same'`, true, false, true},
+		{"distinct ascii", `'Brand#1', 'Brand#2', 'brand#3', 'Brand#1', NULL, ''`, true, false, true, "Bbrand"},
+		{"lower case", `'pending deposits', 'x', 'x', '', NULL, '123 #-_.'`, true, true, true, "pendigostx"},
+		{"case", `'Brand#1', 'brand#1'`, false, false, true, "Bbrand"},
+		{"case upper", `'ABC', 'abc', 'x'`, false, false, true, "ABCabcx"},
+		{"first and last letter", `'xAx', 'zZ', 'Tiresias'`, true, false, true, "xAzZTiresa"},
+		{"accent", `'ärger', 'arger'`, false, false, false, "arge"},
+		{"accent alone", `'ärger', 'b'`, true, false, false, "rgeb"},
+		{"upper accent", `'Ärger', 'É', 'Ω'`, true, false, false, "rge"},
+		{"decomposed accent", `'e' || chr(769), 'e'`, false, false, false, "e"},
+		{"kelvin sign", `chr(8490), 'k'`, false, false, false, "k"},
+		{"trailing space", `'a', 'a '`, true, true, true, "a"},
+		{"punctuation", `'a-b', 'a_b', 'a.b', '[@]^'`, true, true, true, "ab"},
+		{"only nulls", `NULL, NULL`, true, true, true, ""},
+		{"one value repeated", `'Same', 'Same', 'Same'`, true, false, true, "Same"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -51,6 +55,16 @@ func TestColumnFact(t *testing.T) {
 						t.Fatalf("ColumnFact(%s, %d) = %v, want %v", c.values, fact, got, want)
 					}
 				}
+				for l := byte('A'); l <= 'z'; l++ {
+					lacks := backend.FactLacks(l)
+					if _, ok := lacks.Letter(); !ok {
+						continue
+					}
+					got, err := e.ColumnFact(ctx, "acme", id, "s", lacks)
+					if want := !strings.ContainsRune(c.letters, rune(l)); err != nil || got != want {
+						t.Fatalf("ColumnFact(%s, FactLacks(%c)) = %v, %v; want %v", c.values, l, got, err, want)
+					}
+				}
 			}
 		})
 	}
@@ -58,9 +72,14 @@ func TestColumnFact(t *testing.T) {
 		if _, err := e.ColumnFact(ctx, "acme", bad.id, bad.column, backend.FactFolded); err == nil {
 			t.Errorf("ColumnFact(%s, %s): no error", bad.id, bad.column)
 		}
+		if _, err := e.ColumnFact(ctx, "acme", bad.id, bad.column, backend.FactLacks('x')); err == nil {
+			t.Errorf("ColumnFact(%s, %s, FactLacks): no error", bad.id, bad.column)
+		}
 	}
-	if _, err := e.ColumnFact(ctx, "acme", "facts@1", "s", 0); err == nil {
-		t.Error("ColumnFact of an unknown fact: no error")
+	for _, bad := range []backend.ColumnFact{0, backend.FactLacks('1'), backend.FactLacks(0xC3), 0x1ff} {
+		if _, err := e.ColumnFact(ctx, "acme", "facts@1", "s", bad); err == nil {
+			t.Errorf("ColumnFact of an unknown fact %#x: no error", bad)
+		}
 	}
 }
 
