@@ -249,9 +249,9 @@ func TestLikeASCIIColumn(t *testing.T) {
 	g := sqlgate.New(sqlgate.Config{})
 	const unknown = "?"
 	cases := []struct {
-		sql   string
+		sql     string
 		letters string // the letters the column holds, or unknown
-		want  string
+		want    string
 	}{
 		{"SELECT id FROM t WHERE name LIKE '%Abc%'", unknown, `WHERE regexp_matches("name", '(?s)[aA][bB][cC]')`},
 		{"SELECT id FROM t WHERE name NOT LIKE 'a%b'", unknown,

@@ -302,12 +302,12 @@ func TestLikeCaseLetters(t *testing.T) {
 		}
 	}
 	sets := map[string][]string{
-		"all":           ascii,
-		"lower case":    slices.DeleteFunc(slices.Clone(ascii), func(v string) bool { return v != strings.ToLower(v) }),
-		"few upper":     {"Special requests", "special Requests", "pending deposits", "a.c", "x_y", "%", "Tiresias", "abc"},
-		"one upper":     {"pending deposits", "Tiresias sleeps", "deposiTs pending", "final", ""},
-		"upper case":    {"ABC", "PROMO", "SPECIAL REQUESTS", "X%Y", "A*C", "MEDIUM POLISHED TIN"},
-		"few lower":     {"ABC", "PROMO", "SPECIAL REQUESTs", "X%Y", "A*c", "MEDIUM POLISHED TIN"},
+		"all":        ascii,
+		"lower case": slices.DeleteFunc(slices.Clone(ascii), func(v string) bool { return v != strings.ToLower(v) }),
+		"few upper":  {"Special requests", "special Requests", "pending deposits", "a.c", "x_y", "%", "Tiresias", "abc"},
+		"one upper":  {"pending deposits", "Tiresias sleeps", "deposiTs pending", "final", ""},
+		"upper case": {"ABC", "PROMO", "SPECIAL REQUESTS", "X%Y", "A*C", "MEDIUM POLISHED TIN"},
+		"few lower":  {"ABC", "PROMO", "SPECIAL REQUESTs", "X%Y", "A*c", "MEDIUM POLISHED TIN"},
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	const alphabet = "aAbBcCeEpPrRsStT%%__|.*#\\ "
