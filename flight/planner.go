@@ -54,6 +54,9 @@ type planner struct {
 	// reused holds plain statements' plans for their next run
 	// (planner_reuse.go).
 	reused reusedPlans
+	// constants knows the renderings of constant statements and keeps
+	// their results (constant.go).
+	constants constantResults
 }
 
 // newPlanner returns the planner of a Server configured with c (defaults
@@ -226,6 +229,9 @@ func (pn *planner) planStatement(ctx context.Context, w who, stmt *sqlgate.State
 	d, err := pn.engine.Describe(ctx, w.tenant(), r.sql, stmt.NumParams())
 	if err != nil {
 		return nil, withheld(tables, err)
+	}
+	if stmt.Constant() {
+		pn.constants.mark(r.sql)
 	}
 	return &plan{sql: r.sql, pushed: r.pushed, kinds: r.kinds, numParams: stmt.NumParams(), schema: d.Result, params: d.Params, tables: tables, stmt: stmt}, nil
 }

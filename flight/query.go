@@ -194,6 +194,17 @@ func (s *Server) fetched(ctx context.Context, handle []byte, st accessedStatemen
 // execute runs sql over the pinned table versions and streams batches. The
 // query is registered under key so CancelFlightInfo can stop it.
 func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, sql string, args []any, tables []backend.TableVersion) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	if len(tables) == 0 && len(args) == 0 {
+		if rec := s.planner.constants.result(sql); rec != nil {
+			// A constant statement run before: its kept result, with
+			// no engine, permit or producer (constant.go).
+			accessFrom(ctx).addRows(rec.NumRows())
+			ch := make(chan flight.StreamChunk, 1)
+			ch <- flight.StreamChunk{Data: rec}
+			close(ch)
+			return rec.Schema(), ch, nil
+		}
+	}
 	o, err := s.open(ctx, p, key, sql, args, tables, s.admitExecute.acquire)
 	if err != nil {
 		return nil, nil, err
@@ -246,7 +257,7 @@ func (s *Server) open(ctx context.Context, p *authz.Principal, key [32]byte, sql
 	if up != nil {
 		rdr, err = s.executeUpstream(ctx, up, sql, args)
 	} else {
-		rdr, err = s.cfg.Backend.Execute(ctx, p.Tenant().String(), sql, args)
+		rdr, err = s.executeLocal(ctx, p, sql, args, tables)
 	}
 	if err != nil {
 		unpin()
@@ -265,6 +276,35 @@ func (s *Server) open(ctx context.Context, p *authz.Principal, key [32]byte, sql
 		cancel()
 	}
 	return o, nil
+}
+
+// executeLocal runs sql on the engine, or answers a constant statement's
+// run from its kept result; its first run is read at once and kept
+// (constant.go).
+func (s *Server) executeLocal(ctx context.Context, p *authz.Principal, sql string, args []any, tables []backend.TableVersion) (array.RecordReader, error) {
+	constant := len(tables) == 0 && len(args) == 0 && s.planner.constants.marked(sql)
+	if constant {
+		if rec := s.planner.constants.result(sql); rec != nil {
+			defer rec.Release()
+			return array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+		}
+	}
+	rdr, err := s.cfg.Backend.Execute(ctx, p.Tenant().String(), sql, args)
+	if err != nil || !constant {
+		return rdr, err
+	}
+	defer rdr.Release()
+	schema := rdr.Schema()
+	recs, err := s.planner.constants.keep(sql, rdr)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	return array.NewRecordReader(schema, recs)
 }
 
 // stream sends the batches of an open statement from a producer goroutine,

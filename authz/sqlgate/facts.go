@@ -9,11 +9,12 @@ import (
 )
 
 // Facts about a column's values that make MySQL's collation cheaper to
-// carry, with the same answers (Relation.FoldUnique, Folded, ASCII). The
-// engine finds them, exactly, per table version and column; the gate uses
-// them only for a table read without a row filter (they cover every row,
-// and the form a statement takes must not depend on rows its caller cannot
-// read) and a column without a mask (a mask changes the values).
+// carry, with the same answers (Relation.FoldUnique, Folded, ASCII, NoUpper,
+// NoLower). The engine finds them, exactly, per table version and column;
+// the gate uses them only for a table read without a row filter (they cover
+// every row, and the form a statement takes must not depend on rows its
+// caller cannot read) and a column without a mask (a mask changes the
+// values).
 //
 // LIKE on a folded column. The gate compares lower(strip_accents(v)) with
 // the pattern folded alike (likeExpr). When every value of the column is
@@ -21,7 +22,10 @@ import (
 // as it is: the engine then runs a literal pattern as a substring or
 // prefix search over the stored values. When every value is ASCII, an
 // ASCII pattern is matched by its ASCII form alone, without the test of
-// each value that chooses between it and the fold.
+// each value that chooses between it and the fold; and when the values hold
+// the pattern's letters in one case only (Relation.NoUpper, NoLower), by
+// the case-sensitive LIKE of the pattern in that case, which the engine
+// pushes into its scan.
 //
 // Grouping by text under MySQL's collation. The engine groups a text column
 // by its folded value (default_collation) and carries one original value
