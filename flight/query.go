@@ -197,7 +197,12 @@ func (s *Server) execute(ctx context.Context, p *authz.Principal, key [32]byte, 
 	if len(tables) == 0 && len(args) == 0 {
 		if rec := s.planner.constants.result(sql); rec != nil {
 			// A constant statement run before: its kept result, with
-			// no engine, permit or producer (constant.go).
+			// no engine, permit or producer (constant.go); a ticket
+			// cancelled before its DoGet still answers nothing.
+			if s.running.wasCancelled(key) {
+				rec.Release()
+				return nil, nil, toStatus(errCanceledByClient)
+			}
 			accessFrom(ctx).addRows(rec.NumRows())
 			ch := make(chan flight.StreamChunk, 1)
 			ch <- flight.StreamChunk{Data: rec}
@@ -397,6 +402,14 @@ func (r *runningQueries) start(key [32]byte, cancel context.CancelFunc) (*runnin
 	}
 	set[q] = struct{}{}
 	return q, true
+}
+
+// wasCancelled reports whether key was cancelled before it ran.
+func (r *runningQueries) wasCancelled(key [32]byte) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.cancelled[key]
+	return ok
 }
 
 // finish removes q's registration of key.

@@ -190,4 +190,16 @@ func TestCancelFlightInfo(t *testing.T) {
 	}
 	_, err = fetch(ctx, cl, info)
 	checkStatus(t, err, codes.Canceled, "query was cancelled")
+
+	// A constant statement whose result is kept (constant.go) is
+	// cancelled alike.
+	mustQuery(t, ctx, cl, "SELECT 1")
+	if info, err = cl.Execute(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := cl.CancelFlightInfo(ctx, &flight.CancelFlightInfoRequest{Info: info}); err != nil || res.GetStatus() != flight.CancelStatusCancelled {
+		t.Fatalf("cancel: %v, %v", res, err)
+	}
+	_, err = fetch(ctx, cl, info)
+	checkStatus(t, err, codes.Canceled, "query was cancelled")
 }
