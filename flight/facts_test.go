@@ -285,6 +285,12 @@ func TestColumnFactsAnswerAlike(t *testing.T) {
 		"SELECT id FROM sales.k WHERE kind LIKE 'Promo%' OR kind LIKE '%anodized' ORDER BY id",
 		"SELECT id FROM sales.k WHERE kind LIKE '%plated' ORDER BY id",
 		"SELECT id, kind LIKE '%ed' FROM sales.k ORDER BY id",
+		"SELECT id FROM sales.notes WHERE note = 'PENDING DEPOSITS' ORDER BY id",
+		"SELECT id FROM sales.notes WHERE substring(note, 1, 7) IN ('Pending', 'SPECIAL', 'x') ORDER BY id",
+		"SELECT id FROM sales.notes WHERE left(note, 1) < 'Q' OR note >= 'Special Z' ORDER BY id",
+		"SELECT id, note = 'pending DEPOSITS', lower(right(note, 8)) NOT IN ('REQUESTS'), note <=> 'PENDING deposits' FROM sales.notes ORDER BY id",
+		"SELECT id FROM sales.k WHERE kind = 'promo brushed' OR substring(kind, 1, 6) IN ('Medium') ORDER BY id",
+		"SELECT id FROM sales.p WHERE note = 'TIRESIAS SLEEPS' OR left(note, 4) = 'FINA' ORDER BY id",
 	}
 	ordered := func(q string) bool { return strings.Contains(q, "ORDER BY") }
 	clW, clWo := with.client(t), without.client(t)

@@ -176,8 +176,9 @@ const factRows = 4 << 20
 
 // columnFacts sets Relation.FoldUnique, Folded, ASCII, NoUpper and NoLower
 // in rel for the text columns stmt groups by or counts distinct
-// (sqlgate.Statement.GroupKeys) and compares with LIKE (LikeColumns,
-// LikeLetters), versions[i] being the version of stmt.Tables()[i], bound.
+// (sqlgate.Statement.GroupKeys), compares with LIKE (LikeColumns,
+// LikeLetters) or with text literals (CompareColumns), versions[i] being
+// the version of stmt.Tables()[i], bound.
 // A fact the engine cannot answer, or of a version of more than factRows
 // rows, stays unknown: the statement then takes the form it takes without
 // it.
@@ -233,8 +234,14 @@ func (pn *planner) columnFacts(ctx context.Context, w who, stmt *sqlgate.Stateme
 	}
 	learn(stmt.GroupKeys(rel), one(backend.FactFoldUnique), mark)
 	like := stmt.LikeColumns(rel)
-	learn(like, one(backend.FactFolded), mark)
-	learn(like, one(backend.FactASCII), mark)
+	text := like
+	for _, c := range stmt.CompareColumns(rel) {
+		if !slices.Contains(text, c) {
+			text = append(text, c)
+		}
+	}
+	learn(text, one(backend.FactFolded), mark)
+	learn(text, one(backend.FactASCII), mark)
 
 	// The letters of the patterns an ASCII column that is not folded is
 	// compared with: in upper case first, and in lower case only when some

@@ -193,6 +193,8 @@ func (w *walker) binaryOp(x *ast.BinaryOperationExpr) (ast.ExprNode, error) {
 		n.l, n.r = numOperand(n.l), numOperand(n.r)
 	case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:
 		n.l, n.r = cmpOperand(n.l, n.r), cmpOperand(n.r, n.l)
+		w.noteCompare(n.l, n.r) // CompareColumns (facts.go)
+		w.noteCompare(n.r, n.l)
 	case opcode.LogicXor:
 		// NULL if either is NULL, else true when exactly one is true.
 		n.op = "<>"

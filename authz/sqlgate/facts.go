@@ -25,7 +25,8 @@ import (
 // each value that chooses between it and the fold; and when the values hold
 // the pattern's letters in one case only (Relation.NoUpper, NoLower), by
 // the case-sensitive LIKE of the pattern in that case, which the engine
-// pushes into its scan.
+// pushes into its scan. A comparison of folded ASCII text with ASCII
+// literals compares bytes (see "Comparisons of folded text" below).
 //
 // Grouping by text under MySQL's collation. The engine groups a text column
 // by its folded value (default_collation) and carries one original value
@@ -487,4 +488,103 @@ func (s *Statement) factColumns(rel map[TableRef]Relation, cols []scopedColumn) 
 		}
 	}
 	return out
+}
+
+// Comparisons of folded text. Under the collation the engine compares
+// lower(strip_accents(x)) of both sides, per row. When x is a column whose
+// values are ASCII and their own fold (Relation.ASCII and Folded), or a
+// substring, left, right or lower of one (which keep that), and the other
+// side is an ASCII text literal, folding x changes nothing and folding the
+// literal is A–Z lower-cased: the comparison (=, <>, <, <=, >, >=, <=>, IN
+// of such literals) answers alike with x compared as bytes, (x COLLATE c),
+// against the lower-cased literal — the engine then runs a plain string
+// comparison. Only the comparison takes the explicit collation; its result
+// is a boolean, so it reaches nothing else.
+
+// foldedOperand is the column at the root of e when e is a column or a
+// chain of substring, left, right and lower calls on one whose other
+// arguments are not text (the walker's view: facts are not known yet).
+func foldedOperand(e ast.ExprNode) (*ast.ColumnNameExpr, bool) {
+	for {
+		switch n := e.(type) {
+		case *ast.ColumnNameExpr:
+			return n, true
+		case *callExpr:
+			if !foldKeeping[n.name] || n.distinct || n.star || n.over != nil || len(n.args) == 0 {
+				return nil, false
+			}
+			for _, a := range n.args[1:] {
+				if l, ok := a.(*litExpr); !ok || l.isText || l.of != nil {
+					return nil, false
+				}
+			}
+			e = n.args[0]
+		default:
+			return nil, false
+		}
+	}
+}
+
+// foldKeeping names the engine's functions whose result is ASCII and its
+// own fold when their first argument is, the others being numbers.
+var foldKeeping = map[string]bool{"substring": true, "left": true, "right": true, "lower": true}
+
+// asciiTextLit returns the text of e when e is an ASCII text literal.
+func asciiTextLit(e ast.ExprNode) (string, bool) {
+	l, ok := e.(*litExpr)
+	if !ok || !l.isText || l.of != nil {
+		return "", false
+	}
+	for i := range len(l.text) {
+		if l.text[i] >= 0x80 {
+			return "", false
+		}
+	}
+	return l.text, true
+}
+
+// noteCompare records for CompareColumns the column at the root of x when
+// x is compared with ASCII text literals only (others).
+func (w *walker) noteCompare(x ast.ExprNode, others ...ast.ExprNode) {
+	if w.pol != nil || len(others) == 0 {
+		return
+	}
+	for _, o := range others {
+		if _, ok := asciiTextLit(o); !ok {
+			return
+		}
+	}
+	if c, ok := foldedOperand(x); ok {
+		w.compares = append(w.compares, c)
+	}
+}
+
+// CompareColumns returns the text columns of rel's tables at the root of
+// an operand that the statement compares with ASCII text literals, and
+// whose comparison Render would print as bytes if Relation.ASCII and Folded
+// marked them (of a table without a row filter, not masked), each once.
+func (s *Statement) CompareColumns(rel map[TableRef]Relation) []ColumnRef {
+	var cols []scopedColumn
+	for _, c := range s.compares {
+		cols = append(cols, s.scoped(c))
+	}
+	return s.factColumns(rel, cols)
+}
+
+// foldedASCII reports whether every value of e is ASCII and its own fold,
+// by the facts of the column at its root.
+func (rb *renderBuf) foldedASCII(e ast.ExprNode) bool {
+	c, ok := foldedOperand(e)
+	return ok && rb != nil && rb.hasFact(c, factFolded) && rb.hasFact(c, factASCII)
+}
+
+// bytesCompared returns the operand e printed to compare as bytes, and the
+// literal lit lower-cased, when e is folded ASCII text and lit an ASCII
+// text literal (see above).
+func (rb *renderBuf) bytesCompared(e, lit ast.ExprNode) (ast.ExprNode, ast.ExprNode, bool) {
+	text, ok := asciiTextLit(lit)
+	if !ok || !rb.foldedASCII(e) {
+		return nil, nil, false
+	}
+	return tx("(", e, " COLLATE c)"), &litExpr{text: strings.ToLower(text), isText: true}, true
 }

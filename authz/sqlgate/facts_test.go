@@ -70,12 +70,8 @@ func TestGroupKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var keys []string
-			for _, k := range st.GroupKeys(foldRels(st)) {
-				keys = append(keys, k.Table.Name+"."+k.Column)
-			}
-			if strings.Join(keys, ",") != strings.Join(c.keys, ",") {
-				t.Fatalf("GroupKeys = %v, want %v", keys, c.keys)
+			if keys := refNames(st.GroupKeys(foldRels(st))); keys != strings.Join(c.keys, ",") {
+				t.Fatalf("GroupKeys = %s, want %v", keys, c.keys)
 			}
 			// Unknown (nil) or false, and a column of another type:
 			// printed as without the fact.
@@ -182,12 +178,8 @@ func TestLikeColumns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var cols []string
-			for _, k := range st.LikeColumns(foldRels(st)) {
-				cols = append(cols, k.Table.Name+"."+k.Column)
-			}
-			if strings.Join(cols, ",") != strings.Join(c.cols, ",") {
-				t.Fatalf("LikeColumns = %v, want %v", cols, c.cols)
+			if cols := refNames(st.LikeColumns(foldRels(st))); cols != strings.Join(c.cols, ",") {
+				t.Fatalf("LikeColumns = %s, want %v", cols, c.cols)
 			}
 			var letters []string
 			for k, set := range st.LikeLetters(foldRels(st)) {
@@ -328,6 +320,15 @@ func foldedRels(m map[sqlgate.TableRef]sqlgate.Relation, policy *sqlgate.Policy)
 	return m
 }
 
+// refNames prints refs as "table.column" separated by commas.
+func refNames(refs []sqlgate.ColumnRef) string {
+	names := make([]string, len(refs))
+	for i, k := range refs {
+		names[i] = k.Table.Name + "." + k.Column
+	}
+	return strings.Join(names, ",")
+}
+
 // cols0 is the columns of some relation of m (the test tables have the
 // same).
 func cols0(m map[sqlgate.TableRef]sqlgate.Relation) []string {
@@ -335,4 +336,89 @@ func cols0(m map[sqlgate.TableRef]sqlgate.Relation) []string {
 		return r.Columns
 	}
 	return nil
+}
+
+// TestFoldedComparison: an operand whose values are ASCII and their own
+// fold (a column Relation.ASCII and Folded mark, or a substring, left, right
+// or lower of one) compared with ASCII text literals is compared as bytes
+// with the lower-cased literals; anything else — another operand, a
+// non-ASCII or numeric-looking literal, a missing fact, a row filter — keeps
+// the collation. CompareColumns names the columns worth the facts.
+func TestFoldedComparison(t *testing.T) {
+	g := sqlgate.New(sqlgate.Config{})
+	cases := []struct {
+		sql  string
+		cols string // CompareColumns, as "table.column" separated by commas
+		want string // the WHERE clause with the facts ("" for as without)
+	}{
+		{"SELECT id FROM t WHERE name = 'AbC'", "t.name", `WHERE (("name" COLLATE c) = 'abc')`},
+		{"SELECT id FROM t WHERE 'X' <> t.name", "t.name", `WHERE ('x' <> ("t"."name" COLLATE c))`},
+		{"SELECT id FROM t WHERE substring(name, 1, 2) IN ('20', 'Ab') AND left(a, 1) < 'Q'", "t.name,t.a",
+			`WHERE (((substring("name", 1, 2) COLLATE c) IN ('20', 'ab')) AND ((left("a", 1) COLLATE c) < 'q'))`},
+		{"SELECT id FROM t WHERE lower(right(name, 3)) NOT IN ('x', 'Y')", "t.name", `WHERE ((lower(right("name", 3)) COLLATE c) NOT IN ('x', 'y'))`},
+		{"SELECT id FROM t WHERE name <=> 'Q'", "t.name", `WHERE (("name" COLLATE c) IS NOT DISTINCT FROM 'q')`},
+		{"SELECT id FROM t WHERE name = 'é'", "", ""},
+		{"SELECT id FROM t WHERE name IN ('a', 'é')", "", ""},
+		{"SELECT id FROM t WHERE name = a", "", ""},
+		{"SELECT id FROM t WHERE concat(name, 'x') = 'ax'", "", ""},
+		{"SELECT id FROM t WHERE substring(name, a, 2) = 'ab'", "", ""},
+		{"SELECT id FROM t WHERE name = '1.5'", "", ""},
+		{"SELECT id FROM t WHERE name = ?", "", ""},
+		{"SELECT id FROM t WHERE name IN (SELECT a FROM t)", "", ""},
+		{"SELECT id FROM t WHERE name COLLATE utf8mb4_bin = 'A'", "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.sql, func(t *testing.T) {
+			st, err := g.Parse(c.sql, "sales")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cols := refNames(st.CompareColumns(foldRels(st))); cols != c.cols {
+				t.Fatalf("CompareColumns = %s, want %s", cols, c.cols)
+			}
+			plain, err := st.Render(foldRels(st))
+			if err != nil {
+				t.Fatal(err)
+			}
+			facts := func(policy *sqlgate.Policy, ascii bool) map[sqlgate.TableRef]sqlgate.Relation {
+				rel := foldedRels(foldRels(st), policy)
+				for ref, r := range rel {
+					r.ASCII = make([]bool, len(r.Columns))
+					for i := range r.ASCII {
+						r.ASCII[i] = ascii
+					}
+					rel[ref] = r
+				}
+				return rel
+			}
+			out, err := st.Render(facts(nil, true))
+			switch {
+			case err != nil:
+				t.Fatal(err)
+			case c.want == "" && out != plain:
+				t.Fatalf("with the facts:\n%s\nwant as without\n%s", out, plain)
+			case c.want != "" && (!strings.HasSuffix(out, c.want) || sqlgate.CheckLexical(out) != nil):
+				t.Fatalf("with the facts:\n%s\nwant it to end in\n%s", out, c.want)
+			}
+			if out, err := st.Render(facts(nil, false)); err != nil || out != plain {
+				t.Errorf("Folded without ASCII: %v\n%s", err, out)
+			}
+			filter, err := g.PrepareRowFilter("id > 0", cols0(foldRels(st)), sqlgate.DialectDuckDB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			filtered := foldRels(st)
+			for ref, r := range filtered {
+				r.Policy = &sqlgate.Policy{Filter: filter}
+				filtered[ref] = r
+			}
+			want, err := st.Render(filtered)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, err := st.Render(facts(&sqlgate.Policy{Filter: filter}, true)); err != nil || out != want {
+				t.Errorf("under a row filter: %v\n%s\nwant as without the facts\n%s", err, out, want)
+			}
+		})
+	}
 }

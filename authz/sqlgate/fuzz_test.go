@@ -147,6 +147,30 @@ func FuzzGate(f *testing.F) {
 				}
 			}
 		}
+		// So does every other fact: folded, ASCII, letters in one case.
+		facts := foldRels(st, "a", "b", "c", "id", "name", "x")
+		for ref, r := range facts {
+			n := len(r.Columns)
+			r.Folded, r.ASCII, r.NoUpper, r.NoLower = make([]bool, n), make([]bool, n), make([]uint32, n), make([]uint32, n)
+			for i := range n {
+				r.Folded[i], r.ASCII[i] = i%2 == 0, true
+				r.NoUpper[i], r.NoLower[i] = 1<<26-1&^(1<<('t'-'a')), 1<<('q'-'a')
+			}
+			facts[ref] = r
+		}
+		if fout, err := st.Render(facts); err == nil {
+			if err := sqlgate.CheckLexical(fout); err != nil || strings.Contains(outsideQuotes(fout), ";") || numberedParams(outsideQuotes(fout)) != st.NumParams() {
+				t.Fatalf("with the facts: %v\n%s", err, fout)
+			}
+			if p, err := dc.check(fout); err != nil || p != "" {
+				t.Fatalf("with the facts, DuckDB check: %v %s\n%s", err, p, fout)
+			}
+			if len(st.GroupKeys(facts)) == 0 && len(st.LikeColumns(facts)) == 0 && len(st.CompareColumns(facts)) == 0 {
+				if plain, _ := st.Render(foldRels(st)); plain != fout {
+					t.Fatalf("no column worth a fact, yet the facts change the output:\n%s\n%s", plain, fout)
+				}
+			}
+		}
 		// DuckDB's own parser: one statement, gate-issued relations only.
 		p, err := dc.check(out)
 		if err != nil {

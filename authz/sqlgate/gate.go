@@ -186,12 +186,13 @@ type Statement struct {
 	showSchema  string     // KindShowTables
 	pattern     string     // KindShowDatabases, KindShowTables: LIKE pattern
 	hasPattern  bool
-	cols        *colInfo       // column references, for CheckColumns (columns.go)
-	dialect     Dialect        // the dialect Render prints (ParseFor)
-	gate        *Gate          // set with an upstream dialect: checks the output
-	groupKeys   []*groupKey    // GROUP BY items that may group by bytes (facts.go)
-	likes       []*likeExpr    // LIKEs of a column under the collation (facts.go)
-	distincts   []*foldKeyExpr // COUNT(DISTINCT column)s (facts.go)
+	cols        *colInfo              // column references, for CheckColumns (columns.go)
+	dialect     Dialect               // the dialect Render prints (ParseFor)
+	gate        *Gate                 // set with an upstream dialect: checks the output
+	groupKeys   []*groupKey           // GROUP BY items that may group by bytes (facts.go)
+	likes       []*likeExpr           // LIKEs of a column under the collation (facts.go)
+	compares    []*ast.ColumnNameExpr // roots of operands compared with text literals (facts.go)
+	distincts   []*foldKeyExpr        // COUNT(DISTINCT column)s (facts.go)
 }
 
 // colCheck is a bare column reference whose name is also a table alias

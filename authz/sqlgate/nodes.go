@@ -86,6 +86,12 @@ func (n *binExpr) Restore(ctx *format.RestoreCtx) error {
 	l, r := n.l, n.r
 	if comparison[n.op] {
 		l, r = comparedWith(ctx, l, r), comparedWith(ctx, r, l)
+		rb, _ := ctx.In.(*renderBuf)
+		if bl, br, ok := rb.bytesCompared(l, r); ok { // facts.go
+			l, r = bl, br
+		} else if br, bl, ok := rb.bytesCompared(r, l); ok {
+			l, r = bl, br
+		}
 	}
 	ctx.WritePlain("(")
 	if err := l.Restore(ctx); err != nil {
@@ -148,6 +154,19 @@ type inExpr struct {
 }
 
 func (n *inExpr) Restore(ctx *format.RestoreCtx) error {
+	if rb, _ := ctx.In.(*renderBuf); n.sub == nil && rb.foldedASCII(n.v) {
+		// Compared as bytes with the lower-cased literals (facts.go).
+		bytes := &inExpr{not: n.not, list: make([]ast.ExprNode, len(n.list))}
+		ok := true
+		for i, it := range n.list {
+			if bytes.v, bytes.list[i], ok = rb.bytesCompared(n.v, it); !ok {
+				break
+			}
+		}
+		if ok {
+			return bytes.Restore(ctx) // bytes.v is no column: no recursion
+		}
+	}
 	ctx.WritePlain("(")
 	if err := n.v.Restore(ctx); err != nil {
 		return err

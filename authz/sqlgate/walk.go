@@ -75,18 +75,19 @@ type walker struct {
 	depth     int
 	pending   []colCheck // bare column references
 	anchors   map[ast.Node]*cteDef
-	named     []*ast.SelectField // fields given their MySQL name (names.go)
-	pol       *policyScope       // walking a row filter or mask (policy.go)
-	dialect   Dialect            // an upstream dialect walks the portable core (dialect.go)
-	checked   checked            // the sizes the engine checks (limits.go)
-	recursive int                // walking the body of a recursive CTE
-	types     typeInfo           // for the type pass at Render (types.go)
-	aggArg    int                // walking the arguments of an aggregate (of this query block)
-	winArg    int                // walking the arguments of a window function
-	groupKeys []*groupKey        // GROUP BY items that may group by bytes (facts.go)
-	root      ast.Node           // the statement's own query
-	likes     []*likeExpr        // LIKEs of a column under the collation (facts.go)
-	distincts []*foldKeyExpr     // COUNT(DISTINCT column)s (facts.go)
+	named     []*ast.SelectField    // fields given their MySQL name (names.go)
+	pol       *policyScope          // walking a row filter or mask (policy.go)
+	dialect   Dialect               // an upstream dialect walks the portable core (dialect.go)
+	checked   checked               // the sizes the engine checks (limits.go)
+	recursive int                   // walking the body of a recursive CTE
+	types     typeInfo              // for the type pass at Render (types.go)
+	aggArg    int                   // walking the arguments of an aggregate (of this query block)
+	winArg    int                   // walking the arguments of a window function
+	groupKeys []*groupKey           // GROUP BY items that may group by bytes (facts.go)
+	root      ast.Node              // the statement's own query
+	likes     []*likeExpr           // LIKEs of a column under the collation (facts.go)
+	compares  []*ast.ColumnNameExpr // roots of operands compared with text literals (facts.go)
+	distincts []*foldKeyExpr        // COUNT(DISTINCT column)s (facts.go)
 }
 
 func newWalker(defSchema string) *walker {
@@ -137,7 +138,7 @@ func (w *walker) statement(kind Kind, root ast.Node) *Statement {
 			f.AsName = ast.CIStr{}
 		}
 	}
-	st := &Statement{kind: kind, numParams: w.numberParams(), root: root, types: &w.types, groupKeys: w.groupKeys, likes: w.likes, distincts: w.distincts}
+	st := &Statement{kind: kind, numParams: w.numberParams(), root: root, types: &w.types, groupKeys: w.groupKeys, likes: w.likes, compares: w.compares, distincts: w.distincts}
 	st.tables = make([]TableRef, 0, len(w.tables))
 	for t := range w.tables {
 		st.tables = append(st.tables, t)
@@ -1215,6 +1216,7 @@ func (w *walker) in(x *ast.PatternInExpr) (*inExpr, error) {
 	if err := w.exprs(n.list); err != nil {
 		return nil, err
 	}
+	w.noteCompare(n.v, n.list...) // CompareColumns (facts.go)
 	return n, nil
 }
 
