@@ -229,39 +229,8 @@ func (n *likeExpr) Restore(ctx *format.RestoreCtx) error {
 	}
 	asciiForm := ascii.fold
 	if rb != nil && rb.hasFact(n.v, factASCII) {
-		// Every value is ASCII (facts.go). A value without an upper-case
-		// letter of the pattern is matched alike by the case-sensitive
-		// LIKE of the lower-cased pattern (its other upper-case letters
-		// meet only % and _, which take either case), and one without a
-		// lower-case letter of it by the LIKE of the upper-cased pattern.
-		// The letters a column lacks in a case (NoUpper, NoLower) need no
-		// look; a value holding one of at most maxCaseProbes others is
-		// matched by the ASCII form.
-		upper := ascii.letters &^ rb.noCase(n.v, true)
-		lower := ascii.letters &^ rb.noCase(n.v, false)
-		probe, toLower := upper, true
-		if bits.OnesCount32(lower) < bits.OnesCount32(upper) {
-			probe, toLower = lower, false
-		}
-		switch exact := ascii.exact(toLower); {
-		case probe == 0:
-			asciiForm = exact
-		case bits.OnesCount32(probe) <= maxCaseProbes:
-			var look []any
-			for i := range 26 {
-				if probe&(1<<i) != 0 {
-					if len(look) > 0 {
-						look = append(look, " OR ")
-					}
-					c := byte('a' + i)
-					if toLower {
-						c = byte('A' + i)
-					}
-					look = append(look, "contains(", n.v, ", '"+string(c)+"')")
-				}
-			}
-			asciiForm = tx("CASE WHEN (", tx(look...), ") THEN ", ascii.fold, " ELSE ", exact, " END")
-		}
+		// Every value is ASCII (facts.go).
+		asciiForm = n.caseForm(rb, ascii)
 		if n.not {
 			ctx.WritePlain("(NOT ")
 		}
@@ -304,6 +273,46 @@ func (n *likeExpr) Restore(ctx *format.RestoreCtx) error {
 		ctx.WritePlain(")")
 	}
 	return nil
+}
+
+// caseForm is the match of n.v, a column whose every value is ASCII,
+// against the pattern of ascii. A value without an upper-case letter of the
+// pattern is matched alike by the case-sensitive LIKE of the lower-cased
+// pattern (its other upper-case letters meet only % and _, which take
+// either case), and one without a lower-case letter of it by the LIKE of
+// the upper-cased pattern. The letters the column lacks in a case
+// (Relation.NoUpper, NoLower) need no look; a value holding one of at most
+// maxCaseProbes others is matched by the ASCII form, and with more others
+// every value is.
+func (n *likeExpr) caseForm(rb *renderBuf, ascii asciiLike) ast.ExprNode {
+	upper := ascii.letters &^ rb.noCase(n.v, true)
+	lower := ascii.letters &^ rb.noCase(n.v, false)
+	probe, toLower := upper, true
+	if bits.OnesCount32(lower) < bits.OnesCount32(upper) {
+		probe, toLower = lower, false
+	}
+	exact := ascii.exact(toLower)
+	switch {
+	case probe == 0:
+		return exact
+	case bits.OnesCount32(probe) > maxCaseProbes:
+		return ascii.fold
+	}
+	var look []any
+	for i := range 26 {
+		if probe&(1<<i) == 0 {
+			continue
+		}
+		if len(look) > 0 {
+			look = append(look, " OR ")
+		}
+		c := byte('a' + i)
+		if toLower {
+			c = byte('A' + i)
+		}
+		look = append(look, "contains(", n.v, ", '"+string(c)+"')")
+	}
+	return tx("CASE WHEN (", tx(look...), ") THEN ", ascii.fold, " ELSE ", exact, " END")
 }
 
 // asciiLike holds matches of an ASCII value of a text column against an
