@@ -89,8 +89,8 @@ func (c *constantResults) keep(sql string, rdr array.RecordReader) ([]arrow.Reco
 	if len(recs) != 1 || util.TotalRecordSize(recs[0]) > maxConstantBytes {
 		return recs, nil
 	}
-	// A copy in memory of its own: the engine's batches may come from
-	// buffers it reuses.
+	// A copy in the Go heap: the engine's batches come from its read
+	// allocator, which should not hold a result for as long as it is kept.
 	cols := make([]arrow.Array, recs[0].NumCols())
 	for i, col := range recs[0].Columns() {
 		cp, err := array.Concatenate([]arrow.Array{col}, memory.DefaultAllocator)

@@ -188,9 +188,9 @@ func (pn *planner) columnFacts(ctx context.Context, w who, stmt *sqlgate.Stateme
 		return
 	}
 	refs := stmt.Tables()
-	// learn asks for each fact of facts(column) about the columns of cols
-	// worth asking about, and records a fact that holds with set.
-	learn := func(cols []sqlgate.ColumnRef, facts func(sqlgate.ColumnRef, sqlgate.Relation, int) []backend.ColumnFact, set func(*sqlgate.Relation, int, backend.ColumnFact)) {
+	// learn asks for the facts facts(column) gives about each column of
+	// cols worth asking about, and records those that hold in rel.
+	learn := func(cols []sqlgate.ColumnRef, facts func(sqlgate.ColumnRef, sqlgate.Relation, int) []backend.ColumnFact) {
 		for _, k := range cols {
 			i := slices.Index(refs, k.Table)
 			if i < 0 || i >= len(versions) || versions[i].Upstream != nil {
@@ -210,7 +210,7 @@ func (pn *planner) columnFacts(ctx context.Context, w who, stmt *sqlgate.Stateme
 			}
 			for _, fact := range facts(k, r, c) {
 				if v, err := cf.ColumnFact(ctx, w.tenant(), versions[i].ID(), k.Column, fact); err == nil && v {
-					set(&r, c, fact)
+					recordFact(&r, c, fact)
 				}
 			}
 			rel[k.Table] = r
@@ -219,29 +219,15 @@ func (pn *planner) columnFacts(ctx context.Context, w who, stmt *sqlgate.Stateme
 	one := func(fact backend.ColumnFact) func(sqlgate.ColumnRef, sqlgate.Relation, int) []backend.ColumnFact {
 		return func(sqlgate.ColumnRef, sqlgate.Relation, int) []backend.ColumnFact { return []backend.ColumnFact{fact} }
 	}
-	mark := func(r *sqlgate.Relation, c int, fact backend.ColumnFact) {
-		marks := &r.FoldUnique
-		switch fact {
-		case backend.FactFolded:
-			marks = &r.Folded
-		case backend.FactASCII:
-			marks = &r.ASCII
-		}
-		if *marks == nil {
-			*marks = make([]bool, len(r.Columns))
-		}
-		(*marks)[c] = true
-	}
-	learn(stmt.GroupKeys(rel), one(backend.FactFoldUnique), mark)
-	like := stmt.LikeColumns(rel)
-	text := like
+	learn(stmt.GroupKeys(rel), one(backend.FactFoldUnique))
+	text := stmt.LikeColumns(rel)
 	for _, c := range stmt.CompareColumns(rel) {
 		if !slices.Contains(text, c) {
 			text = append(text, c)
 		}
 	}
-	learn(text, one(backend.FactFolded), mark)
-	learn(text, one(backend.FactASCII), mark)
+	learn(text, one(backend.FactFolded))
+	learn(text, one(backend.FactASCII))
 
 	// The letters of the patterns an ASCII column that is not folded is
 	// compared with: in upper case first, and in lower case only when some
@@ -254,32 +240,47 @@ func (pn *planner) columnFacts(ctx context.Context, w who, stmt *sqlgate.Stateme
 				return nil
 			}
 			var facts []backend.ColumnFact
-			for l := range 26 {
+			for l := range byte(26) {
 				if letters[k]&(1<<l) != 0 {
 					if upper {
-						facts = append(facts, backend.FactLacks(byte('A'+l)))
+						facts = append(facts, backend.FactLacks('A'+l))
 					} else {
-						facts = append(facts, backend.FactLacks(byte('a'+l)))
+						facts = append(facts, backend.FactLacks('a'+l))
 					}
 				}
 			}
 			return facts
 		}
 	}
-	setLacks := func(r *sqlgate.Relation, c int, fact backend.ColumnFact) {
-		l, _ := fact.Letter()
-		marks, bit := &r.NoLower, uint32(1)<<(l-'a')
-		if l <= 'Z' {
-			marks, bit = &r.NoUpper, 1<<(l-'A')
-		}
-		if *marks == nil {
-			*marks = make([]uint32, len(r.Columns))
-		}
-		(*marks)[c] |= bit
-	}
 	cols := slices.Collect(maps.Keys(letters))
-	learn(cols, lacks(true), setLacks)
-	learn(cols, lacks(false), setLacks)
+	learn(cols, lacks(true))
+	learn(cols, lacks(false))
+}
+
+// recordFact marks in r that fact holds for its column c.
+func recordFact(r *sqlgate.Relation, c int, fact backend.ColumnFact) {
+	if l, ok := fact.Letter(); ok {
+		lacks, bit := &r.NoLower, uint32(1)<<(l-'a')
+		if l <= 'Z' {
+			lacks, bit = &r.NoUpper, 1<<(l-'A')
+		}
+		if *lacks == nil {
+			*lacks = make([]uint32, len(r.Columns))
+		}
+		(*lacks)[c] |= bit
+		return
+	}
+	marks := &r.FoldUnique
+	switch fact {
+	case backend.FactFolded:
+		marks = &r.Folded
+	case backend.FactASCII:
+		marks = &r.ASCII
+	}
+	if *marks == nil {
+		*marks = make([]bool, len(r.Columns))
+	}
+	(*marks)[c] = true
 }
 
 // bind localizes and binds versions on the caller's engine and returns the

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"lakegate/authz"
@@ -196,7 +197,7 @@ func (s *Server) forwardSync(ctx context.Context, metalake string, p *authz.Prin
 		return err
 	}
 	hdr.Set(api.CallerTokenHeader, token)
-	resp, err := s.fwd.Forward(ctx, http.MethodPost, "/internal/v1/metalakes/"+url.PathEscape(metalake)+"/identity-sync", hdr, nil)
+	resp, err := s.fwd.Forward(ctx, http.MethodPost, strings.Replace(identitySyncPath, "{tenant}", url.PathEscape(metalake), 1), hdr, nil)
 	if errors.Is(err, raftnode.ErrIsLeader) {
 		return s.proposeSync(ctx, metalake, p)
 	}

@@ -312,11 +312,11 @@ func (rb *renderBuf) foldUniqueKey(k *groupKey) bool {
 	return true
 }
 
-// factUsable reports whether FoldUnique of column i of r may be used: not
-// when a mask replaces the values grouped (it may make them collide), nor
-// when a row filter hides rows, since the fact covers every row of the
-// version and the form a statement takes must not depend on rows its
-// caller cannot read.
+// factUsable reports whether the facts of column i of r may be used: not
+// when a mask replaces the values (it may make them collide or change their
+// letters), nor when a row filter hides rows, since a fact covers every row
+// of the version and the form a statement takes must not depend on rows
+// its caller cannot read.
 func factUsable(r Relation, i int) bool {
 	if r.Policy == nil {
 		return true
@@ -439,14 +439,10 @@ func (s *Statement) LikeColumns(rel map[TableRef]Relation) []ColumnRef {
 // no such pattern are left out). The caller learns Relation.NoUpper and
 // NoLower for these letters alone, for the columns it knows to be ASCII.
 func (s *Statement) LikeLetters(rel map[TableRef]Relation) map[ColumnRef]uint32 {
-	rb := &renderBuf{rel: rel, dialect: s.dialect, info: s.types}
+	rb := s.factBuf(rel)
 	out := map[ColumnRef]uint32{}
 	for _, n := range s.likes {
-		l, lit := n.pat.(*litExpr)
-		if !lit || !l.isText || l.of != nil || len(l.text) > maxASCIILikePattern {
-			continue
-		}
-		_, letters, ok := likeRegexp(l.text, n.escape)
+		_, _, letters, ok := n.asciiPattern()
 		col := s.scoped(n.v)
 		ref, r, i, found := rb.textColumn(col.name, col.sc)
 		if !ok || letters == 0 || !found {
@@ -473,10 +469,16 @@ func (s *Statement) scoped(e ast.ExprNode) scopedColumn {
 	return scopedColumn{c.Name, sc}
 }
 
+// factBuf is the render state that resolves the statement's columns in
+// rel, as Render would.
+func (s *Statement) factBuf(rel map[TableRef]Relation) *renderBuf {
+	return &renderBuf{rel: rel, dialect: s.dialect, info: s.types}
+}
+
 // factColumns resolves cols to the unmasked text columns of real tables
 // read without a row filter, each once.
 func (s *Statement) factColumns(rel map[TableRef]Relation, cols []scopedColumn) []ColumnRef {
-	rb := &renderBuf{rel: rel, dialect: s.dialect, info: s.types}
+	rb := s.factBuf(rel)
 	var out []ColumnRef
 	for _, col := range cols {
 		ref, r, i, ok := rb.textColumn(col.name, col.sc)
@@ -532,13 +534,8 @@ var foldKeeping = map[string]bool{"substring": true, "left": true, "right": true
 // asciiTextLit returns the text of e when e is an ASCII text literal.
 func asciiTextLit(e ast.ExprNode) (string, bool) {
 	l, ok := e.(*litExpr)
-	if !ok || !l.isText || l.of != nil {
+	if !ok || !l.isText || l.of != nil || !isASCII(l.text) {
 		return "", false
-	}
-	for i := range len(l.text) {
-		if l.text[i] >= 0x80 {
-			return "", false
-		}
 	}
 	return l.text, true
 }
@@ -575,16 +572,32 @@ func (s *Statement) CompareColumns(rel map[TableRef]Relation) []ColumnRef {
 // by the facts of the column at its root.
 func (rb *renderBuf) foldedASCII(e ast.ExprNode) bool {
 	c, ok := foldedOperand(e)
-	return ok && rb != nil && rb.hasFact(c, factFolded) && rb.hasFact(c, factASCII)
+	if !ok || rb == nil {
+		return false
+	}
+	r, i, ok := rb.factColumn(c)
+	return ok && i < len(r.Folded) && r.Folded[i] && i < len(r.ASCII) && r.ASCII[i]
 }
 
 // bytesCompared returns the operand e printed to compare as bytes, and the
 // literal lit lower-cased, when e is folded ASCII text and lit an ASCII
 // text literal (see above).
 func (rb *renderBuf) bytesCompared(e, lit ast.ExprNode) (ast.ExprNode, ast.ExprNode, bool) {
-	text, ok := asciiTextLit(lit)
+	low, ok := loweredLit(lit)
 	if !ok || !rb.foldedASCII(e) {
 		return nil, nil, false
 	}
-	return tx("(", e, " COLLATE c)"), &litExpr{text: strings.ToLower(text), isText: true}, true
+	return asBytes(e), low, true
+}
+
+// asBytes is e compared as bytes.
+func asBytes(e ast.ExprNode) ast.ExprNode { return tx("(", e, " COLLATE c)") }
+
+// loweredLit is lit lower-cased when lit is an ASCII text literal.
+func loweredLit(lit ast.ExprNode) (ast.ExprNode, bool) {
+	text, ok := asciiTextLit(lit)
+	if !ok {
+		return nil, false
+	}
+	return &litExpr{text: strings.ToLower(text), isText: true}, true
 }

@@ -156,10 +156,10 @@ type inExpr struct {
 func (n *inExpr) Restore(ctx *format.RestoreCtx) error {
 	if rb, _ := ctx.In.(*renderBuf); n.sub == nil && rb.foldedASCII(n.v) {
 		// Compared as bytes with the lower-cased literals (facts.go).
-		bytes := &inExpr{not: n.not, list: make([]ast.ExprNode, len(n.list))}
+		bytes := &inExpr{not: n.not, v: asBytes(n.v), list: make([]ast.ExprNode, len(n.list))}
 		ok := true
 		for i, it := range n.list {
-			if bytes.v, bytes.list[i], ok = rb.bytesCompared(n.v, it); !ok {
+			if bytes.list[i], ok = loweredLit(it); !ok {
 				break
 			}
 		}
@@ -360,21 +360,29 @@ func (n *likeExpr) asciiForms(ctx *format.RestoreCtx) (_ asciiLike, ok bool) {
 	if _, col := n.v.(*ast.ColumnNameExpr); !col || typeOfCtx(ctx.In, n.v).kind != tString {
 		return asciiLike{}, false
 	}
-	l, lit := n.pat.(*litExpr)
-	if !lit || !l.isText || l.of != nil || len(l.text) > maxASCIILikePattern {
-		return asciiLike{}, false
-	}
-	re, letters, ok := likeRegexp(l.text, n.escape)
+	pat, re, letters, ok := n.asciiPattern()
 	if !ok {
 		return asciiLike{}, false
 	}
-	a := asciiLike{v: n.v, pat: l.text, escape: n.escape, letters: letters}
+	a := asciiLike{v: n.v, pat: pat, escape: n.escape, letters: letters}
 	if letters == 0 {
 		a.fold = a.exact(true)
 	} else {
 		a.fold = tx("regexp_matches(", n.v, ", ", &litExpr{text: re, isText: true}, ")")
 	}
 	return a, true
+}
+
+// asciiPattern returns n's pattern when it is an ASCII text literal of at
+// most maxASCIILikePattern bytes that does not end in its escape character,
+// with its RE2 translation and its letters (likeRegexp).
+func (n *likeExpr) asciiPattern() (pat, re string, letters uint32, ok bool) {
+	pat, ok = asciiTextLit(n.pat)
+	if !ok || len(pat) > maxASCIILikePattern {
+		return "", "", 0, false
+	}
+	re, letters, ok = likeRegexp(pat, n.escape)
+	return pat, re, letters, ok
 }
 
 // maxCaseProbes bounds the letters likeExpr looks for in a value before
